@@ -1,0 +1,157 @@
+"""`sagetui`: argument parsing and dispatch. Usage errors exit 2 with one line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from sagetui import __version__
+
+
+class UsageError(Exception):
+    """Bad input found before anything runs: one line, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line instead of usage + error
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("what to run")
+    g.add_argument("--backend", action="append", metavar="NAME",
+                   help="backend to run (repeatable): reference, sdpa, sage-triton, sage2-sm89, "
+                        "sage2-sm90, sage2-auto. Default: the best one available here")
+    g.add_argument("--variant", action="append", metavar="NAME=SPEC",
+                   help="a named variant (repeatable); SPEC is backend[opt=value,...] or "
+                        "backend@/path/to/_qattn_sm89.so, e.g. "
+                        "fast=sage2-sm89[pv_accum=fp32+fp16]")
+    g.add_argument("--baseline", metavar="NAME", help="the variant others are compared with "
+                   "(default: the first)")
+    s = p.add_argument_group("shape (default: 1x1024x6x128 bf16 on the CPU, "
+                             "1x37810x56x128 bf16 on a GPU)")
+    s.add_argument("--batch", type=int)
+    s.add_argument("--heads", type=int, help="query heads")
+    s.add_argument("--kv-heads", type=int, help="key/value heads (GQA; default: --heads)")
+    s.add_argument("--q-len", type=int)
+    s.add_argument("--kv-len", type=int, help="default: --q-len")
+    s.add_argument("--head-dim", type=int, help="at most 128; others pad to 64 or 128")
+    s.add_argument("--dtype", choices=["fp16", "bf16"])
+    s.add_argument("--layout", choices=["NHD", "HND"])
+    s.add_argument("--causal", action="store_true")
+    s.add_argument("--inputs", metavar="FILE", help="real q/k/v: .safetensors, .npz, .npy "
+                   "(stacked [3,...]) or .pt (loaded with weights_only)")
+    s.add_argument("--metadata", action="append", metavar="KEY=VALUE",
+                   help="workload facts carried into the report (repeatable)")
+    m = p.add_argument_group("measurement")
+    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--warmup", type=int, default=3, help="uncounted calls per variant (3)")
+    m.add_argument("--rounds", type=int, default=5, help="rounds (5)")
+    m.add_argument("--iterations", type=int, default=10,
+                   help="timed calls per variant per round (10)")
+    m.add_argument("--cold", action="store_true", help="flush the L2 before each call")
+    m.add_argument("--tail-study", action="store_true",
+                   help="time the main loop across q/kv tile boundaries after the rounds")
+    m.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
+    m.add_argument("--threshold", type=float, metavar="PERCENT",
+                   help="SAME when the speedup's interval lies inside +-PERCENT "
+                        "(default: max(1, 2 x noise floor))")
+    m.add_argument("--until-ci", type=float, metavar="PERCENT",
+                   help="run rounds until every verdict's interval is narrower than PERCENT")
+    m.add_argument("--max-rounds", type=int, help="the limit for --until-ci (default 50)")
+    m.add_argument("--watchdog", type=float, default=120.0, metavar="SECONDS",
+                   help="kill a runner that says nothing for this long (120)")
+
+
+def build_parser() -> Parser:
+    p = Parser(prog="sagetui", description="A live console for benchmarking SageAttention "
+               "kernels. With no command it opens the console.")
+    p.add_argument("--version", action="version", version=f"sagetui {__version__}")
+    p.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
+    p.add_argument("--refresh", type=float, default=2.0, metavar="HZ",
+                   help="plot redraws per second, at most (2)")
+    p.add_argument("--theme", help="colour theme (see themes/)")
+    p.add_argument("--recovery-dir", metavar="DIR", help="where runs autosave "
+                   "(default: $XDG_STATE_HOME/sagetui/recovery)")
+    _add_run_options(p)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+    r = sub.add_parser("run", help="run headless with a progress display and a summary table")
+    _add_run_options(r)
+    _add_outputs(r)
+    r.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
+
+    v = sub.add_parser("view", help="open saved reports in the console (two or more: compare)")
+    v.add_argument("files", nargs="*", metavar="FILE")
+    v.add_argument("--recover", action="store_true",
+                   help="open the newest recovery file of an interrupted run")
+    v.add_argument("--no-mouse", action="store_true", help=argparse.SUPPRESS)
+    v.add_argument("--theme", help=argparse.SUPPRESS)
+    v.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
+
+    c = sub.add_parser("compare", help="print reports side by side (p50, p90, speedup, verdict)")
+    c.add_argument("files", nargs="+", metavar="FILE")
+
+    k = sub.add_parser("check", help="validate reports and recompute every derived number")
+    k.add_argument("files", nargs="+", metavar="FILE")
+
+    sub.add_parser("doctor", help="GPU, driver, CUDA, torch, SageAttention, NVML, terminal")
+
+    cal = sub.add_parser("calibrate", help="run the baseline against itself: the noise floor")
+    _add_run_options(cal)
+    _add_outputs(cal)
+
+    sub.add_parser("schema", help="print the report's JSON Schema")
+    return p
+
+
+def _add_outputs(p: argparse.ArgumentParser) -> None:
+    o = p.add_argument_group("outputs")
+    o.add_argument("--json", metavar="PATH", help="the report (default: "
+                   "./sagetui-report-<time>.json)")
+    o.add_argument("--csv", metavar="PATH", help="raw per-iteration samples")
+    o.add_argument("--markdown", metavar="PATH", help="a summary for a pull request")
+    o.add_argument("--force", action="store_true", help="overwrite existing output files")
+    o.add_argument("--quiet", action="store_true", help="no progress display")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            from .run import cmd_run
+
+            return cmd_run(args)
+        if args.command == "calibrate":
+            from .run import cmd_calibrate
+
+            return cmd_calibrate(args)
+        if args.command == "check":
+            from .reports import cmd_check
+
+            return cmd_check(args)
+        if args.command == "compare":
+            from .reports import cmd_compare
+
+            return cmd_compare(args)
+        if args.command == "schema":
+            from .reports import cmd_schema
+
+            return cmd_schema(args)
+        if args.command == "doctor":
+            from .doctor import cmd_doctor
+
+            return cmd_doctor(args)
+        from .console import cmd_console
+
+        return cmd_console(args)
+    except UsageError as exc:
+        print(f"sagetui: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

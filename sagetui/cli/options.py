@@ -1,0 +1,153 @@
+"""Command-line options -> a validated RunConfig, or one clear line (exit 2)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from sagetui.core.config import (
+    BACKEND_NAMES,
+    CPU_DEFAULT_SHAPE,
+    RunConfig,
+    Shape,
+    VariantSpec,
+    default_config,
+)
+from sagetui.core.io import check_writable
+
+from .main import UsageError
+
+SHAPE_OPTIONS = {"batch": "--batch", "heads": "--heads", "kv_heads": "--kv-heads",
+                 "q_len": "--q-len", "kv_len": "--kv-len", "head_dim": "--head-dim",
+                 "dtype": "--dtype", "layout": "--layout", "causal": "--causal"}
+RUN_OPTIONS = {"seed": "--seed", "warmup": "--warmup", "rounds": "--rounds",
+               "iterations": "--iterations", "threshold_percent": "--threshold",
+               "until_ci_percent": "--until-ci", "max_rounds": "--max-rounds",
+               "watchdog_s": "--watchdog", "baseline": "--baseline", "variants": "--variant"}
+
+
+def _one_line(exc: ValidationError, names: dict[str, str]) -> str:
+    err = exc.errors(include_url=False)[0]
+    loc = [str(p) for p in err["loc"]]
+    opt = next((names[p] for p in loc if p in names), None)
+    msg = err["msg"].removeprefix("Value error, ")
+    return f"{opt}: {msg}" if opt else msg
+
+
+def _variants(args: argparse.Namespace) -> list[VariantSpec]:
+    out: list[VariantSpec] = []
+    for b in args.backend or []:
+        if b not in BACKEND_NAMES:
+            raise UsageError(unknown_backend(b))
+        out.append(VariantSpec(name=b, backend=b))
+    for text in args.variant or []:
+        try:
+            spec = VariantSpec.parse(text)
+        except ValidationError as exc:
+            msg = _one_line(exc, {})
+            if "unknown backend" in msg:
+                raise UsageError(unknown_backend(text.partition("=")[2] or text)) from None
+            raise UsageError(f"--variant {text}: {msg}") from None
+        except ValueError as exc:
+            raise UsageError(f"--variant: {exc}") from None
+        if spec.path and not os.path.exists(spec.path):
+            raise UsageError(f"--variant {text}: {spec.path} does not exist")
+        out.append(spec)
+    return out
+
+
+def unknown_backend(name: str) -> str:
+    """List the backends, and why those that cannot run here cannot (asks the runner)."""
+    line = f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}"
+    try:
+        from sagetui.session.probe import probe
+
+        avail = probe(timeout=60).get("backends", {})
+    except Exception:
+        return line
+    here = [n for n, why in avail.items() if why is None]
+    not_here = [f"{n} ({why})" for n, why in avail.items() if why is not None]
+    return f"{line}. Available here: {', '.join(here) or 'none'}" + (
+        f"; not here: {'; '.join(not_here)}" if not_here else "")
+
+
+def _metadata(items: list[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items or []:
+        k, eq, v = item.partition("=")
+        if not eq or not k:
+            raise UsageError(f"--metadata {item!r}: expected KEY=VALUE")
+        try:
+            import json
+
+            out[k] = json.loads(v)
+        except ValueError:
+            out[k] = v
+    return out
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    variants = _variants(args)
+    shape_given = {k: getattr(args, k) for k in SHAPE_OPTIONS if getattr(args, k, None)}
+    try:
+        if args.inputs and not Path(args.inputs).is_file():
+            raise UsageError(f"--inputs: {args.inputs} does not exist")
+        shape = Shape(**{**CPU_DEFAULT_SHAPE, **shape_given})
+        common: dict[str, Any] = dict(
+            seed=args.seed, warmup=args.warmup, rounds=args.rounds, iterations=args.iterations,
+            cold=args.cold, tail_study=args.tail_study, device=args.device,
+            inputs_path=args.inputs, metadata=_metadata(args.metadata),
+            threshold_percent=args.threshold, until_ci_percent=args.until_ci,
+            max_rounds=args.max_rounds, watchdog_s=args.watchdog, baseline=args.baseline)
+        if not variants and not shape_given:
+            return default_config(**common)
+        if not variants:
+            variants = [VariantSpec(name="reference", backend="reference")]
+        return RunConfig(shape=shape, variants=variants, **common)
+    except ValidationError as exc:
+        raise UsageError(_one_line(exc, {**SHAPE_OPTIONS, **RUN_OPTIONS})) from None
+
+
+def check_outputs(args: argparse.Namespace, names: tuple[str, ...] = ("json", "csv", "markdown")
+                  ) -> None:
+    """Every output path writable, and nothing overwritten without asking."""
+    for name in names:
+        path = getattr(args, name, None)
+        if not path:
+            continue
+        why = check_writable(path)
+        if why:
+            raise UsageError(f"--{name} {path}: {why}")
+        if os.path.exists(path) and not args.force and not confirm_overwrite(path):
+            raise UsageError(f"--{name} {path} exists; pass --force to overwrite it")
+
+
+def confirm_overwrite(path: str) -> bool:
+    if not sys.stdin.isatty():
+        return False
+    answer = input(f"{path} exists. Overwrite it? [y/N] ")
+    return answer.strip().lower() in ("y", "yes")
+
+
+def default_report_path() -> str:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return f"sagetui-report-{stamp}.json"
+
+
+def recovery_dir(args: argparse.Namespace | None = None) -> Path:
+    given = getattr(args, "recovery_dir", None) if args else None
+    if given:
+        return Path(given)
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(Path.home(), ".local", "state")
+    return Path(base) / "sagetui" / "recovery"
+
+
+def recovery_file(args: argparse.Namespace | None = None) -> Path:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return recovery_dir(args) / f"run-{stamp}-{os.getpid()}.json"

@@ -1,0 +1,266 @@
+"""`sagetui check`: recompute every derived number of a report from the other numbers in it.
+
+Derived here: the scheduler's grid facts from the shapes and tiles; the tail-study rows'
+geometry and their sweep points; overall summaries from per-round summaries (count, mean,
+min, max) and, where raw samples are kept, every summary from the samples; the speedup percent
+from the p50s; the byte-exact flags from the hashes; the decomposition check's consistency; and,
+for summaries of at most 10 samples, the linear-interpolation link between p90, p95, p99 and max
+(they all fall between the two largest samples).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from . import scheduler as geo
+from .report import Report, Summary
+from .stats import merge_round_summaries, speedup_percent, summarize
+
+REL_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    path: str
+    recorded: Any
+    expected: Any
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: recorded {self.recorded!r}, recomputed {self.expected!r} ({self.why})"
+
+
+def _close(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool) or isinstance(a, str) or isinstance(b, str):
+        return a == b
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    return math.isclose(float(a), float(b), rel_tol=REL_TOL, abs_tol=1e-15)
+
+
+class _Checker:
+    def __init__(self) -> None:
+        self.out: list[Mismatch] = []
+
+    def eq(self, path: str, recorded: Any, expected: Any, why: str) -> None:
+        if recorded is not None and expected is not None and not _close(recorded, expected):
+            self.out.append(Mismatch(path, recorded, expected, why))
+
+    def summary_from_samples(self, path: str, s: Summary | None, samples: list[float]) -> None:
+        if s is None or not samples:
+            return
+        want = summarize(samples)
+        for k, v in want.items():
+            self.eq(f"{path}.{k}", getattr(s, k), v, "from the raw samples")
+
+    def summary_shape(self, path: str, s: Summary) -> None:
+        order = [s.min_s, s.p50_s, s.p90_s, s.p95_s, s.p99_s, s.max_s]
+        if any(a > b * (1 + REL_TOL) for a, b in zip(order, order[1:], strict=False)):
+            self.out.append(Mismatch(path, "min..max out of order", "min<=p50<=p90<=p95<=p99<=max",
+                                     "percentiles must be ordered"))
+        if not (s.min_s * (1 - REL_TOL) <= s.mean_s <= s.max_s * (1 + REL_TOL)):
+            self.out.append(Mismatch(f"{path}.mean_s", s.mean_s, "between min_s and max_s",
+                                     "a mean lies between min and max"))
+        if 2 <= s.count <= 10:
+            self._top_interpolation(path, s)
+
+    def _top_interpolation(self, path: str, s: Summary) -> None:
+        # With n <= 10 the ranks (n-1)p of p90, p95 and p99 all lie in [n-2, n-1]: each is
+        # x[n-2] + w (x[n-1] - x[n-2]) with w the rank's fraction, and max is w = 1.
+        n = s.count
+        w = {f"p{p}_s": (n - 1) * p / 100 - (n - 2) for p in (90, 95, 99)}
+        if any(not 0 <= x <= 1 for x in w.values()):
+            return
+        w["max_s"] = 1.0
+        vals = {k: getattr(s, k) for k in w}
+
+        def predict(known: list[str], target: str) -> float:
+            (a, wa), (b, wb) = [(vals[k], w[k]) for k in known]
+            if wa == wb:
+                return vals[target]
+            d = (b - a) / (wb - wa)
+            return a + (w[target] - wa) * d
+
+        def consistent(fields: list[str]) -> bool:
+            return all(_close(vals[t], predict(fields[:2], t)) for t in fields[2:])
+
+        names = list(w)
+        if consistent(names):
+            return
+        for culprit in names:
+            rest = [k for k in names if k != culprit]
+            if consistent(rest):
+                self.eq(f"{path}.{culprit}", vals[culprit], predict(rest[:2], culprit),
+                        f"linear percentile of {n} samples, from the other top percentiles")
+                return
+        self.out.append(Mismatch(f"{path}", "p90/p95/p99/max", "linearly related",
+                                 f"linear percentiles of {n} samples"))
+
+
+def _dims(report: Report) -> dict[str, int] | None:
+    if not report.q_shape:
+        return None
+    layout = report.layout or (report.config or {}).get("shape", {}).get("layout", "NHD")
+    b, a, c, d = report.q_shape
+    q_len, heads = (a, c) if layout == "NHD" else (c, a)
+    dims = {"batch": b, "q_len": q_len, "heads": heads, "head_dim": d}
+    if report.k_shape:
+        kb, ka, kc, _ = report.k_shape
+        dims["kv_len"] = ka if layout == "NHD" else kc
+    return dims
+
+
+def _kernel_for(report: Report) -> str:
+    sch = report.scheduler
+    if sch and sch.kernel in geo.TILES:
+        return sch.kernel
+    if sch:
+        for name, t in geo.TILES.items():
+            if (t.cta_q, t.cta_k) == (sch.cta_q, sch.cta_k):
+                return name
+    return "sm89"
+
+
+def check_report(report: Report) -> list[Mismatch]:
+    c = _Checker()
+    dims = _dims(report)
+    kernel = _kernel_for(report)
+    causal = bool(report.scheduler.causal) if report.scheduler else False
+
+    if report.scheduler:
+        s = report.scheduler
+        if s.warp_q and s.warp_k:
+            c.eq("$.scheduler.warps_per_cta", s.warps_per_cta,
+                 (s.cta_q // s.warp_q) * (s.cta_k // s.warp_k), "(cta_q/warp_q) x (cta_k/warp_k)")
+            c.eq("$.scheduler.threads_per_cta", s.threads_per_cta,
+                 (s.cta_q // s.warp_q) * (s.cta_k // s.warp_k) * 32, "32 threads per warp")
+        if dims:
+            kv_len = dims.get("kv_len") or s.kv_len
+            hd = geo.padded_head_dim(dims["head_dim"])
+            c.eq("$.scheduler.dynamic_shared_memory_bytes", s.dynamic_shared_memory_bytes,
+                 (s.cta_q + 2 * s.cta_k) * hd, "(cta_q + 2 cta_k) x head_dim bytes")
+            q_ctas = geo.ceil_div(dims["q_len"], s.cta_q)
+            c.eq("$.scheduler.q_ctas_per_head", s.q_ctas_per_head, q_ctas, "ceil(q_len / cta_q)")
+            c.eq("$.scheduler.heads", s.heads, dims["heads"], "q heads of q_shape")
+            c.eq("$.scheduler.grid_ctas", s.grid_ctas, q_ctas * dims["heads"] * dims["batch"],
+                 "q CTAs per head x heads x batch")
+            c.eq("$.scheduler.q_tail_rows", s.q_tail_rows, dims["q_len"] % s.cta_q,
+                 "q_len mod cta_q")
+            c.eq("$.scheduler.scheduled_q_rows", s.scheduled_q_rows, q_ctas * s.cta_q,
+                 "q CTAs x cta_q")
+            c.eq("$.scheduler.q_row_efficiency", s.q_row_efficiency,
+                 dims["q_len"] / (q_ctas * s.cta_q), "q_len / scheduled rows")
+            if kv_len:
+                if causal and kernel in geo.TILES:
+                    per = geo.causal_k_iterations(dims["q_len"], kv_len, geo.TILES[kernel])
+                    k_it, k_total = max(per), sum(per) * dims["heads"] * dims["batch"]
+                else:
+                    k_it = geo.ceil_div(kv_len, s.cta_k)
+                    k_total = k_it * q_ctas * dims["heads"] * dims["batch"]
+                c.eq("$.scheduler.k_iterations_per_cta", s.k_iterations_per_cta, k_it,
+                     "ceil(kv_len / cta_k)" + (" for the longest causal CTA" if causal else ""))
+                c.eq("$.scheduler.k_iterations_total", s.k_iterations_total, k_total,
+                     "K iterations summed over the grid")
+                c.eq("$.scheduler.k_tail_rows", s.k_tail_rows, kv_len % s.cta_k,
+                     "kv_len mod cta_k")
+        if s.waves is not None and s.sm_count and s.ctas_per_sm and s.grid_ctas:
+            c.eq("$.scheduler.waves", s.waves, s.grid_ctas / (s.sm_count * s.ctas_per_sm),
+                 "grid CTAs / (SMs x CTAs per SM)")
+
+    if report.tail_study:
+        cta_q = report.scheduler.cta_q if report.scheduler else geo.TILES[kernel].cta_q
+        cta_k = report.scheduler.cta_k if report.scheduler else geo.TILES[kernel].cta_k
+        for i, row in enumerate(report.tail_study):
+            p = f"$.tail_study[{i}]"
+            q_ctas = geo.ceil_div(row.q_len, cta_q)
+            c.eq(f"{p}.q_ctas_per_head", row.q_ctas_per_head, q_ctas, "ceil(q_len / cta_q)")
+            c.eq(f"{p}.k_iterations_per_cta", row.k_iterations_per_cta,
+                 geo.ceil_div(row.kv_len, cta_k), "ceil(kv_len / cta_k)")
+            c.eq(f"{p}.q_tail_rows", row.q_tail_rows, row.q_len % cta_q, "q_len mod cta_q")
+            c.eq(f"{p}.k_tail_rows", row.k_tail_rows, row.kv_len % cta_k, "kv_len mod cta_k")
+            c.eq(f"{p}.scheduled_q_rows", row.scheduled_q_rows, q_ctas * cta_q, "q CTAs x cta_q")
+            c.eq(f"{p}.q_row_efficiency", row.q_row_efficiency, row.q_len / (q_ctas * cta_q),
+                 "q_len / scheduled_q_rows")
+            c.summary_shape(f"{p}.mainloop", row.mainloop)
+        for sweep, tile, key in (("q_tail_fixed_kv", cta_q, "q_len"),
+                                 ("kv_tail_fixed_q", cta_k, "kv_len")):
+            rows = [(i, r) for i, r in enumerate(report.tail_study) if r.sweep == sweep]
+            if not rows:
+                continue
+            n = max(getattr(r, key) for _, r in rows)
+            want = geo.tail_points(n, tile)
+            got = [getattr(r, key) for _, r in rows]
+            if sorted(set(got)) != want:
+                c.out.append(Mismatch(f"$.tail_study[{rows[0][0]}].{key}", got, want,
+                                      f"{sweep}: multiple of {tile} at or below {n}, +1, and {n}"))
+
+    if report.phase_timings:
+        for name, s in report.phase_timings.items():
+            c.summary_shape(f"$.phase_timings.{name}", s)
+            if report.samples is None:
+                c.eq(f"$.phase_timings.{name}.count", s.count, report.iterations,
+                     "one sample per iteration")
+
+    d = report.manual_decomposition_vs_public_sage2
+    if d is not None:
+        c.eq("$.manual_decomposition_vs_public_sage2.equal", d.equal, d.max_abs == 0.0,
+             "equal exactly when max_abs is 0")
+        if d.mean_abs > d.max_abs:
+            c.out.append(Mismatch("$.manual_decomposition_vs_public_sage2.mean_abs", d.mean_abs,
+                                  f"<= {d.max_abs}", "a mean is at most the max"))
+        if d.equal:
+            c.eq("$.reference_checksum", report.reference_checksum, report.manual_checksum,
+                 "equal outputs have equal checksums")
+
+    _check_variants(c, report)
+    return c.out
+
+
+def _check_variants(c: _Checker, report: Report) -> None:
+    variants = report.variants or []
+    samples = report.samples or {}
+    base_name = report.baseline or (variants[0].name if variants else None)
+    base = report.variant(base_name) if base_name else None
+    ref_sha = report.reference_output_sha256 or (base.output_sha256 if base else None)
+    for i, v in enumerate(variants):
+        p = f"$.variants[{i}]"
+        totals = samples.get(v.name, {}).get("total")
+        if v.rounds:
+            for r, s in enumerate(v.rounds):
+                c.summary_shape(f"{p}.rounds[{r}]", s)
+                if totals and r < len(totals):
+                    c.summary_from_samples(f"{p}.rounds[{r}]", s, totals[r])
+                if v.status in (None, "ok"):
+                    c.eq(f"{p}.rounds[{r}].count", s.count, report.iterations_per_round,
+                         "iterations_per_round")
+            if v.timing is not None:
+                merged = merge_round_summaries([s.model_dump() for s in v.rounds])
+                for k, val in merged.items():
+                    c.eq(f"{p}.timing.{k}", getattr(v.timing, k), val, "from the rounds")
+            if report.rounds is not None and v.status in (None, "ok"):
+                c.eq(f"{p}.rounds", len(v.rounds), report.rounds, "one summary per round")
+        if v.timing is not None:
+            c.summary_shape(f"{p}.timing", v.timing)
+            if totals:
+                c.summary_from_samples(f"{p}.timing", v.timing, [x for r in totals for x in r])
+        for phase, s in (v.phase_timings or {}).items():
+            c.summary_shape(f"{p}.phase_timings.{phase}", s)
+            per_round = samples.get(v.name, {}).get(phase)
+            if per_round:
+                c.summary_from_samples(f"{p}.phase_timings.{phase}", s,
+                                       [x for r in per_round for x in r])
+        if v.speedup_vs_baseline_percent is not None and base and base.timing and v.timing:
+            c.eq(f"{p}.speedup_vs_baseline_percent", v.speedup_vs_baseline_percent,
+                 speedup_percent(base.timing.p50_s, v.timing.p50_s),
+                 f"(p50 of {base.name} / p50 of {v.name} - 1) x 100")
+        if v.byte_exact is not None and v.output_sha256 and ref_sha:
+            c.eq(f"{p}.byte_exact", v.byte_exact, v.output_sha256 == ref_sha,
+                 "output_sha256 equals the reference output's")
+    if report.phase_timings and base and samples.get(base.name):
+        for phase, s in report.phase_timings.items():
+            per_round = samples[base.name].get(phase)
+            if per_round:
+                c.summary_from_samples(f"$.phase_timings.{phase}", s,
+                                       [x for r in per_round for x in r])

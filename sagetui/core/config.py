@@ -1,0 +1,206 @@
+"""The run configuration: what to measure and how. Validated once, passed explicitly."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+BACKEND_NAMES = ("reference", "sdpa", "sage-triton", "sage2-sm89", "sage2-sm90", "sage2-auto")
+PV_ACCUM = ("fp32+fp32", "fp32+fp16")
+MAX_HEAD_DIM = 128
+
+# The reference reports' workload: one attention call of a video diffusion model.
+REFERENCE_SHAPE = dict(batch=1, heads=56, q_len=37810, head_dim=128, dtype="bf16", layout="NHD")
+# The embedded default on a machine without a GPU: a round of 10 calls takes about a second on
+# two cores with the reference backend.
+CPU_DEFAULT_SHAPE = dict(batch=1, heads=6, q_len=1024, head_dim=128, dtype="bf16", layout="NHD")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=True)
+
+
+class Shape(_Strict):
+    batch: int = Field(1, ge=1, le=4096)
+    heads: int = Field(..., ge=1, le=4096, description="query heads")
+    kv_heads: int | None = Field(None, ge=1, le=4096, description="key/value heads (GQA)")
+    q_len: int = Field(..., ge=1, le=10_000_000)
+    kv_len: int | None = Field(None, ge=1, le=10_000_000)
+    head_dim: int = Field(..., ge=1, le=MAX_HEAD_DIM)
+    dtype: Literal["fp16", "bf16"] = "bf16"
+    layout: Literal["NHD", "HND"] = "NHD"
+    causal: bool = False
+
+    @model_validator(mode="after")
+    def _gqa(self) -> Shape:
+        if self.heads % self.n_kv_heads:
+            raise ValueError(
+                f"q heads ({self.heads}) must be a multiple of kv heads ({self.n_kv_heads})"
+            )
+        return self
+
+    @property
+    def n_kv_heads(self) -> int:
+        return self.kv_heads or self.heads
+
+    @property
+    def n_kv_len(self) -> int:
+        return self.kv_len or self.q_len
+
+    def tensor_shapes(self) -> dict[str, list[int]]:
+        """q/k/v shapes in the configured layout, as the reports write them."""
+        def shape(n: int, h: int) -> list[int]:
+            if self.layout == "NHD":
+                return [self.batch, n, h, self.head_dim]
+            return [self.batch, h, n, self.head_dim]
+        return {
+            "q_shape": shape(self.q_len, self.heads),
+            "k_shape": shape(self.n_kv_len, self.n_kv_heads),
+            "v_shape": shape(self.n_kv_len, self.n_kv_heads),
+        }
+
+    def describe(self) -> str:
+        kv = f"/{self.n_kv_heads}kv" if self.n_kv_heads != self.heads else ""
+        kvl = f" kv {self.n_kv_len}" if self.n_kv_len != self.q_len else ""
+        causal = " causal" if self.causal else ""
+        return (f"{self.batch}x{self.q_len}x{self.heads}{kv}x{self.head_dim}{kvl} "
+                f"{self.dtype} {self.layout}{causal}")
+
+
+_SPEC = re.compile(r"^(?P<backend>[a-z0-9-]+)(\[(?P<opts>[^\]]*)\])?(@(?P<path>.+))?$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+
+
+class VariantSpec(_Strict):
+    """A backend, its options, and optionally another build of its extension module."""
+
+    name: str
+    backend: str
+    path: str | None = None
+    options: dict[str, str | float | int | bool] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not _NAME.match(v):
+            raise ValueError(f"variant name {v!r}: use letters, digits, '_', '.', '+', '-'")
+        return v
+
+    @field_validator("backend")
+    @classmethod
+    def _backend(cls, v: str) -> str:
+        if v not in BACKEND_NAMES:
+            raise ValueError(f"unknown backend {v!r} (known: {', '.join(BACKEND_NAMES)})")
+        return v
+
+    @model_validator(mode="after")
+    def _options(self) -> VariantSpec:
+        pv = self.options.get("pv_accum")
+        if pv is not None and (self.backend != "sage2-sm89" or pv not in PV_ACCUM):
+            raise ValueError(f"pv_accum={pv!r} applies to sage2-sm89 only, one of {PV_ACCUM}")
+        slow = self.options.get("slowdown")
+        if slow is not None and (self.backend != "reference" or not 1.0 <= float(slow) <= 10):
+            raise ValueError("slowdown (a test knob) applies to the reference backend, 1..10")
+        unknown = set(self.options) - {"pv_accum", "slowdown"}
+        if unknown:
+            raise ValueError(f"unknown variant option(s): {', '.join(sorted(unknown))}")
+        return self
+
+    @property
+    def spec(self) -> str:
+        opts = ",".join(f"{k}={v}" for k, v in self.options.items())
+        return self.backend + (f"[{opts}]" if opts else "") + (f"@{self.path}" if self.path else "")
+
+    @classmethod
+    def parse(cls, text: str) -> VariantSpec:
+        """`NAME=SPEC` or `SPEC`, SPEC = backend[opt=value,...][@/path/to/module.so]."""
+        name, _, spec = text.partition("=") if "=" in text.split("[")[0] else ("", "", text)
+        m = _SPEC.match(spec.strip())
+        if not m:
+            raise ValueError(f"cannot parse variant {text!r}: expected NAME=backend[opts]@path")
+        opts: dict[str, Any] = {}
+        for item in filter(None, (m.group("opts") or "").split(",")):
+            k, eq, v = item.partition("=")
+            if not eq:
+                raise ValueError(f"variant option {item!r} needs key=value")
+            opts[k.strip()] = _scalar(v.strip())
+        return cls(name=name.strip() or m.group("backend"), backend=m.group("backend"),
+                   path=m.group("path"), options=opts)
+
+
+def _scalar(v: str) -> str | float | int | bool:
+    if v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+
+
+class RunConfig(_Strict):
+    shape: Shape
+    variants: list[VariantSpec] = Field(..., min_length=1)
+    # True when neither backend nor shape was chosen: the session picks the best backend the
+    # runner reports available, at the reference shape on a GPU (see `resolve_auto`).
+    auto: bool = False
+    baseline: str | None = None  # defaults to the first variant
+    seed: int = Field(0, ge=0)
+    warmup: int = Field(3, ge=0, le=10_000)
+    rounds: int = Field(5, ge=1, le=100_000)
+    iterations: int = Field(10, ge=1, le=1_000_000, description="iterations per round per variant")
+    cold: bool = False
+    tail_study: bool = False
+    tail_iterations: int = Field(5, ge=1, le=10_000)
+    device: str = "auto"
+    inputs_path: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    # comparisons (issue 4)
+    threshold_percent: float | None = Field(None, gt=0, le=100)
+    until_ci_percent: float | None = Field(None, gt=0, le=100)
+    max_rounds: int | None = Field(None, ge=1, le=100_000)
+    # seconds the runner may stay silent during a block before the session calls it hung
+    watchdog_s: float = Field(120.0, gt=0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RunConfig:
+        names = [v.name for v in self.variants]
+        dupes = {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise ValueError(f"variant names must be unique: {', '.join(sorted(dupes))}")
+        if self.baseline is not None and self.baseline not in names:
+            raise ValueError(f"baseline {self.baseline!r} is not a variant ({', '.join(names)})")
+        return self
+
+    @property
+    def baseline_name(self) -> str:
+        return self.baseline or self.variants[0].name
+
+
+# Preference order of the embedded default on a GPU node: SageAttention first.
+GPU_PREFERENCE = ("sage2-auto", "sage2-sm90", "sage2-sm89", "sage-triton", "sdpa")
+
+
+def default_config(**overrides: Any) -> RunConfig:
+    """The embedded default before the runner has said what it can run: the reference backend
+    at the CPU shape, marked `auto` so that a GPU node upgrades it."""
+    fields: dict[str, Any] = {"shape": Shape(**CPU_DEFAULT_SHAPE),
+                              "variants": [VariantSpec(name="reference", backend="reference")],
+                              "auto": True}
+    fields.update(overrides)
+    return RunConfig(**fields)
+
+
+def resolve_auto(config: RunConfig, device: str, backends: dict[str, str | None]) -> RunConfig:
+    """Pick the best available backend, at the reference shape, when a GPU is there."""
+    if not config.auto or not device.startswith("cuda"):
+        return config.model_copy(update={"auto": False})
+    for name in GPU_PREFERENCE:
+        if backends.get(name, "missing") is None:
+            return config.model_copy(update={
+                "auto": False, "shape": Shape(**REFERENCE_SHAPE),
+                "variants": [VariantSpec(name=name, backend=name)], "baseline": None})
+    return config.model_copy(update={"auto": False})

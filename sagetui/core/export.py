@@ -1,0 +1,108 @@
+"""Exports besides the JSON report: CSV of the raw samples, a Markdown summary."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from .report import Report
+
+
+def to_csv(report: Report) -> str:
+    """One row per sample: variant, phase, round, iteration, seconds."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["variant", "phase", "round", "iteration", "seconds"])
+    rounds_of = _round_numbers(report)
+    for variant, phases in (report.samples or {}).items():
+        numbers = rounds_of.get(variant)
+        for phase, per_round in phases.items():
+            for r, values in enumerate(per_round):
+                label = numbers[r] if numbers and r < len(numbers) else r
+                for i, s in enumerate(values):
+                    w.writerow([variant, phase, label, i, repr(s)])
+    return buf.getvalue()
+
+
+def _round_numbers(report: Report) -> dict[str, list[int]]:
+    """Round numbers of each variant's kept rounds, from the schedule (rounds a variant missed
+    after a fault are absent from its samples)."""
+    out: dict[str, list[int]] = {}
+    for e in report.schedule or []:
+        rs = out.setdefault(e.variant, [])
+        if e.round not in rs:
+            rs.append(e.round)
+    return out
+
+
+def ms(s: float | None) -> str:
+    return "-" if s is None else f"{s * 1e3:.3f}"
+
+
+def to_markdown(report: Report, title: str = "sagetui report") -> str:
+    lines = [f"## {title}", ""]
+    if report.q_shape:
+        lines.append(f"- q shape `{report.q_shape}`"
+                     + (f", layout {report.layout}" if report.layout else ""))
+    env = report.environment or {}
+    gpu = (env.get("gpu") or {}).get("name") if isinstance(env.get("gpu"), dict) else None
+    if gpu or env.get("device"):
+        lines.append(f"- device: {gpu or env.get('device')}, torch {env.get('torch', '?')}")
+    if report.rounds is not None:
+        lines.append(f"- {report.rounds} rounds x {report.iterations_per_round} iterations "
+                     f"after {report.warmup} warm-up calls; status {report.status or 'n/a'}")
+    lines.append("")
+    if report.variants:
+        lines += ["| variant | p50 ms | p90 ms | speedup % | verdict (95% CI) | drift %/round "
+                  "| byte-exact |", "|---|---:|---:|---:|---|---:|---|"]
+        for v in report.variants:
+            t = v.timing
+            verdict = "-"
+            if v.verdict:
+                vv = v.verdict
+                ci = ("" if vv.ci_low_percent is None else
+                      f" [{vv.ci_low_percent:+.2f}, {vv.ci_high_percent:+.2f}]")
+                verdict = f"{vv.state}{ci}"
+            drift = "-"
+            if v.drift and v.drift.slope_percent_per_round is not None:
+                drift = f"{v.drift.slope_percent_per_round:+.2f}" + (" (!)" if v.drift.flagged
+                                                                      else "")
+            sp = ("-" if v.speedup_vs_baseline_percent is None
+                  else f"{v.speedup_vs_baseline_percent:+.3f}")
+            lines.append(f"| {v.name} | {ms(t.p50_s if t else None)} | "
+                         f"{ms(t.p90_s if t else None)} | {sp} | {verdict} | {drift} | "
+                         f"{'-' if v.byte_exact is None else v.byte_exact} |")
+        lines.append("")
+    if report.phase_timings:
+        total = sum(s.p50_s for k, s in report.phase_timings.items() if k in _leaves(report))
+        lines += ["| phase | p50 ms | p90 ms | share |", "|---|---:|---:|---:|"]
+        for name, s in report.phase_timings.items():
+            share = f"{100 * s.p50_s / total:.1f} %" if total and name in _leaves(report) else ""
+            lines.append(f"| {name} | {ms(s.p50_s)} | {ms(s.p90_s)} | {share} |")
+        lines.append("")
+    if report.scheduler:
+        s = report.scheduler
+        lines.append(f"Scheduler: grid {s.grid_ctas} CTAs ({s.q_ctas_per_head} per head), "
+                     f"{s.k_iterations_per_cta} K iterations per CTA, q tail {s.q_tail_rows}, "
+                     f"k tail {s.k_tail_rows}, {s.dynamic_shared_memory_bytes} B shared memory, "
+                     f"{s.warps_per_cta} warps.")
+        lines.append("")
+    for f in report.faults or []:
+        lines.append(f"- fault: {f.kind}: {f.message}"
+                     + (f" (variant {f.variant}, phase {f.phase})" if f.variant else ""))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+# The reference reports' phase tree: parents are sums of their children.
+PARENTS = {
+    "q_int8_quantization": "qk_int8_quantization",
+    "k_int8_subtract_mean_quantization": "qk_int8_quantization",
+    "v_transpose_pad_permute": "v_fp8_transpose_scale_quantization",
+    "v_scale_fp8_quantization": "v_fp8_transpose_scale_quantization",
+}
+
+
+def _leaves(report: Report) -> set[str]:
+    names = set(report.phase_timings or {})
+    parents = {PARENTS[n] for n in names if n in PARENTS}
+    return names - parents

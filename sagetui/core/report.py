@@ -1,0 +1,242 @@
+"""The report model: every field of the two reference reports, with the same names and units
+(seconds), plus what sagetui adds. A reference report validates as it is; a report that
+sagetui writes and reads back is equal to what it wrote.
+
+All reference fields are optional, because 000 (a phase breakdown) and 001 (a variant
+comparison) each carry a different subset. Unknown fields are refused, so that a typo or a
+report of a newer schema is named rather than silently dropped; free-form workload facts go
+under `metadata`, which travels as given.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+SCHEMA_VERSION = 1
+
+Seconds = Annotated[float, Field(gt=0, le=1e6, description="seconds")]
+Count = Annotated[int, Field(ge=0, le=10**9)]
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+Shape4 = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=4, max_length=4)]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class Summary(Model):
+    """Latency summary; percentiles by numpy's "linear" method (see core.stats)."""
+
+    count: Annotated[int, Field(ge=1, le=10**9)]
+    mean_s: Seconds
+    p50_s: Seconds
+    p90_s: Seconds
+    p95_s: Seconds
+    p99_s: Seconds
+    min_s: Seconds
+    max_s: Seconds
+
+
+class Scheduler(Model):
+    cta_q: Annotated[int, Field(ge=1, le=4096)]
+    cta_k: Annotated[int, Field(ge=1, le=4096)]
+    warp_q: Annotated[int, Field(ge=1, le=4096)] | None = None
+    warp_k: Annotated[int, Field(ge=1, le=4096)] | None = None
+    warps_per_cta: Count | None = None
+    threads_per_cta: Count | None = None
+    dynamic_shared_memory_bytes: Count | None = None
+    q_ctas_per_head: Count | None = None
+    heads: Count | None = None
+    grid_ctas: Count | None = None
+    k_iterations_per_cta: Count | None = None
+    q_tail_rows: Count | None = None
+    k_tail_rows: Count | None = None
+    explicit_pipeline_stages: Count | None = None
+    # sagetui's additions
+    kernel: str | None = None
+    batch: Count | None = None
+    q_len: Count | None = None
+    kv_len: Count | None = None
+    head_dim: Count | None = None
+    causal: bool | None = None
+    k_iterations_total: Count | None = None
+    scheduled_q_rows: Count | None = None
+    q_row_efficiency: Annotated[float, Field(gt=0, le=1)] | None = None
+    sm_count: Count | None = None
+    ctas_per_sm: Count | None = None
+    waves: Annotated[float, Field(ge=0)] | None = None
+
+
+class DecompositionCheck(Model):
+    equal: bool
+    max_abs: Annotated[float, Field(ge=0)]
+    mean_abs: Annotated[float, Field(ge=0)]
+    # sagetui's additions
+    decomposed_sha256: Sha256 | None = None
+    public_sha256: Sha256 | None = None
+    variant: str | None = None
+
+
+class TailRow(Model):
+    sweep: Literal["q_tail_fixed_kv", "kv_tail_fixed_q"]
+    q_len: Annotated[int, Field(ge=1)]
+    kv_len: Annotated[int, Field(ge=1)]
+    q_ctas_per_head: Count
+    k_iterations_per_cta: Count
+    q_tail_rows: Count
+    k_tail_rows: Count
+    scheduled_q_rows: Count
+    q_row_efficiency: Annotated[float, Field(gt=0, le=1)]
+    mainloop: Summary
+    checksum: float
+    variant: str | None = None
+    phase: str | None = None  # which phase "mainloop" timed (sagetui: fused_mainloop or total)
+
+
+class MinMeanMax(Model):
+    min: float
+    mean: float
+    max: float
+
+
+class Telemetry(Model):
+    """GPU telemetry sampled during one round (NVML)."""
+
+    available: bool
+    reason: str | None = None
+    samples: Count = 0
+    sm_clock_mhz: MinMeanMax | None = None
+    mem_clock_mhz: MinMeanMax | None = None
+    temperature_c: MinMeanMax | None = None
+    power_w: MinMeanMax | None = None
+    throttle_reasons: list[str] = Field(default_factory=list)
+
+
+class Verdict(Model):
+    state: Literal["FASTER", "SLOWER", "SAME", "INCONCLUSIVE"]
+    estimate_percent: float | None = None
+    ci_low_percent: float | None = None
+    ci_high_percent: float | None = None
+    threshold_percent: float
+    confidence: float = 0.95
+    rounds: Count
+    method: str
+
+
+class Drift(Model):
+    slope_percent_per_round: float | None = None
+    first_to_last_percent: float | None = None
+    noise_percent: float | None = None
+    flagged: bool = False
+    rule: str | None = None
+
+
+class Outliers(Model):
+    method: str = "modified z-score (Iglewicz-Hoaglin), |z| > 3.5"
+    threshold: float = 3.5
+    count: Count = 0
+    # (round, iteration) of each flagged total-latency sample; none is ever dropped
+    where: list[tuple[int, int]] = Field(default_factory=list)
+
+
+class Variant(Model):
+    name: str
+    path: str | None = None
+    output_sha256: Sha256 | None = None
+    byte_exact: bool | None = None
+    timing: Summary | None = None
+    rounds: list[Summary] | None = None
+    speedup_vs_baseline_percent: float | None = None
+    # sagetui's additions
+    backend: str | None = None
+    spec: str | None = None
+    status: Literal["ok", "failed", "excluded", "partial"] | None = None
+    error: str | None = None
+    input_sha256: Sha256 | None = None
+    max_abs_diff: Annotated[float, Field(ge=0)] | None = None
+    mean_abs_diff: Annotated[float, Field(ge=0)] | None = None
+    checksum: float | None = None
+    deterministic: bool | None = None
+    phase_timings: dict[str, Summary] | None = None
+    verdict: Verdict | None = None
+    drift: Drift | None = None
+    outliers: Outliers | None = None
+    telemetry: list[Telemetry] | None = None
+    achieved: dict[str, float | None] | None = None
+
+
+class ScheduleEntry(Model):
+    round: Count
+    variant: str
+    half: Annotated[int, Field(ge=0, le=1)]
+    iterations: Count
+
+
+class Fault(Model):
+    """Something that went wrong during the run and what was kept."""
+
+    kind: str
+    message: str
+    variant: str | None = None
+    phase: str | None = None
+    round: Count | None = None
+    stderr_tail: list[str] = Field(default_factory=list)
+
+
+class Tool(Model):
+    name: str = "sagetui"
+    version: str
+
+
+class Report(Model):
+    # sagetui's envelope
+    schema_version: Annotated[int, Field(ge=1)] | None = None
+    tool: Tool | None = None
+    created_utc: str | None = None
+    status: Literal["complete", "partial", "cancelled", "failed"] | None = None
+    environment: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
+    # the reference reports' fields
+    metadata: dict[str, Any] | None = None
+    source_commit: str | None = None
+    reference_output_sha256: Sha256 | None = None
+    q_shape: Shape4 | None = None
+    k_shape: Shape4 | None = None
+    v_shape: Shape4 | None = None
+    scheduler: Scheduler | None = None
+    rounds: Count | None = None
+    warmup: Count | None = None
+    iterations: Count | None = None
+    iterations_per_round: Count | None = None
+    phase_timings: dict[str, Summary] | None = None
+    fused_mainloop_phases: dict[str, str] | None = None
+    manual_decomposition_vs_public_sage2: DecompositionCheck | None = None
+    manual_checksum: float | None = None
+    reference_checksum: float | None = None
+    tail_study: list[TailRow] | None = None
+    variants: list[Variant] | None = None
+    # sagetui's additions
+    baseline: str | None = None
+    layout: Literal["NHD", "HND"] | None = None
+    schedule: list[ScheduleEntry] | None = None
+    # raw per-iteration seconds: samples[variant][phase][round] -> [iteration...]; phase "total"
+    samples: dict[str, dict[str, list[list[Annotated[float, Field(gt=0, le=1e6)]]]]] | None = None
+    faults: list[Fault] | None = None
+    achieved: dict[str, float | None] | None = None
+
+    @model_validator(mode="after")
+    def _has_measurements(self) -> Report:
+        if self.phase_timings is None and self.variants is None and self.tail_study is None:
+            raise ValueError("a report needs at least one of phase_timings, variants, tail_study")
+        if self.schema_version is not None and self.schema_version > SCHEMA_VERSION:
+            raise ValueError(f"schema_version {self.schema_version} is newer than this sagetui "
+                             f"reads ({SCHEMA_VERSION}); upgrade sagetui")
+        return self
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+    def variant(self, name: str) -> Variant | None:
+        return next((v for v in self.variants or [] if v.name == name), None)

@@ -1,0 +1,176 @@
+"""Scheduler grid facts of SageAttention2's kernels, derived from the tile configuration and the
+shape exactly as reference report 000 does, plus waves over the GPU's multiprocessors and
+achieved throughput.
+
+Tiles (csrc/qattn/*.cu at SageAttention d1a57a5):
+- sm89 `qk_int8_sv_f8_attn_kernel`: CTA_Q 128, CTA_K 64, WARP_Q 32, WARP_K 64, so
+  (128/32) x (64/64) = 4 warps, 128 threads; one Q, K and V tile of int8/fp8 in shared memory:
+  (CTA_Q + 2 CTA_K) x head_dim bytes.
+- sm90 (wgmma): CTA_Q 64, CTA_K 128, one warpgroup of 4 warps (each 16 query rows), same
+  shared-memory formula.
+Head dims other than 64 and 128 are padded up to one of them, as SageAttention does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Tiles:
+    kernel: str
+    cta_q: int
+    cta_k: int
+    warp_q: int
+    warp_k: int
+    pipeline_stages: int = 2
+
+    @property
+    def warps_per_cta(self) -> int:
+        return (self.cta_q // self.warp_q) * (self.cta_k // self.warp_k)
+
+    @property
+    def threads_per_cta(self) -> int:
+        return self.warps_per_cta * 32
+
+
+TILES = {
+    "sm89": Tiles("sm89", cta_q=128, cta_k=64, warp_q=32, warp_k=64),
+    "sm90": Tiles("sm90", cta_q=64, cta_k=128, warp_q=16, warp_k=128),
+}
+
+# Dense peak of the int8 / fp8 tensor cores, in tera-ops per second (vendor datasheets, without
+# sparsity). Matched on the device name; unknown GPUs get no share-of-peak figure.
+PEAK_TOPS = {"H200": 1979.0, "H100 SXM": 1979.0, "H100 80GB HBM3": 1979.0, "H100 PCIe": 1513.0,
+             "H800": 1979.0, "L40S": 733.0, "RTX 4090": 660.6, "L4": 242.0}
+
+SMEM_PER_SM = {"sm90": 228 * 1024, "sm89": 100 * 1024}
+MAX_THREADS_PER_SM = 2048
+MAX_CTAS_PER_SM = 32
+
+
+def padded_head_dim(head_dim: int) -> int:
+    if head_dim > 128:
+        raise ValueError(f"head_dim {head_dim} > 128 is not supported")
+    return 64 if head_dim <= 64 else 128
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def q_tail_rows(q_len: int, cta_q: int) -> int:
+    return q_len % cta_q
+
+
+def causal_k_iterations(q_len: int, kv_len: int, t: Tiles) -> list[int]:
+    """K iterations of each query CTA under a causal mask (the kernel stops at its diagonal)."""
+    return [ceil_div(min(kv_len, (bx + 1) * t.cta_q), t.cta_k)
+            for bx in range(ceil_div(q_len, t.cta_q))]
+
+
+def grid_facts(kernel: str, *, batch: int, heads: int, q_len: int, kv_len: int, head_dim: int,
+               causal: bool = False, sm_count: int | None = None) -> dict:
+    """The reference report's `scheduler` object for a shape, plus sagetui's additions."""
+    t = TILES[kernel]
+    d = padded_head_dim(head_dim)
+    q_ctas = ceil_div(q_len, t.cta_q)
+    if causal:
+        per_cta = causal_k_iterations(q_len, kv_len, t)
+        k_iters, k_total = max(per_cta), sum(per_cta) * heads * batch
+    else:
+        k_iters = ceil_div(kv_len, t.cta_k)
+        k_total = k_iters * q_ctas * heads * batch
+    smem = (t.cta_q + 2 * t.cta_k) * d
+    facts = {
+        "cta_q": t.cta_q,
+        "cta_k": t.cta_k,
+        "warp_q": t.warp_q,
+        "warp_k": t.warp_k,
+        "warps_per_cta": t.warps_per_cta,
+        "threads_per_cta": t.threads_per_cta,
+        "dynamic_shared_memory_bytes": smem,
+        "q_ctas_per_head": q_ctas,
+        "heads": heads,
+        "grid_ctas": q_ctas * heads * batch,
+        "k_iterations_per_cta": k_iters,
+        "q_tail_rows": q_len % t.cta_q,
+        "k_tail_rows": kv_len % t.cta_k,
+        "explicit_pipeline_stages": t.pipeline_stages,
+        "kernel": kernel,
+        "batch": batch,
+        "q_len": q_len,
+        "kv_len": kv_len,
+        "head_dim": d,
+        "causal": causal,
+        "k_iterations_total": k_total,
+        "scheduled_q_rows": q_ctas * t.cta_q,
+        "q_row_efficiency": q_len / (q_ctas * t.cta_q),
+    }
+    if sm_count:
+        per_sm = min(SMEM_PER_SM.get(kernel, 100 * 1024) // smem,
+                     MAX_THREADS_PER_SM // t.threads_per_cta, MAX_CTAS_PER_SM)
+        facts.update(sm_count=sm_count, ctas_per_sm=per_sm,
+                     waves=facts["grid_ctas"] / (sm_count * per_sm))
+    return facts
+
+
+def tail_points(n: int, tile: int) -> list[int]:
+    """Report 000's tail-study rows: the largest multiple of the tile at or below n, that plus
+    one, and n itself (deduplicated, ascending). When n is itself a multiple, the boundary below
+    it is studied instead (n - tile, n - tile + 1, n), since the inputs end at n."""
+    base = (n // tile) * tile
+    if base == n:
+        base -= tile
+    return sorted({p for p in (base, base + 1, n) if p >= 1})
+
+
+def tail_row(sweep: str, kernel: str, q_len: int, kv_len: int) -> dict:
+    """The geometry columns of one tail-study row."""
+    t = TILES[kernel]
+    q_ctas = ceil_div(q_len, t.cta_q)
+    return {
+        "sweep": sweep,
+        "q_len": q_len,
+        "kv_len": kv_len,
+        "q_ctas_per_head": q_ctas,
+        "k_iterations_per_cta": ceil_div(kv_len, t.cta_k),
+        "q_tail_rows": q_len % t.cta_q,
+        "k_tail_rows": kv_len % t.cta_k,
+        "scheduled_q_rows": q_ctas * t.cta_q,
+        "q_row_efficiency": q_len / (q_ctas * t.cta_q),
+    }
+
+
+def tail_plan(kernel: str, q_len: int, kv_len: int) -> list[tuple[str, int, int]]:
+    """(sweep, q_len, kv_len) for every row of the tail study."""
+    t = TILES[kernel]
+    rows = [("q_tail_fixed_kv", q, kv_len) for q in tail_points(q_len, t.cta_q)]
+    rows += [("kv_tail_fixed_q", q_len, kv) for kv in tail_points(kv_len, t.cta_k)]
+    return rows
+
+
+def attention_ops(*, batch: int, heads: int, q_len: int, kv_len: int, head_dim: int,
+                  causal: bool) -> float:
+    """4·B·H·Nq·Nkv·D operations (QK^T and PV, a multiply-add counting two), halved if causal."""
+    ops = 4.0 * batch * heads * q_len * kv_len * head_dim
+    return ops / 2 if causal else ops
+
+
+def peak_tops(device_name: str | None) -> float | None:
+    if not device_name:
+        return None
+    for key, tops in PEAK_TOPS.items():
+        if key.lower() in device_name.lower():
+            return tops
+    return None
+
+
+def achieved(ops: float, seconds: float, device_name: str | None) -> dict:
+    tops = ops / seconds / 1e12
+    peak = peak_tops(device_name)
+    return {"tops": tops, "peak_tops": peak, "share_of_peak": (tops / peak) if peak else None}
+
+
+__all__ = ["TILES", "Tiles", "achieved", "attention_ops", "grid_facts", "padded_head_dim",
+           "tail_plan", "tail_points", "tail_row"]

@@ -1,0 +1,110 @@
+"""What every backend is: a list of named phases, a way to run them one after another under a
+clock, and an honest answer to "can this run here?".
+
+A backend times *leaf* phases only. The clock records one mark between consecutive leaves, so a
+single pass yields every leaf's time and the total; a parent phase (for instance
+`qk_int8_quantization`) is the sum of its children and is computed by the runner, not timed
+separately.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+if TYPE_CHECKING:
+    import torch
+
+
+class BackendUnavailable(Exception):
+    """The backend cannot run here; the message is the real reason (an import error, no GPU...)."""
+
+
+class VariantLoadError(Exception):
+    """A variant's module could not be loaded; the message is the real reason."""
+
+
+@dataclass(frozen=True)
+class PhaseSpec:
+    name: str
+    parent: str | None = None  # a leaf's parent phase, if it has one
+
+
+@dataclass
+class Inputs:
+    """q, k, v on the device, in the configured layout, plus what every backend needs to know."""
+
+    q: torch.Tensor
+    k: torch.Tensor
+    v: torch.Tensor
+    layout: str  # "NHD" ([B, N, H, D]) or "HND" ([B, H, N, D])
+    causal: bool
+    sm_scale: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class PhaseClock(Protocol):
+    """Marks the end of each leaf phase. `start()` opens the pass; `mark(name)` closes a leaf."""
+
+    def start(self) -> None: ...
+
+    def mark(self, phase: str) -> None: ...
+
+
+class NullClock:
+    """A clock that records nothing: warm-up calls and correctness passes."""
+
+    def start(self) -> None:
+        pass
+
+    def mark(self, phase: str) -> None:
+        pass
+
+
+class Backend(ABC):
+    """One way of computing attention, split into phases."""
+
+    name: ClassVar[str]
+    #: the tile configuration the scheduler geometry uses ("sm89", "sm90") or None
+    kernel: ClassVar[str | None] = None
+    #: True when it needs a CUDA device
+    needs_gpu: ClassVar[bool] = True
+    description: ClassVar[str] = ""
+
+    def __init__(self, options: dict[str, Any] | None = None, module_path: str | None = None,
+                 variant_name: str = "default") -> None:
+        self.options = dict(options or {})
+        self.module_path = module_path
+        self.variant_name = variant_name
+
+    @classmethod
+    @abstractmethod
+    def check_available(cls, device: str) -> None:
+        """Raise BackendUnavailable with the real reason if this backend cannot run on `device`."""
+
+    def load(self) -> None:  # noqa: B027 - most backends have nothing to load
+        """Load modules (a variant's .so included). Raise VariantLoadError with the real reason."""
+
+    @abstractmethod
+    def phases(self) -> list[PhaseSpec]:
+        """Every phase, parents and leaves, in execution order (a parent before its leaves)."""
+
+    @abstractmethod
+    def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
+        """One attention call, decomposed: `clock.start()`, then `clock.mark(leaf)` after each
+        leaf phase in order. Returns the output in the inputs' layout and dtype."""
+
+    def public(self, inputs: Inputs) -> torch.Tensor | None:
+        """The same call through the library's public API, for the decomposition check, or None
+        when the backend has no separate public entry point."""
+        return None
+
+    def mainloop(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
+        """Only the fused main loop on already-quantized inputs (the tail study times it).
+        Default: the whole call, with the main loop as the last leaf phase."""
+        return self.run(inputs, clock)
+
+    def leaves(self) -> list[str]:
+        parents = {p.parent for p in self.phases() if p.parent}
+        return [p.name for p in self.phases() if p.name not in parents]

@@ -1,0 +1,150 @@
+"""SageAttention2's algorithm in plain torch on the CPU: the embedded default and the numerical
+oracle for the GPU kernels.
+
+It follows `sageattn_qk_int8_pv_fp8_cuda` (per_warp granularity, pv_accum fp32+fp32) step by
+step, with the same phase names: K smoothing by its per-head mean, Q int8 per 32-row warp block,
+K-minus-mean int8 per 64-row block, V transposed to [B, H, D, N] padded to the 64-token tile and
+permuted within 16-token groups for the fp8 MMA layout, V scaled per channel into fp8 e4m3, and
+the main loop: dequantized int8 QK^T, softmax in base 2 with P quantized to fp8 as the kernel
+does, P V in fp32, normalised. The error it keeps against exact fp32 attention is measured in
+tests/test_reference_backend.py and stated in the README.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import ClassVar
+
+import torch
+
+from .base import Backend, Inputs, PhaseClock, PhaseSpec
+
+WARP_Q = 32  # Q quantization granularity (rows), as per_warp_int8 with WARPQ=32
+BLOCK_K = 64  # K quantization block (rows) and the K tile the V padding rounds up to
+FP8_MAX = 448.0  # e4m3's largest finite value: the V scale for pv_accum fp32+fp32
+LOG2E = 1.44269504
+SCORE_CHUNK = 1 << 26  # score-matrix elements per main-loop chunk (256 MiB of fp32)
+
+# transpose_pad_permute: token m of each 16-token group goes to row PERM[m] (fused.cu).
+PERM = [(m // 8) * 2 + ((m // 2) % 4) * 4 + (m % 2) for m in range(16)]
+
+
+def to_hnd(x: torch.Tensor, layout: str) -> torch.Tensor:
+    return x.transpose(1, 2) if layout == "NHD" else x
+
+
+def from_hnd(x: torch.Tensor, layout: str) -> torch.Tensor:
+    return x.transpose(1, 2) if layout == "NHD" else x
+
+
+def quantize_int8_blocks(x: torch.Tensor, rows: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Symmetric int8 per block of `rows` tokens (all of head_dim), round to nearest even.
+    x: [B, H, N, D] float32 -> int8 [B, H, N, D], scale [B, H, ceil(N / rows)]."""
+    b, h, n, d = x.shape
+    nb = math.ceil(n / rows)
+    padded = torch.nn.functional.pad(x, (0, 0, 0, nb * rows - n))
+    blocks = padded.view(b, h, nb, rows, d)
+    amax = blocks.abs().amax(dim=(-2, -1)).clamp_min(1e-7)  # the kernel's own epsilon
+    q = torch.round(blocks * (127.0 / amax)[..., None, None]).clamp_(-127, 127)
+    return q.to(torch.int8).view(b, h, nb * rows, d)[:, :, :n], amax / 127.0
+
+
+def dequant_rows(xq: torch.Tensor, scale: torch.Tensor, rows: int) -> torch.Tensor:
+    return xq.float() * scale.repeat_interleave(rows, dim=-1)[..., : xq.shape[2], None]
+
+
+class ReferenceBackend(Backend):
+    name: ClassVar[str] = "reference"
+    kernel: ClassVar[str | None] = "sm89"  # it models the sm89 kernel's tiles
+    needs_gpu: ClassVar[bool] = False
+    description: ClassVar[str] = "SageAttention2's algorithm in plain torch on the CPU"
+
+    @classmethod
+    def check_available(cls, device: str) -> None:
+        return None  # plain torch: runs anywhere
+
+    def phases(self) -> list[PhaseSpec]:
+        return [
+            PhaseSpec("k_mean_and_smoothing_preparation"),
+            PhaseSpec("qk_int8_quantization"),
+            PhaseSpec("q_int8_quantization", "qk_int8_quantization"),
+            PhaseSpec("k_int8_subtract_mean_quantization", "qk_int8_quantization"),
+            PhaseSpec("v_fp8_transpose_scale_quantization"),
+            PhaseSpec("v_transpose_pad_permute", "v_fp8_transpose_scale_quantization"),
+            PhaseSpec("v_scale_fp8_quantization", "v_fp8_transpose_scale_quantization"),
+            PhaseSpec("fused_mainloop"),
+        ]
+
+    def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
+        layout = inputs.layout
+        q, k, v = (to_hnd(t, layout) for t in (inputs.q, inputs.k, inputs.v))
+        clock.start()
+
+        km = k.mean(dim=2, keepdim=True)  # in the input dtype, as sageattn does
+        clock.mark("k_mean_and_smoothing_preparation")
+
+        q_i8, q_scale = quantize_int8_blocks(q.float(), WARP_Q)
+        clock.mark("q_int8_quantization")
+        k_i8, k_scale = quantize_int8_blocks(k.float() - km.float(), BLOCK_K)
+        clock.mark("k_int8_subtract_mean_quantization")
+
+        b, hkv, n_kv, d = v.shape
+        padded = math.ceil(n_kv / BLOCK_K) * BLOCK_K
+        vt = torch.zeros((b, hkv, d, padded), dtype=v.dtype)
+        groups = vt.view(b, hkv, d, padded // 16, 16)
+        src = torch.nn.functional.pad(v.transpose(2, 3), (0, padded - n_kv))
+        groups[..., PERM] = src.reshape(b, hkv, d, padded // 16, 16)
+        clock.mark("v_transpose_pad_permute")
+
+        v_amax = vt.float().abs().amax(dim=-1).clamp_min(1e-7)
+        v_scale = v_amax / FP8_MAX
+        v_fp8 = (vt.float() / v_scale[..., None]).to(torch.float8_e4m3fn)
+        clock.mark("v_scale_fp8_quantization")
+
+        out = self._mainloop(q_i8, q_scale, k_i8, k_scale, v_fp8, v_scale, n_kv, inputs)
+        clock.mark("fused_mainloop")
+        return from_hnd(out.to(inputs.q.dtype), layout)
+
+    def _mainloop(self, q_i8, q_scale, k_i8, k_scale, v_fp8, v_scale, n_kv, inputs: Inputs):
+        started = time.perf_counter()
+        h_q, h_kv = q_i8.shape[1], k_i8.shape[1]
+        group = h_q // h_kv
+        b, _, d, padded = v_fp8.shape
+        # undo the token permutation; V dequantised per channel, [B, Hkv, N, D]
+        v = v_fp8.float().view(b, h_kv, d, padded // 16, 16)[..., PERM].reshape(b, h_kv, d, padded)
+        v = (v[..., :n_kv] * v_scale[..., None]).transpose(2, 3)
+        k_deq = k_scale.repeat_interleave(BLOCK_K, -1)[..., :n_kv]  # [B, Hkv, N]
+        q_deq = q_scale.repeat_interleave(WARP_Q, -1)[..., : q_i8.shape[2]]  # [B, Hq, N]
+        out = torch.empty(q_i8.shape, dtype=torch.float32, device=q_i8.device)
+        # query heads in chunks whose score matrices stay under SCORE_CHUNK elements: one chunk
+        # at small shapes, one head at a time at 37,810 tokens
+        per_head = q_i8.shape[0] * q_i8.shape[2] * n_kv
+        step = max(1, SCORE_CHUNK // per_head)
+        for h0 in range(0, h_q, step):
+            hs = torch.arange(h0, min(h0 + step, h_q), device=q_i8.device)
+            ks = hs // group
+            # int8 products are exact in fp32 up to head_dim 128 (|sum| < 2^24): the kernel's
+            # int32 accumulation, then the per-block dequantization.
+            s = torch.matmul(q_i8[:, hs].float(), k_i8[:, ks].float().transpose(-1, -2))
+            s *= q_deq[:, hs, :, None] * (inputs.sm_scale * LOG2E)
+            s *= k_deq[:, ks, None, :]
+            if inputs.causal:
+                s.masked_fill_(torch.ones(s.shape[-2:], dtype=torch.bool,
+                                          device=s.device).triu_(1), float("-inf"))
+            p = torch.exp2(s - s.amax(dim=-1, keepdim=True))
+            denom = p.sum(dim=-1, keepdim=True)
+            # the kernel feeds P to the fp8 MMA scaled to e4m3's range
+            p = (p * FP8_MAX).to(torch.float8_e4m3fn).float() / FP8_MAX
+            out[:, hs] = torch.matmul(p, v[:, ks]) / denom
+        slowdown = float(self.options.get("slowdown", 1.0))
+        if slowdown > 1.0:
+            # Test-only knob (`reference[slowdown=1.05]`): spin for (factor - 1) x this main
+            # loop's own duration, so a copy of this backend is measurably and steadily slower.
+            end = time.perf_counter() + (time.perf_counter() - started) * (slowdown - 1.0)
+            while time.perf_counter() < end:
+                pass
+        return out
+
+    def public(self, inputs: Inputs) -> torch.Tensor | None:
+        return None

@@ -1,0 +1,66 @@
+"""`python -m sagetui.runner --doctor`: what this machine can run, as one JSON object.
+
+Import errors are reported as they are: the real exception text of each module that fails.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import platform
+import sys
+from typing import Any
+
+MODULES = ("sageattention", "sageattention._qattn_sm80", "sageattention._qattn_sm89",
+           "sageattention._qattn_sm90", "sageattention._fused", "triton")
+
+
+def _try_import(name: str) -> dict[str, Any]:
+    try:
+        mod = importlib.import_module(name)
+    except Exception as exc:  # the real reason, whatever it is
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    return {"ok": True, "version": getattr(mod, "__version__", None),
+            "file": getattr(mod, "__file__", None)}
+
+
+def diagnose() -> dict[str, Any]:
+    out: dict[str, Any] = {"python": platform.python_version(), "executable": sys.executable}
+    try:
+        import torch
+    except Exception as exc:
+        out["torch"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        return out
+    out["torch"] = {"ok": True, "version": torch.__version__, "cuda": torch.version.cuda,
+                    "cuda_available": torch.cuda.is_available()}
+    if torch.cuda.is_available():
+        p = torch.cuda.get_device_properties(0)
+        out["gpu"] = {"name": p.name, "capability": f"sm_{p.major}{p.minor}",
+                      "sm_count": p.multi_processor_count, "memory_gib": p.total_memory / 2**30,
+                      "count": torch.cuda.device_count()}
+    try:
+        from importlib.metadata import version
+
+        out["sageattention_dist"] = version("sageattention")
+    except Exception as exc:
+        out["sageattention_dist"] = f"not installed ({type(exc).__name__})"
+    out["modules"] = {m: _try_import(m) for m in MODULES}
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        out["nvml"] = {"ok": True, "driver": pynvml.nvmlSystemGetDriverVersion(),
+                       "devices": pynvml.nvmlDeviceGetCount()}
+    except Exception as exc:
+        out["nvml"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    from .backends import availability
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    out["device"] = device
+    out["backends"] = availability(device)
+    return out
+
+
+def main() -> int:
+    print(json.dumps(diagnose(), default=str))
+    return 0

@@ -1,0 +1,287 @@
+"""The runner's engine: inputs, loaded variants, timed blocks, correctness checks, tail study.
+
+Everything here runs in the runner process; results leave as protocol events through `emit`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from sagetui.core import scheduler as geo
+from sagetui.core.config import RunConfig, VariantSpec
+from sagetui.core.status import StatusBoard
+
+from .backends import backend_class
+from .backends.base import Backend, Inputs, NullClock
+from .inputs import build_inputs, checksum, tensor_sha256
+from .timing import CpuClock, CudaEventClock, gate_stream
+
+Emit = Callable[..., None]
+
+
+class TrackingClock:
+    """Wraps a clock: publishes the phase about to run to the status board."""
+
+    def __init__(self, inner: Any, leaves: list[str], board: StatusBoard) -> None:
+        self.inner, self.leaves, self.board = inner, leaves, board
+        self._i = 0
+
+    def start(self) -> None:
+        self._i = 0
+        self.board.set(self.leaves[0])
+        self.inner.start()
+
+    def mark(self, phase: str) -> None:
+        self.inner.mark(phase)
+        self._i += 1
+        if self._i < len(self.leaves):
+            self.board.set(self.leaves[self._i])
+
+
+def resolve_device(requested: str) -> str:
+    if requested == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if requested.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {requested!r} requested but torch sees no CUDA device")
+    return requested
+
+
+def gpu_info(device: str) -> dict[str, Any] | None:
+    if not device.startswith("cuda"):
+        return None
+    idx = torch.device(device).index or 0
+    p = torch.cuda.get_device_properties(idx)
+    info: dict[str, Any] = {
+        "name": p.name, "index": idx, "capability": f"sm_{p.major}{p.minor}",
+        "sm_count": p.multi_processor_count, "memory_bytes": p.total_memory,
+        "l2_cache_bytes": getattr(p, "L2_cache_size", None), "cuda": torch.version.cuda,
+    }
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        h = pynvml.nvmlDeviceGetHandleByIndex(idx)
+        info["driver"] = pynvml.nvmlSystemGetDriverVersion()
+        info["max_sm_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)
+    except Exception as exc:  # telemetry is optional
+        info["nvml"] = f"unavailable: {exc}"
+    return info
+
+
+class Engine:
+    def __init__(self, config: RunConfig, emit: Emit, board: StatusBoard,
+                 cancel: threading.Event) -> None:
+        self.config = config
+        self.emit = emit
+        self.board = board
+        self.cancel = cancel
+        self.device = resolve_device(config.device)
+        self.is_gpu = self.device.startswith("cuda")
+        self.backends: dict[str, Backend] = {}
+        self.inputs: Inputs | None = None
+        self.baseline_output: torch.Tensor | None = None
+        self.gpu = gpu_info(self.device)
+        self._enqueue_s: dict[str, float] = {}
+        self._flush: torch.Tensor | None = None
+        self._sampler = None
+
+    # -- setup ------------------------------------------------------------------------------
+    def setup(self) -> None:
+        if self.is_gpu:
+            torch.cuda.set_device(torch.device(self.device))
+        for spec in self.config.variants:
+            self._load(spec)
+        self.inputs = build_inputs(self.config, self.device)
+        i = self.inputs
+        ready: dict[str, Any] = {"input_sha256": tensor_sha256(i.q, i.k, i.v),
+                                 "device": self.device, "gpu": self.gpu}
+        kernel = next((b.kernel for b in self.backends.values() if b.kernel), None)
+        if kernel:
+            s = self.config.shape
+            ready["scheduler"] = geo.grid_facts(
+                kernel, batch=s.batch, heads=s.heads, q_len=s.q_len, kv_len=s.n_kv_len,
+                head_dim=s.head_dim, causal=s.causal,
+                sm_count=(self.gpu or {}).get("sm_count"))
+        if self.config.cold and self.is_gpu and self.gpu and self.gpu.get("l2_cache_bytes"):
+            self._flush = torch.empty(int(self.gpu["l2_cache_bytes"]), dtype=torch.uint8,
+                                      device=self.device)
+        self._sampler = self._make_sampler()
+        self.emit("ready", **ready)
+
+    def _make_sampler(self):
+        try:
+            from .telemetry import TelemetrySampler
+
+            idx = (self.gpu or {}).get("index", 0) if self.is_gpu else None
+            return TelemetrySampler(idx) if idx is not None else None
+        except Exception:
+            return None
+
+    def _load(self, spec: VariantSpec) -> None:
+        fields: dict[str, Any] = {"name": spec.name, "backend": spec.backend, "path": spec.path}
+        try:
+            cls = backend_class(spec.backend)
+            cls.check_available(self.device)
+            be = cls(options=dict(spec.options), module_path=spec.path, variant_name=spec.name)
+            be.load()
+        except Exception as exc:
+            self.emit("variant", status="failed", error=f"{type(exc).__name__}: {exc}", **fields)
+            return
+        self.backends[spec.name] = be
+        self.emit("variant", status="ok", kernel=be.kernel,
+                  phases=[[p.name, p.parent] for p in be.phases()], **fields)
+
+    # -- timed work -------------------------------------------------------------------------
+    def _call(self, be: Backend, clock: Any) -> torch.Tensor:
+        assert self.inputs is not None
+        return be.run(self.inputs, clock)
+
+    def _sync(self) -> None:
+        if self.is_gpu:
+            torch.cuda.synchronize()
+
+    def warmup(self, variant: str, calls: int) -> None:
+        be = self._backend(variant)
+        self.board.variant, self.board.round = variant, -1
+        t0 = time.perf_counter()
+        for i in range(calls):
+            self.board.iteration = i
+            self.board.set("warmup")
+            self._call(be, NullClock())
+        self._sync()
+        if self.is_gpu:  # host time to enqueue one call: sizes the gate of each block
+            t = time.perf_counter()
+            self._call(be, CudaEventClock(be.leaves(), torch))
+            self._enqueue_s[variant] = time.perf_counter() - t
+            self._sync()
+        self.emit("warmup_done", variant=variant, calls=calls, seconds=time.perf_counter() - t0)
+
+    def _backend(self, variant: str) -> Backend:
+        if variant not in self.backends:
+            raise KeyError(f"variant {variant!r} is not loaded")
+        return self.backends[variant]
+
+    def block(self, variant: str, round_: int, half: int, iterations: int) -> None:
+        be = self._backend(variant)
+        leaves = be.leaves()
+        self.board.variant, self.board.round = variant, round_
+        if self._sampler:
+            self._sampler.start()
+        done = 0
+        out = None
+        if self.is_gpu:
+            clocks = []
+            enqueue = self._enqueue_s.get(variant, 1e-3)
+            gate_stream(torch, min(0.2, 1.5 * enqueue * iterations), self._clock_hz())
+            for i in range(iterations):
+                if self.cancel.is_set():
+                    break
+                self.board.iteration = i
+                if self._flush is not None:
+                    self._flush.zero_()  # evict L2 outside the timed region
+                clk = CudaEventClock(leaves, torch)
+                out = self._call(be, TrackingClock(clk, leaves, self.board))
+                clocks.append(clk)
+            self._sync()
+            for i, clk in enumerate(clocks):
+                self._emit_iteration(variant, round_, half, i, clk.result())
+            done = len(clocks)
+        else:
+            for i in range(iterations):
+                if self.cancel.is_set():
+                    break
+                self.board.iteration = i
+                clk = CpuClock(leaves)
+                out = self._call(be, TrackingClock(clk, leaves, self.board))
+                self._emit_iteration(variant, round_, half, i, clk.result())
+                done += 1
+        telemetry = self._sampler.stop() if self._sampler else {
+            "available": False, "reason": "no GPU: telemetry is NVML's"}
+        self.board.set("checking output")
+        result: dict[str, Any] = {"variant": variant, "round": round_, "half": half,
+                                  "iterations": done, "cancelled": done < iterations,
+                                  "telemetry": telemetry}
+        if out is not None:
+            result.update(self._output_facts(variant, out))
+        self.emit("block_done", **result)
+
+    def _emit_iteration(self, variant: str, round_: int, half: int, i: int,
+                        phases: dict[str, float]) -> None:
+        self.emit("iteration", variant=variant, round=round_, half=half, index=i,
+                  phases=phases, total_s=sum(phases.values()))
+
+    def _clock_hz(self) -> float:
+        mhz = (self.gpu or {}).get("max_sm_clock_mhz") or 1500
+        return float(mhz) * 1e6
+
+    def _output_facts(self, variant: str, out: torch.Tensor) -> dict[str, Any]:
+        facts: dict[str, Any] = {"output_sha256": tensor_sha256(out), "checksum": checksum(out)}
+        if variant == self.config.baseline_name:
+            self.baseline_output = out.detach().clone()
+        if self.baseline_output is not None and self.baseline_output.shape == out.shape:
+            d = (out.float() - self.baseline_output.float()).abs()
+            facts["max_abs_diff"] = float(d.max().item())
+            facts["mean_abs_diff"] = float(d.mean().item())
+        return facts
+
+    # -- checks -----------------------------------------------------------------------------
+    def decompose(self, variant: str) -> None:
+        be = self._backend(variant)
+        assert self.inputs is not None
+        self.board.variant = variant
+        self.board.set("decomposition check")
+        pub = be.public(self.inputs)
+        if pub is None:
+            self.emit("decomposition", variant=variant,
+                      skipped=f"{be.name} has no separate public API to compare with")
+            return
+        dec = self._call(be, NullClock())
+        self._sync()
+        d = (dec.float() - pub.float()).abs()
+        self.emit("decomposition", variant=variant,
+                  equal=bool(torch.equal(dec, pub)), max_abs=float(d.max().item()),
+                  mean_abs=float(d.mean().item()), decomposed_sha256=tensor_sha256(dec),
+                  public_sha256=tensor_sha256(pub), manual_checksum=checksum(dec),
+                  reference_checksum=checksum(pub))
+
+    def tail(self, variant: str, iterations: int) -> None:
+        be = self._backend(variant)
+        s = self.config.shape
+        kernel = be.kernel or "sm89"
+        leaves = be.leaves()
+        phase = "fused_mainloop" if "fused_mainloop" in leaves else "total"
+        full = self.inputs
+        assert full is not None
+        seq_q = 1 if s.layout == "NHD" else 2
+        for sweep, q_len, kv_len in geo.tail_plan(kernel, s.q_len, s.n_kv_len):
+            if self.cancel.is_set():
+                break
+            sub = Inputs(q=full.q.narrow(seq_q, 0, q_len).contiguous(),
+                         k=full.k.narrow(seq_q, 0, kv_len).contiguous(),
+                         v=full.v.narrow(seq_q, 0, kv_len).contiguous(),
+                         layout=full.layout, causal=full.causal, sm_scale=full.sm_scale)
+            self.board.variant, self.board.round = variant, -1
+            be.run(sub, NullClock())  # warm this shape (JIT / autotune)
+            self._sync()
+            times: list[float] = []
+            out = None
+            for i in range(iterations):
+                self.board.iteration = i
+                if self.is_gpu:
+                    clk: Any = CudaEventClock(leaves, torch)
+                    out = be.run(sub, TrackingClock(clk, leaves, self.board))
+                    self._sync()
+                else:
+                    clk = CpuClock(leaves)
+                    out = be.run(sub, TrackingClock(clk, leaves, self.board))
+                r = clk.result()
+                times.append(r[phase] if phase != "total" else sum(r.values()))
+            self.emit("tail_row", variant=variant, sweep=sweep, q_len=q_len, kv_len=kv_len,
+                      mainloop=times, phase=phase,
+                      checksum=checksum(out) if out is not None else 0.0)
+        self.emit("tail_done", variant=variant)

@@ -1,0 +1,99 @@
+"""Attention inputs: synthetic from a seed, or real q/k/v from a file.
+
+Files load without pickle: safetensors (tensors named q, k, v), .npz / .npy through numpy with
+allow_pickle=False (.npy holds q, k and v stacked on a leading axis of 3), and torch files only
+through torch.load(weights_only=True).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import torch
+
+from sagetui.core.config import RunConfig
+
+from .backends.base import Inputs
+
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+class InputError(ValueError):
+    pass
+
+
+def synthetic(config: RunConfig, device: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    s = config.shape
+    shapes = s.tensor_shapes()
+    dtype = DTYPES[s.dtype]
+    gen = torch.Generator(device=device).manual_seed(config.seed)
+    return tuple(  # type: ignore[return-value]
+        torch.randn(shapes[k], generator=gen, device=device, dtype=torch.float32).to(dtype)
+        for k in ("q_shape", "k_shape", "v_shape")
+    )
+
+
+def from_file(path: str, config: RunConfig, device: str):
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"inputs file {p} does not exist")
+    suffix = p.suffix.lower()
+    try:
+        if suffix == ".safetensors":
+            from safetensors.torch import load_file
+
+            t = load_file(str(p))
+            q, k, v = t["q"], t["k"], t["v"]
+        elif suffix in (".npz", ".npy"):
+            import numpy as np
+
+            arr = np.load(p, allow_pickle=False)
+            if suffix == ".npz":
+                q, k, v = (torch.from_numpy(arr[n]) for n in ("q", "k", "v"))
+            else:
+                if arr.shape[0] != 3:
+                    raise InputError(f"{p}: a .npy input holds q, k, v stacked as [3, ...]")
+                q, k, v = (torch.from_numpy(arr[i]) for i in range(3))
+        elif suffix in (".pt", ".pth"):
+            t = torch.load(p, map_location="cpu", weights_only=True)
+            q, k, v = t["q"], t["k"], t["v"]
+        else:
+            raise InputError(f"{p}: unknown inputs format {suffix!r} "
+                             "(use .safetensors, .npz, .npy or .pt)")
+    except KeyError as exc:
+        raise InputError(f"{p}: missing tensor {exc} (need q, k and v)") from None
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(f"{p}: cannot load: {type(exc).__name__}: {exc}") from None
+    want = config.shape.tensor_shapes()
+    for name, t in zip(("q_shape", "k_shape", "v_shape"), (q, k, v), strict=True):
+        if list(t.shape) != want[name]:
+            raise InputError(f"{p}: {name[0]} has shape {list(t.shape)}, the configuration "
+                             f"says {want[name]}")
+    dtype = DTYPES[config.shape.dtype]
+    return tuple(t.to(device=device, dtype=dtype).contiguous() for t in (q, k, v))
+
+
+def build_inputs(config: RunConfig, device: str) -> Inputs:
+    if config.inputs_path:
+        q, k, v = from_file(config.inputs_path, config, device)
+    else:
+        q, k, v = synthetic(config, device)
+    s = config.shape
+    return Inputs(q=q, k=k, v=v, layout=s.layout, causal=s.causal, sm_scale=s.head_dim ** -0.5)
+
+
+def tensor_sha256(*tensors: torch.Tensor) -> str:
+    """sha256 of the tensors' raw bytes, in order (outside every timed region)."""
+    h = hashlib.sha256()
+    for t in tensors:
+        flat = t.detach().contiguous().view(-1)
+        h.update(flat.view(torch.uint8).cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
+def checksum(t: torch.Tensor) -> float:
+    """Sum of |output| in float32, as the reference reports' checksums."""
+    return float(t.detach().abs().to(torch.float32).sum().item())

@@ -1,0 +1,132 @@
+"""`python -m sagetui.runner`: the process that imports torch and runs the kernels.
+
+It speaks the protocol of sagetui.core.protocol over its stdin/stdout. Its real stdout is kept
+for the protocol alone; file descriptor 1 is pointed at stderr, so that anything a kernel build
+or library prints cannot corrupt the event stream.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import queue
+import sys
+import threading
+import traceback
+from typing import Any, TextIO
+
+from sagetui.core import protocol
+from sagetui.core.config import RunConfig
+from sagetui.core.status import ENV as STATUS_ENV
+from sagetui.core.status import StatusBoard
+
+
+class Channel:
+    """Thread-safe event writer on the saved protocol stream."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def __call__(self, _event: str, /, **fields: Any) -> None:
+        line = protocol.event(_event, **fields)
+        with self._lock:
+            self._stream.write(line)
+            self._stream.flush()
+
+
+def _protocol_stream() -> TextIO:
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+
+
+def _reader(commands: queue.Queue, cancel: threading.Event) -> None:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            msg = protocol.decode(line, "cmd")
+        except protocol.ProtocolError as exc:
+            commands.put({"cmd": "_bad", "error": str(exc)})
+            continue
+        if msg["cmd"] == "cancel":
+            cancel.set()  # seen between iterations, while the main thread is busy
+        else:
+            commands.put(msg)
+    commands.put({"cmd": "quit"})  # stdin closed: the session is gone
+
+
+def main() -> int:
+    emit = Channel(_protocol_stream())
+    cancel = threading.Event()
+    commands: queue.Queue = queue.Queue()
+    threading.Thread(target=_reader, args=(commands, cancel), daemon=True).start()
+    board = StatusBoard(os.environ.get(STATUS_ENV))
+
+    import torch
+
+    from .backends import availability
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    emit("hello", protocol=protocol.PROTOCOL_VERSION, pid=os.getpid(),
+         python=platform.python_version(), torch=torch.__version__, device=device,
+         backends=availability(device))
+
+    engine = None
+    while True:
+        msg = commands.get()
+        cmd = msg["cmd"]
+        if cmd == "quit":
+            emit("bye")
+            return 0
+        if cmd == "_bad":
+            emit("error", kind="protocol", message=msg["error"], fatal=False)
+            continue
+        cancel.clear()
+        try:
+            if cmd == "setup":
+                from .engine import Engine
+
+                engine = None
+                fresh = Engine(RunConfig.model_validate(msg["config"]), emit, board, cancel)
+                fresh.setup()
+                engine = fresh
+            elif engine is None:
+                emit("error", kind="protocol", message=f"{cmd} before setup", fatal=False)
+            elif cmd == "warmup":
+                engine.warmup(msg["variant"], int(msg["calls"]))
+            elif cmd == "block":
+                engine.block(msg["variant"], int(msg["round"]), int(msg["half"]),
+                             int(msg["iterations"]))
+            elif cmd == "decompose":
+                engine.decompose(msg["variant"])
+            elif cmd == "tail":
+                engine.tail(msg["variant"], int(msg["iterations"]))
+        except Exception as exc:
+            emit("error", **describe(exc, board, msg))
+            if _poisoned(exc):
+                emit("bye")
+                return 3
+
+
+def _poisoned(exc: BaseException) -> bool:
+    """A CUDA error other than out-of-memory leaves the context unusable: exit, and let the
+    session restart a runner without the failed variant."""
+    text = f"{type(exc).__name__}: {exc}"
+    return "CUDA error" in text or "AcceleratorError" in text or "illegal" in text.lower()
+
+
+def describe(exc: BaseException, board: StatusBoard, msg: dict[str, Any]) -> dict[str, Any]:
+    text = f"{type(exc).__name__}: {exc}"
+    kind = "oom" if "out of memory" in text.lower() else (
+        "cuda" if _poisoned(exc) else "exception")
+    return {"kind": kind, "message": text.strip().splitlines()[0][:500],
+            "variant": msg.get("variant") or board.variant or None,
+            "phase": board.phase or None, "command": msg.get("cmd"),
+            "fatal": _poisoned(exc), "traceback": traceback.format_exc()[-4000:]}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

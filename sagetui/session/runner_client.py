@@ -1,0 +1,151 @@
+"""The runner as a child process: spawn it, send commands, read events, and tell how it died."""
+
+from __future__ import annotations
+
+import collections
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sagetui.core import protocol
+from sagetui.core.status import ENV as STATUS_ENV
+from sagetui.core.status import read_status
+
+STDERR_LINES = 40
+
+
+@dataclass
+class RunnerGone:
+    """What is known about a runner that stopped answering or died."""
+
+    kind: str  # "died", "hung", "exited"
+    message: str
+    returncode: int | None
+    status: dict[str, Any] | None
+    stderr_tail: list[str]
+
+
+def _die_with_parent() -> None:
+    """In the child: die if the session dies (Linux), and leave Ctrl-C to the session."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+class RunnerClient:
+    def __init__(self, python: str | None = None, env: dict[str, str] | None = None,
+                 argv: list[str] | None = None) -> None:
+        fd, self.status_path = tempfile.mkstemp(prefix="sagetui-status-")
+        os.close(fd)
+        child_env = dict(os.environ, **(env or {}))
+        child_env[STATUS_ENV] = self.status_path
+        child_env.setdefault("PYTHONUNBUFFERED", "1")
+        self.argv = argv or [python or sys.executable, "-m", "sagetui.runner"]
+        self.proc = subprocess.Popen(
+            self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=child_env, text=True, bufsize=1, preexec_fn=_die_with_parent,
+        )
+        self.events: queue.Queue = queue.Queue()
+        self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self._threads = [
+            threading.Thread(target=self._read_stdout, daemon=True),
+            threading.Thread(target=self._read_stderr, daemon=True),
+        ]
+        for t in self._threads:
+            t.start()
+
+    def _read_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                self.events.put(protocol.decode(line, "event"))
+            except protocol.ProtocolError as exc:
+                self.stderr.append(f"[sagetui] unreadable runner line: {exc}")
+        self.events.put(None)  # end of stream
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line.rstrip("\n"))
+
+    def send(self, cmd: str, **fields: Any) -> bool:
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(protocol.command(cmd, **fields))
+            self.proc.stdin.flush()
+            return True
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+
+    def next_event(self, timeout: float | None) -> dict[str, Any] | None:
+        """The next event; None when the stream ended; raises queue.Empty on timeout."""
+        return self.events.get(timeout=timeout)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def gone(self, kind: str = "died") -> RunnerGone:
+        """Describe a runner that ended (or is being ended for hanging)."""
+        try:
+            rc = self.proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            rc = None
+        for t in self._threads:
+            t.join(timeout=1.0)
+        status = read_status(self.status_path)
+        if kind == "hung":
+            msg = "the runner stopped answering and was killed by the watchdog"
+        elif rc is not None and rc < 0:
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = f"signal {-rc}"
+            msg = f"the runner was killed by {name}"
+        else:
+            msg = f"the runner exited with status {rc}"
+        return RunnerGone(kind, msg, rc, status, list(self.stderr))
+
+    def stop(self, timeout: float = 1.0) -> None:
+        """Ask the runner to quit; kill it if it does not within `timeout` seconds."""
+        if self.alive():
+            self.send("cancel")
+            self.send("quit")
+            try:
+                self.proc.stdin.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+            deadline = time.monotonic() + timeout
+            while self.alive() and time.monotonic() < deadline:
+                time.sleep(0.02)
+        if self.alive():
+            self.proc.kill()
+        try:
+            self.proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdout, self.proc.stderr, self.proc.stdin):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+        try:
+            os.unlink(self.status_path)
+        except OSError:
+            pass
+
+    def kill(self) -> None:
+        if self.alive():
+            self.proc.kill()

@@ -1,0 +1,366 @@
+"""The Session: one benchmark run from spawn to report.
+
+It spawns the runner, sets it up, warms every variant up, runs rounds in ABBA/BAAB order,
+collects every event, updates verdicts after each round, writes the recovery file after each
+round, and survives a runner that dies or hangs: the fault is recorded with the variant and
+phase that were running and the runner's last stderr lines, the completed rounds are kept, and a
+new runner goes on without the failed variant.
+
+`run()` blocks; call it from a worker thread. `cancel()`, `set_enabled()` and `set_baseline()`
+are thread-safe and take effect between iterations (cancel) or at the next round (the others).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sagetui.core import verdict as vd
+from sagetui.core.config import RunConfig, resolve_auto
+from sagetui.core.io import save_report
+from sagetui.core.report import Fault, Report
+
+from .collect import Collector
+from .runner_client import RunnerClient, RunnerGone
+from .schedule import round_order
+
+SETUP_TIMEOUT_S = 600.0  # loading a cold CUDA context and building 3 x 1.6 GB inputs
+
+
+@dataclass
+class SessionEvent:
+    # hello variant ready warmup iteration block round decomposition tail fault log finished
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class RunnerFault(Exception):
+    def __init__(self, gone: RunnerGone) -> None:
+        super().__init__(gone.message)
+        self.gone = gone
+
+
+class Session:
+    def __init__(self, config: RunConfig, *,
+                 on_event: Callable[[SessionEvent], None] | None = None,
+                 recovery_path: str | Path | None = None, python: str | None = None,
+                 runner_argv: list[str] | None = None,
+                 runner_env: dict[str, str] | None = None) -> None:
+        self.config = config
+        self.on_event = on_event or (lambda e: None)
+        self.recovery_path = Path(recovery_path) if recovery_path else None
+        self.collector = Collector(config)
+        self._python = python
+        self._runner_argv = runner_argv
+        self._runner_env = runner_env
+        self._lock = threading.Lock()
+        self._cancel = threading.Event()
+        self._enabled = {v.name: True for v in config.variants}
+        self._warm: set[str] = set()
+        self.client: RunnerClient | None = None
+        self.round = -1
+        self.started = time.monotonic()
+        self.round_durations: list[float] = []
+
+    # -- thread-safe controls -----------------------------------------------------------------
+    def cancel(self) -> None:
+        self._cancel.set()
+        client = self.client
+        if client is not None:
+            client.send("cancel")
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def set_enabled(self, variant: str, enabled: bool) -> None:
+        with self._lock:
+            if variant in self._enabled:
+                self._enabled[variant] = enabled
+
+    def enabled(self) -> dict[str, bool]:
+        with self._lock:
+            return dict(self._enabled)
+
+    def set_baseline(self, variant: str) -> None:
+        with self._lock:
+            if variant in self.collector.variants:
+                self.collector.baseline = variant
+
+    def report(self) -> Report:
+        with self._lock:
+            return self.collector.report()
+
+    # -- the run --------------------------------------------------------------------------------
+    def _emit(self, kind: str, **data: Any) -> None:
+        self.on_event(SessionEvent(kind, data))
+
+    def run(self) -> Report:
+        try:
+            self._start_runner()
+            r = 0
+            while not self._cancel.is_set() and self._more_rounds(r):
+                if not self._run_round(r):
+                    break
+                r += 1
+            if not self._cancel.is_set() and self.collector.active():
+                self._post_run()
+            self.collector.status = "cancelled" if self._cancel.is_set() else (
+                "complete" if self.collector.completed_rounds else "failed")
+        except RunnerFault as f:
+            self.collector.status = "failed"
+            self._fault(f.gone, None, None)
+        except Exception as exc:  # never lose what was measured
+            self.collector.status = "failed"
+            self.collector.faults.append(Fault(kind="session",
+                                               message=f"{type(exc).__name__}: {exc}"))
+            self._emit("fault", kind="session", message=f"{type(exc).__name__}: {exc}")
+        finally:
+            if self.client:
+                self.client.stop()
+                self.client = None
+        report = self.report()
+        self._autosave(report)
+        self._emit("finished", status=self.collector.status, report=report)
+        return report
+
+    def _more_rounds(self, r: int) -> bool:
+        cfg = self.config
+        if not self.collector.active():
+            return False
+        if cfg.until_ci_percent is None:
+            return r < cfg.rounds
+        limit = cfg.max_rounds or max(cfg.rounds, 50)
+        if r >= limit:
+            return False
+        if r < max(2, cfg.rounds if cfg.max_rounds is None else 2):
+            return True
+        verdicts = list(self.collector.verdicts().values())
+        return not (verdicts and vd.should_stop(verdicts, cfg.until_ci_percent))
+
+    def _start_runner(self, exclude: set[str] | None = None) -> None:
+        c = self.collector
+        self.client = RunnerClient(python=self._python, argv=self._runner_argv,
+                                   env=self._runner_env)
+        hello = self._expect("hello", SETUP_TIMEOUT_S)
+        if self.config.auto:  # the embedded default: now we know what this machine can run
+            self.config = resolve_auto(self.config, hello["device"], hello["backends"])
+            self.collector = c = Collector(self.config)
+            self._enabled = {v.name: True for v in self.config.variants}
+        c.hello = hello
+        self._emit("hello", **hello)
+        variants = [v for v in self.config.variants if v.name not in (exclude or set())
+                    and c.variants[v.name].status in ("pending", "ok")]
+        cfg = self.config.model_copy(update={"variants": variants}) if variants else self.config
+        self.client.send("setup", config=cfg.model_dump(mode="json"))
+        self._warm.clear()
+        while True:
+            ev = self._expect(("variant", "ready", "error"), SETUP_TIMEOUT_S)
+            if ev["event"] == "variant":
+                with self._lock:
+                    c.on_variant(ev)
+                if ev["status"] != "ok":
+                    c.faults.append(Fault(kind="variant", message=ev.get("error") or "failed",
+                                          variant=ev["name"]))
+                self._emit("variant", **ev)
+            elif ev["event"] == "ready":
+                c.ready = ev
+                self._emit("ready", **ev)
+                return
+            else:
+                raise RuntimeError(f"runner setup failed: {ev.get('message')}")
+
+    def _expect(self, kinds: str | tuple[str, ...], timeout: float) -> dict[str, Any]:
+        kinds = (kinds,) if isinstance(kinds, str) else kinds
+        assert self.client is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                ev = self.client.next_event(timeout=max(0.0, left))
+            except queue.Empty:
+                self.client.kill()
+                raise RunnerFault(self.client.gone("hung")) from None
+            if ev is None:
+                raise RunnerFault(self.client.gone())
+            if ev["event"] in kinds:
+                return ev
+            if ev["event"] == "error":
+                self._emit("log", message=ev.get("message", ""))
+
+    def _run_round(self, r: int) -> bool:
+        """Run round r; True to go on."""
+        c = self.collector
+        self.round = r
+        t0 = time.monotonic()
+        with self._lock:
+            names = [n for n in c.active() if self._enabled.get(n, True)]
+        if not names:
+            self._emit("log", message="no variant is enabled: pausing the run")
+            return False
+        for name in names:
+            if name not in self._warm and not self._warmup(name):
+                return not self._cancel.is_set()
+        self._emit("round", phase="start", round=r, variants=names)
+        failed: set[str] = set()
+        for name, half, n in round_order(names, r, self.config.iterations):
+            if self._cancel.is_set():
+                return False
+            if name in failed or self.collector.variants[name].status != "ok":
+                continue
+            if name not in self._warm and not self._warmup(name):  # after a runner restart
+                failed.add(name)
+                continue
+            ok = self._block(name, r, half, n)
+            if ok is None:
+                return False  # cancelled
+            if not ok:
+                failed.add(name)
+        with self._lock:
+            for name in failed:
+                c.drop_round(name, r)
+            done = [n for n in names if n not in failed]
+            if done:
+                c.completed_rounds.append(r)
+            for name in set(c.variants) - set(done):
+                c.drop_round(name, r)  # a round either holds a variant whole or not at all
+        self.round_durations.append(time.monotonic() - t0)
+        verdicts = c.verdicts()
+        self._emit("round", phase="done", round=r,
+                   verdicts={k: v.to_dict() for k, v in verdicts.items()})
+        self._autosave(self.report())
+        return True
+
+    def _warmup(self, name: str) -> bool:
+        assert self.client is not None
+        self.client.send("warmup", variant=name, calls=self.config.warmup)
+        try:
+            ev = self._wait_for(name, ("warmup_done",), self.config.watchdog_s
+                                + self.config.warmup * self.config.watchdog_s)
+        except RunnerFault as f:
+            self._runner_failed(f.gone, name, None)
+            return False
+        if ev is None:
+            return False
+        self._warm.add(name)
+        self._emit("warmup", **ev)
+        return True
+
+    def _block(self, name: str, r: int, half: int, n: int) -> bool | None:
+        assert self.client is not None
+        self.client.send("block", variant=name, round=r, half=half, iterations=n)
+        try:
+            ev = self._wait_for(name, ("block_done",), self.config.watchdog_s)
+        except RunnerFault as f:
+            self._runner_failed(f.gone, name, r)
+            return False
+        if ev is None:
+            return False
+        if ev.get("cancelled"):
+            return None
+        return True
+
+    def _wait_for(self, name: str, kinds: tuple[str, ...], watchdog: float) -> dict | None:
+        """Stream events until one of `kinds`; None if the variant failed with an error event.
+        The watchdog restarts with every event, so a long block that streams is never hung."""
+        c = self.collector
+        assert self.client is not None
+        while True:
+            try:
+                ev = self.client.next_event(timeout=watchdog)
+            except queue.Empty:
+                self.client.kill()
+                raise RunnerFault(self.client.gone("hung")) from None
+            if ev is None:
+                raise RunnerFault(self.client.gone())
+            kind = ev["event"]
+            if kind == "iteration":
+                with self._lock:
+                    c.on_iteration(ev)
+                self._emit("iteration", **ev)
+            elif kind == "block_done":
+                with self._lock:
+                    c.on_block(ev)
+                self._emit("block", **ev)
+            elif kind == "error":
+                self._variant_error(ev)
+                if ev.get("fatal"):
+                    self.client.proc.wait(timeout=10)
+                    self._restart(exclude={ev.get("variant") or name})
+                return None
+            if kind in kinds:
+                return ev
+
+    def _variant_error(self, ev: dict[str, Any]) -> None:
+        c = self.collector
+        name = ev.get("variant")
+        with self._lock:
+            if name in c.variants:
+                c.variants[name].status = "failed"
+                c.variants[name].error = ev.get("message")
+            c.faults.append(Fault(kind=ev.get("kind", "error"), message=ev.get("message", ""),
+                                  variant=name, phase=ev.get("phase"), round=self.round
+                                  if self.round >= 0 else None,
+                                  stderr_tail=(ev.get("traceback") or "").splitlines()[-8:]))
+        self._emit("fault", **{k: v for k, v in ev.items() if k != "event"})
+
+    def _runner_failed(self, gone: RunnerGone, name: str, r: int | None) -> None:
+        self._fault(gone, name, r)
+        with self._lock:
+            self.collector.variants[name].status = "failed"
+            self.collector.variants[name].error = gone.message
+        if not self._cancel.is_set() and self.collector.active():
+            self._restart(exclude={name})
+
+    def _fault(self, gone: RunnerGone, name: str | None, r: int | None) -> None:
+        st = gone.status or {}
+        fault = Fault(kind=gone.kind, message=gone.message, variant=st.get("variant") or name,
+                      phase=st.get("phase") or None, round=r, stderr_tail=gone.stderr_tail[-12:])
+        with self._lock:
+            self.collector.faults.append(fault)
+        self._emit("fault", **fault.model_dump())
+
+    def _restart(self, exclude: set[str]) -> None:
+        if self.client:
+            self.client.stop(timeout=0.5)
+        self._emit("log", message=f"restarting the runner without {', '.join(sorted(exclude))}")
+        self._start_runner(exclude=exclude)
+
+    def _post_run(self) -> None:
+        """Correctness and the tail study, after the timed rounds (never inside them)."""
+        c = self.collector
+        assert self.client is not None
+        base = c.baseline if c.baseline in c.active() else (c.active() or [None])[0]
+        if base is None:
+            return
+        try:
+            self.client.send("decompose", variant=base)
+            ev = self._wait_for(base, ("decomposition",), self.config.watchdog_s)
+            if ev is not None:
+                c.decomposition = ev if "equal" in ev else None
+                self._emit("decomposition", **ev)
+            if self.config.tail_study and not self._cancel.is_set():
+                self.client.send("tail", variant=base, iterations=self.config.tail_iterations)
+                while True:
+                    ev = self._wait_for(base, ("tail_row", "tail_done"), self.config.watchdog_s)
+                    if ev is None or ev["event"] == "tail_done":
+                        break
+                    with self._lock:
+                        c.on_tail_row(ev)
+                    self._emit("tail", **ev)
+        except RunnerFault as f:
+            self._fault(f.gone, base, None)
+
+    def _autosave(self, report: Report) -> None:
+        if self.recovery_path is None:
+            return
+        try:
+            self.recovery_path.parent.mkdir(parents=True, exist_ok=True)
+            save_report(report, self.recovery_path, overwrite=True)
+        except OSError as exc:
+            self._emit("log", message=f"could not write the recovery file: {exc}")
