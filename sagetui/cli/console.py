@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .main import UsageError
+from .errors import UsageError
 
 
 def cmd_console(args: argparse.Namespace) -> int:

@@ -8,9 +8,7 @@ from collections.abc import Sequence
 
 from sagetui import __version__
 
-
-class UsageError(Exception):
-    """Bad input found before anything runs: one line, exit status 2."""
+from .errors import UsageError
 
 
 class Parser(argparse.ArgumentParser):

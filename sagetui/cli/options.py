@@ -21,7 +21,7 @@ from sagetui.core.config import (
 )
 from sagetui.core.io import check_writable
 
-from .main import UsageError
+from .errors import UsageError
 
 SHAPE_OPTIONS = {"batch": "--batch", "heads": "--heads", "kv_heads": "--kv-heads",
                  "q_len": "--q-len", "kv_len": "--kv-len", "head_dim": "--head-dim",
@@ -94,7 +94,9 @@ def _metadata(items: list[str] | None) -> dict[str, Any]:
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     variants = _variants(args)
-    shape_given = {k: getattr(args, k) for k in SHAPE_OPTIONS if getattr(args, k, None)}
+    # `--causal` is a flag (False when absent); `--heads 0` must still count as given
+    shape_given = {k: v for k in SHAPE_OPTIONS
+                   if (v := getattr(args, k, None)) is not None and v is not False}
     try:
         if args.inputs and not Path(args.inputs).is_file():
             raise UsageError(f"--inputs: {args.inputs} does not exist")

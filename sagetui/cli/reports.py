@@ -6,12 +6,13 @@ import argparse
 import json
 import sys
 
-from rich.console import Console
 from rich.table import Table
 
 from sagetui.core.check import check_report
 from sagetui.core.io import ReportError, load_report
 from sagetui.core.report import Report
+
+from .errors import stdout_console
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -76,7 +77,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     reports = load_all(args.files)
     if reports is None:
         return 2
-    Console().print(compare_table(reports))
+    stdout_console().print(compare_table(reports))
     return 0
 
 

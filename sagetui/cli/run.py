@@ -17,6 +17,7 @@ from sagetui.core.io import atomic_write_text, save_report
 from sagetui.core.report import Report
 from sagetui.session.session import Session, SessionEvent
 
+from .errors import stdout_console
 from .options import check_outputs, config_from_args, default_report_path, recovery_file
 
 
@@ -128,7 +129,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_outputs(args)
     err = Console(stderr=True)
     report = run_session(config, args, err)
-    Console().print(summary_table(report))
+    stdout_console().print(summary_table(report))
     try:
         write_outputs(report, args, err)
     except OSError as exc:
@@ -167,8 +168,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     mb = [float(np.median(r)) for r in b["total"]]
     noise = vd.noise_floor_percent(ma, mb)
     thr = vd.default_threshold_percent(noise)
-    Console().print(summary_table(report))
-    Console().print(f"noise floor: {noise:.3f} % (round-to-round, paired); SAME threshold "
+    stdout_console().print(summary_table(report))
+    stdout_console().print(f"noise floor: {noise:.3f} % (round-to-round, paired); SAME threshold "
                     f"from it: {thr:.3f} %. Use it with --threshold {thr:.2f}")
     write_outputs(report, args, err)
     return 0

@@ -44,7 +44,6 @@ TILES = {
 PEAK_TOPS = {"H200": 1979.0, "H100 SXM": 1979.0, "H100 80GB HBM3": 1979.0, "H100 PCIe": 1513.0,
              "H800": 1979.0, "L40S": 733.0, "RTX 4090": 660.6, "L4": 242.0}
 
-SMEM_PER_SM = {"sm90": 228 * 1024, "sm89": 100 * 1024}
 MAX_THREADS_PER_SM = 2048
 MAX_CTAS_PER_SM = 32
 
@@ -70,7 +69,8 @@ def causal_k_iterations(q_len: int, kv_len: int, t: Tiles) -> list[int]:
 
 
 def grid_facts(kernel: str, *, batch: int, heads: int, q_len: int, kv_len: int, head_dim: int,
-               causal: bool = False, sm_count: int | None = None) -> dict:
+               causal: bool = False, sm_count: int | None = None,
+               smem_per_sm: int | None = None) -> dict:
     """The reference report's `scheduler` object for a shape, plus sagetui's additions."""
     t = TILES[kernel]
     d = padded_head_dim(head_dim)
@@ -107,9 +107,11 @@ def grid_facts(kernel: str, *, batch: int, heads: int, q_len: int, kv_len: int, 
         "scheduled_q_rows": q_ctas * t.cta_q,
         "q_row_efficiency": q_len / (q_ctas * t.cta_q),
     }
-    if sm_count:
-        per_sm = min(SMEM_PER_SM.get(kernel, 100 * 1024) // smem,
-                     MAX_THREADS_PER_SM // t.threads_per_cta, MAX_CTAS_PER_SM)
+    if sm_count and smem_per_sm:
+        # resident CTAs per SM as shared memory and threads allow; registers are not counted,
+        # so this is an upper bound
+        per_sm = min(smem_per_sm // smem, MAX_THREADS_PER_SM // t.threads_per_cta,
+                     MAX_CTAS_PER_SM)
         facts.update(sm_count=sm_count, ctas_per_sm=per_sm,
                      waves=facts["grid_ctas"] / (sm_count * per_sm))
     return facts

@@ -18,6 +18,7 @@ from sagetui.core.status import StatusBoard
 
 from .backends import backend_class
 from .backends.base import Backend, Inputs, NullClock
+from .faults import maybe_inject
 from .inputs import build_inputs, checksum, tensor_sha256
 from .timing import CpuClock, CudaEventClock, gate_stream
 
@@ -60,6 +61,7 @@ def gpu_info(device: str) -> dict[str, Any] | None:
         "name": p.name, "index": idx, "capability": f"sm_{p.major}{p.minor}",
         "sm_count": p.multi_processor_count, "memory_bytes": p.total_memory,
         "l2_cache_bytes": getattr(p, "L2_cache_size", None), "cuda": torch.version.cuda,
+        "smem_per_sm": getattr(p, "shared_memory_per_multiprocessor", None),
     }
     try:
         import pynvml
@@ -106,7 +108,8 @@ class Engine:
             ready["scheduler"] = geo.grid_facts(
                 kernel, batch=s.batch, heads=s.heads, q_len=s.q_len, kv_len=s.n_kv_len,
                 head_dim=s.head_dim, causal=s.causal,
-                sm_count=(self.gpu or {}).get("sm_count"))
+                sm_count=(self.gpu or {}).get("sm_count"),
+                smem_per_sm=(self.gpu or {}).get("smem_per_sm"))
         if self.config.cold and self.is_gpu and self.gpu and self.gpu.get("l2_cache_bytes"):
             self._flush = torch.empty(int(self.gpu["l2_cache_bytes"]), dtype=torch.uint8,
                                       device=self.device)
@@ -170,6 +173,7 @@ class Engine:
         be = self._backend(variant)
         leaves = be.leaves()
         self.board.variant, self.board.round = variant, round_
+        maybe_inject(variant, round_)
         if self._sampler:
             self._sampler.start()
         done = 0

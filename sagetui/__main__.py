@@ -1,0 +1,5 @@
+import sys
+
+from sagetui.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,42 @@
+"""Test-only fault injection: CUDA errors and out-of-memory cannot happen on a CPU runner, so
+the fault tests ask for them through SAGETUI_INJECT_FAULT=KIND@VARIANT[:ROUND], KIND one of
+oom, cuda, exception, exit. The injected fault is raised at the start of that variant's block
+(in that round, or any), exactly where a real one would surface. Signals and hangs need no
+injection: the tests send real SIGKILL / SIGSTOP to the runner.
+"""
+
+from __future__ import annotations
+
+import os
+
+ENV = "SAGETUI_INJECT_FAULT"
+
+
+def _parse() -> tuple[str, str, int | None] | None:
+    spec = os.environ.get(ENV)
+    if not spec or "@" not in spec:
+        return None
+    kind, _, where = spec.partition("@")
+    variant, _, rnd = where.partition(":")
+    return kind, variant, int(rnd) if rnd else None
+
+
+def maybe_inject(variant: str, round_: int) -> None:
+    spec = _parse()
+    if spec is None:
+        return
+    kind, target, rnd = spec
+    if target != variant or (rnd is not None and rnd != round_):
+        return
+    if kind == "oom":
+        import torch
+
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB "
+                                     "(injected by SAGETUI_INJECT_FAULT)")
+    if kind == "cuda":
+        raise RuntimeError("CUDA error: an illegal memory access was encountered "
+                           "(injected by SAGETUI_INJECT_FAULT)")
+    if kind == "exception":
+        raise ValueError("kernel failed (injected by SAGETUI_INJECT_FAULT)")
+    if kind == "exit":
+        os._exit(7)

@@ -1,0 +1,165 @@
+"""`sagetui check`: the reference reports pass unchanged, and changing any one derived number
+fails, naming the field."""
+
+import copy
+import json
+
+import pytest
+
+from sagetui.core.check import check_report
+from sagetui.core.report import Report
+
+from .conftest import REF_000, REF_001
+
+
+def load(path):
+    return json.loads(path.read_text())
+
+
+def mismatches(data):
+    return [m.path for m in check_report(Report.model_validate(data))]
+
+
+def test_reference_reports_pass_unchanged():
+    assert mismatches(load(REF_000)) == []
+    assert mismatches(load(REF_001)) == []
+
+
+# (report, JSON path as a list of keys, the path `check` must name)
+DERIVED_000 = [
+    (["scheduler", "q_ctas_per_head"], "$.scheduler.q_ctas_per_head"),
+    (["scheduler", "heads"], "$.scheduler.heads"),
+    (["scheduler", "grid_ctas"], "$.scheduler.grid_ctas"),
+    (["scheduler", "k_iterations_per_cta"], "$.scheduler.k_iterations_per_cta"),
+    (["scheduler", "q_tail_rows"], "$.scheduler.q_tail_rows"),
+    (["scheduler", "k_tail_rows"], "$.scheduler.k_tail_rows"),
+    (["scheduler", "warps_per_cta"], "$.scheduler.warps_per_cta"),
+    (["scheduler", "threads_per_cta"], "$.scheduler.threads_per_cta"),
+    (["scheduler", "dynamic_shared_memory_bytes"], "$.scheduler.dynamic_shared_memory_bytes"),
+    (["reference_checksum"], "$.reference_checksum"),
+    (["manual_decomposition_vs_public_sage2", "equal"],
+     "$.manual_decomposition_vs_public_sage2.equal"),
+] + [
+    (["tail_study", i, field], f"$.tail_study[{i}].{field}")
+    for i in range(6)
+    for field in ("q_ctas_per_head", "k_iterations_per_cta", "q_tail_rows", "k_tail_rows",
+                  "scheduled_q_rows", "q_row_efficiency")
+] + [
+    (["tail_study", i, "mainloop", p], f"$.tail_study[{i}].mainloop.{p}")
+    for i in range(6) for p in ("p90_s", "p95_s", "p99_s")
+] + [
+    (["phase_timings", "fused_mainloop", p], f"$.phase_timings.fused_mainloop.{p}")
+    for p in ("p90_s", "p95_s", "p99_s", "count")
+]
+
+DERIVED_001 = [
+    (["scheduler", "grid_ctas"], "$.scheduler.grid_ctas"),
+    (["scheduler", "threads_per_cta"], "$.scheduler.threads_per_cta"),
+    (["scheduler", "dynamic_shared_memory_bytes"], "$.scheduler.dynamic_shared_memory_bytes"),
+] + [
+    (["variants", v, "timing", f], f"$.variants[{v}].timing.{f}")
+    for v in (0, 1) for f in ("count", "mean_s", "min_s", "max_s")
+] + [
+    (["variants", 1, "speedup_vs_baseline_percent"], "$.variants[1].speedup_vs_baseline_percent"),
+    (["variants", 0, "speedup_vs_baseline_percent"], "$.variants[0].speedup_vs_baseline_percent"),
+    (["variants", 1, "byte_exact"], "$.variants[1].byte_exact"),
+    (["variants", 0, "rounds", 2, "p95_s"], "$.variants[0].rounds[2].p95_s"),
+    (["variants", 1, "rounds", 4, "p99_s"], "$.variants[1].rounds[4].p99_s"),
+    (["variants", 0, "rounds", 0, "count"], "$.variants[0].rounds[0].count"),
+]
+
+
+def _mutate(data, keys):
+    node = data
+    for k in keys[:-1]:
+        node = node[k]
+    old = node[keys[-1]]
+    if isinstance(old, bool):
+        node[keys[-1]] = not old
+    elif isinstance(old, int):
+        node[keys[-1]] = old + 1
+    elif keys[-1] in ("speedup_vs_baseline_percent",):
+        node[keys[-1]] = old + 0.01
+    else:
+        node[keys[-1]] = old * 0.999 if old else 1.0
+
+
+@pytest.mark.parametrize(("keys", "path"), DERIVED_000, ids=[p for _, p in DERIVED_000])
+def test_000_any_changed_derived_number_fails_naming_it(keys, path):
+    data = load(REF_000)
+    _mutate(data, keys)
+    assert path in mismatches(data)
+
+
+@pytest.mark.parametrize(("keys", "path"), DERIVED_001, ids=[p for _, p in DERIVED_001])
+def test_001_any_changed_derived_number_fails_naming_it(keys, path):
+    data = load(REF_001)
+    _mutate(data, keys)
+    assert path in mismatches(data)
+
+
+def test_tail_sweep_points_are_checked():
+    data = load(REF_000)
+    data["tail_study"][1]["q_len"] = 37762  # not the tile boundary + 1
+    found = mismatches(data)
+    assert any(p.startswith("$.tail_study[") and p.endswith(".q_len") for p in found)
+
+
+def test_check_cli_exit_codes_and_names_the_field(cli, tmp_path):
+    good = cli("check", REF_000, REF_001)
+    assert good.returncode == 0, good.stderr
+    data = load(REF_001)
+    data["variants"][0]["timing"]["mean_s"] *= 1.01
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    out = cli("check", bad)
+    assert out.returncode == 1
+    assert "$.variants[0].timing.mean_s" in out.stdout
+    missing = cli("check", tmp_path / "nope.json")
+    assert missing.returncode == 2
+    assert "nope.json" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_sagetui_report_every_summary_is_recomputed_from_samples(tmp_path):
+    """A report sagetui writes keeps raw samples: every summary must follow from them."""
+    from sagetui.core.io import load_report
+
+    report = _made_report()
+    data = report.to_json_dict()
+    assert check_report(report) == []
+    mutated = copy.deepcopy(data)
+    mutated["variants"][0]["rounds"][1]["p50_s"] *= 1.0001
+    assert "$.variants[0].rounds[1].p50_s" in mismatches(mutated)
+    mutated = copy.deepcopy(data)
+    mutated["phase_timings"]["fused_mainloop"]["mean_s"] *= 1.0001
+    assert "$.phase_timings.fused_mainloop.mean_s" in mismatches(mutated)
+    assert load_report  # imported for its side effect of validating the module
+
+
+def _made_report():
+    """A report built by the session's collector from synthetic events (no runner)."""
+    from sagetui.core.config import RunConfig, Shape, VariantSpec
+    from sagetui.session.collect import Collector
+
+    cfg = RunConfig(shape=Shape(heads=2, q_len=256, head_dim=64),
+                    variants=[VariantSpec(name="a", backend="reference"),
+                              VariantSpec(name="b", backend="reference")], rounds=3, iterations=4)
+    c = Collector(cfg)
+    phases = [["k_mean_and_smoothing_preparation", None], ["fused_mainloop", None]]
+    for n in ("a", "b"):
+        c.on_variant({"name": n, "status": "ok", "kernel": "sm89", "phases": phases})
+    c.ready = {"input_sha256": "0" * 64, "device": "cpu",
+               "scheduler": {"cta_q": 128, "cta_k": 64, "warp_q": 32, "warp_k": 64,
+                             "kernel": "sm89"}}
+    t = 0.01
+    for r in range(3):
+        for n in ("a", "b"):
+            for i in range(4):
+                t += 0.0001
+                ph = {"k_mean_and_smoothing_preparation": t / 10, "fused_mainloop": t}
+                c.on_iteration({"variant": n, "round": r, "half": 0, "index": i, "phases": ph,
+                                "total_s": sum(ph.values())})
+            c.on_block({"variant": n, "round": r, "half": 0, "iterations": 4,
+                        "output_sha256": "a" * 64, "checksum": 1.0, "telemetry": {}})
+        c.completed_rounds.append(r)
+    return c.report()

@@ -1,0 +1,105 @@
+"""The headless CLI as a user meets it: bad input is one line and exit 2 before any kernel
+runs; the default run finishes and writes a report that `sagetui check` passes."""
+
+import json
+import time
+
+import pytest
+
+from sagetui.core.io import load_report
+
+from .conftest import REF_000, REF_001, TINY
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--heads", "0"], "--heads"),
+    (["--q-len", "-5"], "--q-len"),
+    (["--head-dim", "256"], "--head-dim"),
+    (["--heads", "6", "--kv-heads", "4"], "multiple of kv heads"),
+    (["--batch", "0"], "--batch"),
+    (["--backend", "nosuch"], "unknown backend 'nosuch'"),
+    (["--variant", "x=nosuch"], "unknown backend"),
+    (["--variant", "x=sage2-sm89@/no/such/_qattn_sm89.so"], "does not exist"),
+    (["--variant", "x=reference[pv_accum=fp32+fp16]"], "pv_accum"),
+    (["--variant", "a=reference", "--variant", "a=reference"], "unique"),
+    (["--baseline", "zzz"], "baseline"),
+    (["--rounds", "0"], "--rounds"),
+    (["--json", "/no/such/dir/r.json"], "does not exist"),
+    (["--inputs", "/no/such/qkv.safetensors"], "--inputs"),
+    (["--dtype", "fp8"], "invalid choice"),
+])
+def test_bad_input_is_one_line_and_exit_2(cli, args, needle):
+    t0 = time.monotonic()
+    out = cli("run", *args)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert needle in lines[0]
+    assert "Traceback" not in out.stderr
+    assert "runner up" not in out.stderr  # refused before the runner started
+    if "backend" not in needle:
+        assert time.monotonic() - t0 < 10
+
+
+def test_unknown_backend_lists_what_runs_here_and_why_not(cli):
+    out = cli("run", "--backend", "nosuch")
+    line = out.stderr.strip()
+    assert "Available here: reference" in line
+    assert "sdpa (needs a CUDA device" in line
+
+
+def test_existing_output_is_not_overwritten_without_force(cli, tmp_path):
+    target = tmp_path / "r.json"
+    target.write_text("keep me")
+    out = cli("run", *TINY, "--json", target)
+    assert out.returncode == 2 and "--force" in out.stderr
+    assert target.read_text() == "keep me"
+
+
+def test_default_run_finishes_quickly_and_passes_check(cli, tmp_path):
+    """Issue 2's must-hold: no options, 3 warm-up calls and 5 rounds of 10 iterations on the
+    reference backend, under 30 s on a 2-core machine, and a report `check` passes."""
+    t0 = time.monotonic()
+    out = cli("run", "--json", "r.json", "--csv", "r.csv", "--markdown", "r.md", timeout=120)
+    elapsed = time.monotonic() - t0
+    assert out.returncode == 0, out.stderr
+    assert elapsed < 30, f"default run took {elapsed:.1f} s"
+    report = load_report(tmp_path / "r.json")
+    assert report.status == "complete" and report.rounds == 5 and report.warmup == 3
+    v = report.variants[0]
+    assert v.backend == "reference" and len(v.rounds) == 5
+    assert all(r.count == 10 for r in v.rounds)
+    assert report.q_shape == [1, 1024, 6, 128]
+    check = cli("check", "r.json")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert (tmp_path / "r.csv").read_text().startswith("variant,phase,round,iteration,seconds")
+    assert "| fused_mainloop |" in (tmp_path / "r.md").read_text()
+    recovery = list((tmp_path / "state" / "sagetui" / "recovery").glob("*.json"))
+    assert len(recovery) == 1 and load_report(recovery[0]).rounds == 5
+
+
+def test_compare_prints_side_by_side(cli):
+    out = cli("compare", REF_000, REF_001)
+    assert out.returncode == 0, out.stderr
+    assert "interleave-softmax" in out.stdout and "fused_mainloop" in out.stdout
+    assert "243.919" in out.stdout  # 001 baseline p50 in ms
+    assert "237.089" in out.stdout  # 000 fused main loop p50 in ms
+
+
+def test_doctor_names_every_backend_and_why(cli):
+    out = cli("doctor")
+    assert out.returncode == 0, out.stderr
+    for name in ("reference", "sdpa", "sage-triton", "sage2-sm89", "sage2-sm90", "sage2-auto"):
+        assert f"backend {name}" in out.stdout
+    assert "colour system" in out.stdout
+
+
+def test_schema_command_prints_the_schema(cli):
+    out = cli("schema")
+    assert json.loads(out.stdout)["title"] == "Report"
+
+
+def test_help_of_every_command(cli):
+    for cmd in ([], ["run"], ["view"], ["compare"], ["check"], ["doctor"], ["calibrate"]):
+        out = cli(*cmd, "--help")
+        assert out.returncode == 0 and "usage: sagetui" in out.stdout
