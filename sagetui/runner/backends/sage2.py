@@ -1,0 +1,330 @@
+"""SageAttention2's CUDA kernels (int8 QK, fp8 PV), decomposed into the reference's phases.
+
+`sage2-sm89` replays `sageattn_qk_int8_pv_fp8_cuda(..., qk_quant_gran="per_warp")` and
+`sage2-sm90` replays `sageattn_qk_int8_pv_fp8_cuda_sm90(..., qk_quant_gran="per_warp")` step by
+step, calling the extension modules' functions directly (`_fused` for quantization, `_qattn_sm89`
+or `_qattn_sm90` for the fused main loop), with core.py's head-dim padding, tile sizes, V padding
+and scale constants, so that the output bytes equal the public function's (checked every run).
+
+Extension modules come from the installed `sageattention` package, or, for a variant, from
+`module_path` through `variants.load_extension` (never through a second copy of
+`sm89_compile.py`, whose `torch.library` ops would collide with the installed ones).
+
+`sage2-auto` is the public `sageattn` dispatch as one phase.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, ClassVar
+
+import torch
+
+from ..variants import load_extension
+from .base import Backend, BackendUnavailable, Inputs, PhaseClock, PhaseSpec, VariantLoadError
+from .sdpa import require_cuda
+from .triton import pad_head_dim, sageattention_version
+
+PER_WARP = 2  # core.py's _qk_quant_gran for "per_warp" (3 is "per_thread")
+FP8_E4M3_MAX = 448.0
+
+
+@dataclass
+class Sage2Modules:
+    """The extension modules one backend instance calls, and the files they came from."""
+
+    fused: ModuleType
+    qattn: ModuleType
+    files: dict[str, str] = field(default_factory=dict)
+
+
+def _import_installed(module: str) -> ModuleType:
+    try:
+        return importlib.import_module(f"sageattention.{module}")
+    except Exception as exc:  # the real reason: no such module, undefined symbol, ...
+        version = sageattention_version()
+        raise BackendUnavailable(f"cannot import sageattention.{module} (sageattention "
+                                 f"{version}): {type(exc).__name__}: {exc}") from exc
+
+
+def _has_build(folder: Path, module: str) -> bool:
+    return any(p.name == f"{module}.so" or p.name.startswith(f"{module}.")
+               for p in folder.rglob(f"{module}*.so"))
+
+
+def load_modules(qattn_name: str, module_path: str | None, variant_name: str) -> Sage2Modules:
+    """The installed package's modules, or a variant's: its `qattn_name` from `module_path`,
+    and its `_fused` too when `module_path` is a folder (an install prefix) holding one."""
+    if module_path is None:
+        fused, qattn = _import_installed("_fused"), _import_installed(qattn_name)
+    else:
+        qattn = load_extension(module_path, qattn_name, variant_name)
+        root = Path(module_path).expanduser()
+        if root.is_dir() and _has_build(root, "_fused"):
+            fused = load_extension(root, "_fused", variant_name)
+        else:
+            try:
+                fused = _import_installed("_fused")
+            except BackendUnavailable as exc:
+                raise VariantLoadError(f"variant {variant_name}: {exc}") from exc
+    files = {name: str(getattr(mod, "__variant_path__", getattr(mod, "__file__", "")))
+             for name, mod in (("_fused", fused), (qattn_name, qattn))}
+    return Sage2Modules(fused=fused, qattn=qattn, files=files)
+
+
+@dataclass(frozen=True)
+class Fp8Path:
+    """What differs between core.py's sm89 and sm90 functions."""
+
+    qattn_module: str
+    blkq: int  # per_warp_int8's BLKQ (the kernel's CTA_Q)
+    warpq: int  # per_warp_int8's WARPQ
+    blkk: int  # K quantization block (the kernel's CTA_K)
+    v_pad_multiple: int | None  # sm90 pads V with zero tokens to a multiple of 128 first
+    min_capability: tuple[int, int]
+    max_capability: tuple[int, int] | None
+    # pv_accum -> (kernel function, V's fp8 scale_max)
+    kernels: dict[str, tuple[str, float]]
+    public: str
+
+
+SM89 = Fp8Path(
+    qattn_module="_qattn_sm89", blkq=128, warpq=32, blkk=64, v_pad_multiple=None,
+    min_capability=(8, 9), max_capability=None,
+    kernels={
+        "fp32+fp32": ("qk_int8_sv_f8_accum_f32_fuse_v_scale_attn_inst_buf", FP8_E4M3_MAX),
+        # fp16 accumulation scales V into [-2.25, 2.25] so that P V cannot overflow fp16
+        "fp32+fp16": ("qk_int8_sv_f8_accum_f16_fuse_v_scale_attn_inst_buf", 2.25),
+    },
+    public="sageattn_qk_int8_pv_fp8_cuda",
+)
+
+SM90 = Fp8Path(
+    qattn_module="_qattn_sm90", blkq=64, warpq=16, blkk=128, v_pad_multiple=128,
+    # built for sm_90a (wgmma): that machine code runs on compute capability 9.0 only
+    min_capability=(9, 0), max_capability=(9, 0),
+    kernels={"fp32+fp32": ("qk_int8_sv_f8_accum_f32_fuse_v_scale_attn_inst_buf", FP8_E4M3_MAX)},
+    public="sageattn_qk_int8_pv_fp8_cuda_sm90",
+)
+
+FP8_PHASES = [
+    PhaseSpec("k_mean_and_smoothing_preparation"),
+    PhaseSpec("qk_int8_quantization"),
+    PhaseSpec("q_int8_quantization", "qk_int8_quantization"),
+    PhaseSpec("k_int8_subtract_mean_quantization", "qk_int8_quantization"),
+    PhaseSpec("v_fp8_transpose_scale_quantization"),
+    PhaseSpec("v_transpose_pad_permute", "v_fp8_transpose_scale_quantization"),
+    PhaseSpec("v_scale_fp8_quantization", "v_fp8_transpose_scale_quantization"),
+    PhaseSpec("fused_mainloop"),
+]
+
+
+def _check_capability(device: str, path: Fp8Path, backend: str) -> None:
+    cap = torch.cuda.get_device_capability(device)
+    name = torch.cuda.get_device_name(device)
+    if cap < path.min_capability or (path.max_capability and cap > path.max_capability):
+        want = f"{path.min_capability[0]}.{path.min_capability[1]}"
+        want = f"exactly {want}" if path.max_capability else f"{want} or newer"
+        raise BackendUnavailable(f"{backend} needs compute capability {want}; {name} is "
+                                 f"{cap[0]}.{cap[1]}")
+
+
+class _Sage2Fp8Backend(Backend):
+    path: ClassVar[Fp8Path]
+
+    def __init__(self, options: dict[str, Any] | None = None, module_path: str | None = None,
+                 variant_name: str = "default") -> None:
+        super().__init__(options, module_path, variant_name)
+        self.pv_accum = str(self.options.get("pv_accum", "fp32+fp32"))
+        if self.pv_accum not in self.path.kernels:
+            raise ValueError(f"{self.name}: pv_accum must be one of "
+                             f"{', '.join(self.path.kernels)}, not {self.pv_accum!r}")
+        self._mods: Sage2Modules | None = None
+
+    @classmethod
+    def check_available(cls, device: str) -> None:
+        require_cuda(device)
+        _check_capability(device, cls.path, cls.name)
+        _import_installed("_fused")
+        _import_installed(cls.path.qattn_module)
+        sage = importlib.import_module("sageattention")
+        if not hasattr(sage, cls.path.public):
+            version = sageattention_version()
+            raise BackendUnavailable(f"sageattention {version} has no {cls.path.public}")
+
+    def load(self) -> None:
+        self._mods = load_modules(self.path.qattn_module, self.module_path, self.variant_name)
+        kernel_fn = self.path.kernels[self.pv_accum][0]
+        if not hasattr(self._mods.qattn, kernel_fn):
+            where = self._mods.files.get(self.path.qattn_module, "?")
+            raise VariantLoadError(f"{where} has no {kernel_fn}")
+
+    @property
+    def modules(self) -> Sage2Modules:
+        if self._mods is None:
+            self.load()
+        assert self._mods is not None
+        return self._mods
+
+    def phases(self) -> list[PhaseSpec]:
+        return list(FP8_PHASES)
+
+    def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
+        fused, qattn = self.modules.fused, self.modules.qattn
+        p = self.path
+        kernel_fn, scale_max = p.kernels[self.pv_accum]
+        q, k, v, layout = inputs.q, inputs.k, inputs.v, inputs.layout
+        dtype = q.dtype
+        torch.cuda.set_device(v.device)  # as core.py does before every call
+        tl = 0 if layout == "NHD" else 1
+        seq_dim = 1 if tl == 0 else 2
+        head_dim_og = q.size(-1)
+
+        clock.start()
+        q, k, v = pad_head_dim(q), pad_head_dim(k), pad_head_dim(v)
+        km = k.mean(dim=seq_dim, keepdim=True)
+        clock.mark("k_mean_and_smoothing_preparation")
+
+        # quant.per_warp_int8(q, k, km, BLKQ, WARPQ, BLKK)
+        if tl == 1:
+            b, h_qo, qo_len, head_dim = q.shape
+            _, h_kv, kv_len, _ = k.shape
+        else:
+            b, qo_len, h_qo, head_dim = q.shape
+            _, kv_len, h_kv, _ = k.shape
+        q_int8 = torch.empty(q.shape, dtype=torch.int8, device=q.device)
+        q_scale = torch.empty((b, h_qo, ((qo_len + p.blkq - 1) // p.blkq) * (p.blkq // p.warpq)),
+                              device=q.device, dtype=torch.float32)
+        fused.quant_per_warp_int8_cuda(q, q_int8, q_scale, p.blkq, p.warpq, tl)
+        clock.mark("q_int8_quantization")
+
+        k_int8 = torch.empty(k.shape, dtype=torch.int8, device=k.device)
+        k_scale = torch.empty((b, h_kv, (kv_len + p.blkk - 1) // p.blkk), device=q.device,
+                              dtype=torch.float32)
+        km_rows = km.squeeze(1) if tl == 0 else km.squeeze(2)
+        fused.quant_per_block_int8_fuse_sub_mean_cuda(k, km_rows, k_int8, k_scale, p.blkk, tl)
+        clock.mark("k_int8_subtract_mean_quantization")
+
+        if p.v_pad_multiple is not None and kv_len % p.v_pad_multiple != 0:
+            # core.py's sm90 path: torch.cat V with zero tokens up to a multiple of 128
+            pad = p.v_pad_multiple - kv_len % p.v_pad_multiple
+            if tl == 1:
+                zeros = torch.zeros(v.size(0), v.size(1), pad, v.size(3), dtype=v.dtype,
+                                    device=v.device)
+                v = torch.cat([v, zeros], dim=2)
+            else:
+                zeros = torch.zeros(v.size(0), pad, v.size(2), v.size(3), dtype=v.dtype,
+                                    device=v.device)
+                v = torch.cat([v, zeros], dim=1)
+        # quant.per_channel_fp8(v, tensor_layout, scale_max, smooth_v=False)
+        if tl == 1:
+            vb, vh, v_len, vd = v.shape
+            padded_len = (v_len + 63) // 64 * 64
+            vt = torch.empty((vb, vh, vd, padded_len), dtype=v.dtype, device=v.device)
+        else:
+            vb, v_len, vh, vd = v.shape
+            padded_len = (v_len + 63) // 64 * 64
+            vt = torch.empty((vb, vd, vh, padded_len), dtype=v.dtype, device=v.device)
+        fused.transpose_pad_permute_cuda(v, vt, tl)
+        clock.mark("v_transpose_pad_permute")
+
+        v_fp8 = torch.empty(vt.shape, dtype=torch.float8_e4m3fn, device=v.device)
+        v_scale = torch.empty((vb, vh, vd), dtype=torch.float32, device=v.device)
+        fused.scale_fuse_quant_cuda(vt, v_fp8, v_scale, v_len, scale_max, tl)
+        clock.mark("v_scale_fp8_quantization")
+
+        o = torch.empty(q.size(), dtype=dtype, device=q.device)
+        getattr(qattn, kernel_fn)(q_int8, k_int8, v_fp8, o, q_scale, k_scale, v_scale, tl,
+                                  1 if inputs.causal else 0, PER_WARP, inputs.sm_scale, 0)
+        o = o[..., :head_dim_og]
+        clock.mark("fused_mainloop")
+        return o
+
+    def public(self, inputs: Inputs) -> torch.Tensor | None:
+        sage = importlib.import_module("sageattention")
+        fn = getattr(sage, self.path.public)
+        return fn(inputs.q, inputs.k, inputs.v, tensor_layout=inputs.layout,
+                  is_causal=inputs.causal, qk_quant_gran="per_warp", sm_scale=inputs.sm_scale,
+                  pv_accum_dtype=self.pv_accum)
+
+
+class Sage2Sm89Backend(_Sage2Fp8Backend):
+    name: ClassVar[str] = "sage2-sm89"
+    kernel: ClassVar[str | None] = "sm89"
+    needs_gpu: ClassVar[bool] = True
+    description: ClassVar[str] = "SageAttention2 int8 QK, fp8 PV, mma.sync (sm89 kernel)"
+    path: ClassVar[Fp8Path] = SM89
+
+
+class Sage2Sm90Backend(_Sage2Fp8Backend):
+    name: ClassVar[str] = "sage2-sm90"
+    kernel: ClassVar[str | None] = "sm90"
+    needs_gpu: ClassVar[bool] = True
+    description: ClassVar[str] = "SageAttention2 int8 QK, fp8 PV, wgmma (sm90 kernel)"
+    path: ClassVar[Fp8Path] = SM90
+
+
+# sageattn's dispatch (core.py): compute capability -> (module it needs, tile configuration)
+AUTO_DISPATCH: dict[str, tuple[str | None, str | None]] = {
+    "sm80": ("_qattn_sm80", None),
+    "sm86": (None, None),  # the Triton kernel
+    "sm89": ("_qattn_sm89", "sm89"),
+    "sm90": ("_qattn_sm90", "sm90"),
+    "sm120": ("_qattn_sm89", "sm89"),
+    "sm121": ("_qattn_sm89", "sm89"),
+}
+
+
+def _arch(device: str | int | None = None) -> str:
+    major, minor = torch.cuda.get_device_capability(device)
+    return f"sm{major}{minor}"
+
+
+class Sage2AutoBackend(Backend):
+    name: ClassVar[str] = "sage2-auto"
+    kernel: ClassVar[str | None] = None  # set per instance on load(): the kernel it dispatches to
+    needs_gpu: ClassVar[bool] = True
+    description: ClassVar[str] = "SageAttention2's public sageattn (dispatch by compute capability)"
+
+    @classmethod
+    def check_available(cls, device: str) -> None:
+        require_cuda(device)
+        try:
+            sage = importlib.import_module("sageattention")
+        except Exception as exc:
+            raise BackendUnavailable(f"cannot import sageattention: {type(exc).__name__}: {exc}") \
+                from exc
+        if not hasattr(sage, "sageattn_qk_int8_pv_fp8_cuda"):
+            version = sageattention_version()
+            raise BackendUnavailable(f"sageattention {version} is Triton-only: its sageattn is "
+                                     "not SageAttention2's dispatch")
+        arch = _arch(device)
+        if arch not in AUTO_DISPATCH:
+            raise BackendUnavailable(f"sageattn has no kernel for {arch} "
+                                     f"({torch.cuda.get_device_name(device)})")
+        module = AUTO_DISPATCH[arch][0]
+        if module is not None:
+            _import_installed(module)
+
+    def load(self) -> None:
+        if self.module_path is not None:
+            raise VariantLoadError("sage2-auto runs the installed package's dispatch; a variant "
+                                   "of it is another install first on PYTHONPATH, not a .so")
+        self._sageattn = importlib.import_module("sageattention").sageattn
+        # the instance's tile configuration is whichever kernel sageattn picks on this device
+        self.kernel = AUTO_DISPATCH.get(_arch(), (None, None))[1]  # type: ignore[misc]
+
+    def phases(self) -> list[PhaseSpec]:
+        return [PhaseSpec("attention")]
+
+    def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
+        if not hasattr(self, "_sageattn"):
+            self.load()
+        clock.start()
+        out = self._sageattn(inputs.q, inputs.k, inputs.v, tensor_layout=inputs.layout,
+                             is_causal=inputs.causal, sm_scale=inputs.sm_scale)
+        clock.mark("attention")
+        return out
