@@ -131,6 +131,10 @@ class Drift(Model):
     noise_percent: float | None = None
     flagged: bool = False
     rule: str | None = None
+    run_change_percent: float | None = None  # Theil-Sen slope x (rounds - 1)
+    noise_source: str | None = None  # "given", "residuals" or "unavailable"
+    trend_p_value: float | None = None  # Mann-Kendall
+    rounds: Count | None = None
 
 
 class Outliers(Model):
