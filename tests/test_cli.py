@@ -103,3 +103,21 @@ def test_help_of_every_command(cli):
     for cmd in ([], ["run"], ["view"], ["compare"], ["check"], ["doctor"], ["calibrate"]):
         out = cli(*cmd, "--help")
         assert out.returncode == 0 and "usage: sagetui" in out.stdout
+
+
+def test_calibrate_stores_the_noise_floor_that_later_runs_use(cli, tmp_path):
+    out = cli("calibrate", "--backend", "reference", *TINY, "--iterations", "4",
+              "--json", "cal.json")
+    assert out.returncode == 0, out.stderr
+    assert "noise floor:" in out.stdout
+    stored = json.loads((tmp_path / "state" / "sagetui" / "calibration.json").read_text())
+    (entry,) = stored.values()
+    noise = entry["noise_floor_percent"]
+    assert 0 <= noise < 100
+    cal = load_report(tmp_path / "cal.json")
+    assert [v.name for v in cal.variants] == ["reference", "reference-again"]
+    run = cli("run", "--backend", "reference", *TINY, "--rounds", "2", "--iterations", "2",
+              "--json", "r.json")
+    assert run.returncode == 0, run.stderr
+    report = load_report(tmp_path / "r.json")
+    assert report.config["noise_floor_percent"] == noise

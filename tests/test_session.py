@@ -63,7 +63,7 @@ def test_two_copies_of_the_same_backend_are_never_faster_or_slower(tmp_path):
 
 
 def test_a_measurably_slower_copy_is_slower():
-    report = Session(config("a=reference", "slow=reference[slowdown=1.5]", rounds=4,
+    report = Session(config("a=reference", "slow=reference[slowdown=2]", rounds=5,
                             iterations=6)).run()
     v = report.variant("slow").verdict
     assert v.state == "SLOWER", v

@@ -55,6 +55,9 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     m.add_argument("--threshold", type=float, metavar="PERCENT",
                    help="SAME when the speedup's interval lies inside +-PERCENT "
                         "(default: max(1, 2 x noise floor))")
+    m.add_argument("--noise-floor", type=float, metavar="PERCENT",
+                   help="round-to-round noise of an A/A run (default: what `sagetui "
+                        "calibrate` stored for this backend and shape, if anything)")
     m.add_argument("--until-ci", type=float, metavar="PERCENT",
                    help="run rounds until every verdict's interval is narrower than PERCENT")
     m.add_argument("--max-rounds", type=int, help="the limit for --until-ci (default 50)")

@@ -160,6 +160,8 @@ class RunConfig(_Strict):
     metadata: dict[str, Any] = Field(default_factory=dict)
     # comparisons (issue 4)
     threshold_percent: float | None = Field(None, gt=0, le=100)
+    # from `sagetui calibrate` (an A/A run): the default threshold is max(1 %, 2 x this)
+    noise_floor_percent: float | None = Field(None, ge=0, le=100)
     until_ci_percent: float | None = Field(None, gt=0, le=100)
     max_rounds: int | None = Field(None, ge=1, le=100_000)
     # seconds the runner may stay silent during a block before the session calls it hung

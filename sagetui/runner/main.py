@@ -7,6 +7,7 @@ or library prints cannot corrupt the event stream.
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import queue
@@ -29,10 +30,26 @@ class Channel:
         self._lock = threading.Lock()
 
     def __call__(self, _event: str, /, **fields: Any) -> None:
-        line = protocol.event(_event, **fields)
+        try:
+            line = protocol.event(_event, **fields)
+        except ValueError:  # NaN or Inf (a kernel's bad output): JSON has no such numbers
+            bad: list[str] = []
+            line = protocol.event(_event, **_finite(fields, "", bad), nonfinite=bad)
         with self._lock:
             self._stream.write(line)
             self._stream.flush()
+
+
+def _finite(value: Any, where: str, bad: list[str]) -> Any:
+    """`value` with every NaN or infinite float replaced by None; their paths go to `bad`."""
+    if isinstance(value, float) and not math.isfinite(value):
+        bad.append(where)
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v, f"{where}.{k}" if where else str(k), bad) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v, f"{where}[{i}]", bad) for i, v in enumerate(value)]
+    return value
 
 
 def _protocol_stream() -> TextIO:
@@ -70,6 +87,10 @@ def main() -> int:
     from .backends import availability
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cpu":
+        # One thread: on a shared or small machine a second busy process steals a core from a
+        # multi-threaded matmul and its time doubles; one thread keeps rounds comparable.
+        torch.set_num_threads(int(os.environ.get("SAGETUI_CPU_THREADS", "1")))
     emit("hello", protocol=protocol.PROTOCOL_VERSION, pid=os.getpid(),
          python=platform.python_version(), torch=torch.__version__, device=device,
          backends=availability(device))

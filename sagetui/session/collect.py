@@ -142,7 +142,7 @@ class Collector:
     def threshold_percent(self) -> float:
         if self.config.threshold_percent is not None:
             return self.config.threshold_percent
-        return vd.default_threshold_percent(None)
+        return vd.default_threshold_percent(self.config.noise_floor_percent)
 
     # -- the report ---------------------------------------------------------------------------
     def report(self) -> Report:
