@@ -3,30 +3,44 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from .errors import UsageError
 
+if TYPE_CHECKING:
+    from sagetui.core.report import Report
 
-def cmd_console(args: argparse.Namespace) -> int:
+
+def view_reports(args: argparse.Namespace) -> list[tuple[str, Report]]:
+    """What `sagetui view` opens: its FILEs, and with --recover the newest recovery file, each
+    loaded and validated before the console starts (a bad one is a one-line usage error)."""
     from sagetui.core.io import ReportError, load_report
 
-    from .options import config_from_args, recovery_dir, recovery_file
+    from .options import recovery_dir
+
+    paths = list(args.files)
+    if args.recover:
+        found = sorted(recovery_dir(args).glob("*.json"), key=lambda p: p.stat().st_mtime)
+        if not found:
+            raise UsageError(f"no recovery file in {recovery_dir(args)}")
+        paths.append(str(found[-1]))
+    if not paths:
+        raise UsageError("view needs a report FILE (or --recover)")
+    reports = []
+    for p in paths:
+        try:
+            reports.append((p, load_report(p)))
+        except ReportError as exc:
+            raise UsageError(str(exc)) from None
+    return reports
+
+
+def cmd_console(args: argparse.Namespace) -> int:
+    from .options import config_from_args, recovery_file
 
     reports = []
     if args.command == "view":
-        paths = list(args.files)
-        if args.recover:
-            found = sorted(recovery_dir(args).glob("*.json"), key=lambda p: p.stat().st_mtime)
-            if not found:
-                raise UsageError(f"no recovery file in {recovery_dir(args)}")
-            paths.append(str(found[-1]))
-        if not paths:
-            raise UsageError("view needs a report FILE (or --recover)")
-        for p in paths:
-            try:
-                reports.append((p, load_report(p)))
-            except ReportError as exc:
-                raise UsageError(str(exc)) from None
+        reports = view_reports(args)
         config = None
     else:
         config = config_from_args(args)

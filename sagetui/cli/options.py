@@ -19,15 +19,16 @@ from sagetui.core.config import (
     VariantSpec,
     default_config,
 )
-from sagetui.core.io import check_writable
+from sagetui.core.io import check_writable, loads_strict
 
 from .errors import UsageError
 
 SHAPE_OPTIONS = {"batch": "--batch", "heads": "--heads", "kv_heads": "--kv-heads",
                  "q_len": "--q-len", "kv_len": "--kv-len", "head_dim": "--head-dim",
                  "dtype": "--dtype", "layout": "--layout", "causal": "--causal"}
-RUN_OPTIONS = {"seed": "--seed", "warmup": "--warmup", "rounds": "--rounds",
-               "iterations": "--iterations", "threshold_percent": "--threshold",
+RUN_OPTIONS = {"seed": "--seed", "noise_floor_percent": "--noise-floor", "warmup": "--warmup",
+               "rounds": "--rounds", "iterations": "--iterations",
+               "threshold_percent": "--threshold",
                "until_ci_percent": "--until-ci", "max_rounds": "--max-rounds",
                "watchdog_s": "--watchdog", "baseline": "--baseline", "variants": "--variant"}
 
@@ -83,10 +84,8 @@ def _metadata(items: list[str] | None) -> dict[str, Any]:
         k, eq, v = item.partition("=")
         if not eq or not k:
             raise UsageError(f"--metadata {item!r}: expected KEY=VALUE")
-        try:
-            import json
-
-            out[k] = json.loads(v)
+        try:  # a JSON value; NaN, Infinity and 1e999 stay text (a report holds no such number)
+            out[k] = loads_strict(v)
         except ValueError:
             out[k] = v
     return out
@@ -105,13 +104,21 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
             seed=args.seed, warmup=args.warmup, rounds=args.rounds, iterations=args.iterations,
             cold=args.cold, tail_study=args.tail_study, device=args.device,
             inputs_path=args.inputs, metadata=_metadata(args.metadata),
-            threshold_percent=args.threshold, until_ci_percent=args.until_ci,
+            threshold_percent=args.threshold, noise_floor_percent=args.noise_floor,
+            until_ci_percent=args.until_ci,
             max_rounds=args.max_rounds, watchdog_s=args.watchdog, baseline=args.baseline)
         if not variants and not shape_given:
             return default_config(**common)
         if not variants:
             variants = [VariantSpec(name="reference", backend="reference")]
-        return RunConfig(shape=shape, variants=variants, **common)
+        config = RunConfig(shape=shape, variants=variants, **common)
+        if config.noise_floor_percent is None:
+            from .calibration import stored_noise_floor
+
+            stored = stored_noise_floor(config)
+            if stored is not None:
+                config = config.model_copy(update={"noise_floor_percent": stored})
+        return config
     except ValidationError as exc:
         raise UsageError(_one_line(exc, {**SHAPE_OPTIONS, **RUN_OPTIONS})) from None
 

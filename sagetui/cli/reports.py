@@ -7,12 +7,18 @@ import json
 import sys
 
 from rich.table import Table
+from rich.text import Text
 
 from sagetui.core.check import check_report
-from sagetui.core.io import ReportError, load_report
+from sagetui.core.io import ReportError, load_report, one_line
 from sagetui.core.report import Report
 
 from .errors import stdout_console
+
+
+def _plain(text: str) -> Text:
+    """A string from a report, shown as it is: no markup, no terminal control characters."""
+    return Text(one_line(text))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -28,7 +34,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         mismatches = check_report(report)
         if mismatches:
             for m in mismatches:
-                print(f"{path}: {m}")
+                print(one_line(f"{path}: {m}"))
             worst = max(worst, 1)
         else:
             print(f"{path}: ok")
@@ -52,23 +58,25 @@ def compare_table(reports: list[tuple[str, Report]]) -> Table:
     for col in ("report", "variant", "phase", "p50 ms", "p90 ms", "speedup %", "verdict"):
         t.add_column(col, justify="right" if ("ms" in col or "%" in col) else "left")
     for path, r in reports:
-        label = path.rsplit("/", 1)[-1]
+        label = _plain(path.rsplit("/", 1)[-1])
         for v in r.variants or []:
             vd = v.verdict
             verdict = (f"{vd.state} [{vd.ci_low_percent:+.2f}, {vd.ci_high_percent:+.2f}]"
-                       if vd and vd.ci_low_percent is not None else (vd.state if vd else "-"))
+                       if vd and vd.ci_low_percent is not None and vd.ci_high_percent is not None
+                       else (vd.state if vd else "-"))
+            name = _plain(v.name)
             if v.timing:
-                t.add_row(label, v.name, "total", f"{v.timing.p50_s * 1e3:.3f}",
+                t.add_row(label, name, "total", f"{v.timing.p50_s * 1e3:.3f}",
                           f"{v.timing.p90_s * 1e3:.3f}",
                           "-" if v.speedup_vs_baseline_percent is None
                           else f"{v.speedup_vs_baseline_percent:+.3f}", verdict)
             for phase, s in (v.phase_timings or {}).items():
-                t.add_row(label, v.name, phase, f"{s.p50_s * 1e3:.3f}", f"{s.p90_s * 1e3:.3f}",
-                          "", "")
+                t.add_row(label, name, _plain(phase), f"{s.p50_s * 1e3:.3f}",
+                          f"{s.p90_s * 1e3:.3f}", "", "")
         if not r.variants or not any(v.phase_timings for v in r.variants):
             for phase, s in (r.phase_timings or {}).items():
-                t.add_row(label, "-", phase, f"{s.p50_s * 1e3:.3f}", f"{s.p90_s * 1e3:.3f}",
-                          "", "")
+                t.add_row(label, "-", _plain(phase), f"{s.p50_s * 1e3:.3f}",
+                          f"{s.p90_s * 1e3:.3f}", "", "")
         t.add_section()
     return t
 

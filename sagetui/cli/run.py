@@ -6,14 +6,16 @@ import argparse
 import signal
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from sagetui.core.config import RunConfig
 from sagetui.core.export import to_csv, to_markdown
-from sagetui.core.io import atomic_write_text, save_report
+from sagetui.core.io import atomic_write_text, dumps_report
 from sagetui.core.report import Report
 from sagetui.session.session import Session, SessionEvent
 
@@ -21,8 +23,18 @@ from .errors import stdout_console
 from .options import check_outputs, config_from_args, default_report_path, recovery_file
 
 
+def _say(console: Console, *objects: Any, **kw: Any) -> None:
+    """Print, unless the terminal is gone (after a hangup writes fail with EIO): the run and
+    its files matter more than its progress lines."""
+    try:
+        console.print(*objects, **kw)
+    except OSError:
+        pass
+
+
 class Progress:
-    """One line per round and per fault on stderr; quiet with --quiet."""
+    """One line per round and per fault on stderr; quiet with --quiet. Text from the runner
+    (error messages, stderr lines) is printed as it is, never read as markup."""
 
     def __init__(self, console: Console, quiet: bool) -> None:
         self.c = console
@@ -31,19 +43,26 @@ class Progress:
         self.t0 = time.monotonic()
 
     def __call__(self, e: SessionEvent) -> None:
+        try:
+            self._show(e)
+        except OSError:  # the terminal is gone: stay quiet, the session goes on
+            self.quiet = True
+
+    def _show(self, e: SessionEvent) -> None:
         d = e.data
         if e.kind == "fault":
-            self.c.print(f"[red]fault[/]: {d.get('message')}"
-                         + (f" (variant {d.get('variant')}, phase {d.get('phase')})"
-                            if d.get("variant") else ""))
+            where = ", ".join(f"{k} {d[k]}" for k in ("variant", "phase") if d.get(k))
+            self.c.print(f"[red]fault[/]: {escape(str(d.get('message')))}"
+                         + (escape(f" ({where})") if where else ""))
             for line in (d.get("stderr_tail") or [])[-5:]:
-                self.c.print(f"    [dim]{line}[/]", markup=False, highlight=False)
+                self.c.print(f"    {line}", markup=False, highlight=False, style="dim")
         if self.quiet:
             return
         if e.kind == "hello":
             self.c.print(f"runner up: torch {d.get('torch')} on {d.get('device')}")
         elif e.kind == "variant":
-            state = "loaded" if d["status"] == "ok" else f"[red]failed[/]: {d.get('error')}"
+            state = ("loaded" if d["status"] == "ok"
+                     else f"[red]failed[/]: {escape(str(d.get('error')))}")
             self.c.print(f"variant {d['name']} ({d['backend']}): {state}")
         elif e.kind == "ready":
             gpu = (d.get("gpu") or {}).get("name") or d.get("device")
@@ -58,7 +77,7 @@ class Progress:
         elif e.kind == "block" and not d.get("cancelled"):
             pass
         elif e.kind == "log":
-            self.c.print(f"[dim]{d.get('message')}[/]")
+            self.c.print(str(d.get("message")), markup=False, highlight=False, style="dim")
 
 
 def summary_table(report: Report) -> Table:
@@ -83,59 +102,88 @@ def summary_table(report: Report) -> Table:
     return t
 
 
-def run_session(config: RunConfig, args: argparse.Namespace, console: Console) -> Report:
+def run_session(config: RunConfig, args: argparse.Namespace,
+                console: Console) -> tuple[Report, Path | None]:
+    """Run to the end (or to a signal); the report, and the recovery file if it holds it."""
     recovery = recovery_file(args)
     session = Session(config, on_event=Progress(console, args.quiet), recovery_path=recovery)
     result: dict[str, Any] = {}
 
     def work() -> None:
-        result["report"] = session.run()
+        try:
+            result["report"] = session.run()
+        except Exception as exc:  # a bug; still keep and save what was measured
+            result["error"] = exc
 
     worker = threading.Thread(target=work, name="sagetui-session")
     stops = {"n": 0}
 
     def on_signal(signum: int, _frame: Any) -> None:
         stops["n"] += 1
-        console.print(f"[yellow]{signal.Signals(signum).name}: stopping; what was measured "
-                      f"is kept[/]")
-        session.cancel()
+        session.cancel()  # first: printing may fail when the terminal hung up
         if stops["n"] > 1:  # a second interrupt: stop waiting for the runner
             if session.client:
                 session.client.kill()
+        _say(console, f"[yellow]{signal.Signals(signum).name}: stopping; what was measured "
+                      f"is kept[/]")
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
     worker.start()
     while worker.is_alive():
         worker.join(timeout=0.2)
-    console.print(f"[dim]recovery file: {recovery}[/]")
-    return result["report"]
+    if "report" not in result:
+        _say(console, f"[red]the session failed[/]: {escape(repr(result.get('error')))}")
+        report = session.report()
+        session._autosave(report)
+    else:
+        report = result["report"]
+    if session.recovery_error:
+        _say(console, f"[red]could not write the recovery file[/] {escape(str(recovery))}: "
+                      f"{escape(session.recovery_error)}")
+        return report, None
+    _say(console, f"[dim]recovery file: {escape(str(recovery))}[/]")
+    return report, recovery
 
 
-def write_outputs(report: Report, args: argparse.Namespace, console: Console) -> None:
-    json_path = args.json or default_report_path()
-    save_report(report, json_path, overwrite=True)
-    console.print(f"wrote {json_path}")
+def write_outputs(report: Report, args: argparse.Namespace, console: Console) -> list[str]:
+    """Write every output (each atomically); the ones that failed, each with its reason."""
+    outputs = [(args.json or default_report_path(), lambda: dumps_report(report))]
     if args.csv:
-        atomic_write_text(args.csv, to_csv(report), overwrite=True)
-        console.print(f"wrote {args.csv}")
+        outputs.append((args.csv, lambda: to_csv(report)))
     if args.markdown:
-        atomic_write_text(args.markdown, to_markdown(report), overwrite=True)
-        console.print(f"wrote {args.markdown}")
+        outputs.append((args.markdown, lambda: to_markdown(report)))
+    failed = []
+    for path, text in outputs:
+        try:
+            atomic_write_text(path, text(), overwrite=True)
+        except OSError as exc:
+            failed.append(f"{path}: {exc.strerror or exc}")
+            continue
+        _say(console, f"wrote {escape(str(path))}")
+    return failed
+
+
+def report_write_failures(failed: list[str], recovery: Path | None, console: Console) -> None:
+    kept = (f"the report is kept in the recovery file {recovery}" if recovery
+            else "the recovery file could not be written either: nothing of this run is on disk")
+    for why in failed:
+        _say(console, f"[red]could not write[/] {escape(why)}; {escape(kept)}")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     check_outputs(args)
-    err = Console(stderr=True)
-    report = run_session(config, args, err)
-    stdout_console().print(summary_table(report))
-    try:
-        write_outputs(report, args, err)
-    except OSError as exc:
-        err.print(f"[red]could not write the report[/]: {exc}; it is kept in the recovery file")
+    err = Console(stderr=True, soft_wrap=True)  # a log line stays one line in a file
+    report, recovery = run_session(config, args, err)
+    _say(stdout_console(), summary_table(report))
+    failed = write_outputs(report, args, err)
+    if failed:
+        report_write_failures(failed, recovery, err)
         return 1
-    return 0 if report.status == "complete" else 1
+    # 1 also when a variant failed or anything else went wrong: a script must not mistake a
+    # run that lost a variant for a clean one
+    return 0 if report.status == "complete" and not report.faults else 1
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -145,7 +193,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     check_outputs(args)
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     if config.auto:  # resolve the backend first, so that both copies are the same one
         from sagetui.core.config import resolve_auto
         from sagetui.session.probe import probe
@@ -157,7 +205,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                        options=dict(base.options))
     config = config.model_copy(update={"variants": [base, twin], "baseline": base.name,
                                        "rounds": max(config.rounds, 5)})
-    report = run_session(config, args, err)
+    report, recovery = run_session(config, args, err)
     a, b = (report.samples or {}).get(base.name), (report.samples or {}).get(twin.name)
     if not a or not b:
         err.print("[red]calibration did not complete[/]")
@@ -169,9 +217,17 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     noise = vd.noise_floor_percent(ma, mb)
     thr = vd.default_threshold_percent(noise)
     stdout_console().print(summary_table(report))
-    stdout_console().print(f"noise floor: {noise:.3f} % (round-to-round, paired); SAME threshold "
-                    f"from it: {thr:.3f} %. Use it with --threshold {thr:.2f}")
-    write_outputs(report, args, err)
+    from .calibration import store_noise_floor
+
+    gpu = ((report.environment or {}).get("gpu") or {}).get("name")
+    where = store_noise_floor(config.model_copy(update={"variants": [base]}), noise, gpu)
+    stdout_console().print(
+        f"noise floor: {noise:.3f} % (round-to-round, paired); SAME threshold from it: "
+        f"{thr:.3f} %. Stored in {where}: later runs of {base.spec} at this shape use it.")
+    failed = write_outputs(report, args, err)
+    if failed:
+        report_write_failures(failed, recovery, err)
+        return 1
     return 0
 
 

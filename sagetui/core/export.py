@@ -20,8 +20,14 @@ def to_csv(report: Report) -> str:
             for r, values in enumerate(per_round):
                 label = numbers[r] if numbers and r < len(numbers) else r
                 for i, s in enumerate(values):
-                    w.writerow([variant, phase, label, i, repr(s)])
+                    w.writerow([_cell(variant), _cell(phase), label, i, repr(s)])
     return buf.getvalue()
+
+
+def _cell(text: str) -> str:
+    """A name from a report, made inert for spreadsheets: a leading =, +, - or @ would be read
+    as a formula (CSV injection), so it gets a leading apostrophe."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
 def _round_numbers(report: Report) -> dict[str, list[int]]:
@@ -60,7 +66,7 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
             verdict = "-"
             if v.verdict:
                 vv = v.verdict
-                ci = ("" if vv.ci_low_percent is None else
+                ci = ("" if vv.ci_low_percent is None or vv.ci_high_percent is None else
                       f" [{vv.ci_low_percent:+.2f}, {vv.ci_high_percent:+.2f}]")
                 verdict = f"{vv.state}{ci}"
             drift = "-"

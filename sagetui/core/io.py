@@ -8,7 +8,10 @@ the report model; nothing in it is imported, unpickled, evaluated or loaded.
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -25,28 +28,134 @@ class ReportError(Exception):
 
     def __init__(self, path: str | os.PathLike, where: str, problem: str) -> None:
         self.path, self.where, self.problem = str(path), where, problem
-        super().__init__(f"{path}: {where}: {problem}" if where else f"{path}: {problem}")
+        line = f"{path}: {where}: {problem}" if where else f"{path}: {problem}"
+        super().__init__(one_line(line))
+
+
+def one_line(text: str) -> str:
+    """Newlines and terminal control characters escaped: the message stays one safe line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def json_path(loc: tuple[Any, ...]) -> str:
+    """`$.variants[0].timing.p50_s`; a key that is not a plain name is quoted as JSON (ASCII,
+    control characters escaped), so that a crafted key can neither break the one-line message
+    nor send escape sequences to the terminal."""
     out = "$"
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif isinstance(part, str) and _PLAIN_KEY.match(part):
+            out += f".{part}"
+        else:
+            out += f"[{json.dumps(str(part)[:80])}]"
     return out
 
 
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a number JSON allows")
+class _Bad:
+    """A number JSON does not allow (NaN, Infinity) or Python cannot hold as a finite float,
+    left in the parsed tree so that its JSON path can be named."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
 
 
-def parse_report(data: Any, path: str | os.PathLike = "<report>") -> Report:
+def _parse_float(text: str) -> float | _Bad:
+    x = float(text)
+    return x if math.isfinite(x) else _Bad(f"{text[:40]} overflows a 64-bit float")
+
+
+def _parse_int(text: str) -> int | _Bad:
     try:
+        return int(text)
+    except ValueError:  # over Python's 4300-digit limit
+        return _Bad(f"an integer of {len(text)} digits is too long")
+
+
+def _find_bad(data: Any) -> tuple[str, str] | None:
+    """(JSON path, what) of the first _Bad in document order; iterative (no recursion)."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), data)]
+    while stack:
+        loc, node = stack.pop()
+        if isinstance(node, _Bad):
+            return json_path(loc), node.what
+        if isinstance(node, dict):
+            stack.extend((loc + (k,), v) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((loc + (i,), v) for i, v in reversed(list(enumerate(node))))
+    return None
+
+
+def loads_strict(text: str) -> Any:
+    """json.loads that refuses what JSON does not allow: NaN and Infinity tokens, numbers that
+    overflow a float, integers too long to convert. Raises ValueError naming the JSON path."""
+    bad: list[bool] = []
+
+    def constant(name: str) -> _Bad:
+        bad.append(True)
+        return _Bad(f"{name} is not a number JSON allows")
+
+    def flt(t: str) -> float | _Bad:
+        x = _parse_float(t)
+        if isinstance(x, _Bad):
+            bad.append(True)
+        return x
+
+    def num(t: str) -> int | _Bad:
+        x = _parse_int(t)
+        if isinstance(x, _Bad):
+            bad.append(True)
+        return x
+
+    data = json.loads(text, parse_constant=constant, parse_float=flt, parse_int=num)
+    if bad:
+        where, what = _find_bad(data) or ("", "a number JSON does not allow")
+        raise _BadNumber(where, what)
+    return data
+
+
+class _BadNumber(ValueError):
+    def __init__(self, where: str, what: str) -> None:
+        super().__init__(f"{where}: {what}" if where else what)
+        self.where, self.what = where, what
+
+
+def _data_loc(data: Any, loc: tuple[Any, ...], missing: bool) -> tuple[Any, ...]:
+    """The parts of a validation error's location that index the data; the others are the
+    validator's own tags (union members, `function-after[...]`), whatever a key looks like."""
+    out: list[Any] = []
+    node = data
+    for i, part in enumerate(loc):
+        if isinstance(node, dict) and part in node:
+            out.append(part)
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            out.append(part)
+            node = node[part]
+        elif missing and i == len(loc) - 1:
+            out.append(part)  # the missing field itself
+    return tuple(out)
+
+
+def parse_report(data: Any, path: str | os.PathLike = "<report>", *,
+                 text: str | None = None) -> Report:
+    """Validate `data` (the parsed `text`, when given: then strictly, as JSON, so that
+    `"count": true` or `"p50_s": "0.2"` is a wrong type rather than silently converted)."""
+    try:
+        if text is not None:
+            return Report.model_validate_json(text, strict=True)
         return Report.model_validate(data)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))
+        loc = _data_loc(data, err["loc"], err["type"] == "missing")
         extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = "unknown field"
         elif err["type"] == "missing":
@@ -57,34 +166,53 @@ def parse_report(data: Any, path: str | os.PathLike = "<report>") -> Report:
 def load_report(path: str | os.PathLike) -> Report:
     p = Path(path)
     try:
-        size = p.stat().st_size
-        if p.is_dir():
+        st = p.stat()
+        if stat.S_ISDIR(st.st_mode):
             raise ReportError(p, "", "is a directory, not a report file")
-        if size > MAX_REPORT_BYTES:
-            raise ReportError(p, "", f"{size} bytes is over the {MAX_REPORT_BYTES} byte limit")
-        raw = p.read_bytes()
+        if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+            raise ReportError(p, "", "is a device, not a report file")
+        if st.st_size > MAX_REPORT_BYTES:
+            raise ReportError(p, "", f"{st.st_size} bytes is over the {MAX_REPORT_BYTES} byte "
+                                     "limit")
+        with p.open("rb") as fh:  # bounded: a pipe has no size to check first
+            raw = fh.read(MAX_REPORT_BYTES + 1)
+        if len(raw) > MAX_REPORT_BYTES:
+            raise ReportError(p, "", f"over the {MAX_REPORT_BYTES} byte limit")
     except FileNotFoundError:
         raise ReportError(p, "", "no such file") from None
     except PermissionError:
         raise ReportError(p, "", "permission denied") from None
     except OSError as exc:
         raise ReportError(p, "", exc.strerror or str(exc)) from None
+    if not raw.strip():
+        raise ReportError(p, "", "empty file, not a report")
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise ReportError(p, "byte 0", "starts with a UTF-8 byte order mark, which JSON "
+                                       "reports must not have (save it without one)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ReportError(p, f"byte {exc.start}", "not UTF-8 text (a binary file?)") from None
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = loads_strict(text)
     except json.JSONDecodeError as exc:
+        start = text.lstrip()[:32]  # not JSON from the first byte: say what it is instead
+        hint = f"; it starts with {start!r}" if exc.pos <= len(text) - len(text.lstrip()) else ""
         raise ReportError(p, f"line {exc.lineno} column {exc.colno}",
-                          f"not valid JSON ({exc.msg})") from None
-    except ValueError as exc:  # NaN / Infinity tokens
-        raise ReportError(p, "", str(exc)) from None
+                          f"not valid JSON ({exc.msg}){hint}") from None
+    except _BadNumber as exc:  # NaN / Infinity tokens, overflowing numbers
+        raise ReportError(p, exc.where, exc.what) from None
     except RecursionError:
         raise ReportError(p, "", "nested too deeply") from None
     if not isinstance(data, dict):
-        raise ReportError(p, "$", f"expected a JSON object, got {type(data).__name__}")
-    return parse_report(data, p)
+        raise ReportError(p, "$", f"expected a JSON object, got {_json_type(data)}")
+    return parse_report(data, p, text=text)
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+             int: "a number", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
 def dumps_report(report: Report) -> str:

@@ -66,6 +66,11 @@ def from_file(path: str, config: RunConfig, device: str):
     except InputError:
         raise
     except Exception as exc:
+        if _is_pickle_refusal(exc):
+            raise InputError(f"{p}: holds pickled Python objects, not only tensors; inputs are "
+                             "loaded without running pickle code: save q, k and v as plain "
+                             "tensors (safetensors, .npy/.npz of numbers, or torch.save of a "
+                             "dict of tensors)") from None
         raise InputError(f"{p}: cannot load: {type(exc).__name__}: {exc}") from None
     want = config.shape.tensor_shapes()
     for name, t in zip(("q_shape", "k_shape", "v_shape"), (q, k, v), strict=True):
@@ -74,6 +79,15 @@ def from_file(path: str, config: RunConfig, device: str):
                              f"says {want[name]}")
     dtype = DTYPES[config.shape.dtype]
     return tuple(t.to(device=device, dtype=dtype).contiguous() for t in (q, k, v))
+
+
+def _is_pickle_refusal(exc: Exception) -> bool:
+    """numpy's allow_pickle=False or torch's weights_only=True refusing a pickled object."""
+    import pickle
+
+    text = str(exc)
+    return (isinstance(exc, pickle.UnpicklingError) or "Weights only load failed" in text
+            or "allow_pickle=False" in text)
 
 
 def build_inputs(config: RunConfig, device: str) -> Inputs:

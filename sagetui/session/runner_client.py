@@ -33,7 +33,12 @@ class RunnerGone:
 
 
 def _die_with_parent() -> None:
-    """In the child: die if the session dies (Linux), and leave Ctrl-C to the session."""
+    """In the child: die if the session dies (Linux), and leave Ctrl-C to the session.
+
+    The runner also gets a process group of its own (Popen's process_group=0), so that what the
+    terminal sends to the console's group (Ctrl-C, a hangup's SIGHUP, `kill -TERM -PGID`,
+    Ctrl-Z) reaches the session alone, which stops the runner and keeps what was measured,
+    instead of killing the runner mid-round and blaming the variant that was running."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         import ctypes
@@ -55,7 +60,7 @@ class RunnerClient:
         self.argv = argv or [python or sys.executable, "-m", "sagetui.runner"]
         self.proc = subprocess.Popen(
             self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=child_env, text=True, bufsize=1, preexec_fn=_die_with_parent,
+            env=child_env, text=True, bufsize=1, preexec_fn=_die_with_parent, process_group=0,
         )
         self.events: queue.Queue = queue.Queue()
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)

@@ -66,6 +66,8 @@ class Session:
         self.round = -1
         self.started = time.monotonic()
         self.round_durations: list[float] = []
+        # why the last recovery write failed (None: the file holds the latest report)
+        self.recovery_error: str | None = None
 
     # -- thread-safe controls -----------------------------------------------------------------
     def cancel(self) -> None:
@@ -97,8 +99,15 @@ class Session:
             return self.collector.report()
 
     # -- the run --------------------------------------------------------------------------------
-    def _emit(self, kind: str, **data: Any) -> None:
-        self.on_event(SessionEvent(kind, data))
+    def _emit(self, _kind: str, /, **data: Any) -> None:
+        # positional-only: fault events carry a "kind" field of their own
+        try:
+            self.on_event(SessionEvent(_kind, data))
+        except Exception as exc:  # a display that fails must not lose the measurements
+            if not any(f.kind == "display" for f in self.collector.faults):
+                self.collector.faults.append(Fault(
+                    kind="display", message=f"the event handler failed on a {_kind} event: "
+                                            f"{type(exc).__name__}: {exc}"[:500]))
 
     def run(self) -> Report:
         try:
@@ -279,6 +288,10 @@ class Session:
             if ev is None:
                 raise RunnerFault(self.client.gone())
             kind = ev["event"]
+            if ev.get("nonfinite"):
+                self._nonfinite(ev)
+                if kind == "tail_row":  # a row needs its checksum; its fault says why it is gone
+                    continue
             if kind == "iteration":
                 with self._lock:
                     c.on_iteration(ev)
@@ -296,20 +309,38 @@ class Session:
             if kind in kinds:
                 return ev
 
+    def _nonfinite(self, ev: dict[str, Any]) -> None:
+        """A kernel's output with NaN or Inf: the timings stand, the output facts that are not
+        numbers are dropped, and a fault (once per variant and event) says so."""
+        name, kind = ev.get("variant"), ev["event"]
+        if any(f.kind == "nonfinite" and f.variant == name and kind in f.message
+               for f in self.collector.faults):
+            return
+        fault = Fault(kind="nonfinite", variant=name, round=ev.get("round"),
+                      message=f"the output holds NaN or Inf ({kind}: "
+                              f"{', '.join(ev['nonfinite'])} not finite); the timings are kept")
+        self.collector.faults.append(fault)
+        self._emit("fault", **fault.model_dump())
+
     def _variant_error(self, ev: dict[str, Any]) -> None:
         c = self.collector
         name = ev.get("variant")
+        fault = Fault(kind=ev.get("kind", "error"), message=ev.get("message", ""),
+                      variant=name, phase=ev.get("phase"),
+                      round=self.round if self.round >= 0 else None,
+                      stderr_tail=(ev.get("traceback") or "").splitlines()[-8:])
         with self._lock:
             if name in c.variants:
                 c.variants[name].status = "failed"
                 c.variants[name].error = ev.get("message")
-            c.faults.append(Fault(kind=ev.get("kind", "error"), message=ev.get("message", ""),
-                                  variant=name, phase=ev.get("phase"), round=self.round
-                                  if self.round >= 0 else None,
-                                  stderr_tail=(ev.get("traceback") or "").splitlines()[-8:]))
-        self._emit("fault", **{k: v for k, v in ev.items() if k != "event"})
+            c.faults.append(fault)
+        # the fault's fields (stderr_tail included, for every display) and the event's own
+        self._emit("fault", **{**{k: v for k, v in ev.items() if k != "event"},
+                               **fault.model_dump()})
 
     def _runner_failed(self, gone: RunnerGone, name: str, r: int | None) -> None:
+        if self._cancel.is_set():  # stopped by the user (a second Ctrl-C kills the runner):
+            return                 # no fault of the variant's
         self._fault(gone, name, r)
         with self._lock:
             self.collector.variants[name].status = "failed"
@@ -342,7 +373,7 @@ class Session:
             self.client.send("decompose", variant=base)
             ev = self._wait_for(base, ("decomposition",), self.config.watchdog_s)
             if ev is not None:
-                c.decomposition = ev if "equal" in ev else None
+                c.decomposition = ev if "equal" in ev and not ev.get("nonfinite") else None
                 self._emit("decomposition", **ev)
             if self.config.tail_study and not self._cancel.is_set():
                 self.client.send("tail", variant=base, iterations=self.config.tail_iterations)
@@ -362,5 +393,7 @@ class Session:
         try:
             self.recovery_path.parent.mkdir(parents=True, exist_ok=True)
             save_report(report, self.recovery_path, overwrite=True)
+            self.recovery_error = None
         except OSError as exc:
+            self.recovery_error = exc.strerror or str(exc)
             self._emit("log", message=f"could not write the recovery file: {exc}")
