@@ -121,3 +121,27 @@ def test_calibrate_stores_the_noise_floor_that_later_runs_use(cli, tmp_path):
     assert run.returncode == 0, run.stderr
     report = load_report(tmp_path / "r.json")
     assert report.config["noise_floor_percent"] == noise
+
+
+def test_shape_and_backend_resolve_by_what_the_machine_has():
+    """No shape: the reference shape on a GPU, the small one on a CPU; no backend: the best
+    available (decided once the runner has said what it can run)."""
+    from sagetui.cli.main import build_parser
+    from sagetui.cli.options import config_from_args
+    from sagetui.core.config import resolve_auto
+
+    def cfg(*argv):
+        return config_from_args(build_parser().parse_args(["run", *argv]))
+    gpu = {"reference": None, "sdpa": None, "sage2-auto": None}
+    named = cfg("--backend", "sdpa")
+    assert named.auto_shape and not named.auto
+    on_gpu = resolve_auto(named, "cuda:0", gpu)
+    assert on_gpu.shape.q_len == 37810 and on_gpu.shape.heads == 56
+    assert [v.backend for v in on_gpu.variants] == ["sdpa"]
+    assert resolve_auto(named, "cpu", gpu).shape.q_len == 1024
+    shaped = cfg("--q-len", "512")
+    assert shaped.auto and not shaped.auto_shape
+    picked = resolve_auto(shaped, "cuda:0", gpu)
+    assert picked.shape.q_len == 512 and picked.variants[0].backend == "sage2-auto"
+    default = resolve_auto(cfg(), "cuda:0", {"sdpa": None, "sage2-auto": "no build"})
+    assert default.variants[0].backend == "sdpa" and default.shape.q_len == 37810

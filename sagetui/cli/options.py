@@ -107,11 +107,15 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
             threshold_percent=args.threshold, noise_floor_percent=args.noise_floor,
             until_ci_percent=args.until_ci,
             max_rounds=args.max_rounds, watchdog_s=args.watchdog, baseline=args.baseline)
-        if not variants and not shape_given:
+        # without a backend: the best one the runner finds; without a shape (and without input
+        # files, which bring theirs): the reference shape on a GPU, the small one on a CPU
+        auto_shape = not shape_given and not args.inputs
+        if not variants and auto_shape:
             return default_config(**common)
-        if not variants:
-            variants = [VariantSpec(name="reference", backend="reference")]
-        config = RunConfig(shape=shape, variants=variants, **common)
+        config = RunConfig(shape=shape, auto=not variants, auto_shape=auto_shape,
+                           variants=variants or [VariantSpec(name="reference",
+                                                             backend="reference")],
+                           **common)
         if config.noise_floor_percent is None:
             from .calibration import stored_noise_floor
 

@@ -144,9 +144,11 @@ def _scalar(v: str) -> str | float | int | bool:
 class RunConfig(_Strict):
     shape: Shape
     variants: list[VariantSpec] = Field(..., min_length=1)
-    # True when neither backend nor shape was chosen: the session picks the best backend the
-    # runner reports available, at the reference shape on a GPU (see `resolve_auto`).
+    # Chosen by the session once the runner has said what this machine has (`resolve_auto`):
+    # `auto` when no backend was named (the best available one), `auto_shape` when no shape
+    # was given (the reference shape on a GPU, the small CPU shape otherwise).
     auto: bool = False
+    auto_shape: bool = False
     baseline: str | None = None  # defaults to the first variant
     seed: int = Field(0, ge=0)
     warmup: int = Field(3, ge=0, le=10_000)
@@ -191,18 +193,21 @@ def default_config(**overrides: Any) -> RunConfig:
     at the CPU shape, marked `auto` so that a GPU node upgrades it."""
     fields: dict[str, Any] = {"shape": Shape(**CPU_DEFAULT_SHAPE),
                               "variants": [VariantSpec(name="reference", backend="reference")],
-                              "auto": True}
+                              "auto": True, "auto_shape": True}
     fields.update(overrides)
     return RunConfig(**fields)
 
 
 def resolve_auto(config: RunConfig, device: str, backends: dict[str, str | None]) -> RunConfig:
-    """Pick the best available backend, at the reference shape, when a GPU is there."""
-    if not config.auto or not device.startswith("cuda"):
-        return config.model_copy(update={"auto": False})
-    for name in GPU_PREFERENCE:
-        if backends.get(name, "missing") is None:
-            return config.model_copy(update={
-                "auto": False, "shape": Shape(**REFERENCE_SHAPE),
-                "variants": [VariantSpec(name=name, backend=name)], "baseline": None})
-    return config.model_copy(update={"auto": False})
+    """On a GPU: the best available backend if none was named, the reference shape if no
+    shape was given. Elsewhere the configuration stays as it is (the reference backend at the
+    CPU shape)."""
+    update: dict[str, Any] = {"auto": False, "auto_shape": False}
+    if device.startswith("cuda"):
+        if config.auto_shape:
+            update["shape"] = Shape(**REFERENCE_SHAPE)
+        if config.auto:
+            best = next((n for n in GPU_PREFERENCE if backends.get(n, "missing") is None), None)
+            if best:
+                update.update(variants=[VariantSpec(name=best, backend=best)], baseline=None)
+    return config.model_copy(update=update)

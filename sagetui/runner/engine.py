@@ -45,10 +45,14 @@ class TrackingClock:
 
 
 def resolve_device(requested: str) -> str:
+    """cpu, or cuda:N with its index (torch.cuda.set_device needs one)."""
     if requested == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if requested.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {requested!r} requested but torch sees no CUDA device")
+        requested = "cuda" if torch.cuda.is_available() else "cpu"
+    if requested.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {requested!r} requested but torch sees no CUDA device")
+        index = torch.device(requested).index
+        return f"cuda:{torch.cuda.current_device() if index is None else index}"
     return requested
 
 
@@ -98,13 +102,14 @@ class Engine:
         self._first_sha: dict[str, str] = {}
         self.gpu = gpu_info(self.device)
         self._enqueue_s: dict[str, float] = {}
+        self._gpu_s: dict[str, float] = {}
         self._flush: torch.Tensor | None = None
         self._sampler = None
 
     # -- setup ------------------------------------------------------------------------------
     def setup(self) -> None:
         if self.is_gpu:
-            torch.cuda.set_device(torch.device(self.device))
+            torch.cuda.set_device(torch.device(self.device).index)
         for spec in self.config.variants:
             self._load(spec)
         self.inputs = build_inputs(self.config, self.device)
@@ -169,11 +174,13 @@ class Engine:
             self.board.set("warmup")
             self._call(be, NullClock())
         self._sync()
-        if self.is_gpu:  # host time to enqueue one call: sizes the gate of each block
+        if self.is_gpu:  # host time to enqueue one call and its GPU time: size each block's gate
+            clk = CudaEventClock(be.leaves(), torch)
             t = time.perf_counter()
-            self._call(be, CudaEventClock(be.leaves(), torch))
+            self._call(be, clk)
             self._enqueue_s[variant] = time.perf_counter() - t
             self._sync()
+            self._gpu_s[variant] = sum(clk.result().values())
         self.emit("warmup_done", variant=variant, calls=calls, seconds=time.perf_counter() - t0)
 
     def _backend(self, variant: str) -> Backend:
@@ -187,14 +194,17 @@ class Engine:
         self.board.variant, self.board.round, self.board.iteration = variant, round_, 0
         self.board.set(leaves[0])  # an injected fault surfaces in the first phase
         maybe_inject(variant, round_)
+        host: dict[str, float] = {}  # where the block's host time goes (harness overhead)
+        t = time.perf_counter()
         if self._sampler:
             self._sampler.start()
+        host["telemetry_start_s"] = time.perf_counter() - t
         done = 0
         out = None
         if self.is_gpu:
             clocks = []
-            enqueue = self._enqueue_s.get(variant, 1e-3)
-            gate_stream(torch, min(0.2, 1.5 * enqueue * iterations), self._clock_hz())
+            t = time.perf_counter()
+            gate_stream(torch, self._gate_s(variant, iterations), self._clock_hz())
             for i in range(iterations):
                 if self.cancel.is_set():
                     break
@@ -204,7 +214,10 @@ class Engine:
                 clk = CudaEventClock(leaves, torch)
                 out = self._call(be, TrackingClock(clk, leaves, self.board))
                 clocks.append(clk)
+            host["enqueue_s"] = time.perf_counter() - t
+            t = time.perf_counter()
             self._sync()
+            host["sync_wait_s"] = time.perf_counter() - t
             for i, clk in enumerate(clocks):
                 self._emit_iteration(variant, round_, half, i, clk.result())
             done = len(clocks)
@@ -217,15 +230,28 @@ class Engine:
                 out = self._call(be, TrackingClock(clk, leaves, self.board))
                 self._emit_iteration(variant, round_, half, i, clk.result())
                 done += 1
+        t = time.perf_counter()
         telemetry = self._sampler.stop() if self._sampler else {
             "available": False, "reason": "no GPU: telemetry is NVML's"}
+        host["telemetry_stop_s"] = time.perf_counter() - t
         self.board.set("checking output")
         result: dict[str, Any] = {"variant": variant, "round": round_, "half": half,
                                   "iterations": done, "cancelled": done < iterations,
-                                  "telemetry": telemetry}
+                                  "telemetry": telemetry, "host": host}
         if out is not None:
+            t = time.perf_counter()
             result.update(self._output_facts(variant, out))
+            host["output_checks_s"] = time.perf_counter() - t
         self.emit("block_done", **result)
+
+    def _gate_s(self, variant: str, iterations: int) -> float:
+        """How long to hold the stream so the host can enqueue the block ahead of the GPU: the
+        host's deficit over the block (enqueue time beyond the GPU time, per call) plus two
+        calls' worth of margin, capped at 50 ms. Long kernels need almost none; a 0.05 ms
+        kernel whose launch costs 0.1 ms needs about iterations x 0.05 ms."""
+        enqueue = self._enqueue_s.get(variant, 1e-3)
+        gpu = self._gpu_s.get(variant, 0.0)
+        return min(0.05, iterations * max(0.0, enqueue - gpu) + 2 * enqueue)
 
     def _emit_iteration(self, variant: str, round_: int, half: int, i: int,
                         phases: dict[str, float]) -> None:

@@ -16,6 +16,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,13 @@ class SessionEvent:
     # hello variant ready warmup iteration block round decomposition tail fault log finished
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
+
+
+def _warm_imports() -> None:
+    try:
+        import scipy.stats  # noqa: F401
+    except ImportError:
+        pass
 
 
 class RunnerFault(Exception):
@@ -66,6 +74,7 @@ class Session:
         self.round = -1
         self.started = time.monotonic()
         self.round_durations: list[float] = []
+        self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sagetui-autosave")
         # why the last recovery write failed (None: the file holds the latest report)
         self.recovery_error: str | None = None
 
@@ -110,6 +119,9 @@ class Session:
                                             f"{type(exc).__name__}: {exc}"[:500]))
 
     def run(self) -> Report:
+        # scipy (the verdicts' t quantiles, drift) takes most of a second to import: load it
+        # while the runner starts rather than between the first rounds
+        threading.Thread(target=_warm_imports, name="sagetui-imports", daemon=True).start()
         try:
             self._start_runner()
             r = 0
@@ -133,6 +145,7 @@ class Session:
             if self.client:
                 self.client.stop()
                 self.client = None
+            self._saver.shutdown(wait=True)  # the last round's autosave lands before the final
         report = self.report()
         self._autosave(report)
         self._emit("finished", status=self.collector.status, report=report)
@@ -157,7 +170,7 @@ class Session:
         self.client = RunnerClient(python=self._python, argv=self._runner_argv,
                                    env=self._runner_env)
         hello = self._expect("hello", SETUP_TIMEOUT_S)
-        if self.config.auto:  # the embedded default: now we know what this machine can run
+        if self.config.auto or self.config.auto_shape:  # now we know what this machine has
             self.config = resolve_auto(self.config, hello["device"], hello["backends"])
             self.collector = c = Collector(self.config)
             self._enabled = {v.name: True for v in self.config.variants}
@@ -242,7 +255,10 @@ class Session:
         verdicts = c.verdicts()
         self._emit("round", phase="done", round=r,
                    verdicts={k: v.to_dict() for k, v in verdicts.items()})
-        self._autosave(self.report())
+        if self.recovery_path is not None:
+            # building and writing the report overlaps the next round's blocks instead of
+            # holding the runner idle
+            self._saver.submit(lambda: self._autosave(self.report()))
         return True
 
     def _warmup(self, name: str) -> bool:

@@ -1,0 +1,30 @@
+"""The whole path on a GPU: session -> runner process -> CUDA backends -> report."""
+
+import pytest
+
+from sagetui.core.check import check_report
+from sagetui.core.config import RunConfig, Shape, VariantSpec
+from sagetui.session.session import Session
+
+pytestmark = pytest.mark.gpu
+
+
+def test_session_runs_gpu_backends_and_the_report_checks():
+    cfg = RunConfig(shape=Shape(heads=4, q_len=1000, head_dim=128),
+                    variants=[VariantSpec.parse(s) for s in
+                              ("a=sage2-sm89", "b=sage2-sm89", "sm90=sage2-sm90", "sdpa")],
+                    warmup=2, rounds=3, iterations=4, tail_study=True, tail_iterations=2)
+    report = Session(cfg).run()
+    assert report.status == "complete", report.faults
+    assert report.environment["device"].startswith("cuda:")
+    assert report.environment["gpu"]["sm_count"] > 0
+    a, b, sm90, sdpa = report.variants
+    assert all(v.status == "ok" for v in report.variants)
+    assert b.byte_exact and b.max_abs_diff == 0.0 and a.deterministic
+    assert not sdpa.byte_exact and sdpa.max_abs_diff < 0.5
+    assert report.manual_decomposition_vs_public_sage2.equal
+    assert report.scheduler.kernel == "sm89" and report.scheduler.waves > 0
+    assert set(a.phase_timings) >= {"fused_mainloop", "qk_int8_quantization"}
+    assert a.telemetry[0].available and a.telemetry[0].sm_clock_mhz.max > 0
+    assert len(report.tail_study) == 6
+    assert check_report(report) == []
