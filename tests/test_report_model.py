@@ -64,3 +64,15 @@ def test_save_never_overwrites_without_asking(tmp_path):
         save_report(load_report(REF_000), path)
     assert json.loads(path.read_text()) == json.loads(REF_001.read_text())
     assert not [p for p in Path(tmp_path).iterdir() if p.name.endswith(".tmp")]
+
+
+def test_saved_reports_get_the_usual_file_mode(tmp_path):
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        path = tmp_path / "r.json"
+        save_report(load_report(REF_001), path)
+        assert path.stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(umask)

@@ -231,6 +231,15 @@ def atomic_write_text(path: str | os.PathLike, text: str, *, overwrite: bool = F
     directory = p.parent if str(p.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
     try:
+        # mkstemp makes the file private (0600); a report gets the mode any new file would
+        # (0666 less the umask), or the mode of the file it replaces
+        try:
+            mode = p.stat().st_mode & 0o777
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

@@ -142,9 +142,6 @@ def test_exports_of_odd_reports(fresh_report):
         to_markdown(report)
 
 
-@pytest.mark.xfail(reason="tui/run_data.py (the TUI helper's): _shape_text calls .get on "
-                          "config.shape, which a valid report may hold as any JSON value",
-                   strict=False)
 def test_view_of_an_odd_report_builds_its_panels(fresh_report):
     from sagetui.tui.run_data import RunData
 

@@ -61,12 +61,7 @@ def test_every_bad_report_opened_in_the_console_is_refused_and_it_stays_up(tmp_p
     asyncio.run(scenario())
 
 
-MARKUP_BUG = pytest.mark.xfail(
-    reason="tui (the TUI helper's): a report's variant name is used as markup in the phase "
-           "table's border title; '[/x]' raises MarkupError and the console exits", strict=False)
-
-
-@pytest.mark.parametrize("name", [pytest.param("[/x]", marks=MARKUP_BUG),
+@pytest.mark.parametrize("name", ["[/x]",
                                   "\x1b[2J[bold red]b"])
 def test_a_report_with_markup_or_escape_codes_in_its_names_opens(name, tmp_path, fresh_report):
     from sagetui.core.io import load_report

@@ -1,0 +1,83 @@
+"""Every action of the console, once: its key, its footer label and its palette entry.
+
+The bindings, the help screen and the command palette are all built from this table, so a
+key cannot exist in one and be missing from the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class KeyAction:
+    keys: str  # Textual key names, comma-separated
+    action: str
+    label: str  # footer
+    title: str  # command palette and help screen
+    help: str
+    group: str
+    show: bool = True
+
+
+TABS = (("overview", "Overview"), ("rounds", "Rounds"), ("iterations", "Iterations"),
+        ("phases", "Phases"), ("scheduler", "Scheduler"), ("log", "Log"),
+        ("compare", "Compare"))
+
+KEYS: tuple[KeyAction, ...] = (
+    KeyAction("r", "toggle_run", "Run/Stop", "Run / stop",
+              "Start a run with the configuration from the command line, or stop the "
+              "running one (it stops between iterations and keeps what was measured)", "Run"),
+    KeyAction("t", "toggle_variant", "Toggle", "Toggle variant",
+              "Turn the selected variant on or off (a run applies it at the next round)",
+              "Variants"),
+    KeyAction("b", "set_baseline", "Baseline", "Set baseline",
+              "Make the selected variant the baseline the others are compared with",
+              "Variants"),
+    KeyAction("v", "next_variant", "Next variant", "Select next variant",
+              "Move the variant selection (also up/down in the variants table)", "Variants",
+              show=False),
+    KeyAction("e", "export('json')", "JSON", "Export JSON report",
+              "Write the report (every field, raw samples included)", "Export"),
+    KeyAction("c", "export('csv')", "CSV", "Export CSV samples",
+              "Write the raw per-iteration samples: variant, phase, round, iteration, seconds",
+              "Export"),
+    KeyAction("m", "export('md')", "MD", "Export Markdown summary",
+              "Write a summary table for a pull request", "Export"),
+    KeyAction("s", "export('svg')", "SVG", "Export SVG screenshot",
+              "Write what the screen shows now as an SVG image", "Export"),
+    KeyAction("o", "open_report", "Open", "Open a report file",
+              "Load a saved report JSON beside what is shown (a bad file is reported, "
+              "nothing else changes)", "Reports", show=False),
+    KeyAction("n", "next_source", "Next report", "Show next report",
+              "Switch the panels to the next open report (or the live run)", "Reports",
+              show=False),
+    *(KeyAction(str(i + 1), f"show_tab('{tab}')", title, f"Show {title}",
+                f"Switch to the {title} tab", "Panels", show=False)
+      for i, (tab, title) in enumerate(TABS)),
+    KeyAction("T", "next_theme", "Theme", "Next theme",
+              "Cycle through the sagetui themes (start with --theme NAME)", "View", show=False),
+    KeyAction("question_mark,f1", "help", "Help", "Help: keys",
+              "List every key", "View"),
+    KeyAction("q", "quit", "Quit", "Quit",
+              "Quit; during a run, stop it and offer to save what was measured", "View"),
+)
+
+
+# The footer shows bindings in their order and cuts what does not fit an 80-column line:
+# run, help and quit first, so that the way to everything else is always on screen.
+FOOTER_FIRST = ("toggle_run", "help", "quit")
+
+
+def bindings() -> list[Binding]:
+    ordered = sorted(KEYS, key=lambda k: (k.action not in FOOTER_FIRST,
+                                          FOOTER_FIRST.index(k.action)
+                                          if k.action in FOOTER_FIRST else 0))
+    return [Binding(k.keys, k.action, k.label, show=k.show, tooltip=k.help) for k in ordered]
+
+
+def display_keys(keys: str) -> str:
+    names = {"question_mark": "?", "f1": "F1", "T": "shift+t"}
+    return " / ".join(names.get(k, k) for k in keys.split(","))

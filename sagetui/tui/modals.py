@@ -1,0 +1,95 @@
+"""Modal questions: overwrite yes/no, where to write, what to do with a run on quit."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question; y/enter on Yes, n/escape for no."""
+
+    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+
+    def __init__(self, question: str, yes: str = "Yes", no: str = "No") -> None:
+        super().__init__(classes="modal")
+        self.question, self.yes, self.no = question, yes, no
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.question, classes="question", markup=False)  # holds a path
+            with Horizontal(classes="buttons"):
+                yield Button(f"{self.yes} (y)", id="yes", variant="warning")
+                yield Button(f"{self.no} (n)", id="no", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()  # the safe answer is the default
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class PathPromptScreen(ModalScreen[str | None]):
+    """Where to write: a path, prefilled; enter writes, escape cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, path: str) -> None:
+        super().__init__(classes="modal")
+        self.title_text, self.path = title, path
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.title_text, classes="question", markup=False)
+            yield Input(self.path, id="path")
+            yield Label("enter: write  ·  escape: cancel", classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        self.dismiss(value or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class QuitRunScreen(ModalScreen[str]):
+    """A run was stopped by quitting: keep what was measured, or not."""
+
+    BINDINGS = [Binding("s", "choose('save')", "Save"),
+                Binding("d", "choose('discard')", "Discard"),
+                Binding("escape", "choose('stay')", "Stay")]
+
+    def __init__(self, rounds_done: int, recovery: str | None) -> None:
+        super().__init__(classes="modal")
+        self.rounds_done, self.recovery = rounds_done, recovery
+
+    def compose(self) -> ComposeResult:
+        kept = f"{self.rounds_done} round{'s' if self.rounds_done != 1 else ''} measured"
+        with Vertical(classes="dialog"):
+            yield Label(f"The run was stopped ({kept}). Keep what was measured?",
+                        classes="question")
+            if self.recovery:
+                yield Label(f"The recovery file is kept either way: {self.recovery}",
+                            classes="hint", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Save report JSON (s)", id="save", variant="success")
+                yield Button("Discard and quit (d)", id="discard", variant="error")
+                yield Button("Stay (esc)", id="stay", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#save", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(str(event.button.id))
+
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(choice)

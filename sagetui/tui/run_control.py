@@ -1,0 +1,214 @@
+"""Starting, stopping and quitting a live run: the app's side of the session's worker thread.
+
+A mixin of SageTUI (app.py): the run is a Session whose blocking `run()` happens in a Textual
+thread worker; its events come back as messages (session_bridge.py). Stopping cancels the
+session (it stops between iterations); quitting mid-run stops it at once, kills a runner that
+lingers past a second, and offers to keep what was measured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.worker import Worker, WorkerState
+
+from sagetui.core.config import RunConfig
+from sagetui.core.report import Report
+from sagetui.session.session import Session
+
+from . import exporting
+from .messages import IterationBatch, RunEvent
+from .modals import QuitRunScreen
+from .run_data import RunData
+from .session_bridge import EventBridge
+
+if TYPE_CHECKING:
+    from .app import SageTUI
+
+QUIT_GRACE_S = 1.0  # quitting: a runner still there after this is killed
+STOP_GRACE_S = 10.0  # stopping: a long warm-up or setup gets this long to notice the cancel
+
+
+class RunControl:
+    config: RunConfig | None
+    live: RunData | None
+    session: Session | None
+    final_report: Report | None
+    recovery_path: Path | None
+    run_recovery: Path | None
+    run_stem: str
+    _quitting: bool
+    _runs: int
+
+    # -- start and stop ---------------------------------------------------------------------
+    def action_toggle_run(self: SageTUI) -> None:
+        if self.running:
+            self.stop_run()
+        else:
+            self.start_run()
+
+    def start_run(self: SageTUI) -> None:
+        if self.config is None or self.live is None:
+            self.notify("This console shows saved reports; start `sagetui` without `view` to "
+                        "run.", severity="warning")
+            return
+        if self._quitting:
+            return
+        data, cfg = self.live, self.config
+        self.current = self.sources.index(data)
+        self.final_report = None
+        self.run_stem = f"sagetui-{time.strftime('%Y%m%d-%H%M%S')}"
+        self._runs += 1
+        recovery = self.recovery_path
+        if recovery is not None and self._runs > 1:  # never overwrite an earlier run's file
+            recovery = recovery.with_name(f"{recovery.stem}-{self._runs}{recovery.suffix}")
+        self.run_recovery = recovery
+        bridge = EventBridge(self.post_message)
+        session = Session(cfg, on_event=bridge, recovery_path=recovery)
+        bridge.session = session
+        for name, v in data.variants.items():  # toggles and baseline chosen before the run
+            session.set_enabled(name, v.enabled)
+        if data.baseline:
+            session.set_baseline(data.baseline)
+        planned = (cfg.max_rounds or max(cfg.rounds, 50)) if cfg.until_ci_percent \
+            else cfg.rounds  # the session's own limit
+        data.begin_run(planned, cfg.iterations, [(v.name, v.backend) for v in cfg.variants])
+        self.session = session
+        self.log_line("run started: spawning the runner" + (
+            f"; recovery file {recovery} (written after every round)" if recovery else ""))
+        self.run_worker(partial(session.run), name="session", group="run", thread=True,
+                        exit_on_error=False)
+        self._sync_panels()
+
+    def stop_run(self: SageTUI, grace_s: float = STOP_GRACE_S) -> None:
+        session = self.session
+        if session is None or self.live is None:
+            return
+        session.cancel()
+        self.live.progress.stage = "stopping"
+        self.log_line("stopping: the runner stops between iterations; what was measured is kept")
+        self.set_timer(grace_s, partial(self._kill_if_running, session))
+
+    def _kill_if_running(self: SageTUI, session: Session) -> None:
+        if self.session is session and session.client is not None:
+            self.log_line("the runner did not stop in time: killing it", "warning")
+            session.client.kill()
+
+    # -- the session's messages -------------------------------------------------------------
+    def on_iteration_batch(self: SageTUI, message: IterationBatch) -> None:
+        if self.live is not None:
+            self.live.on_iterations(message.events)
+
+    def on_run_event(self: SageTUI, message: RunEvent) -> None:
+        data, d, kind = self.live, message.data, message.kind
+        if data is None:
+            return
+        data.on_event(kind, d)
+        if kind == "hello":
+            self.log_line(f"runner up: torch {d.get('torch')} on {d.get('device')}")
+        elif kind == "variant":
+            ok = d.get("status") == "ok"
+            self.log_line(f"variant {d['name']} ({d.get('backend')}): "
+                          + ("loaded" if ok else f"failed: {d.get('error')}"),
+                          "information" if ok else "error")
+            if self.session is not None and d["name"] in data.variants:
+                self.session.set_enabled(d["name"], data.variants[d["name"]].enabled)
+        elif kind == "ready":
+            if self.session is not None:  # an `auto` configuration is resolved by now
+                data.shape = self.session.config.shape.describe()
+            if self.selected not in data.variants:
+                self.selected = self._first_variant()
+            gpu = data.gpu_name or d.get("device")
+            self.log_line(f"inputs ready on {gpu} (sha256 {str(d.get('input_sha256'))[:12]})")
+        elif kind == "round" and d.get("phase") == "done":
+            verdicts = "; ".join(f"{n}: {v['state']}"
+                                 for n, v in (d.get("verdicts") or {}).items())
+            self.log_line(f"round {d['round'] + 1} done" + (f" · {verdicts}" if verdicts else ""))
+        elif kind == "fault":
+            self._log_fault(d)
+        elif kind == "log":
+            self.log_line(str(d.get("message", "")))
+        elif kind == "tail":
+            self.log_line(f"tail study: {d.get('sweep')} q_len {d.get('q_len')} "
+                          f"kv_len {d.get('kv_len')}")
+        elif kind == "finished":
+            self._finished(d)
+            self._sync_panels()
+        # everything else reaches the panels on the next tick: at most refresh_hz syncs a
+        # second, however fast the rounds come
+
+    def _finished(self: SageTUI, d: dict[str, Any]) -> None:
+        report = d.get("report")
+        self.session = None
+        data = self.live
+        assert data is not None
+        if isinstance(report, Report):
+            self.final_report = report
+            progress = data.progress
+            data.load_report(report)  # the same panels, now from the session's final report
+            data.progress = progress
+            data.status = report.status or "complete"
+        where = f"; recovery file {self.run_recovery}" if self.run_recovery else ""
+        self.log_line(f"run {d.get('status')}: {data.rounds_done} rounds kept{where}",
+                      "information" if d.get("status") == "complete" else "warning")
+        if not self._quitting:
+            self.notify(f"Run {d.get('status')}: {data.rounds_done} rounds. "
+                        "e/c/m/s export it.")
+
+    def on_worker_state_changed(self: SageTUI, event: Worker.StateChanged) -> None:
+        if event.worker.group == "run" and event.state == WorkerState.ERROR:
+            self.session = None  # Session.run catches everything; this is a last resort
+            self.log_line(f"the run stopped with an error: {event.worker.error}", "error")
+            self.notify(f"The run stopped with an error: {event.worker.error}", severity="error")
+
+    # -- quitting ---------------------------------------------------------------------------
+    async def action_quit(self: SageTUI) -> None:
+        if self.session is None:
+            self.exit(0)
+            return
+        if self._quitting:
+            return
+        self._quitting = True
+        rounds = len(self.session.collector.completed_rounds)
+        self.stop_run(grace_s=QUIT_GRACE_S)
+        recovery = str(self.run_recovery) if self.run_recovery else None
+        self.push_screen(QuitRunScreen(rounds, recovery), self._quit_choice)
+
+    def _quit_choice(self: SageTUI, choice: str | None) -> None:
+        if choice in ("save", "discard"):
+            self.run_worker(self._finish_quit(save=choice == "save"), group="quit",
+                            exclusive=True)
+        else:
+            self._quitting = False
+            self.notify("The run was stopped; r starts a new one.")
+
+    async def _finish_quit(self: SageTUI, save: bool) -> None:
+        await self._wait_stopped()
+        report = self.final_report
+        if not save or report is None:
+            self.exit(0)
+            return
+        self._quitting = False  # a cancelled save dialog leaves the console up
+        self.export_text("json", exporting.render("json", report), then=lambda: self.exit(0))
+
+    async def _wait_stopped(self: SageTUI) -> None:
+        """Until the session's thread has ended; a runner that lingers is killed, so that no
+        runner outlives the console."""
+        session = self.session
+        start = time.monotonic()
+        while self.session is not None and time.monotonic() - start < 3 * QUIT_GRACE_S:
+            if session is not None and session.client is not None \
+                    and time.monotonic() - start > QUIT_GRACE_S:
+                session.client.kill()
+            await asyncio.sleep(0.02)
+
+    def on_unmount(self: SageTUI) -> None:
+        session = self.session
+        if session is not None:  # an exit that did not go through quit: stop the runner
+            session.cancel()
+            if session.client is not None:
+                session.client.kill()

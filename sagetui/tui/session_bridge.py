@@ -1,0 +1,78 @@
+"""The worker-thread side of a live run: Session events -> Textual messages.
+
+`EventBridge` is the Session's `on_event` callback; it runs on the session's worker thread
+(and, for a failed autosave's log line, on the session's autosave thread: hence the lock).
+Iteration events are batched (flushed every `flush_s` and before any other event); every
+other event becomes one message. After each round it also computes the variants' drift from
+the session's collector: the collector is only written by this same thread, so reading it
+here needs no lock, and the statistics (scipy) stay off the UI thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from textual.message import Message
+
+from sagetui.session.session import Session, SessionEvent
+
+from .messages import IterationBatch, RunEvent
+
+
+class EventBridge:
+    def __init__(self, post: Callable[[Message], object], flush_s: float = 0.1,
+                 drift_every_s: float = 0.5) -> None:
+        self.post = post
+        self.flush_s = flush_s
+        self.drift_every_s = drift_every_s  # rounds of milliseconds must not wait on scipy
+        self.session: Session | None = None
+        self._pending: list[dict[str, Any]] = []
+        self._last_flush = time.monotonic()
+        self._last_drift = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self, e: SessionEvent) -> None:
+        with self._lock:
+            if e.kind == "iteration":
+                self._pending.append(e.data)
+                if time.monotonic() - self._last_flush >= self.flush_s:
+                    self._flush()
+                return
+            self._flush()  # in order: the iterations before the event that follows them
+            data = dict(e.data)
+            if e.kind == "round" and data.get("phase") == "done" \
+                    and time.monotonic() - self._last_drift >= self.drift_every_s:
+                data["drift"] = self._drift()
+                self._last_drift = time.monotonic()
+            self.post(RunEvent(e.kind, data))
+
+    def flush(self) -> None:
+        with self._lock:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._last_flush = time.monotonic()
+        if self._pending:
+            batch, self._pending = self._pending, []
+            self.post(IterationBatch(batch))
+
+    def _drift(self) -> dict[str, dict[str, Any]]:
+        from sagetui.core import verdict as vd
+
+        s = self.session
+        if s is None:
+            return {}
+        c = s.collector
+        out = {}
+        for name, v in c.variants.items():
+            medians = v.round_medians()
+            rounds = [r for r in sorted(medians) if r in c.completed_rounds]
+            if len(rounds) >= 2:
+                try:
+                    out[name] = vd.drift([medians[r] for r in rounds]).to_dict()
+                except ValueError:
+                    continue
+        return out

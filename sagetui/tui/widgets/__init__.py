@@ -1,0 +1,1 @@
+"""The console's panels; each shows one RunData through `sync(data, ctx)`."""

@@ -1,0 +1,43 @@
+"""Per-phase latency: p50, p90, share of the call, and the 95 % half-width from rounds."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from ..formatting import ms
+from ..run_data import PhaseRow, RunData
+from ..view_context import ViewContext
+
+
+def _cells(row: PhaseRow, bold: bool = False) -> list[Text | str]:
+    name = Text("  " * row.depth + row.name, style="bold" if bold else
+                ("dim" if row.depth else ""))
+    share = "" if row.share is None else f"{100 * row.share:.1f} %"
+    half = "" if row.ci_half_s is None else f"±{ms(row.ci_half_s)}"
+    return [name, ms(row.p50_s), ms(row.p90_s), share, half,
+            "" if row.count is None else str(row.count)]
+
+
+class PhaseTable(DataTable):
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(cursor_type="row", **kwargs)  # type: ignore[arg-type]
+
+    def on_mount(self) -> None:
+        for label in ("phase", "p50 ms", "p90 ms", "share", "95% CI ms", "n"):
+            self.add_column(label, key=label)
+
+    def sync(self, data: RunData, ctx: ViewContext) -> None:
+        whose, rows = data.phase_rows(ctx.selected)
+        row_before = self.cursor_row
+        self.clear()
+        for row in rows:
+            self.add_row(*_cells(row))
+        total = data.total_row(ctx.selected)
+        if total is not None:
+            self.add_row(*_cells(total, bold=True))
+        if not rows and total is None:
+            self.add_row(Text("no phase timings yet", style="dim"), "", "", "", "", "")
+        self.border_title = Text(f"Phases · {whose}")  # Text: a name is never markup
+        if row_before < self.row_count:
+            self.move_cursor(row=row_before)

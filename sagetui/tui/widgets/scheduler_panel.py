@@ -1,0 +1,122 @@
+"""Scheduler grid facts, the decomposition check and the tail study."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import DataTable, Static
+
+from ..formatting import ms
+from ..run_data import RunData
+from ..view_context import ViewContext
+
+FACTS: tuple[tuple[str, str], ...] = (
+    ("kernel", "kernel"), ("cta_q", "CTA_Q"), ("cta_k", "CTA_K"), ("warp_q", "WARP_Q"),
+    ("warp_k", "WARP_K"), ("warps_per_cta", "warps / CTA"), ("threads_per_cta", "threads / CTA"),
+    ("dynamic_shared_memory_bytes", "shared memory B"), ("q_ctas_per_head", "Q CTAs / head"),
+    ("heads", "heads"), ("batch", "batch"), ("grid_ctas", "grid CTAs"),
+    ("k_iterations_per_cta", "K iterations / CTA"), ("k_iterations_total", "K iterations"),
+    ("q_tail_rows", "Q tail rows"), ("k_tail_rows", "K tail rows"),
+    ("scheduled_q_rows", "scheduled Q rows"), ("q_row_efficiency", "Q row efficiency"),
+    ("explicit_pipeline_stages", "pipeline stages"), ("sm_count", "SMs"),
+    ("ctas_per_sm", "CTAs / SM"), ("waves", "waves"),
+)
+
+
+def _fact(key: str, value: Any) -> str:
+    if key == "q_row_efficiency":
+        return f"{100 * value:.2f} %"
+    if key == "waves":
+        return f"{value:.2f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+class SchedulerFacts(DataTable):
+    """Two facts per row: the grid fits an 80x24 terminal beside nothing else."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(cursor_type="none", show_header=False, **kwargs)  # type: ignore[arg-type]
+
+    def sync(self, data: RunData, ctx: ViewContext) -> None:
+        self.clear(columns=True)  # columns too: their widths would keep an old row's
+        for key in ("fact1", "value1", "fact2", "value2"):
+            self.add_column(key, key=key)
+        s = data.scheduler or {}
+        cells: list[tuple[str | Text, Text]] = [
+            (label, Text(_fact(key, s[key]), justify="right"))
+            for key, label in FACTS if s.get(key) is not None]
+        for key, value in (data.achieved or {}).items():
+            if value is not None:
+                text = f"{100 * value:.2f} %" if "share" in key else f"{value:.3f}"
+                cells.append((key.replace("_", " "), Text(text, justify="right")))
+        cells = [(Text(label), value) for label, value in cells]  # report keys: never markup
+        half = (len(cells) + 1) // 2
+        for left, right in zip(cells[:half], [*cells[half:], (Text(""), Text(""))],
+                               strict=False):
+            self.add_row(left[0], left[1], right[0], right[1])
+        if not cells:
+            self.add_row(Text("no scheduler facts", style="dim"), "", "", "")
+
+
+def decomposition_text(data: RunData) -> Text:
+    d = data.decomposition
+    t = Text()
+    if d:
+        ok = d.get("equal")
+        t.append("manual decomposition vs public API: ")
+        t.append("equal" if ok else "DIFFERENT", style="bold" if ok else "bold red")
+        t.append(f" (max |Δ| {d.get('max_abs')}, mean |Δ| {d.get('mean_abs')})")
+        manual, ref = data.checksums
+        if manual is not None:
+            t.append(f"\nchecksums: manual {manual} · reference {ref}")
+    elif data.decomposition_skipped:
+        t.append(f"manual decomposition check skipped: {data.decomposition_skipped}",
+                 style="dim")
+    else:
+        t.append("manual decomposition check: not in this report", style="dim")
+    if data.fused_notes:
+        fused = [k for k, v in data.fused_notes.items() if k != "timing_policy"]
+        t.append(f"\nfused inside the main loop: {', '.join(fused)}", style="dim")
+        if data.fused_notes.get("timing_policy"):
+            t.append(f"\n{data.fused_notes['timing_policy']}", style="dim italic")
+    return t
+
+
+class DecompositionInfo(Static):
+    def sync(self, data: RunData, ctx: ViewContext) -> None:
+        self.update(decomposition_text(data))
+
+
+class TailTable(DataTable):
+    """Report 000's rows: the largest tile multiple at or below N, that plus one, and N."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(cursor_type="row", **kwargs)  # type: ignore[arg-type]
+
+    def sync(self, data: RunData, ctx: ViewContext) -> None:
+        self.clear(columns=True)  # columns too: their widths would keep an old row's
+        for label in ("sweep", "q_len", "kv_len", "Q CTAs/h", "K it/CTA", "Q tail", "K tail",
+                      "Q rows", "row eff", "p50 ms", "p90 ms", "Δ p50 %", "checksum"):
+            self.add_column(label, key=label)
+        first: dict[str, float] = {}
+        for row in data.tail_rows:
+            ml = row.get("mainloop") or {}
+            p50 = ml.get("p50_s")
+            base = first.setdefault(row["sweep"], p50) if p50 else None
+            delta = "" if not (p50 and base) else f"{(p50 / base - 1) * 100:+.2f}"
+            sweep = "q tail" if row["sweep"].startswith("q_") else "kv tail"
+            self.add_row(sweep, str(row["q_len"]), str(row["kv_len"]),
+                         str(row.get("q_ctas_per_head", "")),
+                         str(row.get("k_iterations_per_cta", "")),
+                         str(row.get("q_tail_rows", "")), str(row.get("k_tail_rows", "")),
+                         str(row.get("scheduled_q_rows", "")),
+                         f"{100 * row['q_row_efficiency']:.2f} %"
+                         if row.get("q_row_efficiency") is not None else "",
+                         ms(p50), ms(ml.get("p90_s")), delta, str(row.get("checksum", "")))
+        if not self.row_count:
+            self.add_row(Text("no tail study (run with --tail-study)", style="dim"),
+                         *[""] * 12)
+        self.border_subtitle = "Δ: vs the sweep's first row" if data.tail_rows else None

@@ -1,0 +1,122 @@
+"""Run status: round r of R, iteration, ETA, backend, GPU and the latest round's telemetry."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import Static
+
+from ..formatting import duration, min_mean_max
+from ..run_data import RunData
+from ..view_context import ViewContext
+
+MARKS = {"running": "●", "complete": "✓", "cancelled": "■", "partial": "■", "failed": "✗",
+         "idle": "○", "saved": "▣"}
+
+
+def state_line(data: RunData, ctx: ViewContext) -> Text:
+    p = data.progress
+    mark = MARKS.get(data.status, "·")
+    t = Text()
+    if data.live:
+        state = "running" if ctx.running else data.status
+        mark = MARKS.get(state, "·")
+        t.append(f"{mark} {state.upper()}", style="bold")
+        if not ctx.running and data.status == "idle":
+            t.append("  press r to run")
+            return t
+        planned = p.rounds_planned or "?"
+        if not ctx.running:
+            t.append(f"  {data.rounds_done}/{planned} rounds kept" if data.status != "complete"
+                     else f"  {data.rounds_done}/{planned} rounds")
+        elif p.round >= 0:
+            t.append(f"  round {p.round + 1}/{planned}")
+            per_round = p.iterations_per_round * max(1, p.variants_in_round)
+            t.append(f" · iteration {p.iteration_in_round}/{per_round}")
+            if p.current_variant:
+                t.append(f" ({p.current_variant})")
+        if ctx.running:
+            if p.stage != "measuring":
+                t.append(f" · {p.stage}")
+            eta = p.eta_s()
+            t.append(f" · ETA {duration(eta)}" if eta is not None else " · ETA -")
+        if p.started is not None:
+            end = p.finished if p.finished is not None and not ctx.running else time.monotonic()
+            t.append(f" · elapsed {duration(end - p.started)}")
+        return t
+    t.append(f"{mark} {data.label}", style="bold")
+    n = len(data.variants)
+    t.append(f" · {n} variants" if n > 1 else f" · {data.kind()}")
+    if data.status and data.status != "saved":
+        t.append(f" · {data.status}")
+    if data.rounds_done:
+        t.append(f" · {data.rounds_done} rounds")
+        if data.iterations_per_round:
+            t.append(f" x {data.iterations_per_round} iter")
+    elif data.iterations_per_round:
+        t.append(f" · {data.iterations_per_round} iter")
+    if data.warmup is not None:
+        t.append(f" + {data.warmup} warm-up")
+    return t
+
+
+def machine_line(data: RunData) -> Text:
+    backends = sorted({v.backend or v.kernel for v in data.variants.values()
+                       if v.backend or v.kernel})
+    parts = []
+    if backends:
+        parts.append(f"backend {', '.join(backends)}")
+    elif data.scheduler and data.scheduler.get("kernel"):
+        parts.append(f"kernel {data.scheduler['kernel']}")
+    elif data.metadata.get("attention"):
+        parts.append(f"attention {data.metadata['attention']}")
+    gpu = data.gpu_name or (f"{data.device} (no GPU)" if data.device == "cpu" else data.device)
+    parts.append(f"GPU {gpu}" if data.gpu_name else f"device {gpu or 'not recorded'}")
+    if data.torch:
+        parts.append(f"torch {data.torch}")
+    if data.shape:
+        parts.append(f"shape {data.shape}")
+    if data.source_commit:
+        parts.append(f"commit {data.source_commit[:8]}")
+    return Text(" · ".join(parts), style="dim")
+
+
+def latest_telemetry(data: RunData) -> tuple[int, dict[str, Any]] | None:
+    per_round = data.gpu_telemetry()
+    if not per_round:
+        return None
+    r = max(per_round)
+    return r, per_round[r]
+
+
+def telemetry_line(data: RunData, ctx: ViewContext) -> Text:
+    latest = latest_telemetry(data)
+    if latest is None:
+        if data.live and not data.rounds_done:
+            return Text("telemetry: after the first round", style="dim")
+        return Text("telemetry: not recorded in this report", style="dim")
+    r, tel = latest
+    if not tel.get("available"):
+        return Text(f"telemetry unavailable: {tel.get('reason') or 'unknown reason'}",
+                    style="dim")
+    parts = [x for x in (min_mean_max(tel.get("sm_clock_mhz"), "MHz SM"),
+                         min_mean_max(tel.get("mem_clock_mhz"), "MHz mem"),
+                         min_mean_max(tel.get("temperature_c"), "°C"),
+                         min_mean_max(tel.get("power_w"), "W")) if x]
+    t = Text(f"round {r + 1}: " + " · ".join(parts or ["no metric reported"]))
+    reasons = tel.get("throttle_reasons") or []
+    if reasons:
+        t.append(f" · throttled: {', '.join(reasons)}", style=f"bold {ctx.error_colour}")
+    else:
+        t.append(" · no throttling", style="dim")
+    return t
+
+
+class StatusPanel(Static):
+    def sync(self, data: RunData, ctx: ViewContext) -> None:
+        text = Text("\n").join([state_line(data, ctx), machine_line(data),
+                                telemetry_line(data, ctx)])
+        text.no_wrap, text.overflow = True, "ellipsis"  # three lines at any width
+        self.update(text)

@@ -1,0 +1,53 @@
+"""Verdicts per variant against the baseline (state, estimate, 95 % CI, threshold) and drift."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from ..formatting import ci, pct
+from ..run_data import RunData
+from ..view_context import ViewContext
+
+STATE_STYLE = {"FASTER": "bold green", "SLOWER": "bold red", "SAME": "bold",
+               "INCONCLUSIVE": "yellow"}
+
+
+def drift_cell(drift: dict | None) -> Text:
+    if not drift or drift.get("slope_percent_per_round") is None:
+        return Text("-")
+    flagged = bool(drift.get("flagged"))
+    return Text(f"{drift['slope_percent_per_round']:+.2f}" + (" DRIFT" if flagged else ""),
+                style="bold reverse" if flagged else "")
+
+
+class VerdictTable(DataTable):
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(cursor_type="none", **kwargs)  # type: ignore[arg-type]
+
+    def on_mount(self) -> None:
+        for label in ("variant", "verdict", "est %", "95% CI %", "±thr %", "n"):
+            self.add_column(label, key=label)
+
+    def sync(self, data: RunData, ctx: ViewContext) -> None:
+        self.clear()
+        computed = False
+        for name, v in data.variants.items():
+            colour = ctx.colour(data, name)
+            vd = v.verdict
+            if name == data.baseline:
+                state = Text("baseline", style="dim")
+                cells = ["-", "-", "-", str(len(v.round_points()) or "-")]
+            elif vd:
+                computed |= v.verdict_computed
+                state = Text(vd["state"] + ("*" if v.verdict_computed else ""),
+                             style=STATE_STYLE.get(vd["state"], ""))
+                cells = [pct(vd.get("estimate_percent")),
+                         ci(vd.get("ci_low_percent"), vd.get("ci_high_percent")),
+                         pct(vd.get("threshold_percent"), sign=False), str(vd.get("rounds"))]
+            else:
+                state = Text("-")
+                cells = ["-", "-", "-", str(len(v.round_points()) or "-")]
+            self.add_row(Text(name, style=colour), state, *cells)
+        self.border_title = "Verdicts vs baseline" + (
+            " (*: computed from the report's round p50s)" if computed else "")

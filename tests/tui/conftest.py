@@ -1,0 +1,85 @@
+"""Fixtures of the console's tests: seeded reports, a tiny real CPU run, pilot helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sagetui.core.config import RunConfig, Shape, VariantSpec
+from sagetui.core.io import load_report
+from sagetui.tui.app import SageTUI
+
+ROOT = Path(__file__).resolve().parents[2]
+REF_000 = ROOT / "sample_results" / "000_a7d5760a8f7ea9fe.json"
+REF_001 = ROOT / "sample_results" / "001_c3fd8b591d904547.json"
+SYNTHETIC = Path(__file__).with_name("data") / "synthetic_report.json"
+THEME = "sage-dark"  # explicit: the default depends on $COLORTERM
+
+
+def aio(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+    """Run an async test (Textual's Pilot) in its own event loop; no pytest plugin needed."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return asyncio.run(fn(*args, **kwargs))
+
+    return run
+
+
+def tiny_config(rounds: int = 2, iterations: int = 3, variants: int = 1,
+                **extra: object) -> RunConfig:
+    """The brief's tiny CPU shape: a real runner process, a round in a fraction of a second."""
+    specs = [VariantSpec(name="ref", backend="reference")]
+    if variants > 1:
+        specs.append(VariantSpec(name="slow", backend="reference", options={"slowdown": 1.3}))
+    return RunConfig(shape=Shape(heads=2, q_len=256, head_dim=64), variants=specs,
+                     rounds=rounds, iterations=iterations, warmup=1, **extra)
+
+
+def viewer(*paths: Path, **kwargs: object) -> SageTUI:
+    kwargs.setdefault("theme_name", THEME)
+    return SageTUI(reports=[(str(p), load_report(p)) for p in paths],
+                   **kwargs)  # type: ignore[arg-type]
+
+
+async def settle(pilot, app: SageTUI) -> None:
+    """Derived statistics (a thread worker) done, panels synced and visible plots drawn."""
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    app.flush_redraws(force=True)
+    await pilot.pause()
+
+
+async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 60.0,
+                   what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+        await asyncio.sleep(0)
+
+
+def screen_text(app: SageTUI) -> str:
+    """The screen as plain text, as a user would read it."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    console = Console(width=app.size.width, height=app.size.height, record=True,
+                      file=StringIO(), color_system=None, force_terminal=False)
+    console.print(app.screen._compositor.render_update(full=True,
+                                                       screen_stack=app._background_screens))
+    return console.export_text()
+
+
+@pytest.fixture
+def recovery(tmp_path: Path) -> Path:
+    return tmp_path / "recovery" / "run.json"

@@ -1,0 +1,87 @@
+"""End to end in a real terminal: `sagetui` in tmux at 160x48 as over SSH (TERM=xterm-256color,
+no COLORTERM), run, wait for a round, export the JSON (key + confirm), quit, then read the
+screen and the exported file."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sagetui.core.io import load_report
+
+from .conftest import ROOT
+
+pytestmark = [pytest.mark.e2e,
+              pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")]
+
+
+class Tmux:
+    """A private tmux server (its own socket), so nothing else's sessions are touched."""
+
+    def __init__(self, name: str) -> None:
+        self.socket = f"sagetui-e2e-{os.getpid()}-{name}"
+        self.target = name
+
+    def __call__(self, *args: str) -> str:
+        out = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+                             capture_output=True,
+                             text=True, timeout=20, check=False)
+        return out.stdout
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", self.target)
+
+    def keys(self, *keys: str) -> None:
+        self("send-keys", "-t", self.target, *keys)
+
+    def wait_for(self, needle: str, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if needle in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{needle!r} never appeared; the screen:\n{self.screen()}")
+
+
+def test_run_export_and_quit_in_tmux(tmp_path: Path) -> None:
+    tmux = Tmux("console")
+    # tmux may create the pane at 80x24 and resize it a moment later, and the pane's shell
+    # may have exported COLUMNS/LINES from that first size (Python prefers them to the tty's):
+    # wait for the real size and drop them, so that the console paints at 160x48
+    command = (f"while [ \"$(stty size)\" != '48 160' ]; do sleep 0.05; done; "
+               f"cd {tmp_path} && env -u COLORTERM -u COLUMNS -u LINES TERM=xterm-256color "
+               f"PYTHONPATH={ROOT} {sys.executable} -m sagetui.cli.main "
+               f"--heads 2 --q-len 256 --head-dim 64 --rounds 2 --iterations 3 --warmup 1 "
+               f"--recovery-dir {tmp_path / 'recovery'}; echo SAGETUI-EXIT=$?; sleep 60")
+    tmux("new-session", "-d", "-s", tmux.target, "-x", "160", "-y", "48", command)
+    try:
+        tmux.wait_for("press r to run", timeout=30)
+        tmux.keys("r")
+        screen = tmux.wait_for("COMPLETE", timeout=60)  # both rounds done
+        assert "2/2 rounds" in screen
+        assert "fused_mainloop" in screen  # the phase table has data
+        assert "telemetry unavailable" in screen
+        # no COLORTERM: the console chose the 256-colour theme, and it emits palette colours
+        styled = tmux("capture-pane", "-p", "-e", "-t", tmux.target)
+        assert "38;5;" in styled and "38;2;" not in styled
+        tmux.keys("e")
+        prompt = tmux.wait_for("Export the report JSON to:", timeout=10)
+        assert "sagetui-" in prompt and ".json" in prompt  # a default path, ready to accept
+        tmux.keys("Enter")
+        tmux.wait_for("Wrote the report JSON", timeout=10)
+        tmux.keys("q")
+        tmux.wait_for("SAGETUI-EXIT=0", timeout=15)
+    finally:
+        tmux("kill-server")
+    exported = list(tmp_path.glob("sagetui-*.json"))
+    assert len(exported) == 1
+    report = load_report(exported[0])
+    assert report.rounds == 2 and report.status == "complete"
+    assert report.samples and len(report.samples["reference"]["total"]) == 2

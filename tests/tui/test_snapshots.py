@@ -1,0 +1,47 @@
+"""SVG snapshots of the console on seeded data (no live timings): reference report 001 from
+sample_results/ and the synthetic report of tests/tui/data/, at 80x24 and 160x48.
+
+After an intended change of the look: pytest tests/tui/test_snapshots.py --snapshot-update
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import REF_000, REF_001, SYNTHETIC, settle, viewer
+
+SIZES = [(80, 24), (160, 48)]
+
+
+def _settled(*keys: str):
+    async def run_before(pilot) -> None:
+        await settle(pilot, pilot.app)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot, pilot.app)
+    return run_before
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_overview_of_reference_001(snap_compare, size) -> None:
+    assert snap_compare(viewer(REF_001), terminal_size=size, run_before=_settled())
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_overview_of_synthetic_report(snap_compare, size) -> None:
+    assert snap_compare(viewer(SYNTHETIC), terminal_size=size, run_before=_settled())
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_round_medians_of_synthetic_report(snap_compare, size) -> None:
+    assert snap_compare(viewer(SYNTHETIC), terminal_size=size, run_before=_settled("2"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_scheduler_and_tail_study_of_reference_000(snap_compare, size) -> None:
+    assert snap_compare(viewer(REF_000), terminal_size=size, run_before=_settled("5"))
+
+
+def test_compare_view_at_160x48(snap_compare) -> None:
+    assert snap_compare(viewer(REF_000, REF_001, SYNTHETIC), terminal_size=(160, 48),
+                        run_before=_settled())

@@ -1,0 +1,234 @@
+"""`sagetui view`: saved reports in the console's panels, the compare view, help, themes,
+variant toggles and baseline on a saved report, and a bad file that must not crash it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.widgets import TabbedContent
+
+from sagetui.tui.help_screen import HelpScreen
+from sagetui.tui.modals import PathPromptScreen
+from sagetui.tui.widgets.compare_table import CompareTable
+from sagetui.tui.widgets.phase_table import PhaseTable
+from sagetui.tui.widgets.plots import IterationPlot, PhaseBars, RoundPlot
+from sagetui.tui.widgets.scheduler_panel import SchedulerFacts, TailTable
+
+from .conftest import REF_000, REF_001, SYNTHETIC, THEME, aio, screen_text, settle, viewer
+
+
+@aio
+async def test_phase_breakdown_000_shows_phases_scheduler_and_tail_study() -> None:
+    app = viewer(REF_000)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "phase breakdown" in text
+        assert "k_mean_and_smoothing_preparation" in text and "237.089" in text  # mainloop p50
+        assert "  q_int8_quantization" in text  # a child, indented under its parent
+        assert "92.0 %" in text  # the main loop's share
+        await pilot.press("5")
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "16,576" in text and "591" in text  # grid CTAs, K iterations per CTA
+        assert "equal" in text and "9190064.0" in text
+        assert app.query_one(TailTable).row_count == 6
+        assert "37761" in text and "99.66 %" in text
+        await pilot.press("4")
+        await settle(pilot, app)
+        bars = app.query_one(PhaseBars)
+        assert bars.points == 6 and "report" in bars.title_text
+
+
+@aio
+async def test_variant_comparison_001_shows_rounds_drift_and_variants() -> None:
+    app = viewer(REF_001)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "baseline" in text and "interleave-softmax" in text
+        assert "243.919" in text and "-0.016" in text  # p50 and report 001's own speedup
+        assert "+0.64 DRIFT" in text  # drift computed from the round p50s, flagged
+        assert "SAME*" in text and "[-0.12, -0.04]" in text  # DESIGN.md §4's example
+        assert "5 rounds" in text
+        await pilot.press("2")
+        await settle(pilot, app)
+        rounds = app.query_one("#rounds-plot", RoundPlot)
+        assert rounds.points == 10 and "drift flagged" in rounds.title_text
+        await pilot.press("3")
+        await settle(pilot, app)
+        it = app.query_one("#iterations-plot", IterationPlot)
+        assert "No raw samples" in it.title_text and it.points == 20
+
+
+@aio
+async def test_compare_view_puts_reports_side_by_side() -> None:
+    app = viewer(REF_000, REF_001, SYNTHETIC)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        assert app.query_one(TabbedContent).active == "compare"
+        table = app.query_one(CompareTable)
+        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        mainloop = next(r for r in rows if r[0] == "(phases)" and r[1] == "mainloop")
+        assert mainloop[2] == "237.089"  # A: 000's main loop
+        assert mainloop[-5] == "4.229"  # C: the synthetic baseline's, on the same row
+        fast = next(r for r in rows if r[0] == "fast" and r[1] == "total")
+        assert fast[-2] == "+6.918" and fast[-1].startswith("FASTER")
+        base = next(r for r in rows if r[0] == "baseline" and r[1] == "total")
+        assert base[6] == "243.919"
+        assert "A = 000_a7d5760a8f7ea9fe.json" in str(table.border_subtitle)
+
+
+@aio
+async def test_next_source_switches_every_panel() -> None:
+    app = viewer(REF_001, SYNTHETIC)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("1", "n")
+        await settle(pilot, app)
+        assert app.data.label == "synthetic_report.json"
+        assert "NVIDIA H200" in screen_text(app)
+        assert app.query_one(PhaseTable).row_count == 9  # 8 phases and the total
+
+
+@aio
+async def test_help_screen_lists_every_key() -> None:
+    app = viewer(REF_001)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for needle in ("Run / stop", "Export CSV samples", "Set baseline", "Next theme"):
+            assert needle in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+
+
+@aio
+async def test_theme_switch_by_key_and_by_option() -> None:
+    app = viewer(REF_001)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, app)
+        assert app.theme == THEME
+        await pilot.press("T")
+        await settle(pilot, app)
+        assert app.theme != THEME and app.theme.startswith("sage-")
+        assert app.context().series[0] != "#56B4E9" or app.theme == "sage-dark"
+    light = viewer(REF_001, theme_name="sage-light")
+    async with light.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, light)
+        assert light.theme == "sage-light" and light.context().series[0] == "#0072B2"
+    unknown = viewer(REF_001, theme_name="no-such-theme")
+    async with unknown.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, unknown)
+        assert unknown.theme in ("sage-dark", "sage-256")  # a warning, not a crash
+
+
+@aio
+async def test_command_palette_offers_the_actions() -> None:
+    app = viewer(REF_001)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.3)
+        await pilot.press(*"scheduler")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert app.query_one(TabbedContent).active == "scheduler"
+        assert app.query_one(SchedulerFacts).row_count > 0
+
+
+@aio
+async def test_toggle_and_baseline_on_a_saved_report() -> None:
+    app = viewer(SYNTHETIC)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        data = app.data
+        await pilot.press("v")  # select "fast"
+        assert app.selected == "fast"
+        await pilot.press("t")
+        assert not data.variants["fast"].enabled
+        await settle(pilot, app)
+        assert app.query_one("#overview-rounds", RoundPlot).points == 6  # base only
+        await pilot.press("t", "b")
+        await settle(pilot, app)
+        assert data.baseline == "fast"
+        base = data.variants["base"]
+        assert base.verdict is not None and base.verdict["state"] == "SLOWER"
+        assert base.verdict_computed and base.speedup_percent is not None
+        assert base.speedup_percent < -5
+
+
+@aio
+async def test_opening_a_malformed_report_shows_the_error_and_keeps_going(
+        tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    data = json.loads(REF_001.read_text())
+    data["variants"][0]["timing"]["p50_s"] = "fast"
+    bad.write_text(json.dumps(data))
+    app = viewer(REF_001)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("o")
+        await pilot.pause()
+        assert isinstance(app.screen, PathPromptScreen)
+        prompt = app.screen.query_one("Input")
+        prompt.value = str(bad)  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert len(app.sources) == 1 and app.is_running
+        errors = [n for n in app._notifications if n.severity == "error"]
+        assert errors and "$.variants[0].timing.p50_s" in errors[-1].message
+        await pilot.press("o")
+        await pilot.pause()
+        app.screen.query_one("Input").value = str(tmp_path / "missing.json")  # type: ignore
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "no such file" in [n for n in app._notifications][-1].message
+        await pilot.press("o")
+        await pilot.pause()
+        app.screen.query_one("Input").value = str(SYNTHETIC)  # type: ignore
+        await pilot.press("enter")
+        await settle(pilot, app)
+        assert len(app.sources) == 2 and app.data.label == "synthetic_report.json"
+
+
+@aio
+async def test_names_from_a_report_are_shown_as_written_never_as_markup(tmp_path: Path) -> None:
+    data = json.loads(SYNTHETIC.read_text())
+    odd = {"base": "[/x]", "fast": "[link=file:///etc/passwd]f[/link]", "broken": "\x1b[2Jb"}
+    for v in data["variants"]:
+        v["name"] = odd[v["name"]]
+    data["baseline"] = odd[data["baseline"]]
+    data["samples"] = {odd[k]: v for k, v in data["samples"].items()}
+    for e in data["schedule"]:
+        e["variant"] = odd[e["variant"]]
+    for f in data["faults"]:
+        f["variant"] = odd[f["variant"]]
+    path = tmp_path / "[odd].json"
+    path.write_text(json.dumps(data))
+    app = viewer(path, export_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        for tab in "1234567":
+            await pilot.press(tab)
+            await settle(pilot, app)
+        await pilot.press("1")
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "[/x]" in text and "[link=file:///etc/passwd]f[/link]" in text
+        assert "Phases · [/x]" in text
+        for _ in range(2):  # the second time asks about overwriting "[odd]-sagetui.md"
+            await pilot.press("m")
+            await pilot.pause()
+            await pilot.press("enter")
+            await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.is_running
+        assert "[/x]" in (tmp_path / "[odd]-sagetui.md").read_text()
