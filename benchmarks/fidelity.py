@@ -1,10 +1,12 @@
 """Fidelity on a GPU: sagetui's runner against a bare CUDA-event loop, side by side in one run.
 
 The bare loop below is written independently of sagetui's timing code: it calls SageAttention's
-own functions and times each phase on its own, N calls back to back with an event pair around
-each, behind a sleep kernel long enough for the host to enqueue them all (so no launch gap is
-timed), one synchronize at the end; it times the public `sageattn_qk_int8_pv_fp8_cuda` the
-same way. sagetui then runs the
+own functions with an event pair around each call (sagetui shares one event between phases),
+N calls back to back behind a sleep kernel long enough for the host to enqueue them all (so no
+launch gap is timed), one synchronize at the end. `--mode sequence` (the default) runs the
+phases in the order of one attention call; `--mode isolated` repeats each phase on its own,
+which measures a phase in a GPU state it never meets in a real call. The public
+`sageattn_qk_int8_pv_fp8_cuda` is timed the same way. sagetui then runs the
 same backend through its runner process (one pass, one event between consecutive phases,
 gated blocks). The bare loop runs before and after sagetui and their medians are averaged, so
 slow drift does not bias the ratios.
@@ -27,8 +29,13 @@ TARGETS = {"fused_mainloop": 1.0}
 PHASE_TARGET, SUM_TARGET, MIN_PHASE_S = 3.0, 2.0, 1e-4
 
 
-def bare(q, k, v, iterations: int) -> dict[str, float]:
-    """Median seconds per phase and for the public call, timed independently of sagetui."""
+def bare(q, k, v, iterations: int, mode: str = "sequence") -> dict[str, float]:
+    """Median seconds per phase and for the public call, timed independently of sagetui.
+
+    mode "isolated": each phase called N times back to back on its own; "sequence": the phases
+    in the order of one attention call, N calls back to back, an event pair around each
+    phase (so each phase meets the GPU state that the previous phase leaves, as in real use).
+    """
     import torch
     from sageattention import _fused, _qattn_sm89
     from sageattention.core import sageattn_qk_int8_pv_fp8_cuda
@@ -60,20 +67,33 @@ def bare(q, k, v, iterations: int) -> dict[str, float]:
         "public_api": lambda: sageattn_qk_int8_pv_fp8_cuda(
             q, k, v, tensor_layout="NHD", qk_quant_gran="per_warp", pv_accum_dtype="fp32+fp32"),
     }
-    out = {}
-    for name, fn in calls.items():
-        for _ in range(3):
-            fn()
+    def timed(groups: list[list[str]]) -> dict[str, float]:
+        """Run each group of calls in order, N times back to back, an event pair per call."""
+        for group in groups:
+            for name in group:
+                calls[name]()
         torch.cuda.synchronize()
-        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                 for _ in range(iterations)]
+        ev = {n: [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                  for _ in range(iterations)] for g in groups for n in g}
         torch.cuda._sleep(int(2e-3 * iterations * 1.5e9))  # ~2 ms of host time per call
-        for start, end in pairs:
-            start.record()
-            fn()
-            end.record()
+        for i in range(iterations):
+            for group in groups:
+                for name in group:
+                    ev[name][i][0].record()
+                    calls[name]()
+                    ev[name][i][1].record()
         torch.cuda.synchronize()
-        out[name] = statistics.median(s.elapsed_time(e) / 1e3 for s, e in pairs)
+        return {n: statistics.median(s.elapsed_time(e) / 1e3 for s, e in pairs)
+                for n, pairs in ev.items()}
+
+    out: dict[str, float] = {}
+    phases = [n for n in calls if n != "public_api"]
+    if mode == "isolated":
+        for name in phases:
+            out.update(timed([[name]]))
+    else:
+        out.update(timed([phases]))
+    out.update(timed([["public_api"]]))
     return out
 
 
@@ -99,6 +119,8 @@ def main() -> int:
     ap.add_argument("--heads", type=int, default=56)
     ap.add_argument("--head-dim", type=int, default=128)
     ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--mode", choices=["sequence", "isolated"], default="sequence",
+                    help="bare phases in call order (default) or each on its own")
     ap.add_argument("--json", help="write the figures here too")
     a = ap.parse_args()
     import torch
@@ -106,13 +128,13 @@ def main() -> int:
     g = torch.Generator(device="cuda").manual_seed(0)
     shape = (a.batch, a.q_len, a.heads, a.head_dim)
     q, k, v = (torch.randn(shape, generator=g, device="cuda").to(torch.bfloat16) for _ in "qkv")
-    before = bare(q, k, v, a.iterations)
+    before = bare(q, k, v, a.iterations, a.mode)
     del q, k, v
     torch.cuda.empty_cache()
     ours = via_sagetui(dict(batch=a.batch, q_len=a.q_len, heads=a.heads, head_dim=a.head_dim),
                        iterations=a.iterations // 2, rounds=2)
     q, k, v = (torch.randn(shape, generator=g, device="cuda").to(torch.bfloat16) for _ in "qkv")
-    after = bare(q, k, v, a.iterations)
+    after = bare(q, k, v, a.iterations, a.mode)
     ref = {k: (before[k] + after[k]) / 2 for k in before}
 
     rows, ok = [], True
@@ -141,7 +163,7 @@ def main() -> int:
           + ", ".join(f"{k} {x:.4f}" for k, x in drift.items()))
     if a.json:
         with open(a.json, "w") as fh:
-            json.dump({"shape": shape, "rows": rows, "bare_before": before,
+            json.dump({"shape": shape, "mode": a.mode, "rows": rows, "bare_before": before,
                        "bare_after": after, "sagetui": ours}, fh, indent=2)
     return 0 if ok else 1
 
