@@ -13,7 +13,7 @@ def to_csv(report: Report) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["variant", "phase", "round", "iteration", "seconds"])
-    rounds_of = _round_numbers(report)
+    rounds_of = report.round_numbers()
     for variant, phases in (report.samples or {}).items():
         numbers = rounds_of.get(variant)
         for phase, per_round in phases.items():
@@ -28,17 +28,6 @@ def _cell(text: str) -> str:
     """A name from a report, made inert for spreadsheets: a leading =, +, - or @ would be read
     as a formula (CSV injection), so it gets a leading apostrophe."""
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
-
-
-def _round_numbers(report: Report) -> dict[str, list[int]]:
-    """Round numbers of each variant's kept rounds, from the schedule (rounds a variant missed
-    after a fault are absent from its samples)."""
-    out: dict[str, list[int]] = {}
-    for e in report.schedule or []:
-        rs = out.setdefault(e.variant, [])
-        if e.round not in rs:
-            rs.append(e.round)
-    return out
 
 
 def ms(s: float | None) -> str:

@@ -242,5 +242,15 @@ class Report(Model):
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
 
+    def round_numbers(self) -> dict[str, list[int]]:
+        """The round numbers of each variant's kept rounds, in order, from the schedule: a
+        variant that missed rounds after a fault has fewer entries in its samples."""
+        out: dict[str, list[int]] = {}
+        for e in self.schedule or []:
+            rs = out.setdefault(e.variant, [])
+            if e.round not in rs:
+                rs.append(e.round)
+        return out
+
     def variant(self, name: str) -> Variant | None:
         return next((v for v in self.variants or [] if v.name == name), None)

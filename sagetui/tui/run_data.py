@@ -366,7 +366,7 @@ class RunData:
         self.shape = _shape_text(report)
         if not self.live:  # a live run keeps what it planned, to say "7/300 rounds kept"
             self.progress.rounds_planned = report.rounds
-        rounds_of = _round_numbers(report)
+        rounds_of = report.round_numbers()
         for v in report.variants or []:
             view = self.variant(v.name)
             view.enabled = enabled.get(v.name, True)
@@ -427,15 +427,6 @@ def _rows_for(v: VariantView) -> list[PhaseRow]:
             s = v.phase_summaries[name]
             stats[name] = (s.get("p50_s"), s.get("p90_s"), None, s.get("count"))
     return build_rows(tree, stats)
-
-
-def _round_numbers(report: Report) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = {}
-    for e in report.schedule or []:
-        rs = out.setdefault(e.variant, [])
-        if e.round not in rs:
-            rs.append(e.round)
-    return out
 
 
 def _shape_text(report: Report) -> str | None:

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import torch
 
-from .base import Backend, Inputs, PhaseClock, PhaseSpec
+from .base import SAGE2_PHASES, Backend, Inputs, PhaseClock, PhaseSpec
 
 WARP_Q = 32  # Q quantization granularity (rows), as per_warp_int8 with WARPQ=32
 BLOCK_K = 64  # K quantization block (rows) and the K tile the V padding rounds up to
@@ -65,16 +65,7 @@ class ReferenceBackend(Backend):
         return None  # plain torch: runs anywhere
 
     def phases(self) -> list[PhaseSpec]:
-        return [
-            PhaseSpec("k_mean_and_smoothing_preparation"),
-            PhaseSpec("qk_int8_quantization"),
-            PhaseSpec("q_int8_quantization", "qk_int8_quantization"),
-            PhaseSpec("k_int8_subtract_mean_quantization", "qk_int8_quantization"),
-            PhaseSpec("v_fp8_transpose_scale_quantization"),
-            PhaseSpec("v_transpose_pad_permute", "v_fp8_transpose_scale_quantization"),
-            PhaseSpec("v_scale_fp8_quantization", "v_fp8_transpose_scale_quantization"),
-            PhaseSpec("fused_mainloop"),
-        ]
+        return list(SAGE2_PHASES)
 
     def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
         layout = inputs.layout

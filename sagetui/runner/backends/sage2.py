@@ -24,7 +24,15 @@ from typing import Any, ClassVar
 import torch
 
 from ..variants import load_extension
-from .base import Backend, BackendUnavailable, Inputs, PhaseClock, PhaseSpec, VariantLoadError
+from .base import (
+    SAGE2_PHASES,
+    Backend,
+    BackendUnavailable,
+    Inputs,
+    PhaseClock,
+    PhaseSpec,
+    VariantLoadError,
+)
 from .sdpa import require_cuda
 from .triton import pad_head_dim, sageattention_version
 
@@ -110,16 +118,6 @@ SM90 = Fp8Path(
     public="sageattn_qk_int8_pv_fp8_cuda_sm90",
 )
 
-FP8_PHASES = [
-    PhaseSpec("k_mean_and_smoothing_preparation"),
-    PhaseSpec("qk_int8_quantization"),
-    PhaseSpec("q_int8_quantization", "qk_int8_quantization"),
-    PhaseSpec("k_int8_subtract_mean_quantization", "qk_int8_quantization"),
-    PhaseSpec("v_fp8_transpose_scale_quantization"),
-    PhaseSpec("v_transpose_pad_permute", "v_fp8_transpose_scale_quantization"),
-    PhaseSpec("v_scale_fp8_quantization", "v_fp8_transpose_scale_quantization"),
-    PhaseSpec("fused_mainloop"),
-]
 
 
 def _check_capability(device: str, path: Fp8Path, backend: str) -> None:
@@ -170,7 +168,7 @@ class _Sage2Fp8Backend(Backend):
         return self._mods
 
     def phases(self) -> list[PhaseSpec]:
-        return list(FP8_PHASES)
+        return list(SAGE2_PHASES)
 
     def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
         fused, qattn = self.modules.fused, self.modules.qattn
