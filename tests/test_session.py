@@ -109,3 +109,15 @@ def test_until_ci_stops_when_intervals_are_narrow_enough():
     v = report.variant("slow").verdict
     assert 2 <= report.rounds <= 8
     assert report.rounds == 8 or (v.ci_high_percent - v.ci_low_percent) < 60.0
+
+
+def test_adaptive_stopping_can_be_switched_on_during_a_run():
+    s = Session(config("a=reference", "slow=reference[slowdown=2]", rounds=3, iterations=3,
+                       max_rounds=6))
+
+    def on_event(e):
+        if e.kind == "round" and e.data["phase"] == "done" and e.data["round"] == 0:
+            s.set_until_ci(1e-6)  # unreachable: runs to --max-rounds
+    s.on_event = on_event
+    report = s.run()
+    assert report.rounds == 6

@@ -117,7 +117,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
                                                              backend="reference")],
                            **common)
         if config.noise_floor_percent is None:
-            from .calibration import stored_noise_floor
+            from sagetui.session.calibration import stored_noise_floor
 
             stored = stored_noise_floor(config)
             if stored is not None:

@@ -189,36 +189,26 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """The baseline against itself: the noise floor the SAME threshold is built from."""
     from sagetui.core import verdict as vd
-    from sagetui.core.config import VariantSpec
+    from sagetui.session.calibration import aa_config, measured_noise_floor, store_noise_floor
 
     config = config_from_args(args)
     check_outputs(args)
     err = Console(stderr=True, soft_wrap=True)
-    if config.auto:  # resolve the backend first, so that both copies are the same one
+    if config.auto or config.auto_shape:  # resolve first, so both copies are the same one
         from sagetui.core.config import resolve_auto
         from sagetui.session.probe import probe
 
         info = probe()
         config = resolve_auto(config, info["device"], info["backends"])
-    base = next(v for v in config.variants if v.name == config.baseline_name)
-    twin = VariantSpec(name=f"{base.name}-again", backend=base.backend, path=base.path,
-                       options=dict(base.options))
-    config = config.model_copy(update={"variants": [base, twin], "baseline": base.name,
-                                       "rounds": max(config.rounds, 5)})
+    config = aa_config(config)
     report, recovery = run_session(config, args, err)
-    a, b = (report.samples or {}).get(base.name), (report.samples or {}).get(twin.name)
-    if not a or not b:
+    noise = measured_noise_floor(report)
+    if noise is None:
         err.print("[red]calibration did not complete[/]")
         return 1
-    import numpy as np
-
-    ma = [float(np.median(r)) for r in a["total"]]
-    mb = [float(np.median(r)) for r in b["total"]]
-    noise = vd.noise_floor_percent(ma, mb)
     thr = vd.default_threshold_percent(noise)
     stdout_console().print(summary_table(report))
-    from .calibration import store_noise_floor
-
+    base = config.variants[0]
     gpu = ((report.environment or {}).get("gpu") or {}).get("name")
     where = store_noise_floor(config.model_copy(update={"variants": [base]}), noise, gpu)
     stdout_console().print(
@@ -229,5 +219,3 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         report_write_failures(failed, recovery, err)
         return 1
     return 0
-
-

@@ -151,16 +151,23 @@ class Session:
         self._emit("finished", status=self.collector.status, report=report)
         return report
 
+    def set_until_ci(self, target_percent: float | None) -> None:
+        """Adaptive stopping from now on (None: back to the fixed number of rounds)."""
+        with self._lock:
+            self.config = self.config.model_copy(update={"until_ci_percent": target_percent})
+
     def _more_rounds(self, r: int) -> bool:
-        cfg = self.config
+        """With --until-ci, --rounds is the minimum (at least 2, for an interval) and
+        --max-rounds the limit (default: the larger of --rounds and 50)."""
+        with self._lock:
+            cfg = self.config
         if not self.collector.active():
             return False
         if cfg.until_ci_percent is None:
             return r < cfg.rounds
-        limit = cfg.max_rounds or max(cfg.rounds, 50)
-        if r >= limit:
+        if r >= (cfg.max_rounds or max(cfg.rounds, 50)):
             return False
-        if r < max(2, cfg.rounds if cfg.max_rounds is None else 2):
+        if r < max(2, cfg.rounds):
             return True
         verdicts = list(self.collector.verdicts().values())
         return not (verdicts and vd.should_stop(verdicts, cfg.until_ci_percent))
