@@ -113,7 +113,7 @@ def test_until_ci_stops_when_intervals_are_narrow_enough():
 
 def test_adaptive_stopping_can_be_switched_on_during_a_run():
     s = Session(config("a=reference", "slow=reference[slowdown=2]", rounds=3, iterations=3,
-                       max_rounds=6))
+                       max_rounds=6))  # 3 rounds, unless adaptive stopping asks for more
 
     def on_event(e):
         if e.kind == "round" and e.data["phase"] == "done" and e.data["round"] == 0:

@@ -60,7 +60,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         "calibrate` stored for this backend and shape, if anything)")
     m.add_argument("--until-ci", type=float, metavar="PERCENT",
                    help="run rounds until every verdict's interval is narrower than PERCENT "
-                        "(--rounds is then the minimum)")
+                        "(at least 2, at most --max-rounds)")
     m.add_argument("--max-rounds", type=int, help="the limit for --until-ci (default 50)")
     m.add_argument("--watchdog", type=float, default=120.0, metavar="SECONDS",
                    help="kill a runner that says nothing for this long (120)")

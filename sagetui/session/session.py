@@ -157,8 +157,8 @@ class Session:
             self.config = self.config.model_copy(update={"until_ci_percent": target_percent})
 
     def _more_rounds(self, r: int) -> bool:
-        """With --until-ci, --rounds is the minimum (at least 2, for an interval) and
-        --max-rounds the limit (default: the larger of --rounds and 50)."""
+        """With --until-ci: at least 2 rounds (an interval needs them), at most --max-rounds
+        (default: the larger of --rounds and 50)."""
         with self._lock:
             cfg = self.config
         if not self.collector.active():
@@ -167,7 +167,7 @@ class Session:
             return r < cfg.rounds
         if r >= (cfg.max_rounds or max(cfg.rounds, 50)):
             return False
-        if r < max(2, cfg.rounds):
+        if r < 2:
             return True
         verdicts = list(self.collector.verdicts().values())
         return not (verdicts and vd.should_stop(verdicts, cfg.until_ci_percent))

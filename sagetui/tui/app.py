@@ -80,6 +80,8 @@ class SageTUI(RunControl, ExportFlow, App[int]):
         self.run_stem = f"sagetui-{time.strftime('%Y%m%d-%H%M%S')}"
         self._quitting = False
         self._runs = 0
+        self.resolved_config: RunConfig | None = None
+        self.calibrating: RunConfig | None = None
         self.run_recovery: Path | None = None  # the recovery file of the latest run
         self._synced: dict[str, tuple] = {}
         specs, self._theme_problems = load_themes()

@@ -30,6 +30,14 @@ KEYS: tuple[KeyAction, ...] = (
     KeyAction("r", "toggle_run", "Run/Stop", "Run / stop",
               "Start a run with the configuration from the command line, or stop the "
               "running one (it stops between iterations and keeps what was measured)", "Run"),
+    KeyAction("u", "until_ci", "Until CI", "Run until the intervals are narrow",
+              "Adaptive stopping: run rounds until every verdict's 95 % interval is narrower "
+              "than the width you give (0 or off: the fixed number of rounds); a running "
+              "session applies it from its next round", "Run", show=False),
+    KeyAction("a", "calibrate", "Calibrate", "Calibrate the noise floor",
+              "Run the baseline against itself (A/A): its round-to-round noise sets the SAME "
+              "threshold, max(1 %, 2 x noise), here and in later runs of this backend and shape",
+              "Run", show=False),
     KeyAction("t", "toggle_variant", "Toggle", "Toggle variant",
               "Turn the selected variant on or off (a run applies it at the next round)",
               "Variants"),

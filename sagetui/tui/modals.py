@@ -40,15 +40,16 @@ class PathPromptScreen(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, path: str) -> None:
+    def __init__(self, title: str, path: str,
+                 hint: str = "enter: write  ·  escape: cancel") -> None:
         super().__init__(classes="modal")
-        self.title_text, self.path = title, path
+        self.title_text, self.path, self.hint = title, path, hint
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="question", markup=False)
             yield Input(self.path, id="path")
-            yield Label("enter: write  ·  escape: cancel", classes="hint")
+            yield Label(self.hint, classes="hint", markup=False)
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

@@ -18,11 +18,13 @@ from textual.worker import Worker, WorkerState
 
 from sagetui.core.config import RunConfig
 from sagetui.core.report import Report
+from sagetui.core.verdict import default_threshold_percent
+from sagetui.session.calibration import aa_config, measured_noise_floor, store_noise_floor
 from sagetui.session.session import Session
 
 from . import exporting
 from .messages import IterationBatch, RunEvent
-from .modals import QuitRunScreen
+from .modals import PathPromptScreen, QuitRunScreen
 from .run_data import RunData
 from .session_bridge import EventBridge
 
@@ -38,6 +40,8 @@ class RunControl:
     live: RunData | None
     session: Session | None
     final_report: Report | None
+    resolved_config: RunConfig | None  # the last run's configuration, once the runner said
+    calibrating: RunConfig | None  # during a calibration: the configuration to return to
     recovery_path: Path | None
     run_recovery: Path | None
     run_stem: str
@@ -98,6 +102,71 @@ class RunControl:
             self.log_line("the runner did not stop in time: killing it", "warning")
             session.client.kill()
 
+    # -- adaptive stopping and calibration ----------------------------------------------------
+    def action_until_ci(self: SageTUI) -> None:
+        if self.config is None:
+            self.notify("This console shows saved reports: nothing to run.", severity="warning")
+            return
+        now = self.config.until_ci_percent
+        self.push_screen(PathPromptScreen(
+            "Run rounds until every 95 % interval is narrower than (percent; 0 or off: the "
+            "fixed number of rounds):", "" if now is None else f"{now:g}",
+            hint="enter: apply  ·  escape: cancel"), self._apply_until_ci)
+
+    def _apply_until_ci(self: SageTUI, value: str | None) -> None:
+        if value is None or self.config is None:
+            return
+        try:
+            target = None if value.lower() in ("off", "0", "none") else float(value)
+            if target is not None and not 0 < target <= 100:
+                raise ValueError
+        except ValueError:
+            self.notify(f"not a width in percent: {value!r}", severity="error", markup=False)
+            return
+        self.config = self.config.model_copy(update={"until_ci_percent": target})
+        if self.session is not None:
+            self.session.set_until_ci(target)
+        self.log_line("adaptive stopping off" if target is None else
+                      f"running until every 95 % interval is narrower than {target:g} %"
+                      + (" (from the next round)" if self.session is not None else ""))
+
+    def action_calibrate(self: SageTUI) -> None:
+        if self.config is None or self.live is None:
+            self.notify("This console shows saved reports: nothing to run.", severity="warning")
+            return
+        if self.running:
+            self.notify("Stop the run first (r), then calibrate.", severity="warning")
+            return
+        base = self.resolved_config or self.config
+        if base.auto or base.auto_shape:
+            self.notify("Run once first (r) so the backend and shape are known, or start "
+                        "sagetui with --backend and a shape.", severity="warning")
+            return
+        self.calibrating = self.config
+        self.config = aa_config(base)
+        self.log_line(f"calibrating: {self.config.variants[0].spec} against itself, "
+                      f"{self.config.rounds} rounds")
+        self.start_run()
+
+    def _finish_calibration(self: SageTUI, report: Report | None) -> None:
+        before, self.calibrating = self.calibrating, None
+        assert before is not None
+        noise = measured_noise_floor(report) if report is not None else None
+        if noise is None:
+            self.config = before
+            self.log_line("calibration did not complete: the threshold is unchanged", "warning")
+            return
+        base = self.resolved_config or before
+        store_noise_floor(base, noise, self.live.gpu_name if self.live else None)
+        self.config = before.model_copy(update={"noise_floor_percent": noise})
+        if self.resolved_config is not None:
+            self.resolved_config = self.resolved_config.model_copy(
+                update={"noise_floor_percent": noise})
+        thr = default_threshold_percent(noise)
+        self.log_line(f"noise floor {noise:.3f} %: the SAME threshold is now {thr:.2f} % "
+                      "for this backend and shape (stored for later runs too)")
+        self.notify(f"Noise floor {noise:.3f} %; SAME threshold {thr:.2f} %.")
+
     # -- the session's messages -------------------------------------------------------------
     def on_iteration_batch(self: SageTUI, message: IterationBatch) -> None:
         if self.live is not None:
@@ -120,6 +189,8 @@ class RunControl:
         elif kind == "ready":
             if self.session is not None:  # an `auto` configuration is resolved by now
                 data.shape = self.session.config.shape.describe()
+                if self.calibrating is None:
+                    self.resolved_config = self.session.config
             if self.selected not in data.variants:
                 self.selected = self._first_variant()
             gpu = data.gpu_name or d.get("device")
@@ -155,7 +226,9 @@ class RunControl:
         where = f"; recovery file {self.run_recovery}" if self.run_recovery else ""
         self.log_line(f"run {d.get('status')}: {data.rounds_done} rounds kept{where}",
                       "information" if d.get("status") == "complete" else "warning")
-        if not self._quitting:
+        if self.calibrating is not None:
+            self._finish_calibration(report if isinstance(report, Report) else None)
+        elif not self._quitting:
             self.notify(f"Run {d.get('status')}: {data.rounds_done} rounds. "
                         "e/c/m/s export it.")
 

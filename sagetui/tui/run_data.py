@@ -192,6 +192,9 @@ class RunData:
 
     # -- a live run's events ------------------------------------------------------------------
     def begin_run(self, rounds: int, iterations: int, variants: list[tuple[str, str]]) -> None:
+        names = {n for n, _ in variants}
+        for stale in [n for n in self.variants if n not in names]:
+            del self.variants[stale]  # a variant of an earlier run (a calibration's copy, say)
         for v in list(self.variants.values()):
             keep = v.enabled
             self.variants[v.name] = VariantView(name=v.name, index=v.index, enabled=keep,
