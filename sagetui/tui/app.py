@@ -161,6 +161,7 @@ class SageTUI(RunControl, ExportFlow, App[int]):
             self.query_one(f"#{wid}").border_title = title
         self._plots = list(self.query(SeriesPlot))
         self.set_interval(1.0 / self.refresh_hz, self._tick)
+        self.install_signal_handlers()
         for line in self._theme_problems:
             self.log_line(line, "warning")
             self.notify(line, severity="warning")

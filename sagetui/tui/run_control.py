@@ -9,6 +9,7 @@ lingers past a second, and offers to keep what was measured.
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 from functools import partial
 from pathlib import Path
@@ -239,6 +240,29 @@ class RunControl:
             self.notify(f"The run stopped with an error: {event.worker.error}", severity="error")
 
     # -- quitting ---------------------------------------------------------------------------
+    def install_signal_handlers(self: SageTUI) -> None:
+        """SIGHUP (the SSH connection dropped) and SIGTERM: stop the run, let the session write
+        its last recovery file, and exit; nothing is asked, since nobody may be there."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGHUP, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, self._on_signal, sig)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass  # not the main thread, or no signals here: the defaults stay
+
+    def _on_signal(self: SageTUI, sig: signal.Signals) -> None:
+        if self._quitting and self.session is None:
+            return
+        self._quitting = True
+        self.log_line(f"{sig.name}: stopping the run and keeping what was measured", "warning")
+        if self.session is not None:
+            self.stop_run(grace_s=QUIT_GRACE_S)
+        self.run_worker(self._exit_when_stopped(), group="quit", exclusive=True)
+
+    async def _exit_when_stopped(self: SageTUI) -> None:
+        await self._wait_stopped()  # the session saves its recovery file as it ends
+        self.exit(return_code=1)
+
     async def action_quit(self: SageTUI) -> None:
         if self.session is None:
             self.exit(0)

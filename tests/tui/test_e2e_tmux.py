@@ -85,3 +85,51 @@ def test_run_export_and_quit_in_tmux(tmp_path: Path) -> None:
     report = load_report(exported[0])
     assert report.rounds == 2 and report.status == "complete"
     assert report.samples and len(report.samples["reference"]["total"]) == 2
+
+
+def _pids_of(pattern: str) -> list[int]:
+    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False)
+    return [int(p) for p in out.stdout.split()]
+
+
+@pytest.mark.parametrize("sig", ["HUP", "TERM"])
+def test_a_dying_console_keeps_what_was_measured(tmp_path: Path, sig: str) -> None:
+    """SIGHUP (the SSH connection dropped) or SIGTERM mid-run: the runner stops, the rounds
+    measured so far are in the recovery file, and `view --recover` finds it."""
+    tmux = Tmux(f"dying-{sig}")
+    recovery = tmp_path / "recovery"
+    marker = f"sagetui-dying-{os.getpid()}-{sig}"
+    command = (f"cd {tmp_path} && env -u COLORTERM TERM=xterm-256color PYTHONPATH={ROOT} "
+               f"SAGETUI_TEST_MARK={marker} {sys.executable} -m sagetui.cli.main "
+               f"--heads 2 --q-len 256 --head-dim 64 --rounds 500 --iterations 3 --warmup 1 "
+               f"--recovery-dir {recovery}; echo SAGETUI-EXIT=$?; sleep 60")
+    tmux("new-session", "-d", "-s", tmux.target, "-x", "120", "-y", "40", command)
+    try:
+        tmux.wait_for("press r to run", timeout=30)
+        tmux.keys("r")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list(recovery.glob("*.json")):
+            time.sleep(0.1)  # the first round's autosave
+        time.sleep(0.5)
+        console = [p for p in _pids_of(f"{sys.executable} -m sagetui.cli.main")
+                   if marker in Path(f"/proc/{p}/environ").read_bytes().decode(errors="ignore")]
+        assert len(console) == 1
+        runners = [p for p in _pids_of("sagetui.runner")
+                   if marker in Path(f"/proc/{p}/environ").read_bytes().decode(errors="ignore")]
+        assert runners
+        subprocess.run(["kill", f"-{sig}", str(console[0])], check=True)
+        tmux.wait_for("SAGETUI-EXIT=1", timeout=15)
+        for pid in runners:  # no runner outlives the console
+            assert not Path(f"/proc/{pid}").exists() or \
+                "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    finally:
+        tmux("kill-server")
+    (saved,) = recovery.glob("*.json")
+    report = load_report(saved)
+    assert report.status == "cancelled" and report.rounds >= 1
+    from sagetui.cli.main import build_parser
+    from sagetui.cli.console import view_reports
+
+    paths = view_reports(build_parser().parse_args(["view", "--recover", "--recovery-dir",
+                                                     str(recovery)]))
+    assert [str(p) for p, _ in paths] == [str(saved)]
