@@ -127,8 +127,8 @@ def test_a_dying_console_keeps_what_was_measured(tmp_path: Path, sig: str) -> No
     (saved,) = recovery.glob("*.json")
     report = load_report(saved)
     assert report.status == "cancelled" and report.rounds >= 1
-    from sagetui.cli.main import build_parser
     from sagetui.cli.console import view_reports
+    from sagetui.cli.main import build_parser
 
     paths = view_reports(build_parser().parse_args(["view", "--recover", "--recovery-dir",
                                                      str(recovery)]))
