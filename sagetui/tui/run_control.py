@@ -9,7 +9,9 @@ lingers past a second, and offers to keep what was measured.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import threading
 import time
 from functools import partial
 from pathlib import Path
@@ -261,6 +263,12 @@ class RunControl:
 
     async def _exit_when_stopped(self: SageTUI) -> None:
         await self._wait_stopped()  # the session saves its recovery file as it ends
+        # With the terminal gone (a dropped SSH connection closes the pty) Textual's own
+        # shutdown can block on writing to it: what mattered is saved, so a process still
+        # here two seconds later leaves without it.
+        fallback = threading.Timer(2.0, os._exit, args=(1,))
+        fallback.daemon = True  # a normal exit does not wait for it
+        fallback.start()
         self.exit(return_code=1)
 
     async def action_quit(self: SageTUI) -> None:

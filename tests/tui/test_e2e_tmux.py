@@ -92,10 +92,12 @@ def _pids_of(pattern: str) -> list[int]:
     return [int(p) for p in out.stdout.split()]
 
 
-@pytest.mark.parametrize("sig", ["HUP", "TERM"])
+@pytest.mark.parametrize("sig", ["HUP", "TERM", "drop"])
 def test_a_dying_console_keeps_what_was_measured(tmp_path: Path, sig: str) -> None:
-    """SIGHUP (the SSH connection dropped) or SIGTERM mid-run: the runner stops, the rounds
-    measured so far are in the recovery file, and `view --recover` finds it."""
+    """SIGHUP, SIGTERM, or the terminal itself gone (tmux kills the pane: the pty closes and
+    the console gets SIGHUP, as when an SSH connection drops) mid-run: the runner stops, the
+    rounds measured so far are in the recovery file, `view --recover` finds it, and the
+    console exits."""
     tmux = Tmux(f"dying-{sig}")
     recovery = tmp_path / "recovery"
     marker = f"sagetui-dying-{os.getpid()}-{sig}"
@@ -117,8 +119,17 @@ def test_a_dying_console_keeps_what_was_measured(tmp_path: Path, sig: str) -> No
         runners = [p for p in _pids_of("sagetui.runner")
                    if marker in Path(f"/proc/{p}/environ").read_bytes().decode(errors="ignore")]
         assert runners
-        subprocess.run(["kill", f"-{sig}", str(console[0])], check=True)
-        tmux.wait_for("SAGETUI-EXIT=1", timeout=15)
+        if sig == "drop":
+            tmux("kill-server")
+        else:
+            subprocess.run(["kill", f"-{sig}", str(console[0])], check=True)
+            tmux.wait_for("SAGETUI-EXIT=1", timeout=15)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and Path(f"/proc/{console[0]}").exists() and \
+                "Z" not in Path(f"/proc/{console[0]}/stat").read_text().split()[2]:
+            time.sleep(0.1)
+        assert not Path(f"/proc/{console[0]}").exists() or \
+            "Z" in Path(f"/proc/{console[0]}/stat").read_text().split()[2], "console still up"
         for pid in runners:  # no runner outlives the console
             assert not Path(f"/proc/{pid}").exists() or \
                 "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
