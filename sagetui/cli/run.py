@@ -132,6 +132,10 @@ def run_session(config: RunConfig, args: argparse.Namespace,
     worker.start()
     while worker.is_alive():
         worker.join(timeout=0.2)
+    # the run is over and saved: a late Ctrl-C (the second of a double press) must not kill
+    # the process while it writes the outputs and exits
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
     if "report" not in result:
         _say(console, f"[red]the session failed[/]: {escape(repr(result.get('error')))}")
         report = session.report()
