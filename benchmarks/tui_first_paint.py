@@ -27,17 +27,20 @@ def tmux(socket: str, *args: str) -> str:
                           check=False).stdout
 
 
-def first_paint(size: str, timeout: float = 20.0) -> float:
+def first_paint(size: str, timeout: float = 20.0, program: str | None = None,
+                marker: str = MARKER) -> float:
+    """Seconds from starting `program` (default: the console) in a new tmux pane to `marker`
+    on its screen. startup.py passes a bare Textual app, to measure both the same way."""
     socket = f"sagetui-bench-{os.getpid()}"
     w, h = size.split("x")
     root = Path(__file__).resolve().parent.parent
-    cmd = (f"cd {root} && env -u COLORTERM TERM=xterm-256color PYTHONPATH={root} "
-           f"{sys.executable} -m sagetui.cli.main --recovery-dir /tmp/sagetui-bench")
+    program = program or f"{sys.executable} -m sagetui.cli.main --recovery-dir /tmp/sagetui-bench"
+    cmd = f"cd {root} && env -u COLORTERM TERM=xterm-256color PYTHONPATH={root} {program}"
     t0 = time.perf_counter()
     tmux(socket, "new-session", "-d", "-s", "bench", "-x", w, "-y", h, cmd)
     try:
         while time.perf_counter() - t0 < timeout:
-            if MARKER in tmux(socket, "capture-pane", "-p", "-t", "bench"):
+            if marker in tmux(socket, "capture-pane", "-p", "-t", "bench"):
                 return time.perf_counter() - t0
             time.sleep(0.01)
         screen = tmux(socket, "capture-pane", "-p", "-t", "bench")

@@ -2,9 +2,10 @@
 
 It spawns the runner, sets it up, warms every variant up, runs rounds in ABBA/BAAB order,
 collects every event, updates verdicts after each round, writes the recovery file after each
-round, and survives a runner that dies or hangs: the fault is recorded with the variant and
-phase that were running and the runner's last stderr lines, the completed rounds are kept, and a
-new runner goes on without the failed variant.
+round (for at most a tenth of the time: AUTOSAVE_MAX_SHARE) and at the end, and survives a
+runner that dies or hangs: the fault is recorded with the variant and phase that were running
+and the runner's last stderr lines, the completed rounds are kept, and a new runner goes on
+without the failed variant.
 
 `run()` blocks; call it from a worker thread. `cancel()`, `set_enabled()` and `set_baseline()`
 are thread-safe and take effect between iterations (cancel) or at the next round (the others).
@@ -12,10 +13,12 @@ are thread-safe and take effect between iterations (cancel) or at the next round
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +34,11 @@ from .runner_client import RunnerClient, RunnerGone
 from .schedule import round_order
 
 SETUP_TIMEOUT_S = 600.0  # loading a cold CUDA context and building 3 x 1.6 GB inputs
+# The recovery file holds every raw sample: with 10^6 of them, building and writing it takes
+# seconds of the GIL that the console and this session's thread need. A round's autosave is
+# skipped while the last one is still being written or while autosaves have taken more than
+# this share of the time since; the end of the run always writes it.
+AUTOSAVE_MAX_SHARE = 0.1
 
 
 @dataclass
@@ -38,6 +46,21 @@ class SessionEvent:
     # hello variant ready warmup iteration block round decomposition tail fault log finished
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Building and writing a report makes a list item of every raw sample (millions in a
+    long run), and each full collection of the cyclic GC walks them all with every thread
+    stopped, the console's too: 50-250 ms, several times per autosave. The report holds no
+    cycles (reference counting frees it), so the cyclic GC waits until it is written."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _warm_imports() -> None:
@@ -75,6 +98,8 @@ class Session:
         self.started = time.monotonic()
         self.round_durations: list[float] = []
         self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sagetui-autosave")
+        self._saving = False  # a round's autosave is queued or being written
+        self._next_save = 0.0  # monotonic: no round's autosave before this
         # why the last recovery write failed (None: the file holds the latest report)
         self.recovery_error: str | None = None
 
@@ -146,8 +171,9 @@ class Session:
                 self.client.stop()
                 self.client = None
             self._saver.shutdown(wait=True)  # the last round's autosave lands before the final
-        report = self.report()
-        self._autosave(report)
+        with _no_cyclic_gc():
+            report = self.report()
+            self._autosave(report)
         self._emit("finished", status=self.collector.status, report=report)
         return report
 
@@ -262,11 +288,23 @@ class Session:
         verdicts = c.verdicts()
         self._emit("round", phase="done", round=r,
                    verdicts={k: v.to_dict() for k, v in verdicts.items()})
-        if self.recovery_path is not None:
+        if self.recovery_path is not None and not self._saving \
+                and time.monotonic() >= self._next_save:
             # building and writing the report overlaps the next round's blocks instead of
             # holding the runner idle
-            self._saver.submit(lambda: self._autosave(self.report()))
+            self._saving = True
+            self._saver.submit(self._round_autosave)
         return True
+
+    def _round_autosave(self) -> None:
+        t0 = time.monotonic()
+        try:
+            with _no_cyclic_gc():
+                self._autosave(self.report())
+        finally:
+            took = time.monotonic() - t0
+            self._next_save = time.monotonic() + took * (1 / AUTOSAVE_MAX_SHARE - 1)
+            self._saving = False
 
     def _warmup(self, name: str) -> bool:
         assert self.client is not None

@@ -7,9 +7,12 @@ arrays (see series.py); summaries are computed on demand, at most once per redra
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from sagetui.core.export import PARENTS
 from sagetui.core.report import Report
@@ -57,18 +60,29 @@ class VariantView:
     deterministic: bool | None = None
     outliers: int | None = None
     completed_rounds: list[int] = field(default_factory=list)
+    # round_points' cache: the points of completed_rounds[:n] (a completed round is final)
+    _points: list[RoundPoint] = field(default_factory=list, repr=False, compare=False)
+    _points_of: tuple[list[int] | None, int] = field(default=(None, 0), repr=False,
+                                                      compare=False)
 
     # -- derived ----------------------------------------------------------------------------
     def round_points(self) -> list[RoundPoint]:
+        """Every completed round's (median, min, max), in completion order. Computed once per
+        round: a redraw of a run of 50,000 rounds does not walk them all (do not modify the
+        list returned)."""
         if self.round_summaries:
             return self.round_summaries
-        out = []
-        for r in self.completed_rounds:
+        rounds = self.completed_rounds
+        of, n = self._points_of
+        if of is not rounds or n > len(rounds):  # a new list (a report loaded): start again
+            self._points, n = [], 0
+        for r in rounds[n:]:
             if r in self.total.round_start:
                 stats = self.total.round_stats(r)
                 if stats is not None:
-                    out.append(RoundPoint(r, *stats))
-        return out
+                    self._points.append(RoundPoint(r, *stats))
+        self._points_of = (rounds, len(rounds))
+        return self._points
 
     def p50_s(self) -> float | None:
         if self.timing:
@@ -151,6 +165,9 @@ class RunData:
         # when it moves, so at most once per block of iterations, not per sample
         self.version = 0
         self.sample_version = 0  # bumped by every batch of iterations (the iteration plot)
+        self._telemetry: dict[int, dict[str, Any]] = {}  # gpu_telemetry's cache
+        self._telemetry_of: list[tuple[dict[int, dict[str, Any]], int]] = []
+        self._telemetry_any = False
 
     def touch(self) -> None:
         self.version += 1
@@ -258,7 +275,10 @@ class RunData:
         for name, v in self.variants.items():
             if r in v.total.round_start and r not in v.completed_rounds:
                 v.completed_rounds.append(r)
-                blocks = [b for (rr, _), b in sorted(v.block_telemetry.items()) if rr == r]
+                # a round's blocks are its two halves (session/schedule.py): looked up, not
+                # found by sorting every block of the run at every round
+                blocks = [v.block_telemetry[k] for k in ((r, 0), (r, 1))
+                          if k in v.block_telemetry]
                 if blocks:
                     v.round_telemetry[r] = merge_blocks(blocks)
             verdict = (d.get("verdicts") or {}).get(name)
@@ -274,25 +294,52 @@ class RunData:
             v.speedup_percent = (bp / p50 - 1) * 100 if bp and p50 else None
 
     def on_iterations(self, batch: list[dict[str, Any]]) -> None:
-        p = self.progress
-        for ev in batch:
-            v = self.variant(ev["variant"])
-            r = ev["round"]
-            phases = ev.get("phases") or {}
-            for leaf, s in phases.items():
-                v.phase_store.setdefault(leaf, PhaseStore()).add(r, s)
-            for parent in {pp for _, pp in v.phases if pp}:
-                kids = [n for n, pp in v.phases if pp == parent]
-                if all(k in phases for k in kids):
-                    v.phase_store.setdefault(parent, PhaseStore()).add(
-                        r, sum(phases[k] for k in kids))
-            v.total.add(r, ev["total_s"])
-            v.totals.append(ev["total_s"])
-            p.iteration_in_round += 1
-            p.iterations_done += 1
-            p.current_variant = v.name
+        """Fold a batch of iteration events in. A batch is made of runs of events of one
+        variant and round (a block streams as one): each run goes in column by column, an
+        array per phase, not sample by sample (10,000 events a second must not cost the UI
+        thread a fifth of its time)."""
+        start, n = 0, len(batch)
+        while start < n:
+            first = batch[start]
+            name, r = first["variant"], first["round"]
+            keys = (first.get("phases") or {}).keys()
+            end = start + 1
+            while end < n and batch[end]["variant"] == name and batch[end]["round"] == r \
+                    and (batch[end].get("phases") or {}).keys() == keys:
+                end += 1
+            self._fold_run(self.variant(name), r, batch[start:end], list(keys))
+            start = end
         if batch:
             self.sample_version += 1
+
+    def _fold_run(self, v: VariantView, r: int, run: list[dict[str, Any]],
+                  leaves: list[str]) -> None:
+        """Events of one variant and round with the same phases. A parent phase gets the sum
+        of its children (in their order) when all of them are there."""
+        n = len(run)
+        cols = {leaf: np.fromiter((ev["phases"][leaf] for ev in run), np.float64, n)
+                for leaf in leaves}
+        stores = v.phase_store
+        for leaf in leaves:
+            if leaf not in stores:
+                stores[leaf] = PhaseStore()
+            stores[leaf].add_many(r, cols[leaf])
+        for parent in dict.fromkeys(pp for _, pp in v.phases if pp):
+            kids = [k for k, pp in v.phases if pp == parent]
+            if all(k in cols for k in kids):
+                acc = cols[kids[0]].copy()
+                for k in kids[1:]:
+                    acc += cols[k]
+                if parent not in stores:
+                    stores[parent] = PhaseStore()
+                stores[parent].add_many(r, acc)
+        total = np.fromiter((ev["total_s"] for ev in run), np.float64, n)
+        v.total.add_many(r, total)
+        v.totals.extend(total)
+        p = self.progress
+        p.iteration_in_round += n
+        p.iterations_done += n
+        p.current_variant = v.name
 
     def _on_block(self, d: dict[str, Any]) -> None:
         v = self.variant(d["variant"])
@@ -406,12 +453,34 @@ class RunData:
         self.touch()
 
     def gpu_telemetry(self) -> dict[int, dict[str, Any]]:
-        """Per round, the telemetry of every variant merged: the variants share the GPU."""
-        rounds: dict[int, list[dict[str, Any]]] = {}
-        for v in self.variants.values():
-            for r, t in v.round_telemetry.items():
-                rounds.setdefault(r, []).append(t)
-        return {r: merge_blocks(ts) for r, ts in sorted(rounds.items())}
+        """Per round, in order, the telemetry of every variant merged: the variants share the
+        GPU. The status line asks on every tick: rounds are merged again only when a variant's
+        telemetry of that round is new (do not modify what is returned)."""
+        seen = [(v.round_telemetry, len(v.round_telemetry)) for v in self.variants.values()]
+        old = self._telemetry_of
+        fresh: set[int] = set()
+        if len(old) != len(seen) or any(a is not b or n > m for (a, n), (b, m) in
+                                         zip(old, seen, strict=True)):
+            self._telemetry = {}  # other variants or other dicts (a report loaded): all again
+            self._telemetry_any = False
+            fresh = {r for d, _ in seen for r in d}
+        else:
+            for (d, n), (_, m) in zip(old, seen, strict=True):  # entries are only ever added
+                fresh.update(itertools.islice(reversed(d), m - n))
+        if fresh:
+            merged = self._telemetry
+            for r in sorted(fresh):
+                merged[r] = merge_blocks(d[r] for d, _ in seen if r in d)
+                self._telemetry_any = self._telemetry_any or bool(merged[r].get("available"))
+            if any(a > b for a, b in itertools.pairwise(merged)):
+                self._telemetry = dict(sorted(merged.items()))
+        self._telemetry_of = seen
+        return self._telemetry
+
+    def has_gpu_telemetry(self) -> bool:
+        """Whether any round has telemetry (a GPU's), without walking every round."""
+        self.gpu_telemetry()
+        return self._telemetry_any
 
     def round_medians(self, name: str) -> list[float]:
         v = self.variants[name]

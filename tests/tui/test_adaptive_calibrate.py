@@ -19,10 +19,10 @@ def _private_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @aio
 async def test_until_ci_applies_to_the_running_session(tmp_path: Path) -> None:
-    """A long run (200 rounds of 40 iterations) of two variants; `u` 60 after the first round: the session stops
-    as soon as every interval is narrower than 60 %, long before round 200."""
-    app = SageTUI(config=tiny_config(rounds=200, iterations=40, variants=2), theme_name=THEME,
-                  export_dir=tmp_path)
+    """A long run (200 rounds of 40 iterations) of two variants; `u` 60 after the first round:
+    the session stops as soon as every interval is narrower than 60 %, long before round 200."""
+    cfg = tiny_config(rounds=200, iterations=40, variants=2)
+    app = SageTUI(config=cfg, theme_name=THEME, export_dir=tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         await pilot.press("r")

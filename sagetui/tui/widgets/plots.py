@@ -8,9 +8,15 @@ data reduced to about its width (a min/max pyramid for samples, a stride for rou
 
 from __future__ import annotations
 
+import functools
+import re
 import time
 
 import numpy as np
+from rich.color import Color
+from rich.style import Style
+from rich.text import Text
+from textual.app import RenderResult
 from textual_plotext import PlotextPlot
 
 from ..formatting import printable, short_phase
@@ -20,6 +26,87 @@ from ..themes import rgb
 from ..view_context import ViewContext
 
 AXIS_COLUMNS = 12  # what plotext's y-axis labels and frame take of the width
+PLOT_ROWS = 5  # what the title, the x ticks and label and the frame take of the height
+INK_DOTS = 1200  # braille dots the iteration plot's lines may light, all series together
+
+
+class _Ink:
+    """About how many braille dots plotext lights for a line through some points, on a canvas
+    of `columns` x `rows` characters (2 x 4 dots each) scaled to all the series' data."""
+
+    def __init__(self, series: list[tuple], columns: int, rows: int) -> None:
+        xs = [x for _, x, _, _ in series if x.size]
+        ys = [a for _, x, lo, hi in series if x.size for a in (lo, hi)]
+        self.x0, x1 = (min(float(x.min()) for x in xs), max(float(x.max()) for x in xs)) \
+            if xs else (0.0, 1.0)
+        self.y0, y1 = (min(float(y.min()) for y in ys), max(float(y.max()) for y in ys)) \
+            if ys else (0.0, 1.0)
+        self.sx = (2 * max(1, columns) - 1) / ((x1 - self.x0) or 1.0)
+        self.sy = (4 * max(1, rows) - 1) / ((y1 - self.y0) or 1.0)
+
+    def line(self, x: np.ndarray, y: np.ndarray) -> int:
+        if x.size < 2:
+            return int(x.size)
+        cols = np.rint((x - self.x0) * self.sx)
+        rows = np.rint((y - self.y0) * self.sy)
+        return int(np.maximum(np.abs(np.diff(cols)), np.abs(np.diff(rows))).sum()) + 1
+
+
+_SGR = re.compile("\x1b\\[([0-9;]*)m")
+_LINES: dict[tuple[Style, str], tuple[Text, Style]] = {}  # ansi_text's lines seen lately
+
+
+@functools.lru_cache(maxsize=4096)
+def _after_sgr(style: Style, codes: str) -> Style | None:
+    """The style after one SGR sequence as rich's AnsiDecoder makes it, for those plotext
+    writes (reset, 24-bit foreground, 24-bit background); None for any other."""
+    if codes in ("", "0"):
+        return Style.null()
+    parts = codes.split(";")
+    if len(parts) != 5 or parts[0] not in ("38", "48") or parts[1] != "2" \
+            or not all(p.isdigit() for p in parts[2:]):
+        return None
+    colour = Color.from_rgb(*(min(255, int(p)) for p in parts[2:]))
+    return style + (Style.from_color(colour) if parts[0] == "38" else
+                    Style.from_color(None, colour))
+
+
+def _ansi_line(style: Style, line: str) -> tuple[Text, Style] | None:
+    key = (style, line)
+    hit = _LINES.get(key)
+    if hit is not None:
+        return hit
+    text, pos, start = Text(), 0, style
+    for m in _SGR.finditer(line):
+        if m.start() > pos:
+            text.append(line[pos: m.start()], style or None)
+        after = _after_sgr(style, m.group(1))
+        if after is None:
+            return None
+        style, pos = after, m.end()
+    if pos < len(line):
+        text.append(line[pos:], style or None)
+    if "\x1b" in text.plain or "\r" in text.plain:
+        return None
+    if len(_LINES) > 1024:  # a few frames of every plot; more would only burden the GC
+        _LINES.clear()
+    _LINES[(start, line)] = (text, style)
+    return text, style
+
+
+def ansi_text(ansi: str) -> Text:
+    """What Text.from_ansi(ansi) gives, for plotext's output, in a third of the time: rich
+    decodes every escape of every redraw (2,000 in a 120x40 plot: 10 ms); here the few kinds
+    plotext writes are read by a cached table, and a line seen lately (the frame, the axes,
+    empty rows) is not read again. Anything else goes to Text.from_ansi."""
+    lines, style = [], Style.null()
+    for line in ansi.split("\n"):
+        got = _ansi_line(style, line)
+        if got is None:
+            return Text.from_ansi(ansi)
+        text, style = got
+        lines.append(text)
+    return Text("\n").join(lines)
 
 
 class SeriesPlot(PlotextPlot):
@@ -61,6 +148,13 @@ class SeriesPlot(PlotextPlot):
         self.refresh()
         return True
 
+    def render(self) -> RenderResult:
+        """PlotextPlot.render (textual-plotext 1.0), with plotext's ANSI read by ansi_text."""
+        self._plot.plotsize(self.size.width, self.size.height)
+        self._plot._set_size(self.size.width, self.size.height)
+        self._plot.theme(self._get_plotext_theme_name(self.app.theme))
+        return ansi_text(self._plot.build())
+
     def draw(self, data: RunData, ctx: ViewContext, width: int) -> None:
         raise NotImplementedError
 
@@ -79,15 +173,24 @@ class RoundPlot(SeriesPlot):
 
     def draw(self, data: RunData, ctx: ViewContext, width: int) -> None:
         plt = self.plt
-        flagged, throttled_any = [], False
+        flagged, throttled_any, plotted = [], False, set()
+        telemetry = data.has_gpu_telemetry()  # throttle marks and clocks need some
+        series = []
         for v in self.shown(data):
-            pts = v.round_points()
-            if not pts:
-                continue
-            idx, _ = stride(np.arange(len(pts)), width)
-            pts = [pts[i] for i in idx]
-            x = [p.round + 1 for p in pts]
-            y = [p.median_s * 1e3 for p in pts]
+            pts = v.round_points()  # cached: a long run's rounds are not walked per redraw
+            if pts:
+                idx, _ = stride(np.arange(len(pts)), width)
+                pts = [pts[i] for i in idx]
+                x = np.array([p.round + 1 for p in pts], dtype=np.float64)
+                y = np.array([p.median_s * 1e3 for p in pts])
+                series.append((v, pts, x, y))
+        if series:
+            ink = _Ink([(v, x, y, y) for v, _, x, y in series], width,
+                       self.size.height - PLOT_ROWS)
+            budget = INK_DOTS / len(series)
+        for v, pts, x_arr, y_arr in series:
+            x, y = x_arr.astype(int).tolist(), y_arr.tolist()
+            plotted.update(x)
             colour = rgb(ctx.colour(data, v.name))
             drift = v.drift or {}
             label = printable(v.name)
@@ -96,10 +199,13 @@ class RoundPlot(SeriesPlot):
             if drift.get("flagged"):
                 label += " DRIFT"
                 flagged.append(v.name)
-            plt.plot(x, y, color=colour, label=label, marker="braille")
+            if ink.line(x_arr, y_arr) <= budget:
+                plt.plot(x, y, color=colour, label=label, marker="braille")
+                plt.scatter(x, y, color=colour, marker="o")
+            else:  # many noisy rounds: the line would cost more than it shows; points alone
+                plt.scatter(x, y, color=colour, label=label, marker="o")
             self.points += len(x)
-            plt.scatter(x, y, color=colour, marker="o")
-            throttled = v.throttled_rounds()
+            throttled = v.throttled_rounds() if telemetry else {}
             if throttled:
                 throttled_any = True
                 by_round = {p.round: p.median_s * 1e3 for p in pts}
@@ -107,19 +213,21 @@ class RoundPlot(SeriesPlot):
                 plt.scatter(xs, [by_round[r - 1] for r in xs], color=rgb(ctx.mark_colour),
                             marker="x")
         clocks = [(r + 1, (t.get("sm_clock_mhz") or {}).get("mean"))
-                  for r, t in data.gpu_telemetry().items() if t.get("available")]
+                  for r, t in data.gpu_telemetry().items() if t.get("available")] \
+            if telemetry else []
         clocks = [(r, c) for r, c in clocks if c is not None]
         if clocks:  # the GPU's SM clock beside the medians: drift explained, not just seen
             lo, hi = min(c for _, c in clocks), max(c for _, c in clocks)
             pad = max(10.0, (hi - lo) * 0.1)
+            idx, _ = stride(np.arange(len(clocks)), width)
+            clocks = [clocks[i] for i in idx]
             plt.plot([r for r, _ in clocks], [c for _, c in clocks], yside="right",
                      color="gray", marker="dot", label="SM MHz (right axis)")
             plt.ylim(lo - pad, hi + pad, yside="right")
-        rounds = sorted({p.round + 1 for v in self.shown(data) for p in v.round_points()})
-        if rounds:
-            plt.xticks(_ticks(rounds, max(2, width // 6)))
+        if plotted:  # ticks among the rounds drawn (all of them up to the plot's width)
+            plt.xticks(_ticks(sorted(plotted), max(2, width // 6)))
         title = "Round medians, ms"
-        if not any(v.round_points() for v in self.shown(data)):
+        if not plotted:
             title += ": no rounds in this report" if not data.live else ": no rounds yet"
         elif flagged:
             title += f" · drift flagged: {printable(', '.join(flagged))}"
@@ -139,7 +247,14 @@ def _ticks(values: list[int], most: int) -> list[int]:
 
 class IterationPlot(SeriesPlot):
     """Every iteration's latency; beyond the plot's width, the min and max of each block of
-    samples (a vertical stroke), so that no spike is decimated away."""
+    samples (a vertical stroke), so that no spike is decimated away.
+
+    plotext draws a line dot by dot in Python (about 5 us a braille dot), and strokes from
+    each block's min to its max and on to the next block's min light thousands of dots: a
+    redraw would take 100+ ms. So each series is drawn the cheapest way that stays within its
+    share of INK_DOTS: as strokes (or, undecimated, one line) when they are few; else the
+    envelope's floor and ceiling as two lines (a band: every block's min and max still drawn);
+    else, as a last resort, the min and max of each block as dots."""
 
     follows_samples = True
 
@@ -147,23 +262,39 @@ class IterationPlot(SeriesPlot):
         plt = self.plt
         total, block = 0, 1
         shown = [v for v in self.shown(data) if v.has_samples()]
+        series = []
         for v in shown:
             x, lo, hi = v.totals.envelope(width)
             total += len(v.totals)
+            if x.size > 1 and np.any(lo != hi):
+                block = max(block, int(x[1] - x[0]))
+            series.append((v, x, lo * 1e3, hi * 1e3))
+        if series:
+            ink = _Ink(series, width, self.size.height - PLOT_ROWS)
+            budget = INK_DOTS / len(series)
+        for v, x, lo, hi in series:
             colour = rgb(ctx.colour(data, v.name))
-            if x.size and np.any(lo != hi):
-                block = max(block, int(x[1] - x[0]) if x.size > 1 else 1)
-                xs = np.repeat(x, 2)
-                ys = np.column_stack((lo, hi)).ravel() * 1e3
+            label = printable(v.name)
+            decimated = bool(x.size) and bool(np.any(lo != hi))
+            if decimated:
+                xs, ys = np.repeat(x, 2), np.column_stack((lo, hi)).ravel()
             else:
-                xs, ys = x, lo * 1e3
-            plt.plot(xs.tolist(), ys.tolist(), color=colour, label=printable(v.name),
-                     marker="braille")
-            self.points += int(xs.size)
+                xs, ys = x, lo
+            if ink.line(xs, ys) <= budget:  # strokes, or the samples' own line
+                plt.plot(xs.tolist(), ys.tolist(), color=colour, label=label, marker="braille")
+                self.points += int(xs.size)
+            elif decimated and ink.line(x, lo) + ink.line(x, hi) <= budget:  # a band
+                plt.plot(x.tolist(), hi.tolist(), color=colour, label=label, marker="braille")
+                plt.plot(x.tolist(), lo.tolist(), color=colour, marker="braille")
+                self.points += 2 * int(x.size)
+            else:  # dots: at most two a block
+                plt.scatter(xs.tolist(), ys.tolist(), color=colour, label=label,
+                            marker="braille")
+                self.points += int(xs.size)
         if shown:
-            starts = sorted(shown[0].total.round_start.values())
-            if 1 < len(starts) <= 30:
-                for s in starts[1:]:
+            round_start = shown[0].total.round_start
+            if 1 < len(round_start) <= 30:
+                for s in sorted(round_start.values())[1:]:
                     plt.vline(s, color="gray")
         if not shown and self._round_ranges(data, ctx):
             title = "No raw samples in this report: each round's min-max, o its p50 (ms)"

@@ -1,0 +1,126 @@
+"""Memory: the console's resident set size once a run has collected 10^6 samples.
+
+One process (this one) is the UI process, as `sagetui` is: the console (SageTUI under
+App.run_test, headless, 120x40) and the Session in its worker thread. The synthetic runner
+(synthetic_runner.py, a child process, not counted) streams 2 variants x 10 rounds x 50,000
+iterations = 10^6 iteration events as fast as it can through the real Session, with the
+recovery file written after every round as the console does. VmRSS and VmHWM are read from
+/proc/self/status (psutil is not installed):
+
+- idle: the console up, nothing run;
+- at 10^5, 5x10^5 and 10^6 samples: the moment the UI has folded in that many events;
+- after the run: the final report loaded into the panels (and kept for export), gc'd;
+- peak: VmHWM over the whole run (the autosaves' transient copies included).
+
+    python benchmarks/memory.py [--samples 1000000] [--rounds 10]
+
+Target: under 300 MB after 10^6 samples. Not a timed test; it prints the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from streaming import Probe
+from synthetic_runner import bench_config, console_uses_synthetic_runner, load_average
+
+TARGET_MB = 300.0
+
+
+def status_mb(field: str) -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024  # kB
+    raise KeyError(field)
+
+
+def rss_mb() -> float:
+    return status_mb("VmRSS")
+
+
+def arrays_mb(app: object) -> float:
+    """What the panels' sample arrays hold (RunData: numpy buffers, capacity included)."""
+    total = 0
+    for data in app.sources:  # type: ignore[attr-defined]
+        for v in data.variants.values():
+            stores = [v.total, *v.phase_store.values()]
+            total += sum(s.values._buf.nbytes for s in stores)
+            total += v.totals.values._buf.nbytes
+            total += sum(a._buf.nbytes for a in v.totals._lo + v.totals._hi)
+    return total / 2**20
+
+
+async def measure(samples: int, rounds: int) -> list[tuple[str, float]]:
+    from sagetui.tui.app import SageTUI
+
+    iterations = samples // (2 * rounds)
+    marks = sorted({samples // 10, samples // 2, samples})
+    out: list[tuple[str, float]] = [("after imports", rss_mb())]
+    with tempfile.TemporaryDirectory(prefix="sagetui-mem-") as tmp:
+        counter = str(Path(tmp) / "counter")
+        with console_uses_synthetic_runner(0.0, counter):
+            app = SageTUI(config=bench_config(variants=2, rounds=rounds, iterations=iterations),
+                          theme_name="sage-dark", recovery_path=Path(tmp) / "recovery.json",
+                          export_dir=tmp)
+            async with app.run_test(size=(120, 40)) as pilot:
+                await pilot.pause()
+                app.flush_redraws(force=True)
+                await pilot.pause()
+                out.append(("idle console (nothing run)", rss_mb()))
+                probe = Probe(app, counter)
+                probe.install()
+                t0 = time.monotonic()
+                await pilot.press("r")
+                await pilot.press("3")
+                peak_during = 0.0
+                while app.running:
+                    peak_during = max(peak_during, rss_mb())
+                    while marks and probe.handled >= marks[0]:
+                        out.append((f"UI has {marks[0]:,} samples (mid-run)", rss_mb()))
+                        marks.pop(0)
+                    await asyncio.sleep(0.05)
+                elapsed = time.monotonic() - t0
+                await pilot.pause()
+                app.flush_redraws(force=True)
+                await pilot.pause()
+                gc.collect()
+                n = sum(len(v.totals) for v in app.live.variants.values())
+                out.append((f"after the run: {n:,} samples in the panels, final report kept",
+                            rss_mb()))
+                out.append(("  of which the panels' sample arrays (RunData)", arrays_mb(app)))
+                out.append(("  sampled VmRSS max while running", peak_during))
+                out.append(("peak VmHWM (autosave copies included)", status_mb("VmHWM")))
+                print(f"run took {elapsed:.1f} s ({probe.handled:,} events handled)")
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--samples", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=10)
+    a = ap.parse_args()
+    print(f"memory benchmark; {load_average()}")
+    print(f"{a.samples:,} samples: 2 variants x {a.rounds} rounds x "
+          f"{a.samples // (2 * a.rounds):,} iterations, 8 phases each (6 leaves)")
+    rows = asyncio.run(measure(a.samples, a.rounds))
+    for label, mb in rows:
+        print(f"  {label:<62} {mb:8.1f} MB")
+    final = next(mb for label, mb in rows if label.startswith("after the run"))
+    mid = max((mb for label, mb in rows if "(mid-run)" in label), default=final)
+    worst = max(final, mid)
+    print(f"RSS with 10^6 samples (worst of mid-run and after): {worst:.1f} MB; "
+          f"{worst / TARGET_MB:.2f} of the {TARGET_MB:.0f} MB target -> "
+          f"{'met' if worst < TARGET_MB else 'MISSED'}")
+    print(f"({load_average()})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

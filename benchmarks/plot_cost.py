@@ -1,0 +1,200 @@
+"""Plot cost: how long each live plot takes to redraw while a run is live, at 120x40 and 200x60,
+with 10^5 and 10^6 samples collected.
+
+The console (SageTUI under App.run_test, headless) shows a live RunData filled, as a run
+would fill it, with 2 variants of the reference backend's 8 phases (6 leaves) in two round
+structures:
+- "long rounds": 50 rounds per variant (10^6 samples: 10,000 iterations a round);
+- "10-iteration rounds": the CLI's default --iterations 10, so the number of rounds grows with
+  the samples (10^6 samples: 50,000 rounds per variant).
+Every round also carries its block telemetry (unavailable on a CPU), as a live run's do.
+
+Each plot (round medians on tab 2, per-iteration latency on tab 3, per-phase bars on tab 4;
+at 200x60 also the overview's two plots) is shown, then redrawn `--reps` times. Before each
+redraw a batch of 200 new iterations is folded in and the data version moves, as between two
+ticks of a live run, so that no cache that a live run would miss is warm. Each redraw is timed
+in two parts:
+- draw: SeriesPlot.redraw_if_due (reduce the data to the plot's width, plotext calls);
+- paint: Textual paints it: PlotextPlot.render (plotext builds the frame, Rich parses its
+  ANSI), the plot's lines, the screen composed (the next pilot.pause(), less what a pause
+  with nothing to paint costs); the build alone is also timed, as part of the paint.
+The target is on draw + paint: under 30 ms at 120x40, whatever the number of samples.
+
+    python benchmarks/plot_cost.py [--reps 15] [--samples 100000,1000000]
+
+Not a timed test: run it on an idle machine; it prints the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+
+import numpy as np
+from synthetic_runner import LEAF_MEANS, PHASES, bench_config, load_average
+
+TARGET_MS = 30.0
+SIZES = ((120, 40), (200, 60))
+# plot id -> the key of its tab
+PLOTS = {"rounds-plot": "2", "iterations-plot": "3", "phase-bars": "4",
+         "overview-rounds": "1", "overview-iterations": "1"}
+NO_TELEMETRY = {"available": False, "reason": "no GPU: telemetry is NVML's", "samples": 0,
+                "sm_clock_mhz": None, "mem_clock_mhz": None, "temperature_c": None,
+                "power_w": None, "throttle_reasons": []}
+
+
+def fill(data, samples: int, per_round: int, seed: int = 0) -> None:
+    """`samples` iterations into a live RunData, split over 2 variants, `per_round` a round, as
+    RunData.on_iterations and the round events would leave them (filled in bulk: folding 10^6
+    events one by one takes a minute and ends in the same arrays)."""
+    from sagetui.tui.phase_stats import PhaseStore
+
+    rng = np.random.default_rng(seed)
+    names = list(data.variants)
+    tree = [(n, p) for n, p in PHASES]
+    parents = {p for _, p in tree if p}
+    rounds = max(1, samples // (len(names) * per_round))
+    for k, name in enumerate(names):
+        v = data.variants[name]
+        v.phases, v.status = tree, "ok"
+        slow = 1.0 + 0.1 * k
+        for r in range(rounds):
+            leaf = {n: m * slow * rng.lognormal(0.0, 0.05, per_round)
+                    for n, m in LEAF_MEANS.items()}
+            vals = dict(leaf)
+            for p in parents:
+                vals[p] = sum(leaf[n] for n, pp in tree if pp == p)
+            total = sum(leaf.values())
+            for n, x in vals.items():
+                v.phase_store.setdefault(n, PhaseStore()).add_round(r, x)
+            v.total.add_round(r, total)
+            v.totals.extend(total)
+            v.completed_rounds.append(r)
+            v.block_telemetry[(r, 0)] = v.block_telemetry[(r, 1)] = NO_TELEMETRY
+            v.round_telemetry[r] = dict(NO_TELEMETRY)
+        v.drift = {"slope_percent_per_round": 0.01, "flagged": False}
+    base = data.variants[names[0]].p50_s()
+    for name in names:
+        p50 = data.variants[name].p50_s()
+        data.variants[name].speedup_percent = (base / p50 - 1) * 100
+    data.rounds_done = rounds
+    data.status = "running"
+    p = data.progress
+    p.round, p.rounds_planned, p.iterations_per_round = rounds, rounds + 1, per_round
+    p.iterations_done, p.stage = samples, "measuring"
+    data.touch()
+
+
+def new_batch(data, n: int = 200) -> list[dict]:
+    """The next n iterations of the round in progress, as the session's bridge posts them."""
+    names = list(data.variants)
+    r = data.rounds_done
+    out = []
+    for i in range(n):
+        name = names[i % len(names)]
+        phases = {leaf: m * (1 + 0.01 * (i % 7)) for leaf, m in LEAF_MEANS.items()}
+        out.append({"variant": name, "round": r, "half": 0, "index": i, "phases": phases,
+                    "total_s": sum(phases.values())})
+    return out
+
+
+async def measure(samples: int, per_round: int, size: tuple[int, int], reps: int
+                  ) -> dict[str, tuple[float, float, float, int]]:
+    """plot id -> median (draw, paint, of which build) ms and the points drawn."""
+    from sagetui.tui.app import SageTUI
+    from sagetui.tui.widgets.plots import SeriesPlot
+
+    app = SageTUI(config=bench_config(variants=2, rounds=10**5, iterations=per_round),
+                  theme_name="sage-dark")
+    t = time.perf_counter()
+    fill(app.live, samples, per_round)
+    fill_s = time.perf_counter() - t
+    out: dict[str, tuple[float, float, float, int]] = {}
+    sync_all: list[float] = []
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        idle = []
+        for _ in range(reps):  # what a pause costs when there is nothing to paint
+            t = time.perf_counter()
+            await pilot.pause()
+            idle.append(time.perf_counter() - t)
+        idle_s = statistics.median(idle)
+        for pid, key in PLOTS.items():
+            await pilot.press(key)
+            await pilot.pause()
+            plot = app.query_one(f"#{pid}", SeriesPlot)
+            if not plot.is_on_screen or plot.size.width < 10:
+                continue  # the overview's plots: only from 140 columns
+            app.flush_redraws(force=True)
+            await pilot.pause()
+            draws, builds, paints, syncs = [], [], [], []
+            for _ in range(reps):
+                app.live.on_iterations(new_batch(app.live))  # a live tick's worth of samples
+                app.live.touch()  # and a block or round event: the version moves
+                t = time.perf_counter()
+                app._sync_panels()  # every panel syncs on the tick (not a plot: apart)
+                syncs.append(time.perf_counter() - t)
+                t0 = time.perf_counter()
+                drawn = plot.redraw_if_due(0.0)
+                t1 = time.perf_counter()
+                await pilot.pause()  # Textual paints: plot.render() (plotext build) and more
+                t2 = time.perf_counter()
+                plot.render()  # the build alone, again, for the breakdown (not in the total)
+                t3 = time.perf_counter()
+                assert drawn, pid
+                draws.append(t1 - t0)
+                paints.append(max(0.0, t2 - t1 - idle_s))
+                builds.append(t3 - t2)
+            ms = [statistics.median(x) * 1e3 for x in (draws, paints, builds)]
+            out[pid] = (ms[0], ms[1], ms[2], plot.points)
+            sync_all.extend(syncs)
+    out["_fill_s"] = (fill_s, statistics.median(sync_all) * 1e3, 0, 0)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--samples", default="100000,1000000")
+    a = ap.parse_args()
+    print(f"plot cost benchmark; {load_average()}")
+    print("per redraw, medians of", a.reps, "redraws: draw + paint = total ms "
+          "[plotext build, part of the paint] (points drawn)")
+    worst_120 = 0.0
+    rows = []
+    for samples in (int(x) for x in a.samples.split(",")):
+        for per_round, label in ((samples // 100, "50 long rounds"),
+                                 (10, "10-iteration rounds")):
+            for size in SIZES:
+                res = asyncio.run(measure(samples, per_round, size, a.reps))
+                fill_s, sync_ms = res.pop("_fill_s")[:2]
+                rounds = samples // (2 * per_round)
+                print(f"\n{samples:,} samples, {label} ({rounds:,} per variant), "
+                      f"{size[0]}x{size[1]} (filled in {fill_s:.1f} s; the tables' and status "
+                      f"line's sync on the same tick, not a plot: {sync_ms:.1f} ms):")
+                for pid, (d, p, b, pts) in res.items():
+                    total = d + p
+                    rows.append((samples, label, size, pid, total))
+                    if size == (120, 40):
+                        worst_120 = max(worst_120, total)
+                    flag = "" if size != (120, 40) or total < TARGET_MS else "  > 30 ms"
+                    print(f"  {pid:<20} {d:6.1f} + {p:6.1f} = {total:6.1f} ms "
+                          f"[build {b:5.1f}] ({pts:,} points){flag}", flush=True)
+    print(f"\nsummary ({load_average()}):")
+    for samples in sorted({r[0] for r in rows}):
+        for size in SIZES:
+            sel = [r for r in rows if r[0] == samples and r[2] == size]
+            worst = max(sel, key=lambda r: r[4])
+            print(f"  {samples:>9,} samples {size[0]}x{size[1]}: slowest plot {worst[3]} "
+                  f"({worst[1]}) {worst[4]:.1f} ms")
+    print(f"target: every redraw under {TARGET_MS:.0f} ms at 120x40 -> slowest "
+          f"{worst_120:.1f} ms ({worst_120 / TARGET_MS:.2f} of it) -> "
+          f"{'met' if worst_120 < TARGET_MS else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
