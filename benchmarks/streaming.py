@@ -86,21 +86,22 @@ class Probe:
 
     def install(self) -> None:
         live = self.app.live  # type: ignore[attr-defined]
-        fold = live.on_iterations
+        fold = live.on_runs
 
-        def on_iterations(batch: list[dict]) -> None:
+        def on_runs(runs: list) -> None:  # runs of columns (run_data.IterationRun)
             now = time.monotonic()
-            fold(batch)
-            if batch:
-                self.handled += len(batch)
-                self.batch_sizes.append(len(batch))
-                t0 = batch[0].get("t_emit")
+            fold(runs)
+            n = sum(run.n for run in runs)
+            if n:
+                self.handled += n
+                self.batch_sizes.append(n)
+                t0 = runs[0].first.get("t_emit")  # the synthetic runner's stamp
                 if t0 is not None:
                     self.batch_age_s.append(now - t0)
                 self.first_handled = self.first_handled or now
                 self.last_handled = time.monotonic()
 
-        live.on_iterations = on_iterations  # the app calls self.live.on_iterations(...)
+        live.on_runs = on_runs  # the app calls self.live.on_runs(message.runs)
 
     def sample(self) -> Sample:
         app = self.app

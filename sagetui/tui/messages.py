@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
+
+if TYPE_CHECKING:
+    from .run_data import IterationRun
 
 
 class RunEvent(Message):
@@ -18,11 +21,11 @@ class RunEvent(Message):
 
 class IterationBatch(Message):
     """Iteration events, batched: a fast kernel streams thousands a second, and one message
-    each would flood the UI's queue."""
+    each would flood the UI's queue. They come as runs of columns (run_data.IterationRun)."""
 
-    def __init__(self, events: list[dict[str, Any]]) -> None:
+    def __init__(self, runs: list[IterationRun]) -> None:
         super().__init__()
-        self.events = events
+        self.runs = runs
 
 
 class DerivedReady(Message):

@@ -173,7 +173,7 @@ class RunControl:
     # -- the session's messages -------------------------------------------------------------
     def on_iteration_batch(self: SageTUI, message: IterationBatch) -> None:
         if self.live is not None:
-            self.live.on_iterations(message.events)
+            self.live.on_runs(message.runs)
 
     def on_run_event(self: SageTUI, message: RunEvent) -> None:
         data, d, kind = self.live, message.data, message.kind

@@ -2,8 +2,9 @@
 
 `EventBridge` is the Session's `on_event` callback; it runs on the session's worker thread
 (and, for a failed autosave's log line, on the session's autosave thread: hence the lock).
-Iteration events are batched (flushed every `flush_s` and before any other event); every
-other event becomes one message. After each round it also computes the variants' drift from
+Iteration events are batched (flushed every `flush_s` and before any other event) as runs of
+columns (run_data.IterationRun), so that no event's dicts live on until the flush; every other
+event becomes one message. After each round it also computes the variants' drift from
 the session's collector: the collector is only written by this same thread, so reading it
 here needs no lock, and the statistics (scipy) stay off the UI thread.
 """
@@ -20,6 +21,7 @@ from textual.message import Message
 from sagetui.session.session import Session, SessionEvent
 
 from .messages import IterationBatch, RunEvent
+from .run_data import IterationRun
 
 
 class EventBridge:
@@ -29,7 +31,7 @@ class EventBridge:
         self.flush_s = flush_s
         self.drift_every_s = drift_every_s  # rounds of milliseconds must not wait on scipy
         self.session: Session | None = None
-        self._pending: list[dict[str, Any]] = []
+        self._pending: list[IterationRun] = []
         self._last_flush = time.monotonic()
         self._last_drift = 0.0
         self._lock = threading.Lock()
@@ -37,7 +39,10 @@ class EventBridge:
     def __call__(self, e: SessionEvent) -> None:
         with self._lock:
             if e.kind == "iteration":
-                self._pending.append(e.data)
+                pending = self._pending
+                if not pending or not pending[-1].takes(e.data):
+                    pending.append(IterationRun(e.data))
+                pending[-1].add(e.data)
                 if time.monotonic() - self._last_flush >= self.flush_s:
                     self._flush()
                 return
