@@ -50,7 +50,7 @@ def main() -> int:
     report = Session(cfg, on_event=on_event).run()
     whole = time.perf_counter() - t0
     samples = report.samples[report.variants[0].name]["total"]
-    kernel = sum(sum(r) for r in samples)
+    kernel = float(samples.values.sum())
     rounds = marks["last_round"] - marks["first_round"]
     print(f"{a.backend}, {report.rounds} rounds x {a.iterations}: timed kernel time "
           f"{kernel:.3f} s; rounds wall {rounds:.3f} s -> ratio {rounds / kernel:.4f} "

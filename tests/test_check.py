@@ -138,6 +138,11 @@ def test_sagetui_report_every_summary_is_recomputed_from_samples(tmp_path):
 
 def _made_report():
     """A report built by the session's collector from synthetic events (no runner)."""
+    return _made_collector().report()
+
+
+def _made_collector():
+    """The session's collector, fed synthetic events (no runner)."""
     from sagetui.core.config import RunConfig, Shape, VariantSpec
     from sagetui.session.collect import Collector
 
@@ -161,5 +166,5 @@ def _made_report():
                                 "total_s": sum(ph.values())})
             c.on_block({"variant": n, "round": r, "half": 0, "iterations": 4,
                         "output_sha256": "a" * 64, "checksum": 1.0, "telemetry": {}})
-        c.completed_rounds.append(r)
-    return c.report()
+        c.complete_round(r, list(c.variants))
+    return c

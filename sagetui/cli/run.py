@@ -15,7 +15,7 @@ from rich.table import Table
 
 from sagetui.core.config import RunConfig
 from sagetui.core.export import to_csv, to_markdown
-from sagetui.core.io import atomic_write_text, dumps_report
+from sagetui.core.io import atomic_write_text, iter_report_json
 from sagetui.core.report import Report
 from sagetui.session.session import Session, SessionEvent
 
@@ -152,7 +152,7 @@ def run_session(config: RunConfig, args: argparse.Namespace,
 
 def write_outputs(report: Report, args: argparse.Namespace, console: Console) -> list[str]:
     """Write every output (each atomically); the ones that failed, each with its reason."""
-    outputs = [(args.json or default_report_path(), lambda: dumps_report(report))]
+    outputs = [(args.json or default_report_path(), lambda: iter_report_json(report))]
     if args.csv:
         outputs.append((args.csv, lambda: to_csv(report)))
     if args.markdown:

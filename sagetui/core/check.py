@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from . import scheduler as geo
 from .config import MAX_HEAD_DIM
 from .report import Report, Summary
@@ -53,8 +55,8 @@ class _Checker:
         if recorded is not None and expected is not None and not _close(recorded, expected):
             self.out.append(Mismatch(path, recorded, expected, why))
 
-    def summary_from_samples(self, path: str, s: Summary | None, samples: list[float]) -> None:
-        if s is None or not samples:
+    def summary_from_samples(self, path: str, s: Summary | None, samples: np.ndarray) -> None:
+        if s is None or not len(samples):
             return
         want = summarize(samples)
         for k, v in want.items():
@@ -254,13 +256,12 @@ def _check_variants(c: _Checker, report: Report) -> None:
         if v.timing is not None:
             c.summary_shape(f"{p}.timing", v.timing)
             if totals:
-                c.summary_from_samples(f"{p}.timing", v.timing, [x for r in totals for x in r])
+                c.summary_from_samples(f"{p}.timing", v.timing, totals.values)
         for phase, s in (v.phase_timings or {}).items():
             c.summary_shape(f"{p}.phase_timings.{phase}", s)
             per_round = samples.get(v.name, {}).get(phase)
             if per_round:
-                c.summary_from_samples(f"{p}.phase_timings.{phase}", s,
-                                       [x for r in per_round for x in r])
+                c.summary_from_samples(f"{p}.phase_timings.{phase}", s, per_round.values)
         if v.speedup_vs_baseline_percent is not None and base and base.timing and v.timing:
             c.eq(f"{p}.speedup_vs_baseline_percent", v.speedup_vs_baseline_percent,
                  speedup_percent(base.timing.p50_s, v.timing.p50_s),
@@ -272,5 +273,4 @@ def _check_variants(c: _Checker, report: Report) -> None:
         for phase, s in report.phase_timings.items():
             per_round = samples[base.name].get(phase)
             if per_round:
-                c.summary_from_samples(f"$.phase_timings.{phase}", s,
-                                       [x for r in per_round for x in r])
+                c.summary_from_samples(f"$.phase_timings.{phase}", s, per_round.values)

@@ -19,7 +19,7 @@ def to_csv(report: Report) -> str:
         for phase, per_round in phases.items():
             for r, values in enumerate(per_round):
                 label = numbers[r] if numbers and r < len(numbers) else r
-                for i, s in enumerate(values):
+                for i, s in enumerate(values.tolist()):
                     w.writerow([_cell(variant), _cell(phase), label, i, repr(s)])
     return buf.getvalue()
 

@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -216,11 +217,27 @@ def _json_type(value: Any) -> str:
 
 
 def dumps_report(report: Report) -> str:
-    return json.dumps(report.to_json_dict(), indent=2, allow_nan=False) + "\n"
+    return "".join(iter_report_json(report))
 
 
-def atomic_write_text(path: str | os.PathLike, text: str, *, overwrite: bool = False) -> Path:
-    """Write to a temporary file in the same directory, fsync, then rename over the target.
+def iter_report_json(report: Report) -> Iterator[str]:
+    """The report as indented JSON, in pieces; the raw samples last, each round's list on one
+    line and encoded a round at a time: millions of samples never exist as Python floats or as
+    one string at once, and no single call holds the GIL for long (the console's autosave
+    runs beside its UI)."""
+    text = json.dumps(report.to_json_dict(samples=False), indent=2, allow_nan=False)
+    if report.samples is None:
+        yield text + "\n"
+        return
+    yield f'{text[:-2]},\n  "samples": '
+    yield from report.samples.iter_json(indent=2, level=1)
+    yield "\n}\n"
+
+
+def atomic_write_text(path: str | os.PathLike, text: str | Iterable[str], *,
+                      overwrite: bool = False) -> Path:
+    """Write `text` (or its pieces, as they come) to a temporary file in the same directory,
+    fsync, then rename over the target.
 
     A full disk or a read-only directory raises OSError and leaves any old file intact.
     With overwrite=False an existing file is an error (FileExistsError): the caller asks first.
@@ -241,7 +258,11 @@ def atomic_write_text(path: str | os.PathLike, text: str, *, overwrite: bool = F
             mode = 0o666 & ~umask
         os.chmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            if isinstance(text, str):
+                fh.write(text)
+            else:
+                for piece in text:
+                    fh.write(piece)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, p)
@@ -255,7 +276,7 @@ def atomic_write_text(path: str | os.PathLike, text: str, *, overwrite: bool = F
 
 
 def save_report(report: Report, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
-    return atomic_write_text(path, dumps_report(report), overwrite=overwrite)
+    return atomic_write_text(path, iter_report_json(report), overwrite=overwrite)
 
 
 def check_writable(path: str | os.PathLike) -> str | None:

@@ -12,7 +12,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SerializationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
+
+from .samples import RoundSeries, Samples
 
 SCHEMA_VERSION = 1
 
@@ -20,6 +31,36 @@ Seconds = Annotated[float, Field(gt=0, le=1e6, description="seconds")]
 Count = Annotated[int, Field(ge=0, le=10**9)]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Shape4 = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=4, max_length=4)]
+
+
+SAMPLE_LOW, SAMPLE_HIGH = 0.0, 1e6  # seconds: (0, 10^6], as every Seconds field
+SampleLists = dict[str, dict[str, list[list[Annotated[float, Field(gt=SAMPLE_LOW,
+                                                                   le=SAMPLE_HIGH)]]]]]
+
+
+def _validate_samples(value: Any, handler: ValidatorFunctionWrapHandler) -> Samples:
+    """JSON lists are validated as lists (every error names its sample's path), then packed
+    into arrays; Samples built by sagetui from arrays are checked as arrays, not copied."""
+    if isinstance(value, Samples):
+        bad = value.bad_value(SAMPLE_LOW, SAMPLE_HIGH)
+        if bad is not None:
+            v, p, r, i, x = bad
+            raise ValueError(f"samples[{v!r}][{p!r}][{r}][{i}] = {x!r} is not a number of "
+                             f"seconds in ({SAMPLE_LOW:g}, {SAMPLE_HIGH:g}]")
+        return value
+    lists = handler(value)
+    return Samples({v: {p: RoundSeries.from_rounds(rounds) for p, rounds in phases.items()}
+                    for v, phases in lists.items()})
+
+
+def _serialize_samples(value: Samples, info: SerializationInfo) -> Any:
+    return value.tolist() if info.mode == "json" else value
+
+
+# raw per-iteration seconds: samples[variant][phase][round] -> [iteration...]; phase "total".
+# JSON lists outside, arrays inside (see samples.py).
+SamplesField = Annotated[SampleLists, WrapValidator(_validate_samples),
+                         PlainSerializer(_serialize_samples)]
 
 
 class Model(BaseModel):
@@ -225,8 +266,7 @@ class Report(Model):
     baseline: str | None = None
     layout: Literal["NHD", "HND"] | None = None
     schedule: list[ScheduleEntry] | None = None
-    # raw per-iteration seconds: samples[variant][phase][round] -> [iteration...]; phase "total"
-    samples: dict[str, dict[str, list[list[Annotated[float, Field(gt=0, le=1e6)]]]]] | None = None
+    samples: SamplesField | None = None  # raw per-iteration seconds (see SamplesField)
     faults: list[Fault] | None = None
     achieved: dict[str, float | None] | None = None
 
@@ -239,8 +279,11 @@ class Report(Model):
                              f"reads ({SCHEMA_VERSION}); upgrade sagetui")
         return self
 
-    def to_json_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
+    def to_json_dict(self, *, samples: bool = True) -> dict[str, Any]:
+        """As JSON values; samples=False leaves the raw samples out (io.dumps_report encodes
+        them a round at a time)."""
+        return self.model_dump(mode="json", exclude_none=True,
+                               exclude=None if samples else {"samples"})
 
     def round_numbers(self) -> dict[str, list[int]]:
         """The round numbers of each variant's kept rounds, in order, from the schedule: a

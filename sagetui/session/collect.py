@@ -19,6 +19,7 @@ from sagetui import __version__
 from sagetui.core import verdict as vd
 from sagetui.core.config import RunConfig
 from sagetui.core.report import SCHEMA_VERSION, Fault, Report
+from sagetui.core.samples import GrowableArray, RoundSeries, Samples
 from sagetui.core.stats import speedup_percent, summarize
 from sagetui.core.telemetry import merge_blocks
 
@@ -43,11 +44,17 @@ class VariantData:
     error: str | None = None
     kernel: str | None = None
     phases: list[tuple[str, str | None]] = field(default_factory=list)
-    # samples[phase][round] -> seconds per iteration, "total" included; arrays of doubles
-    # (8 bytes a sample, not a 32-byte float object and its pointer: 10^6 iterations of 8
-    # phases are 72 MB, not 290)
-    samples: dict[str, dict[int, array]] = field(
+    # the round being measured: pending[round][phase] -> seconds per iteration ("total"
+    # included), appended as events arrive (an array.array append is the cheapest)
+    pending: dict[int, dict[str, array]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(lambda: array("d"))))
+    # the completed rounds, moved here when a round completes: store[phase] holds every round
+    # in one array of doubles (8 bytes a sample: 10^6 iterations of 8 phases are 72 MB, not
+    # 290 as Python floats), which reports share rather than copy
+    store: dict[str, PhaseRounds] = field(default_factory=dict)
+    rounds: list[int] = field(default_factory=list)  # the completed rounds, in order
+    medians: list[float] = field(default_factory=list)  # their total's medians
+    round_summaries: list[dict[str, Any]] = field(default_factory=list)  # their total's
     blocks: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
     hashes: list[str] = field(default_factory=list)
 
@@ -58,11 +65,40 @@ class VariantData:
     def children(self, parent: str) -> list[str]:
         return [n for n, p in self.phases if p == parent]
 
-    def rounds_done(self) -> list[int]:
-        return sorted(self.samples["total"]) if "total" in self.samples else []
-
     def round_medians(self) -> dict[int, float]:
-        return {r: float(np.median(x)) for r, x in self.samples["total"].items() if x}
+        return dict(zip(self.rounds, self.medians, strict=True))
+
+    def complete(self, round_: int) -> None:
+        """Move the round's samples from pending to the store (a round is never added to)."""
+        per_phase = self.pending.pop(round_, None)
+        if not per_phase or not per_phase.get("total"):
+            return
+        for phase, values in per_phase.items():
+            self.store.setdefault(phase, PhaseRounds()).add(round_, values)
+        total = np.frombuffer(per_phase["total"])
+        self.rounds.append(round_)
+        self.medians.append(float(np.median(total)))
+        self.round_summaries.append(summarize(total))
+
+    def series(self, phase: str) -> RoundSeries | None:
+        """A phase's samples of every completed round, sharing the store's memory; None if
+        the phase is missing from any round."""
+        st = self.store.get(phase)
+        if st is None or st.rounds != self.rounds:
+            return None
+        return RoundSeries(st.values.view, np.asarray(st.bounds, dtype=np.int64))
+
+
+@dataclass
+class PhaseRounds:
+    values: GrowableArray = field(default_factory=GrowableArray)
+    bounds: list[int] = field(default_factory=lambda: [0])
+    rounds: list[int] = field(default_factory=list)
+
+    def add(self, round_: int, values: array) -> None:
+        self.values.extend(np.frombuffer(values))
+        self.bounds.append(len(self.values))
+        self.rounds.append(round_)
 
 
 class Collector:
@@ -93,16 +129,16 @@ class Collector:
 
     def on_iteration(self, ev: dict[str, Any]) -> None:
         v = self.variants[ev["variant"]]
-        r = ev["round"]
+        pending = v.pending[ev["round"]]
         for leaf, s in ev["phases"].items():
-            v.samples[leaf][r].append(s)
+            pending[leaf].append(s)
         for n, p in v.phases:
             if n in ev["phases"] or p is not None:
                 continue
             kids = v.children(n)
             if kids and all(k in ev["phases"] for k in kids):
-                v.samples[n][r].append(sum(ev["phases"][k] for k in kids))
-        v.samples["total"][r].append(ev["total_s"])
+                pending[n].append(sum(ev["phases"][k] for k in kids))
+        pending["total"].append(ev["total_s"])
 
     def on_block(self, ev: dict[str, Any]) -> None:
         v = self.variants[ev["variant"]]
@@ -115,11 +151,16 @@ class Collector:
     def on_tail_row(self, ev: dict[str, Any]) -> None:
         self.tail_rows.append(ev)
 
-    def drop_round(self, variant: str, round_: int) -> None:
-        """Forget a variant's incomplete round (the runner died inside it)."""
-        v = self.variants[variant]
-        for per_round in v.samples.values():
-            per_round.pop(round_, None)
+    def complete_round(self, round_: int, done: list[str]) -> None:
+        """The round is over: it holds the variants in `done` whole, and no others (a variant
+        whose runner failed inside it loses the round's samples)."""
+        if done:
+            self.completed_rounds.append(round_)
+        for name, v in self.variants.items():
+            if name in done:
+                v.complete(round_)
+            else:
+                v.pending.pop(round_, None)
 
     # -- derived ------------------------------------------------------------------------------
     def active(self) -> list[str]:
@@ -152,9 +193,10 @@ class Collector:
         cfg = self.config
         shape = cfg.shape
         rounds_done = sorted(self.completed_rounds)
+        done_set = set(rounds_done)
         verdicts = self.verdicts()
         variants = []
-        samples: dict[str, dict[str, list[list[float]]]] = {}
+        samples = Samples()
         base = self.variants.get(self.baseline)
         base_sha = base.hashes[0] if base and base.hashes else None
         base_timing = None
@@ -162,29 +204,28 @@ class Collector:
             entry: dict[str, Any] = {"name": name, "path": v.path, "backend": v.backend,
                                      "spec": v.spec, "status": v.status if v.status != "pending"
                                      else "failed", "error": v.error}
-            rs = [r for r in v.rounds_done() if r in rounds_done]
+            rs = v.rounds
             if rs:
-                totals = [v.samples["total"][r] for r in rs]
-                flat = np.concatenate([np.frombuffer(t) for t in totals])
-                entry["rounds"] = [summarize(t) for t in totals]
+                total = v.series("total")
+                assert total is not None
+                flat = total.values
+                entry["rounds"] = list(v.round_summaries)
                 entry["timing"] = summarize(flat)
                 if name == self.baseline:
                     base_timing = entry["timing"]
+                phase_series = {p: v.series(p) for p in [*(n for n, _ in v.phases), "total"]}
                 entry["phase_timings"] = {
-                    p: summarize(np.concatenate([np.frombuffer(v.samples[p][r]) for r in rs]))
-                    for p, _ in v.phases if any(v.samples[p].get(r) for r in rs)}
-                samples[name] = {p: [v.samples[p][r].tolist() for r in rs]
-                                 for p in [*(n for n, _ in v.phases), "total"]
-                                 if all(v.samples[p].get(r) for r in rs)}
+                    p: summarize(st.values.view) for p, _ in v.phases
+                    if (st := v.store.get(p)) is not None and len(st.values)}
+                samples[name] = {p: s for p, s in phase_series.items() if s is not None}
                 z_flags = vd.outliers(flat)
-                where, offsets = [], np.cumsum([0] + [len(t) for t in totals])
+                where, offsets = [], total.bounds
                 for i in z_flags:
                     r_i = int(np.searchsorted(offsets, i, side="right") - 1)
                     where.append((rs[r_i], int(i - offsets[r_i])))
                 entry["outliers"] = {"count": len(z_flags), "where": where}
                 if len(rs) >= 2:
-                    medians = v.round_medians()  # once, not once per round
-                    entry["drift"] = vd.drift([medians[r] for r in rs]).to_dict()
+                    entry["drift"] = vd.drift(v.medians).to_dict()
                 by_round: dict[int, list[dict[str, Any]]] = defaultdict(list)
                 for (r, _), b in sorted(v.blocks.items()):  # once, not once per round
                     by_round[r].append(b.get("telemetry") or {})
@@ -227,7 +268,7 @@ class Collector:
             "baseline": self.baseline,
             "reference_output_sha256": base_sha,
             "variants": variants,
-            "schedule": [s for s in self.schedule if s["round"] in rounds_done],
+            "schedule": [s for s in self.schedule if s["round"] in done_set],
             "samples": samples or None,
             "faults": [f.model_dump() for f in self.faults] or None,
         }

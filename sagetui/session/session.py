@@ -277,13 +277,7 @@ class Session:
             if not ok:
                 failed.add(name)
         with self._lock:
-            for name in failed:
-                c.drop_round(name, r)
-            done = [n for n in names if n not in failed]
-            if done:
-                c.completed_rounds.append(r)
-            for name in set(c.variants) - set(done):
-                c.drop_round(name, r)  # a round either holds a variant whole or not at all
+            c.complete_round(r, [n for n in names if n not in failed])
         self.round_durations.append(time.monotonic() - t0)
         verdicts = c.verdicts()
         self._emit("round", phase="done", round=r,

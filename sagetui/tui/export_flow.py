@@ -49,7 +49,7 @@ class ExportFlow:
             return
         self.export_text(kind, text)
 
-    def export_text(self: SageTUI, kind: str, text: str,
+    def export_text(self: SageTUI, kind: str, text: exporting.Content,
                     then: Callable[[], object] | None = None) -> None:
         """Ask for the path (prefilled), then write; `then` runs after a successful write."""
         what = exporting.KINDS[kind].what
@@ -61,7 +61,7 @@ class ExportFlow:
 
         self.push_screen(PathPromptScreen(f"Export the {what} to:", str(default)), chosen)
 
-    def _write_checked(self: SageTUI, path: Path, kind: str, text: str,
+    def _write_checked(self: SageTUI, path: Path, kind: str, text: exporting.Content,
                        then: Callable[[], object] | None) -> None:
         if not path.is_absolute():
             path = self.export_dir / path
@@ -79,7 +79,7 @@ class ExportFlow:
         self.push_screen(ConfirmScreen(f"{path} exists. Overwrite it?", yes="Overwrite",
                                        no="Keep it"), answered)
 
-    def _write(self: SageTUI, path: Path, kind: str, text: str,
+    def _write(self: SageTUI, path: Path, kind: str, text: exporting.Content,
                then: Callable[[], object] | None, *, overwrite: bool) -> None:
         what = exporting.KINDS[kind].what
         try:

@@ -8,11 +8,12 @@ and the data stays in memory to be written elsewhere.
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from sagetui.core.export import to_csv, to_markdown
-from sagetui.core.io import atomic_write_text, dumps_report
+from sagetui.core.io import atomic_write_text, iter_report_json
 from sagetui.core.report import Report
 
 
@@ -31,8 +32,23 @@ KINDS = {
 }
 
 
+class ReportJSON:
+    """A report's JSON, encoded afresh (in pieces) each time it is written: a write that is
+    asked again (the file appeared meanwhile, the disk was full) writes it whole again, and
+    millions of samples are never one string."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+
+    def __iter__(self) -> Iterator[str]:
+        return iter_report_json(self.report)
+
+
+Content = str | ReportJSON
+
+
 def render(kind: str, report: Report | None, svg: str | None = None,
-           title: str = "sagetui report") -> str:
+           title: str = "sagetui report") -> Content:
     if kind == "svg":
         if svg is None:
             raise ValueError("no screenshot taken")
@@ -40,7 +56,7 @@ def render(kind: str, report: Report | None, svg: str | None = None,
     if report is None:
         raise ValueError("nothing measured yet: start a run (r) or open a report")
     if kind == "json":
-        return dumps_report(report)
+        return ReportJSON(report)
     if kind == "csv":
         return to_csv(report)
     if kind == "md":
@@ -52,7 +68,7 @@ def default_path(directory: Path, stem: str, kind: str) -> Path:
     return directory / f"{stem}{KINDS[kind].suffix}"
 
 
-def write(path: Path, text: str, *, overwrite: bool) -> Path:
+def write(path: Path, text: Content, *, overwrite: bool) -> Path:
     return atomic_write_text(path, text, overwrite=overwrite)
 
 

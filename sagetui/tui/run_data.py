@@ -43,8 +43,8 @@ class VariantView:
     error: str | None = None
     enabled: bool = True
     phases: list[tuple[str, str | None]] = field(default_factory=list)
-    totals: MinMaxSeries = field(default_factory=MinMaxSeries)
     total: PhaseStore = field(default_factory=PhaseStore)
+    totals: MinMaxSeries = field(init=False)  # over total's values (shared: see __post_init__)
     phase_store: dict[str, PhaseStore] = field(default_factory=dict)
     # from a report without raw samples (reference 001): per-round summaries only
     round_summaries: list[RoundPoint] = field(default_factory=list)
@@ -65,6 +65,10 @@ class VariantView:
     _points: list[RoundPoint] = field(default_factory=list, repr=False, compare=False)
     _points_of: tuple[list[int] | None, int] = field(default=(None, 0), repr=False,
                                                       compare=False)
+
+    def __post_init__(self) -> None:
+        # the iteration plot's min/max pyramid reads the total's samples: one copy of them
+        self.totals = MinMaxSeries(self.total.values)
 
     # -- derived ----------------------------------------------------------------------------
     def round_points(self) -> list[RoundPoint]:
@@ -364,7 +368,7 @@ class RunData:
                 stores[parent].add_many(r, acc)
         total = np.frombuffer(run.total)
         v.total.add_many(r, total)
-        v.totals.extend(total)
+        v.totals.sync()
         p = self.progress
         p.iteration_in_round += n
         p.iterations_done += n
@@ -467,10 +471,10 @@ class RunData:
             for phase, per_round in samples.items():
                 store = view.total if phase == "total" else view.phase_store.setdefault(
                     phase, PhaseStore())
-                for i, values in enumerate(per_round):
-                    store.add_round(numbers[i] if i < len(numbers) else i, values)
+                store.add_rounds([numbers[i] if i < len(numbers) else i
+                                  for i in range(len(per_round))], per_round)
                 if phase == "total":
-                    view.totals.extend([x for values in per_round for x in values])
+                    view.totals.sync()
             view.completed_rounds = view.total.rounds()
             if not samples and v.rounds:
                 view.round_summaries = [RoundPoint(i, s.p50_s, s.min_s, s.max_s)

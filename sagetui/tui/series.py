@@ -12,44 +12,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-
-class GrowableArray:
-    """A 1-D numpy array that doubles its capacity as it grows."""
-
-    __slots__ = ("_buf", "_n")
-
-    def __init__(self, dtype: type | np.dtype = np.float64, capacity: int = 64) -> None:
-        self._buf = np.empty(max(1, capacity), dtype=dtype)
-        self._n = 0
-
-    def __len__(self) -> int:
-        return self._n
-
-    def _reserve(self, n: int) -> None:
-        if n > self._buf.size:
-            cap = self._buf.size
-            while cap < n:
-                cap *= 2
-            buf = np.empty(cap, dtype=self._buf.dtype)
-            buf[: self._n] = self._buf[: self._n]
-            self._buf = buf
-
-    def append(self, value: float) -> None:
-        self._reserve(self._n + 1)
-        self._buf[self._n] = value
-        self._n += 1
-
-    def extend(self, values: Iterable[float] | np.ndarray) -> None:
-        arr = np.asarray(values if isinstance(values, np.ndarray) else list(values),
-                         dtype=self._buf.dtype)
-        self._reserve(self._n + arr.size)
-        self._buf[self._n: self._n + arr.size] = arr
-        self._n += arr.size
-
-    @property
-    def view(self) -> np.ndarray:
-        """The filled part (a view: do not keep it across appends)."""
-        return self._buf[: self._n]
+from sagetui.core.samples import GrowableArray
 
 
 class MinMaxSeries:
@@ -60,8 +23,10 @@ class MinMaxSeries:
     blocks and reads it, plus O(log n) partial blocks for the unfinished tail.
     """
 
-    def __init__(self) -> None:
-        self.values = GrowableArray()
+    def __init__(self, values: GrowableArray | None = None) -> None:
+        # `values` may be another store's array (a variant's totals are its total
+        # PhaseStore's): then whoever appends to it calls sync()
+        self.values = values if values is not None else GrowableArray()
         self._lo: list[GrowableArray] = []  # index k-1 holds level k
         self._hi: list[GrowableArray] = []
 
@@ -70,6 +35,10 @@ class MinMaxSeries:
 
     def extend(self, values: Iterable[float] | np.ndarray) -> None:
         self.values.extend(values)
+        self._update()
+
+    def sync(self) -> None:
+        """Take in what was appended to the shared values array."""
         self._update()
 
     def append(self, value: float) -> None:
