@@ -290,3 +290,80 @@ def test_importing_verdict_does_not_import_scipy() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=True
     )
     assert out.stdout.strip() == "False"
+
+
+# -- the statistics written here instead of importing scipy.stats (60 MB resident) ------------
+# scipy.stats is the oracle: the same numbers, on the inputs that take each branch.
+
+def _trend_inputs():
+    rng = np.random.default_rng(7)
+    for n in (2, 3, 4, 5, 8, 12, 20, 33, 34, 50, 200, 1500):
+        yield rng.normal(size=n)  # no ties: exact up to 33, normal beyond
+        yield np.sort(rng.normal(size=n))  # a perfect trend: 0 discordant pairs
+        yield np.round(rng.normal(size=n), 1)  # ties: the tie-corrected normal
+    yield np.array([1.0, 2.0, 4.0, 3.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0] * 4)  # ties, near-sorted
+    yield np.r_[np.arange(40.0), 0.5]  # no ties, n > 33, one discordant pair... and more
+    yield np.r_[np.arange(1.0, 41.0), 0.5][::-1].copy()
+
+
+def test_mann_kendall_p_is_scipys_kendalltau() -> None:
+    from sagetui.core.verdict import mann_kendall_p
+
+    for y in _trend_inputs():
+        want = stats.kendalltau(np.arange(y.size), y).pvalue
+        assert mann_kendall_p(y) == pytest.approx(want, rel=1e-9, abs=1e-15), y.size
+    assert mann_kendall_p(np.ones(9)) == 1.0  # scipy: NaN (no ranks to correlate)
+
+
+def test_mann_kendall_s_is_exact_across_blocks() -> None:
+    from sagetui.core.verdict import _mann_kendall_s
+
+    rng = np.random.default_rng(3)
+    y = np.round(rng.normal(size=300), 1)
+    brute = int(np.sign(y[None, :] - y[:, None])[np.triu_indices(y.size, k=1)].sum())
+    for block in (1, 7, 64, 1024):
+        assert _mann_kendall_s(y, block=block) == brute
+
+
+def test_theil_sen_and_t_quantile_are_scipys() -> None:
+    from sagetui.core.verdict import _theil_sen, t_quantile
+
+    rng = np.random.default_rng(5)
+    for n in (2, 3, 10, 101, 1000):
+        y = 1 + 0.01 * rng.normal(size=n) + 0.001 * np.arange(n)
+        slope, _ = _theil_sen(y)
+        assert slope == stats.theilslopes(y, np.arange(n, dtype=float)).slope
+    for df in (1, 2, 4, 9, 30, 299):
+        assert t_quantile(0.975, df) == stats.t.ppf(0.975, df)
+
+
+def test_theil_sen_of_many_rounds_is_near_the_exact_one_and_cheap() -> None:
+    """Over 1,000 rounds the slope comes from 499,500 random pairs: within a quarter of the
+    exact estimator's own standard error (sd / sqrt(sum (x - mean x)^2), about 20 % of this
+    slope) of the median of all pairs (computed here the slow way), and never n^2 memory."""
+    from sagetui.core.verdict import _theil_sen
+
+    rng = np.random.default_rng(11)
+    n = 2_000
+    y = 1 + 0.01 * rng.normal(size=n) + 2e-6 * np.arange(n)
+    i, j = np.triu_indices(n, k=1)
+    exact = float(np.median((y[j] - y[i]) / (j - i)))
+    slope, _ = _theil_sen(y)
+    se = 0.01 / math.sqrt(((np.arange(n) - (n - 1) / 2) ** 2).sum())
+    assert abs(slope - exact) < 0.25 * se
+    slope_100k, _ = _theil_sen(1 + 1e-6 * np.arange(100_000.0))  # exact line: any pairs agree
+    assert slope_100k == pytest.approx(1e-6, rel=1e-6)
+
+
+def test_the_console_imports_no_scipy_stats() -> None:
+    """scipy.stats is 60 MB of the console's resident size: a run must not import it."""
+    code = ("import sys, numpy as np\n"
+            "from sagetui.core import verdict as vd\n"
+            "vd.drift(np.r_[1.0, 1.1, 1.05, 1.2, 1.3]); vd.paired_speedup([1.0, 1.1], [1.0, 1.0],"
+            " threshold_percent=1.0); vd.outliers(np.r_[1.0, 1.0, 9.0, 1.1])\n"
+            "import sagetui.tui.app, sagetui.session.session\n"
+            "print('scipy.stats' in sys.modules)")
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
+                         check=True)
+    assert out.stdout.strip() == "False"

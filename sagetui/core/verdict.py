@@ -74,12 +74,16 @@ def _positive_array(values: Sequence[float] | np.ndarray, what: str) -> np.ndarr
     return a
 
 
+# scipy.special, not scipy.stats: importing scipy.stats costs the console 60 MB resident (its
+# distributions, optimize, linalg) for one quantile, one median of slopes and one p-value;
+# scipy.special costs 13 MB. tests/test_verdict_units.py checks all three against scipy.stats.
 @lru_cache(maxsize=256)
 def t_quantile(p: float, df: int) -> float:
-    """Student t quantile; cached because adaptive stopping asks for the same few repeatedly."""
-    from scipy import stats  # lazy: scipy costs startup time the UI does not want
+    """Student t quantile (scipy.stats.t.ppf is this function); cached because adaptive
+    stopping asks for the same few repeatedly."""
+    from scipy.special import stdtrit  # lazy: scipy costs startup time the UI does not want
 
-    return float(stats.t.ppf(p, df))
+    return float(stdtrit(df, p))
 
 
 @dataclass(frozen=True)
@@ -230,13 +234,81 @@ class Drift:
         }
 
 
-def _theil_sen(y: np.ndarray) -> tuple[float, float]:
-    """Theil-Sen slope and Sen's intercept median(y - slope·x) over x = 0..n-1."""
-    from scipy import stats
+# Theil-Sen over every pair up to this many rounds (500,000 slopes); beyond, over this many
+# pairs drawn at random (seeded), so that 100,000 rounds cost what 1,000 do, not 10^10 slopes.
+THEIL_SEN_ALL_PAIRS = 1_000
+THEIL_SEN_PAIRS = THEIL_SEN_ALL_PAIRS * (THEIL_SEN_ALL_PAIRS - 1) // 2
 
-    x = np.arange(y.size, dtype=np.float64)
-    slope = float(stats.theilslopes(y, x).slope)
-    return slope, float(np.median(y - slope * x))
+
+def _theil_sen(y: np.ndarray) -> tuple[float, float]:
+    """Theil-Sen slope (the median of the slopes of all pairs: scipy.stats.theilslopes) and
+    Sen's intercept median(y - slope·x) over x = 0..n-1."""
+    n = y.size
+    if n <= THEIL_SEN_ALL_PAIRS:
+        i, j = np.triu_indices(n, k=1)
+    else:
+        rng = np.random.default_rng(0)
+        i, j = rng.integers(0, n, THEIL_SEN_PAIRS), rng.integers(0, n, THEIL_SEN_PAIRS)
+        i, j = np.minimum(i, j), np.maximum(i, j)
+        i, j = i[i != j], j[i != j]
+    slope = float(np.median((y[j] - y[i]) / (j - i)))
+    return slope, float(np.median(y - slope * np.arange(n)))
+
+
+def _mann_kendall_s(y: np.ndarray, block: int = 1024) -> int:
+    """S = sum over i < j of sign(y_j - y_i), exactly, in O(n^2 / block + n log n · n / block)
+    numpy work and O(block^2) memory: each block's pairs by broadcasting, its pairs with
+    every earlier value by binary search in their sorted copy."""
+    s, before = 0, np.empty(0)
+    for start in range(0, y.size, block):
+        b = y[start: start + block]
+        s += int(np.sign(b[None, :] - b[:, None])[np.triu_indices(b.size, k=1)].sum())
+        s += int((np.searchsorted(before, b, side="left")).sum())  # earlier and smaller
+        s -= int((before.size - np.searchsorted(before, b, side="right")).sum())
+        before = np.sort(np.concatenate([before, b]), kind="stable")
+    return s
+
+
+def mann_kendall_p(y: np.ndarray) -> float:
+    """Two-sided p-value of the Mann-Kendall trend test of y against its order: what
+    scipy.stats.kendalltau(range(n), y).pvalue gives (method "auto"): exact when y has no
+    ties and n <= 33 (or all but one pair agree), else the normal approximation with the
+    variance corrected for ties in y. 1.0 when every value is equal (scipy: NaN)."""
+    n = int(y.size)
+    tot = n * (n - 1) // 2
+    _, counts = np.unique(y, return_counts=True)
+    t = counts[counts > 1].astype(np.int64)
+    ytie = int((t * (t - 1) // 2).sum())
+    if n < 2 or ytie == tot:
+        return 1.0
+    s = _mann_kendall_s(y)
+    dis = (tot - ytie - s) // 2
+    if ytie == 0 and (n <= 33 or min(dis, tot - dis) <= 1):
+        return _kendall_p_exact(n, min(dis, tot - dis))
+    var = (n * (n - 1.0) * (2 * n + 5) - float((t * (t - 1.0) * (2 * t + 5)).sum())) / 18
+    return float(min(1.0, math.erfc(abs(s) / math.sqrt(var) / math.sqrt(2))))
+
+
+def _kendall_p_exact(n: int, c: int) -> float:
+    """Two-sided exact p-value of c discordant pairs (c at most half the pairs) among n values
+    without ties: twice the probability of c or fewer, counting the permutations of n by
+    inversions (Kendall, Rank Correlation Methods, 1970), as scipy does."""
+    if n <= 2:
+        return 1.0
+    if c == 0:
+        return 2.0 / math.factorial(n) if n < 171 else 0.0
+    if c == 1:
+        return 2.0 / math.factorial(n - 1) if n < 172 else 0.0
+    if 4 * c == n * (n - 1):
+        return 1.0
+    new = np.zeros(c + 1)
+    new[0:2] = 1.0
+    for j in range(3, n + 1):
+        new = np.cumsum(new) if n < 171 else np.cumsum(new) / j
+        if j <= c:
+            new[j:] -= new[: c + 1 - j]
+    p = 2.0 * float(np.sum(new)) / math.factorial(n) if n < 171 else float(np.sum(new))
+    return min(1.0, max(0.0, p))
 
 
 def drift(
@@ -270,11 +342,7 @@ def drift(
         src = "residuals"
     else:
         noise, src = nan, "unavailable"
-    from scipy import stats
-
-    p = float(stats.kendalltau(np.arange(n), y).pvalue)
-    if not math.isfinite(p):  # all round medians equal
-        p = 1.0
+    p = mann_kendall_p(y)
     flagged = (
         math.isfinite(noise)
         and abs(run_change) > DRIFT_NOISE_FACTOR * noise

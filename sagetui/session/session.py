@@ -65,7 +65,7 @@ def _no_cyclic_gc() -> Iterator[None]:
 
 def _warm_imports() -> None:
     try:
-        import scipy.stats  # noqa: F401
+        import scipy.special  # noqa: F401
     except ImportError:
         pass
 
