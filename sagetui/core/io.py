@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .report import Report
+from .samples import Samples
 
 MAX_REPORT_BYTES = 512 * 1024 * 1024  # raw samples of long runs fit; a runaway file does not
 
@@ -223,14 +224,22 @@ def dumps_report(report: Report) -> str:
 def iter_report_json(report: Report) -> Iterator[str]:
     """The report as indented JSON, in pieces; the raw samples last, each round's list on one
     line and encoded a round at a time: millions of samples never exist as Python floats or as
-    one string at once, and no single call holds the GIL for long (the console's autosave
-    runs beside its UI)."""
-    text = json.dumps(report.to_json_dict(samples=False), indent=2, allow_nan=False)
-    if report.samples is None:
-        yield text + "\n"
+    one string at once, and no single call holds the GIL for long."""
+    return iter_json_document(report_head_json(report), report.samples)
+
+
+def report_head_json(report: Report) -> str:
+    """Everything but the raw samples, as indented JSON (small: summaries, not samples)."""
+    return json.dumps(report.to_json_dict(samples=False), indent=2, allow_nan=False)
+
+
+def iter_json_document(head: str, samples: Samples | None) -> Iterator[str]:
+    """report_head_json's text with the samples added as its last field."""
+    if samples is None:
+        yield head + "\n"
         return
-    yield f'{text[:-2]},\n  "samples": '
-    yield from report.samples.iter_json(indent=2, level=1)
+    yield f'{head[:-2]},\n  "samples": '
+    yield from samples.iter_json(indent=2, level=1)
     yield "\n}\n"
 
 

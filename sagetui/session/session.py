@@ -13,12 +13,10 @@ are thread-safe and take effect between iterations (cancel) or at the next round
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +28,7 @@ from sagetui.core.io import save_report
 from sagetui.core.report import Fault, Report
 
 from .collect import Collector
+from .recovery_writer import RecoveryWriter
 from .runner_client import RunnerClient, RunnerGone
 from .schedule import round_order
 
@@ -46,21 +45,6 @@ class SessionEvent:
     # hello variant ready warmup iteration block round decomposition tail fault log finished
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
-
-
-@contextlib.contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
-    """Building and writing a report makes a list item of every raw sample (millions in a
-    long run), and each full collection of the cyclic GC walks them all with every thread
-    stopped, the console's too: 50-250 ms, several times per autosave. The report holds no
-    cycles (reference counting frees it), so the cyclic GC waits until it is written."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _warm_imports() -> None:
@@ -102,6 +86,7 @@ class Session:
         self._next_save = 0.0  # monotonic: no round's autosave before this
         # why the last recovery write failed (None: the file holds the latest report)
         self.recovery_error: str | None = None
+        self._writer: RecoveryWriter | None = None  # started by the first autosave
 
     # -- thread-safe controls -----------------------------------------------------------------
     def cancel(self) -> None:
@@ -171,9 +156,10 @@ class Session:
                 self.client.stop()
                 self.client = None
             self._saver.shutdown(wait=True)  # the last round's autosave lands before the final
-        with _no_cyclic_gc():
-            report = self.report()
-            self._autosave(report)
+        report = self.report()
+        self._autosave(report)
+        if self._writer is not None:
+            self._writer.close()
         self._emit("finished", status=self.collector.status, report=report)
         return report
 
@@ -293,8 +279,7 @@ class Session:
     def _round_autosave(self) -> None:
         t0 = time.monotonic()
         try:
-            with _no_cyclic_gc():
-                self._autosave(self.report())
+            self._autosave(self.report())
         finally:
             took = time.monotonic() - t0
             self._next_save = time.monotonic() + took * (1 / AUTOSAVE_MAX_SHARE - 1)
@@ -447,7 +432,15 @@ class Session:
             return
         try:
             self.recovery_path.parent.mkdir(parents=True, exist_ok=True)
-            save_report(report, self.recovery_path, overwrite=True)
+            if self._writer is None:
+                try:
+                    self._writer = RecoveryWriter()
+                except OSError:
+                    pass
+            # encoded and written in the writer's process (see recovery_writer.py); here if
+            # it could not start or has died
+            if self._writer is None or not self._writer.save(report, self.recovery_path):
+                save_report(report, self.recovery_path, overwrite=True)
             self.recovery_error = None
         except OSError as exc:
             self.recovery_error = exc.strerror or str(exc)

@@ -46,7 +46,9 @@ def start_sagetui(*args: object, cwd: Path, **kw) -> subprocess.Popen:
                             **kw)
 
 
-def children(pid: int) -> list[int]:
+def children(pid: int, module: str | None = None) -> list[int]:
+    """The child processes of `pid`; with `module`, only those running `python -m module`
+    (the runner is sagetui.runner; the recovery file's writer is another child)."""
     out = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -55,9 +57,17 @@ def children(pid: int) -> list[int]:
             stat = Path(f"/proc/{d}/stat").read_text()
         except OSError:
             continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid and (
+                module is None or module in _argv(int(d))):
             out.append(int(d))
     return out
+
+
+def _argv(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
 
 
 def alive(pid: int) -> bool:

@@ -66,13 +66,15 @@ def test_console_stopped_mid_run_keeps_what_was_measured(how, tmp_path):
     p, master = _start(tmp_path, tty=how == "hangup")
     runners: set[int] = set()
     try:
-        runner = wait_for(lambda: (_drain(master), children(p.pid))[1], what="the runner")[0]
+        runner = wait_for(lambda: (_drain(master), children(p.pid, "sagetui.runner"))[1],
+                          what="the runner")[0]
         runners.add(runner)
         status = wait_for(lambda: status_file_of(runner), what="the status file")
         # a round is saved, and the runner is inside round 1 or later: mid-run
         wait_for(lambda: (_drain(master), list((tmp_path / "rec").glob("*.json")))[1],
                  what="the first recovery file")
         wait_for(lambda: (st := read_status(status)) and st["round"] >= 1, what="round 1")
+        others = set(children(p.pid)) - runners  # the recovery file's writer
         if how in ("ctrl-c", "ctrl-c-twice"):
             os.killpg(p.pid, signal.SIGINT)  # what the terminal sends on Ctrl-C
             if how == "ctrl-c-twice":
@@ -99,6 +101,7 @@ def test_console_stopped_mid_run_keeps_what_was_measured(how, tmp_path):
     if how != "hangup":
         assert no_traceback(err) and "stopping; what was measured is kept" in err
     assert not any(alive(pid) for pid in runners)  # no orphan runner
+    wait_for(lambda: not any(alive(pid) for pid in others), what="the writer to end")
     (recovery,) = (tmp_path / "rec").glob("*.json")
     saved = json.loads(recovery.read_text())
     assert saved["status"] == "cancelled" and saved["rounds"] >= 1

@@ -139,15 +139,17 @@ def test_headless_run_with_a_runner_killed_from_outside(tmp_path):
                       "--heads", "2", "--q-len", "256", "--head-dim", "64", "--warmup", "1",
                       "--rounds", "3", "--iterations", "20", "--json", "r.json",
                       "--recovery-dir", "rec", cwd=tmp_path)
-    seen: set[int] = set()
+    seen: set[int] = set()  # runners
+    others: set[int] = set()  # the recovery file's writer
     try:
-        runner = wait_for(lambda: children(p.pid), what="the runner")[0]
+        runner = wait_for(lambda: children(p.pid, "sagetui.runner"), what="the runner")[0]
         seen.add(runner)
         status_path = wait_for(lambda: status_file_of(runner), what="its status file")
         status = freeze_in(runner, status_path, "b", 1)
         os.kill(runner, signal.SIGKILL)
         while p.poll() is None:
-            seen.update(children(p.pid))
+            seen.update(children(p.pid, "sagetui.runner"))
+            others.update(children(p.pid))
             time.sleep(0.05)
         out, err = p.communicate(timeout=60)
     finally:
@@ -165,7 +167,7 @@ def test_headless_run_with_a_runner_killed_from_outside(tmp_path):
     assert "a (ok)" not in out and "b (failed)" in out  # the summary table
     check = sagetui("check", "r.json", *(tmp_path / "rec").iterdir(), cwd=tmp_path)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert len(seen) == 2 and not any(alive(pid) for pid in seen)  # no orphan runner
+    assert len(seen) == 2 and not any(alive(pid) for pid in seen | others)  # no orphan
 
 
 def test_headless_run_shows_a_cuda_error_and_its_stderr(tmp_path):
