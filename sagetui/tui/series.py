@@ -18,16 +18,20 @@ from sagetui.core.samples import GrowableArray
 class MinMaxSeries:
     """Samples in arrival order plus a min/max pyramid over them.
 
-    Level k (k >= 1) holds the min and max of every complete block of 2**k samples; level 0 is
-    the samples themselves. `envelope(width)` picks the finest level with at most `width`
+    Level k holds the min and max of every complete block of 2**k samples; level 0 is the
+    samples themselves. Levels from FIRST_LEVEL up are kept (levels 1 and 2 would cost 1.5
+    doubles a sample, 12 MB at 10^6 samples; a block of under 8 samples is read from the
+    samples when asked for). `envelope(width)` picks the finest level with at most `width`
     blocks and reads it, plus O(log n) partial blocks for the unfinished tail.
     """
+
+    FIRST_LEVEL = 3
 
     def __init__(self, values: GrowableArray | None = None) -> None:
         # `values` may be another store's array (a variant's totals are its total
         # PhaseStore's): then whoever appends to it calls sync()
         self.values = values if values is not None else GrowableArray()
-        self._lo: list[GrowableArray] = []  # index k-1 holds level k
+        self._lo: list[GrowableArray] = []  # index k - FIRST_LEVEL holds level k
         self._hi: list[GrowableArray] = []
 
     def __len__(self) -> int:
@@ -43,26 +47,33 @@ class MinMaxSeries:
 
     def append(self, value: float) -> None:
         self.values.append(value)
-        if len(self.values) % 2 == 0:  # only a completed pair can complete any block
+        if len(self.values) % (1 << self.FIRST_LEVEL) == 0:  # only then can a block complete
             self._update()
 
     def _update(self) -> None:
         n = len(self.values)
         lo_prev = hi_prev = self.values.view
-        k = 1
+        k, step = self.FIRST_LEVEL, 1 << self.FIRST_LEVEL  # the first level from the samples
         while n >> k:
-            if len(self._lo) < k:
+            i = k - self.FIRST_LEVEL
+            if len(self._lo) <= i:
                 self._lo.append(GrowableArray())
                 self._hi.append(GrowableArray())
-            lo_k, hi_k = self._lo[k - 1], self._hi[k - 1]
+            lo_k, hi_k = self._lo[i], self._hi[i]
             have, want = len(lo_k), n >> k
             if have < want:  # only the new blocks: amortised O(1) per sample
-                a = lo_prev[2 * have: 2 * want].reshape(-1, 2)
-                b = hi_prev[2 * have: 2 * want].reshape(-1, 2)
-                lo_k.extend(a.min(axis=1))
-                hi_k.extend(b.max(axis=1))
+                lo_k.extend(lo_prev[step * have: step * want].reshape(-1, step).min(axis=1))
+                hi_k.extend(hi_prev[step * have: step * want].reshape(-1, step).max(axis=1))
             lo_prev, hi_prev = lo_k.view, hi_k.view
-            k += 1
+            k, step = k + 1, 2
+
+    def _blocks(self, k: int, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """(min, max) of level k's blocks start..stop-1 (all complete)."""
+        if k >= self.FIRST_LEVEL:
+            i = k - self.FIRST_LEVEL
+            return self._lo[i].view[start:stop], self._hi[i].view[start:stop]
+        v = self.values.view[start << k: stop << k].reshape(-1, 1 << k)
+        return v.min(axis=1), v.max(axis=1)
 
     def envelope(self, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(x, lo, hi) with about `width` points or fewer: x is the first sample index of each
@@ -77,18 +88,17 @@ class MinMaxSeries:
             k += 1
         m = n >> k
         xs = [np.arange(m, dtype=np.float64) * (1 << k)]
-        lo_parts = [self._lo[k - 1].view[:m]]
-        hi_parts = [self._hi[k - 1].view[:m]]
+        lo, hi = self._blocks(k, 0, m)
+        lo_parts, hi_parts = [lo], [hi]
         covered = m << k
         for j in range(k - 1, -1, -1):  # the tail, from the largest partial block down
             size = 1 << j
             if covered + size <= n:
                 idx = covered >> j
-                lo_arr = self.values.view if j == 0 else self._lo[j - 1].view
-                hi_arr = self.values.view if j == 0 else self._hi[j - 1].view
+                lo, hi = self._blocks(j, idx, idx + 1)
                 xs.append(np.array([float(covered)]))
-                lo_parts.append(lo_arr[idx: idx + 1])
-                hi_parts.append(hi_arr[idx: idx + 1])
+                lo_parts.append(lo)
+                hi_parts.append(hi)
                 covered += size
         return np.concatenate(xs), np.concatenate(lo_parts), np.concatenate(hi_parts)
 
