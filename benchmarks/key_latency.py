@@ -102,7 +102,7 @@ def watch(out) -> None:  # type: ignore[no-untyped-def]
     main = threading.get_ident()
 
     def sample() -> None:
-        start, seen = None, collections.Counter()
+        start, seen, leaves = None, collections.Counter(), collections.Counter()
         while True:
             time.sleep(0.005)
             frame = sys._current_frames().get(main)
@@ -116,11 +116,14 @@ def watch(out) -> None:  # type: ignore[no-untyped-def]
                     names.append(f.f_code.co_name)
                     f = f.f_back
                 seen.update(set(names[:12]))
+                leaves[f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{names[0]}"] += 1
             elif start is not None:
                 if time.monotonic() - start >= 0.06:
                     top = ",".join(n for n, _ in seen.most_common(8))
-                    out.write(f"stall {start:.6f} {time.monotonic() - start:.3f} {top}\n")
-                start, seen = None, collections.Counter()
+                    leaf = ",".join(f"{n}x{c}" for n, c in leaves.most_common(3))
+                    out.write(f"stall {start:.6f} {time.monotonic() - start:.3f} {top} "
+                              f"innermost:{leaf}\n")
+                start, seen, leaves = None, collections.Counter(), collections.Counter()
 
     threading.Thread(target=sample, daemon=True).start()
 
@@ -202,7 +205,7 @@ def explain(path: str, presses: list[tuple[float, float, str]], slower_than: flo
                 t, d = float(parts[1]), float(parts[2])
                 if t < t1 and t + d > t0 - 0.05:
                     print(f"    UI busy from {(t - t0) * 1e3:+.0f} ms for {d * 1e3:.0f} ms: "
-                          f"{parts[3] if len(parts) > 3 else ''}")
+                          f"{' '.join(parts[3:])}")
 
 
 def stop_console(log: str) -> None:

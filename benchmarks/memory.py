@@ -12,7 +12,7 @@ recovery file written after every round as the console does. VmRSS and VmHWM are
 - after the run: the final report loaded into the panels (and kept for export), gc'd;
 - peak: VmHWM over the whole run (the autosaves' transient copies included).
 
-    python benchmarks/memory.py [--samples 1000000] [--rounds 10]
+    python benchmarks/memory.py [--samples 1000000] [--rounds 10] [--trace]
 
 Target: under 300 MB after 10^6 samples. Not a timed test; it prints the load average.
 """
@@ -22,11 +22,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import resource
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
+import numpy as np
 from streaming import Probe
 from synthetic_runner import bench_config, console_uses_synthetic_runner, load_average
 
@@ -45,16 +48,21 @@ def rss_mb() -> float:
     return status_mb("VmRSS")
 
 
-def arrays_mb(app: object) -> float:
-    """What the panels' sample arrays hold (RunData: numpy buffers, capacity included)."""
-    total = 0
+def arrays_mb(app: object) -> tuple[float, float]:
+    """What the panels' sample arrays hold (RunData: numpy buffers, capacity included; a
+    buffer shared by two stores counted once), and how much of it is the final report's
+    samples (the panels adopt them without copying; they are the session's arrays)."""
+    bufs: dict[int, np.ndarray] = {}
     for data in app.sources:  # type: ignore[attr-defined]
         for v in data.variants.values():
-            stores = [v.total, *v.phase_store.values()]
-            total += sum(s.values._buf.nbytes for s in stores)
-            total += v.totals.values._buf.nbytes
-            total += sum(a._buf.nbytes for a in v.totals._lo + v.totals._hi)
-    return total / 2**20
+            arrays = [s.values for s in (v.total, *v.phase_store.values())]
+            arrays += [v.totals.values, *v.totals._lo, *v.totals._hi]
+            bufs.update((id(a._buf), a._buf) for a in arrays)
+    report = app.final_report  # type: ignore[attr-defined]
+    held = [s.values for phases in (report.samples or {}).values() for s in phases.values()] \
+        if report is not None else []
+    shared = sum(b.nbytes for b in bufs.values() if any(np.shares_memory(b, h) for h in held))
+    return sum(b.nbytes for b in bufs.values()) / 2**20, shared / 2**20
 
 
 async def measure(samples: int, rounds: int) -> list[tuple[str, float]]:
@@ -83,7 +91,9 @@ async def measure(samples: int, rounds: int) -> list[tuple[str, float]]:
                 while app.running:
                     peak_during = max(peak_during, rss_mb())
                     while marks and probe.handled >= marks[0]:
-                        out.append((f"UI has {marks[0]:,} samples (mid-run)", rss_mb()))
+                        q = probe.sample()  # events decoded but not yet in the UI
+                        out.append((f"UI has {marks[0]:,} samples (mid-run; "
+                                    f"{q.emitted - q.handled:,} more emitted)", rss_mb()))
                         marks.pop(0)
                     await asyncio.sleep(0.05)
                 elapsed = time.monotonic() - t0
@@ -94,9 +104,21 @@ async def measure(samples: int, rounds: int) -> list[tuple[str, float]]:
                 n = sum(len(v.totals) for v in app.live.variants.values())
                 out.append((f"after the run: {n:,} samples in the panels, final report kept",
                             rss_mb()))
-                out.append(("  of which the panels' sample arrays (RunData)", arrays_mb(app)))
+                panels, shared = arrays_mb(app)
+                out.append(("  of which the panels' sample arrays (RunData)", panels))
+                out.append(("    of those, the final report's samples (not copied)", shared))
                 out.append(("  sampled VmRSS max while running", peak_during))
                 out.append(("peak VmHWM (autosave copies included)", status_mb("VmHWM")))
+                # not counted above: the recovery file's writer, a child that holds a copy of
+                # the samples while it writes (the synthetic runner is the other child)
+                out.append(("  (not in the console: the largest child's peak, the writer's)",
+                            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024))
+                if tracemalloc.is_tracing():
+                    top = tracemalloc.take_snapshot().statistics("lineno")[:12]
+                    print("where the live Python and numpy memory was allocated (--trace):")
+                    for stat in top:
+                        print(f"  {stat.size / 2**20:8.1f} MB {stat.count:>9,} blocks  "
+                              f"{stat.traceback[0]}")
                 print(f"run took {elapsed:.1f} s ({probe.handled:,} events handled)")
     return out
 
@@ -105,7 +127,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--samples", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--trace", action="store_true",
+                    help="trace allocations (slower) and print where the memory is held")
     a = ap.parse_args()
+    if a.trace:
+        tracemalloc.start()
     print(f"memory benchmark; {load_average()}")
     print(f"{a.samples:,} samples: 2 variants x {a.rounds} rounds x "
           f"{a.samples // (2 * a.rounds):,} iterations, 8 phases each (6 leaves)")
@@ -113,7 +139,7 @@ def main() -> int:
     for label, mb in rows:
         print(f"  {label:<62} {mb:8.1f} MB")
     final = next(mb for label, mb in rows if label.startswith("after the run"))
-    mid = max((mb for label, mb in rows if "(mid-run)" in label), default=final)
+    mid = max((mb for label, mb in rows if "(mid-run" in label), default=final)
     worst = max(final, mid)
     print(f"RSS with 10^6 samples (worst of mid-run and after): {worst:.1f} MB; "
           f"{worst / TARGET_MB:.2f} of the {TARGET_MB:.0f} MB target -> "
