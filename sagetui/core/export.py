@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
+from .phases import PARENTS
 from .report import Report
 
 
@@ -86,15 +87,6 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
         lines.append(f"- fault: {f.kind}: {f.message}"
                      + (f" (variant {f.variant}, phase {f.phase})" if f.variant else ""))
     return "\n".join(lines).rstrip() + "\n"
-
-
-# The reference reports' phase tree: parents are sums of their children.
-PARENTS = {
-    "q_int8_quantization": "qk_int8_quantization",
-    "k_int8_subtract_mean_quantization": "qk_int8_quantization",
-    "v_transpose_pad_permute": "v_fp8_transpose_scale_quantization",
-    "v_scale_fp8_quantization": "v_fp8_transpose_scale_quantization",
-}
 
 
 def _leaves(report: Report) -> set[str]:

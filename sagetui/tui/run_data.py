@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from sagetui.core.export import PARENTS
+from sagetui.core.phases import PARENTS
 from sagetui.core.report import Report
 from sagetui.core.telemetry import merge_blocks
 

@@ -13,6 +13,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from sagetui.core.phases import PhaseSpec
+
 if TYPE_CHECKING:
     import torch
 
@@ -23,26 +25,6 @@ class BackendUnavailable(Exception):
 
 class VariantLoadError(Exception):
     """A variant's module could not be loaded; the message is the real reason."""
-
-
-@dataclass(frozen=True)
-class PhaseSpec:
-    name: str
-    parent: str | None = None  # a leaf's parent phase, if it has one
-
-
-# SageAttention2's fp8 path, decomposed (DESIGN.md §3, reference report 000): the reference
-# backend and the sm89/sm90 backends share this tree, so their reports line up phase by phase.
-SAGE2_PHASES = (
-    PhaseSpec("k_mean_and_smoothing_preparation"),
-    PhaseSpec("qk_int8_quantization"),
-    PhaseSpec("q_int8_quantization", "qk_int8_quantization"),
-    PhaseSpec("k_int8_subtract_mean_quantization", "qk_int8_quantization"),
-    PhaseSpec("v_fp8_transpose_scale_quantization"),
-    PhaseSpec("v_transpose_pad_permute", "v_fp8_transpose_scale_quantization"),
-    PhaseSpec("v_scale_fp8_quantization", "v_fp8_transpose_scale_quantization"),
-    PhaseSpec("fused_mainloop"),
-)
 
 
 @dataclass

@@ -23,14 +23,14 @@ from typing import Any, ClassVar
 
 import torch
 
+from sagetui.core.phases import SAGE2_PHASES, PhaseSpec
+
 from ..variants import load_extension
 from .base import (
-    SAGE2_PHASES,
     Backend,
     BackendUnavailable,
     Inputs,
     PhaseClock,
-    PhaseSpec,
     VariantLoadError,
 )
 from .sdpa import require_cuda

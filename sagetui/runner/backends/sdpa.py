@@ -11,7 +11,9 @@ from typing import ClassVar
 
 import torch
 
-from .base import Backend, BackendUnavailable, Inputs, PhaseClock, PhaseSpec
+from sagetui.core.phases import PhaseSpec
+
+from .base import Backend, BackendUnavailable, Inputs, PhaseClock
 
 
 def require_cuda(device: str) -> None:

@@ -23,12 +23,13 @@ from typing import Any, ClassVar
 
 import torch
 
+from sagetui.core.phases import PhaseSpec
+
 from .base import (
     Backend,
     BackendUnavailable,
     Inputs,
     PhaseClock,
-    PhaseSpec,
     VariantLoadError,
 )
 from .sdpa import require_cuda

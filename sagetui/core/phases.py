@@ -1,0 +1,33 @@
+"""SageAttention2's fp8 path as a tree of named phases (DESIGN.md §3, reference report 000).
+
+The runner's backends time its leaves; a parent is the sum of its children. Reports, exports
+and the console read the same tree, so every layer names the phases alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PhaseSpec:
+    name: str
+    parent: str | None = None  # a leaf's parent phase, if it has one
+
+
+# the reference backend and the sm89/sm90 backends share this tree, so their reports line up
+# phase by phase
+SAGE2_PHASES = (
+    PhaseSpec("k_mean_and_smoothing_preparation"),
+    PhaseSpec("qk_int8_quantization"),
+    PhaseSpec("q_int8_quantization", "qk_int8_quantization"),
+    PhaseSpec("k_int8_subtract_mean_quantization", "qk_int8_quantization"),
+    PhaseSpec("v_fp8_transpose_scale_quantization"),
+    PhaseSpec("v_transpose_pad_permute", "v_fp8_transpose_scale_quantization"),
+    PhaseSpec("v_scale_fp8_quantization", "v_fp8_transpose_scale_quantization"),
+    PhaseSpec("fused_mainloop"),
+)
+
+# child -> parent, for a report that carries phase names but not their tree (the reference
+# reports): the sums are recognised by name
+PARENTS = {p.name: p.parent for p in SAGE2_PHASES if p.parent}
