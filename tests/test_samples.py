@@ -96,3 +96,25 @@ def test_growable_array_views_survive_appends():
     g.extend([3.0] * 100)  # a new buffer
     g.append(4.0)
     assert view.tolist() == [1.0, 2.0] and len(g) == 103 and g.view[-1] == 4.0
+
+
+def test_the_console_adopts_a_reports_samples_without_copying():
+    """After a run the console shows the final report: its panels read the report's arrays
+    (the session's), so each sample is held once; and the numbers are the same."""
+    from sagetui.tui.run_data import RunData
+
+    from .test_check import _made_report
+
+    report = _made_report()
+    data = RunData("run", live=True)
+    data.load_report(report)
+    for name in ("a", "b"):
+        view = data.variants[name]
+        assert np.shares_memory(view.total.values.view, report.samples[name]["total"].values)
+        assert np.shares_memory(view.totals.values.view, view.total.values.view)
+        main = view.phase_store["fused_mainloop"]
+        assert np.shares_memory(main.values.view, report.samples[name]["fused_mainloop"].values)
+        assert view.total.values.view.tolist() == report.samples[name]["total"].values.tolist()
+        assert view.p50_s() == float(np.median(report.samples[name]["total"].values))
+        view.total.add(99, 1.0)  # an append copies first: the report is never written to
+        assert report.samples[name]["total"].values[-1] != 1.0
