@@ -234,3 +234,20 @@ def test_a_report_streamed_through_a_pipe_is_read(tmp_path, capsys):
     finally:
         os.close(r)
     assert capsys.readouterr().out.strip() == f"/dev/fd/{r}: ok"
+
+
+@pytest.mark.parametrize("token", ["NaN", "-Infinity", "1e999"])
+@pytest.mark.parametrize("field", ["metadata", "config", "environment"])
+def test_a_number_json_does_not_allow_deep_in_a_free_form_field_is_named(tmp_path, field,
+                                                                          token):
+    """pydantic's JSON reader (the one pass a good report gets) lets these into free-form
+    fields; they must still be refused, by path, as the careful parse refuses them."""
+    from sagetui.core.io import ReportError, load_report
+
+    text = SAMPLE_001.read_text().rstrip()[:-1]
+    text += f', "{field}": {{"a": [1, {{"b": {token}}}]}}}}\n'
+    path = tmp_path / "r.json"
+    path.write_text(text)
+    with pytest.raises(ReportError) as e:
+        load_report(path)
+    assert f"$.{field}.a[1].b" in str(e.value)
