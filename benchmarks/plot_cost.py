@@ -68,10 +68,10 @@ def fill(data, samples: int, per_round: int, seed: int = 0) -> None:
             for p in parents:
                 vals[p] = sum(leaf[n] for n, pp in tree if pp == p)
             total = sum(leaf.values())
-            for n, x in vals.items():
-                v.phase_store.setdefault(n, PhaseStore()).add_round(r, x)
-            v.total.add_round(r, total)
-            v.totals.extend(total)
+            for n, x in vals.items():  # as RunData folds a live run's samples in
+                v.phase_store.setdefault(n, PhaseStore()).add_many(r, x)
+            v.total.add_many(r, total)
+            v.totals.sync()  # (the totals' pyramid reads the total store's samples)
             v.completed_rounds.append(r)
             v.block_telemetry[(r, 0)] = v.block_telemetry[(r, 1)] = NO_TELEMETRY
             v.round_telemetry[r] = dict(NO_TELEMETRY)
