@@ -81,37 +81,20 @@ def _parse_int(text: str) -> int | _Bad:
 
 
 def _find_bad(data: Any) -> tuple[str, str] | None:
-    """(JSON path, what) of the first _Bad in document order; iterative (no recursion)."""
+    """(JSON path, what) of the first _Bad, or non-finite float, in document order; iterative
+    (no recursion)."""
     stack: list[tuple[tuple[Any, ...], Any]] = [((), data)]
     while stack:
         loc, node = stack.pop()
         if isinstance(node, _Bad):
             return json_path(loc), node.what
+        if isinstance(node, float) and not math.isfinite(node):
+            return json_path(loc), f"{node} is not a number JSON allows"
         if isinstance(node, dict):
             stack.extend((loc + (k,), v) for k, v in reversed(list(node.items())))
         elif isinstance(node, list):
             stack.extend((loc + (i,), v) for i, v in reversed(list(enumerate(node))))
     return None
-
-
-def _nonfinite_as_bad(data: Any) -> Any:
-    """`data` with each non-finite float replaced by a _Bad (iterative: no recursion)."""
-    out: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any]] = [(out, 0, data)]
-    while stack:
-        parent, key, node = stack.pop()
-        if isinstance(node, float) and not math.isfinite(node):
-            node = _Bad("not a finite number")
-        elif isinstance(node, dict):
-            copy: Any = dict(node)
-            stack.extend((copy, k, v) for k, v in node.items())
-            node = copy
-        elif isinstance(node, list):
-            copy = list(node)
-            stack.extend((copy, i, v) for i, v in enumerate(node))
-            node = copy
-        parent[key] = node
-    return out[0]
 
 
 def loads_strict(text: str) -> Any:
@@ -222,8 +205,7 @@ def load_report(path: str | os.PathLike) -> Report:
     # so they are looked at; anything wrong goes the careful way below, which names it.
     try:
         report = Report.model_validate_json(text, strict=True)
-        if _find_bad(_nonfinite_as_bad([report.environment, report.config,
-                                        report.metadata])) is None:
+        if _find_bad([report.environment, report.config, report.metadata]) is None:
             return report
     except ValidationError:
         pass
@@ -247,10 +229,6 @@ def _json_type(value: Any) -> str:
     names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
              int: "a number", float: "a number", type(None): "null"}
     return names.get(type(value), type(value).__name__)
-
-
-def dumps_report(report: Report) -> str:
-    return "".join(iter_report_json(report))
 
 
 def iter_report_json(report: Report) -> Iterator[str]:

@@ -280,7 +280,7 @@ class Report(Model):
         return self
 
     def to_json_dict(self, *, samples: bool = True) -> dict[str, Any]:
-        """As JSON values; samples=False leaves the raw samples out (io.dumps_report encodes
+        """As JSON values; samples=False leaves the raw samples out (io.iter_report_json encodes
         them a round at a time)."""
         return self.model_dump(mode="json", exclude_none=True,
                                exclude=None if samples else {"samples"})

@@ -107,6 +107,11 @@ class RoundSeries:
     def __repr__(self) -> str:
         return f"RoundSeries({len(self)} rounds, {self.values.size} samples)"
 
+    def locate(self, i: int) -> tuple[int, int]:
+        """(round index, iteration in it) of values[i]."""
+        r = int(np.searchsorted(self.bounds, i, side="right") - 1)
+        return r, i - int(self.bounds[r])
+
     def tolist(self) -> list[list[float]]:
         return [r.tolist() for r in self]
 
@@ -134,12 +139,8 @@ class Samples(dict[str, dict[str, RoundSeries]]):
                 ok = np.isfinite(s.values) & (s.values > low) & (s.values <= high)
                 if not ok.all():
                     i = int(np.argmin(ok))
-                    r = int(np.searchsorted(s.bounds, i, side="right") - 1)
-                    return v, p, r, i - int(s.bounds[r]), float(s.values[i])
+                    return v, p, *s.locate(i), float(s.values[i])
         return None
-
-    def dumps(self, indent: int = 2, level: int = 1) -> str:
-        return "".join(self.iter_json(indent, level))
 
     def iter_json(self, indent: int = 2, level: int = 1) -> Iterator[str]:
         """As json.dumps(self.tolist(), indent=indent) would put it at nesting `level`, except

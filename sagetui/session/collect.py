@@ -52,8 +52,7 @@ class VariantData:
     # in one array of doubles (8 bytes a sample: 10^6 iterations of 8 phases are 72 MB, not
     # 290 as Python floats), which reports share rather than copy
     store: dict[str, PhaseRounds] = field(default_factory=dict)
-    rounds: list[int] = field(default_factory=list)  # the completed rounds, in order
-    medians: list[float] = field(default_factory=list)  # their total's medians
+    medians: list[float] = field(default_factory=list)  # the completed rounds' total medians
     round_summaries: list[dict[str, Any]] = field(default_factory=list)  # their total's
     blocks: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
     hashes: list[str] = field(default_factory=list)
@@ -64,6 +63,12 @@ class VariantData:
 
     def children(self, parent: str) -> list[str]:
         return [n for n, p in self.phases if p == parent]
+
+    @property
+    def rounds(self) -> list[int]:
+        """The completed rounds, in order."""
+        st = self.store.get("total")
+        return st.rounds if st is not None else []
 
     def round_medians(self) -> dict[int, float]:
         return dict(zip(self.rounds, self.medians, strict=True))
@@ -76,7 +81,6 @@ class VariantData:
         for phase, values in per_phase.items():
             self.store.setdefault(phase, PhaseRounds()).add(round_, values)
         total = np.frombuffer(per_phase["total"])
-        self.rounds.append(round_)
         self.medians.append(float(np.median(total)))
         self.round_summaries.append(summarize(total))
 
@@ -219,10 +223,10 @@ class Collector:
                     if (st := v.store.get(p)) is not None and len(st.values)}
                 samples[name] = {p: s for p, s in phase_series.items() if s is not None}
                 z_flags = vd.outliers(flat)
-                where, offsets = [], total.bounds
+                where = []
                 for i in z_flags:
-                    r_i = int(np.searchsorted(offsets, i, side="right") - 1)
-                    where.append((rs[r_i], int(i - offsets[r_i])))
+                    r_i, it = total.locate(i)
+                    where.append((rs[r_i], it))
                 entry["outliers"] = {"count": len(z_flags), "where": where}
                 if len(rs) >= 2:
                     entry["drift"] = vd.drift(v.medians).to_dict()

@@ -53,23 +53,13 @@ class PhaseStore:
         self._final_rounds = 0
         self._order: list[int] = []  # the rounds, as they started
 
-    def add(self, round_: int, value: float) -> None:
-        if round_ not in self.round_start:
-            self.round_start[round_] = len(self.values)
-            self._order.append(round_)
-        self.values.append(value)
-        self.round_end[round_] = len(self.values)
-
     def add_many(self, round_: int, values: np.ndarray) -> None:
-        """add() for several samples of one round at once."""
+        """Samples of one round, as a live run streams them."""
         if round_ not in self.round_start:
             self.round_start[round_] = len(self.values)
             self._order.append(round_)
         self.values.extend(values)
         self.round_end[round_] = len(self.values)
-
-    def add_round(self, round_: int, values: np.ndarray) -> None:
-        self.add_rounds([round_], RoundSeries.from_rounds([values]))
 
     def add_rounds(self, numbers: list[int], series: RoundSeries) -> None:
         """A report's rounds, numbered: all in one copy (a report of 50,000 short rounds
