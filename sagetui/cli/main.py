@@ -104,6 +104,14 @@ def build_parser() -> Parser:
     _add_run_options(cal)
     _add_outputs(cal)
 
+    pr = sub.add_parser("profile", help="where the fused main loop's time goes: each variant's "
+                        "call once under Nsight Compute, shares of sampled warp time per phase")
+    _add_run_options(pr)
+    _add_outputs(pr)
+    from .profile import add_profile_options
+
+    add_profile_options(pr)
+
     sub.add_parser("schema", help="print the report's JSON Schema")
     return p
 
@@ -129,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .run import cmd_calibrate
 
             return cmd_calibrate(args)
+        if args.command == "profile":
+            from .profile import cmd_profile
+
+            return cmd_profile(args)
         if args.command == "check":
             from .reports import cmd_check
 

@@ -6,6 +6,7 @@ import csv
 import io
 
 from .phases import PARENTS
+from .profile.markdown import mainloop_lines
 from .report import Report
 
 
@@ -83,10 +84,16 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
                      f"k tail {s.k_tail_rows}, {s.dynamic_shared_memory_bytes} B shared memory, "
                      f"{s.warps_per_cta} warps.")
         lines.append("")
+    lines += mainloop_lines(report.mainloop_profiles or [], report.baseline)
     for f in report.faults or []:
         lines.append(f"- fault: {f.kind}: {f.message}"
                      + (f" (variant {f.variant}, phase {f.phase})" if f.variant else ""))
     return "\n".join(lines).rstrip() + "\n"
+
+
+def mainloop_markdown(report: Report) -> str:
+    """The main-loop block alone (`sagetui profile` prints it)."""
+    return "\n".join(mainloop_lines(report.mainloop_profiles or [], report.baseline)) + "\n"
 
 
 def _leaves(report: Report) -> set[str]:

@@ -23,9 +23,11 @@ from pydantic import (
     model_validator,
 )
 
+from .profile.model import MainloopProfile
 from .samples import RoundSeries, Samples
 
-SCHEMA_VERSION = 1
+# 2: mainloop_profiles (inside the fused main loop, from ncu; core/profile/model.py)
+SCHEMA_VERSION = 2
 
 Seconds = Annotated[float, Field(gt=0, le=1e6, description="seconds")]
 Count = Annotated[int, Field(ge=0, le=10**9)]
@@ -269,11 +271,15 @@ class Report(Model):
     samples: SamplesField | None = None  # raw per-iteration seconds (see SamplesField)
     faults: list[Fault] | None = None
     achieved: dict[str, float | None] | None = None
+    # per profiled variant: shares of sampled warp time inside the main loop (sagetui profile)
+    mainloop_profiles: list[MainloopProfile] | None = None
 
     @model_validator(mode="after")
     def _has_measurements(self) -> Report:
-        if self.phase_timings is None and self.variants is None and self.tail_study is None:
-            raise ValueError("a report needs at least one of phase_timings, variants, tail_study")
+        if (self.phase_timings is None and self.variants is None and self.tail_study is None
+                and self.mainloop_profiles is None):
+            raise ValueError("a report needs at least one of phase_timings, variants, "
+                             "tail_study, mainloop_profiles")
         if self.schema_version is not None and self.schema_version > SCHEMA_VERSION:
             raise ValueError(f"schema_version {self.schema_version} is newer than this sagetui "
                              f"reads ({SCHEMA_VERSION}); upgrade sagetui")

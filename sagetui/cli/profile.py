@@ -1,0 +1,106 @@
+"""`sagetui profile`: the profile pass for each selected variant, as a report.
+
+Shares of sampled warp time inside the fused main loop, from Nsight Compute; separate from
+timing (no timed rounds run here). A failure is one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from sagetui import __version__
+from sagetui.core.config import RunConfig
+from sagetui.core.export import mainloop_markdown
+from sagetui.core.io import atomic_write_text, iter_report_json
+from sagetui.core.profile.failures import ProfileError
+from sagetui.core.profile.model import MainloopProfile
+from sagetui.core.report import SCHEMA_VERSION, Report
+from sagetui.session.profile_pass import Pass, ProfileCancelled, Tools, profile_variant
+
+from .options import check_outputs, config_from_args, default_report_path
+
+
+def add_profile_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("profile")
+    g.add_argument("--source-dir", action="append", metavar="DIR", default=[],
+                   help="where the kernel sources are when the paths that -lineinfo recorded "
+                        "are gone (repeatable), e.g. a SageAttention checkout's csrc")
+    g.add_argument("--keep", metavar="DIR", help="keep ncu's report, logs and listings in DIR")
+
+
+def build_report(config_json: dict, profiles: list[MainloopProfile], status: str) -> Report:
+    return Report(schema_version=SCHEMA_VERSION, tool={"name": "sagetui", "version": __version__},
+                  created_utc=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                  status=status, config=config_json, mainloop_profiles=profiles)
+
+
+def _resolved(config: RunConfig) -> RunConfig:
+    """The reference shape and best backend on a GPU when none was given (as `sagetui run`),
+    and each variant's backend available here, before ncu starts."""
+    from sagetui.core.config import resolve_auto
+    from sagetui.session.probe import probe
+
+    try:
+        info = probe()
+    except Exception as exc:
+        raise ProfileError("probe", f"the runner could not start: {exc}") from None
+    if config.auto or config.auto_shape:
+        config = resolve_auto(config, info["device"], info["backends"])
+    for v in config.variants:
+        why = info.get("backends", {}).get(v.backend, "unknown backend")
+        if why is not None:
+            raise ProfileError("unavailable", f"{v.name}: {v.backend} cannot run here: {why}")
+    return config
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    if not args.json:
+        args.json = default_report_path().replace("report", "profile")
+    check_outputs(args, ("json", "markdown"))
+    try:
+        tools = Tools.find()
+    except ProfileError as exc:
+        print(f"sagetui profile: {exc}", file=sys.stderr)
+        return 2
+    try:
+        config = _resolved(config)
+    except ProfileError as exc:
+        print(f"sagetui profile: {exc}", file=sys.stderr)
+        return 2
+    workdir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="sagetui-ncu-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    say = (lambda _s: None) if args.quiet else (lambda s: print(s, file=sys.stderr))
+    p = Pass(workdir=workdir, tools=tools, source_dirs=list(args.source_dir), progress=say)
+    profiles: list[MainloopProfile] = []
+    try:
+        for spec in config.variants:
+            t0 = time.monotonic()
+            prof = profile_variant(config, spec, p)
+            profiles.append(prof)
+            say(f"{spec.name}: {prof.total_samples} samples, {prof.placed_share:.1%} placed in "
+                f"named phases ({time.monotonic() - t0:.1f} s)")
+    except ProfileError as exc:
+        print(f"sagetui profile: {exc}", file=sys.stderr)
+        return 2
+    except (ProfileCancelled, KeyboardInterrupt):
+        print("sagetui profile: cancelled", file=sys.stderr)
+        return 130
+    finally:
+        if not args.keep:
+            import shutil
+
+            shutil.rmtree(workdir, ignore_errors=True)
+    report = build_report(config.model_dump(mode="json"), profiles, "complete")
+    atomic_write_text(args.json, iter_report_json(report), overwrite=True)
+    if args.markdown:
+        atomic_write_text(args.markdown, mainloop_markdown(report), overwrite=True)
+    if not args.quiet:
+        print(mainloop_markdown(report))
+    print(f"wrote {args.json}", file=sys.stderr)
+    return 0

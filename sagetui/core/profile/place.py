@@ -1,0 +1,72 @@
+"""Place a line of the kernel's source in a phase, by the rules of its family (rules.py)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .rules import UNATTRIBUTED, Family, Rule
+from .source import SourceIndex, Statement
+
+
+class KernelNotInSource(ValueError):
+    """The family's kernel function is not defined in the given source."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    phase: str
+    statement: Statement | None
+    rule: str  # the rule's pattern, or why none applied
+
+
+class Placer:
+    """Every statement of one kernel's body, placed once; lines are then looked up."""
+
+    def __init__(self, family: Family, index: SourceIndex) -> None:
+        body = index.function_body(family.kernel)
+        if body is None:
+            raise KernelNotInSource(f"no __global__ {family.kernel} in the source given for it")
+        self.family, self.index, self.body = family, index, body
+        loop = index.first_line(re.compile(family.loop), body)
+        epilogue = index.first_line(re.compile(family.epilogue), body)
+        stmts = [s for s in index.statements if body[0] <= s.first <= body[1]]
+        rules = family.compiled()
+
+        def region(s: Statement) -> str:
+            if epilogue is not None and s.first >= epilogue:
+                return "epilogue"
+            return "prologue" if loop is not None and s.first < loop else "loop"
+
+        first: list[tuple[Rule | None, str]] = []
+        for s in stmts:
+            r = next((r for r, pat in rules if r.region in ("any", region(s))
+                      and pat.search(s.text)), None)
+            first.append((r, r.phase if r else UNATTRIBUTED))
+        placed: dict[int, Placement] = {}
+        for i, (s, (r, phase)) in enumerate(zip(stmts, first, strict=True)):
+            if r is not None and r.nearest:
+                phase = _nearest(first, i, r.nearest)
+            elif r is not None and r.follow:
+                phase = next((ph for rr, ph in first[i + 1:] if rr is not None
+                              and not rr.follow and not rr.nearest), UNATTRIBUTED)
+            placed[s.first] = Placement(phase, s, r.pattern if r else "no rule matched")
+        self._placed = placed
+
+    def place(self, line: int) -> Placement:
+        s = self.index.statement_at(line)
+        if s is None or not self.body[0] <= s.first <= self.body[1]:
+            return Placement(UNATTRIBUTED, s, "outside the kernel's body")
+        return self._placed.get(s.first, Placement(UNATTRIBUTED, s, "no rule matched"))
+
+
+def _nearest(first: list[tuple[Rule | None, str]], i: int, phases: tuple[str, ...]) -> str:
+    """The phase of the closest statement placed (by a direct rule) in one of `phases`; on a
+    tie the following one (a fence opens the product after it)."""
+    for d in range(1, len(first)):
+        for j in (i + d, i - d):
+            if 0 <= j < len(first):
+                r, phase = first[j]
+                if r is not None and not r.nearest and not r.follow and phase in phases:
+                    return phase
+    return UNATTRIBUTED
