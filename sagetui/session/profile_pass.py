@@ -143,15 +143,16 @@ def _raw_metrics(text: str) -> dict[str, str]:
     return dict(zip(rows[head], data, strict=False))
 
 
-def sampling_interval(raw: dict[str, str]) -> str | None:
-    for k, v in raw.items():
-        if "pcsamp" in k and "interval" in k and v.strip():
-            return f"{v.strip()} ({k})"
-    return None
+def sampling_interval(raw: dict[str, str]) -> int | None:
+    try:
+        return int(float(raw.get("smsp__pcsamp_interval", "").replace(",", "")))
+    except ValueError:
+        return None
 
 
-def listings(p: Pass, module: str, kernel: str) -> dict[str, Function]:
-    """Every function of the module's cubins that hold `kernel`, with its inline chains."""
+def listings(p: Pass, module: str, kernel: str, mangled: str | None) -> dict[str, Function]:
+    """The functions named like `kernel` (only `mangled`, the sampled one, when ncu named it)
+    of the module's cubins that hold it, with their inline chains."""
     if not p.tools.cuobjdump or not p.tools.nvdisasm:
         raise ProfileError("no_tools", "cuobjdump and nvdisasm (CUDA toolkit) are not on PATH: "
                            "install the CUDA toolkit or set CUDA_HOME")
@@ -164,13 +165,13 @@ def listings(p: Pass, module: str, kernel: str) -> dict[str, Function]:
                            f"{text.strip()[-200:]}")
     funcs: dict[str, Function] = {}
     for c in cubins:
-        if kernel.encode() not in c.read_bytes():
+        if (mangled or kernel).encode() not in c.read_bytes():
             continue
         code, listing = p.run([p.tools.nvdisasm, "-c", "-g", "-gi", str(c)], f"nvdisasm {c.name}")
         if code:
             raise ProfileError("nvdisasm", f"nvdisasm failed on {c.name}: {listing[-200:]}")
         (p.workdir / f"{c.stem}.listing.txt").write_text(listing)
-        funcs.update(parse_listing(listing))
+        funcs.update(parse_listing(listing, only=mangled))
     return funcs
 
 
@@ -240,7 +241,8 @@ def profile_target(p: Pass, target: list[str], *, fam: Family, nvtx: str, varian
     (p.workdir / f"{nvtx}.source.csv").write_text(page)
     module = _module_from(info_path, fam)
     p.progress(f"cuobjdump + nvdisasm: inline chains of {Path(module).name}")
-    funcs = listings(p, module, fam.kernel)
+    name = raw.get("Kernel Name", "")
+    funcs = listings(p, module, fam.kernel, name if name.startswith("_Z") else None)
     return analyse(p, page, funcs, fam, module=module, variant=variant, backend=backend,
                    version=version, interval=sampling_interval(raw), wall_s=wall,
                    command=cmd)

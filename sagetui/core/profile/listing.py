@@ -43,7 +43,8 @@ class Function:
         return any(i.chain for i in self.instructions)
 
 
-def parse_listing(text: str) -> dict[str, Function]:
+def parse_listing(text: str, only: str | None = None) -> dict[str, Function]:
+    """Every function, or only the one named `only` (a module's listing runs to tens of MB)."""
     funcs: dict[str, Function] = {}
     cur: Function | None = None
     chain: list[Frame] = []
@@ -51,7 +52,8 @@ def parse_listing(text: str) -> dict[str, Function]:
     for line in text.splitlines():
         f = _FUNC.match(line)
         if f:
-            cur = funcs.setdefault(f.group(1), Function(f.group(1)))
+            keep = only is None or f.group(1) == only
+            cur = funcs.setdefault(f.group(1), Function(f.group(1))) if keep else None
             chain, block_done = [], False
             continue
         if cur is None:

@@ -49,7 +49,9 @@ class MainloopProfile(_Model):
     kernel_file: str | None = None
     line_info: bool
     ncu_version: str | None = None
-    sampling_interval: str | None = None  # as ncu reports it, e.g. "auto" or a cycle count
+    # ncu's smsp__pcsamp_interval v: one sample per warp scheduler every 2^(5+v) cycles
+    sampling_interval: Annotated[int, Field(ge=0, le=31)] | None = None
+    sampling_interval_cycles: Count | None = None
     total_samples: Count
     placed_share: Share  # 1 - unattributed
     phases: dict[str, PhaseShare]  # rules.PHASES in order, then "unattributed"

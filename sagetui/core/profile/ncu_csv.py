@@ -53,8 +53,9 @@ def parse_source_csv(text: str) -> list[SassRow]:
         raise CsvFormatError(f"ncu's source page lacks {', '.join(map(repr, missing))}: profile "
                              "with --section SourceCounters --section WarpStateStats")
     col = {name: i for i, name in enumerate(header)}
+    # "stall_X (Not Issued)" counts a subset of "stall_X": only the latter is summed
     stall_cols = {name.removeprefix("stall_"): i for name, i in col.items()
-                  if name.startswith("stall_")}
+                  if name.startswith("stall_") and "(" not in name}
     out: list[SassRow] = []
     base: int | None = None
     for r in rows[start + 1:]:

@@ -10,6 +10,11 @@ TOP_STALLS = 3
 STATEMENT_CHARS = 120
 
 
+def interval_cycles(value: int | None) -> int | None:
+    """ncu's sampling-interval setting as cycles between samples: 2^(5 + value)."""
+    return None if value is None else 2 ** (5 + value)
+
+
 def phase_shares(att: Attribution) -> dict[str, PhaseShare]:
     out: dict[str, PhaseShare] = {}
     for name, c in att.phases.items():
@@ -23,13 +28,15 @@ def phase_shares(att: Attribution) -> dict[str, PhaseShare]:
 
 def to_profile(att: Attribution, *, variant: str, family: str, backend: str | None = None,
                kernel: str | None = None, ncu_version: str | None = None,
-               sampling_interval: str | None = None, wall_s: float | None = None,
+               sampling_interval: int | None = None, wall_s: float | None = None,
                command: list[str] | None = None) -> MainloopProfile:
     phases = phase_shares(att)
     return MainloopProfile(
         variant=variant, backend=backend, kernel=kernel or att.function, kernel_family=family,
         kernel_file=att.kernel_file, line_info=att.line_info, ncu_version=ncu_version,
-        sampling_interval=sampling_interval, total_samples=att.total_samples,
+        sampling_interval=sampling_interval,
+        sampling_interval_cycles=interval_cycles(sampling_interval),
+        total_samples=att.total_samples,
         placed_share=1.0 - phases[UNATTRIBUTED].share if att.total_samples else 0.0,
         phases=phases,
         hot_lines=[HotLine(file=h.file, line=h.line, phase=h.phase, samples=h.samples,
