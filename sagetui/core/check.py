@@ -18,6 +18,7 @@ import numpy as np
 
 from . import scheduler as geo
 from .config import MAX_HEAD_DIM
+from .profile.check import check_profiles
 from .report import Report, Summary
 from .stats import merge_round_summaries, speedup_percent, summarize
 
@@ -227,6 +228,7 @@ def check_report(report: Report) -> list[Mismatch]:
                  "equal outputs have equal checksums")
 
     _check_variants(c, report)
+    check_profiles(report.mainloop_profiles or [], c.eq)
     return c.out
 
 

@@ -254,10 +254,9 @@ def _module_from(info_path: Path, fam: Family) -> str:
     except (OSError, ValueError):
         raise ProfileError("target_failed", "the profiled call wrote no module list") from None
     files = info.get("files") or {}
-    want = {"sm89": "_qattn_sm89", "sm90": "_qattn_sm90", "sm80": "_qattn_sm80"}.get(fam.name)
-    module = files.get(want) if want else None
+    module = files.get(fam.module)
     if not module:
-        raise ProfileError("not_profilable", f"the call ran no {want} module ({files})")
+        raise ProfileError("not_profilable", f"the call ran no {fam.module} module ({files})")
     return str(module)
 
 

@@ -46,7 +46,7 @@ class Placer:
         placed: dict[int, Placement] = {}
         for i, (s, (r, phase)) in enumerate(zip(stmts, first, strict=True)):
             if r is not None and r.nearest:
-                phase = _nearest(first, i, r.nearest)
+                phase = _nearest(first, i, r)
             elif r is not None and r.follow:
                 phase = next((ph for rr, ph in first[i + 1:] if rr is not None
                               and not rr.follow and not rr.nearest), UNATTRIBUTED)
@@ -60,13 +60,13 @@ class Placer:
         return self._placed.get(s.first, Placement(UNATTRIBUTED, s, "no rule matched"))
 
 
-def _nearest(first: list[tuple[Rule | None, str]], i: int, phases: tuple[str, ...]) -> str:
-    """The phase of the closest statement placed (by a direct rule) in one of `phases`; on a
-    tie the following one (a fence opens the product after it)."""
-    for d in range(1, len(first)):
-        for j in (i + d, i - d):
-            if 0 <= j < len(first):
-                r, phase = first[j]
-                if r is not None and not r.nearest and not r.follow and phase in phases:
-                    return phase
+def _nearest(first: list[tuple[Rule | None, str]], i: int, rule: Rule) -> str:
+    """The phase of the closest statement in the rule's direction placed by a direct rule in
+    one of its `nearest` phases."""
+    j = i + rule.direction
+    while 0 <= j < len(first):
+        r, phase = first[j]
+        if r is not None and not r.nearest and not r.follow and phase in rule.nearest:
+            return phase
+        j += rule.direction
     return UNATTRIBUTED

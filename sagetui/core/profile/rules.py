@@ -27,9 +27,10 @@ class Rule:
     phase: str
     pattern: str  # searched in the statement's text
     region: str = "any"  # any, prologue, loop, epilogue
-    # the phase of the nearest statement (by order) placed in one of these phases instead: a
-    # wgmma fence belongs to the product it fences
+    # the phase of the nearest statement placed in one of these phases instead, looking
+    # forward (direction 1) or back (-1): a wgmma fence belongs to the product it fences
     nearest: tuple[str, ...] = ()
+    direction: int = 1
     # the phase of the next statement placed by a direct rule: a loop header or a branch is
     # the work of the body it opens
     follow: bool = False
@@ -40,6 +41,7 @@ class Family:
     name: str
     kernel: str  # the __global__ function's name
     file: str  # the kernel's source file name (its last path part)
+    module: str  # the extension module (or program) whose cubins hold it
     rules: tuple[Rule, ...]
     loop: str = r"^for \( ?(?:uint32_t|int|unsigned) iter\b"
     epilogue: str = r"\bnormalize_d\b"
@@ -56,8 +58,9 @@ PV = Rule("pv_accumulation", r"\bRS_32_to_(?:8|16)\b|\bcompute_fp(?:8|16)_sv\w*"
           r"|\bwgmma_f8f8f32\b|\bRO_temp\b")
 NORMALIZE = Rule("final_normalization_and_output", r"\bnormalize_d\b")
 OUTPUT = Rule("final_normalization_and_output", r".", region="epilogue")
-FENCES = Rule("int8_qk", r"\bwarpgroup_(?:arrive|commit_batch|wait)\b",
-              nearest=("int8_qk", "pv_accumulation"))
+MMAS = ("int8_qk", "pv_accumulation")
+FENCE_OPEN = Rule("", r"\bwarpgroup_arrive\b", nearest=MMAS, direction=1)
+FENCE_CLOSE = Rule("", r"\bwarpgroup_(?:commit_batch|wait)\b", nearest=MMAS, direction=-1)
 LOADS = Rule("loads_and_pipeline", r"\bload_\w+\s*[<(]|\bcp_async::|\b__syncthreads\b"
              r"|\bwait\s*\(|\bexpect_bytes\b|\binit_barrier\b|\bldmatrix\w*|^p \^= 1"
              r"|^for \( ?(?:uint32_t|int|unsigned) iter\b|^if \( ?num_iterations\b")
@@ -68,14 +71,18 @@ INDEX = Rule("setup", r"\w(?:_lane_base|_idx|_offset\w*)\b|\bget_permuted_offset
 
 HEADERS = Rule("", r"^(?:for|if|else|while)\b|^[\w:<>]+ \w+(?:\[[^\]]*\])+;$", follow=True)
 
-SAGE_RULES = (QK, SOFTMAX, PV, NORMALIZE, OUTPUT, FENCES, LOADS, SCALES, SETUP, INDEX, HEADERS)
+SAGE_RULES = (QK, SOFTMAX, PV, NORMALIZE, OUTPUT, FENCE_OPEN, FENCE_CLOSE, LOADS, SCALES, SETUP,
+              INDEX, HEADERS)
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
-    Family("sm89", "qk_int_sv_f8_attn_kernel", "qk_int_sv_f8_cuda_sm89.cuh", SAGE_RULES),
-    Family("sm90", "qk_int8_sv_f8_attn_kernel", "qk_int_sv_f8_cuda_sm90.cu", SAGE_RULES),
-    Family("sm80", "qk_int_sv_f16_attn_kernel", "qk_int_sv_f16_cuda_sm80.cu", SAGE_RULES),
+    Family("sm89", "qk_int_sv_f8_attn_kernel", "qk_int_sv_f8_cuda_sm89.cuh", "_qattn_sm89",
+           SAGE_RULES),
+    Family("sm90", "qk_int8_sv_f8_attn_kernel", "qk_int_sv_f8_cuda_sm90.cu", "_qattn_sm90",
+           SAGE_RULES),
+    Family("sm80", "qk_int_sv_f16_attn_kernel", "qk_int_sv_f16_cuda_sm80.cu", "_qattn_sm80",
+           SAGE_RULES),
     # tests/profile_fixtures/toy_attention.cu: the same names, so the same rules
-    Family("toy", "toy_attention_kernel", "toy_attention.cu", SAGE_RULES),
+    Family("toy", "toy_attention_kernel", "toy_attention.cu", "toy_attention", SAGE_RULES),
 )}
 
 
