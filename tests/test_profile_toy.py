@@ -65,6 +65,8 @@ def test_each_inlined_helper_lands_in_its_phase(name, phase):
     hot = {h.line: h for h in a.lines}
     assert line in hot, f"{name} (line {line}) is not among the hot lines {sorted(hot)}"
     assert hot[line].phase == phase and name in hot[line].statement
+    prof = to_profile(a, variant="toy", family="toy")
+    assert name in {h.call for h in prof.hot_lines if h.line == line}
 
 
 def test_shared_innermost_helpers_go_by_the_outermost_frame():

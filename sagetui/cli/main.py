@@ -108,9 +108,11 @@ def build_parser() -> Parser:
                         "call once under Nsight Compute, shares of sampled warp time per phase")
     _add_run_options(pr)
     _add_outputs(pr)
-    from .profile import add_profile_options
-
-    add_profile_options(pr)
+    g = pr.add_argument_group("profile")
+    g.add_argument("--source-dir", action="append", metavar="DIR", default=[],
+                   help="where the kernel sources are when the paths that -lineinfo recorded "
+                        "are gone (repeatable), e.g. a SageAttention checkout's csrc")
+    g.add_argument("--keep", metavar="DIR", help="keep ncu's report, logs and listings in DIR")
 
     sub.add_parser("schema", help="print the report's JSON Schema")
     return p

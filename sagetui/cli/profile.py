@@ -25,14 +25,6 @@ from sagetui.session.profile_pass import Pass, ProfileCancelled, Tools, profile_
 from .options import check_outputs, config_from_args, default_report_path
 
 
-def add_profile_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("profile")
-    g.add_argument("--source-dir", action="append", metavar="DIR", default=[],
-                   help="where the kernel sources are when the paths that -lineinfo recorded "
-                        "are gone (repeatable), e.g. a SageAttention checkout's csrc")
-    g.add_argument("--keep", metavar="DIR", help="keep ncu's report, logs and listings in DIR")
-
-
 def build_report(config_json: dict, profiles: list[MainloopProfile], status: str) -> Report:
     return Report(schema_version=SCHEMA_VERSION, tool={"name": "sagetui", "version": __version__},
                   created_utc=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

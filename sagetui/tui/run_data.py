@@ -196,6 +196,7 @@ class RunData:
         self.decomposition_skipped: str | None = None
         self.checksums: tuple[float | None, float | None] = (None, None)
         self.fused_notes: dict[str, str] | None = None
+        self.mainloop_profiles: list = []  # core.profile.model.MainloopProfile, from a report
         self.achieved: dict[str, float | None] | None = None
         self.report_phases: dict[str, dict[str, float]] = {}  # top-level phase_timings (000)
         self.metadata: dict[str, Any] = {}
@@ -439,6 +440,7 @@ class RunData:
         self.decomposition = dec.model_dump(exclude_none=True) if dec else None
         self.checksums = (report.manual_checksum, report.reference_checksum)
         self.fused_notes = report.fused_mainloop_phases
+        self.mainloop_profiles = list(report.mainloop_profiles or [])
         self.achieved = report.achieved
         self.report_phases = {n: s.model_dump() for n, s in (report.phase_timings or {}).items()}
         self.metadata = report.metadata or {}

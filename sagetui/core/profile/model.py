@@ -37,7 +37,7 @@ class HotLine(_Model):
     phase: str
     samples: Count
     share: Share  # of all the kernel's samples
-    statement: str | None = None  # the source statement, shortened
+    call: str | None = None  # the function the line calls (a name: reports hold no source)
 
 
 class MainloopProfile(_Model):

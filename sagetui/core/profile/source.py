@@ -60,6 +60,22 @@ class SourceIndex:
                      if span[0] <= s.first <= span[1] and pattern.search(s.text)), None)
 
 
+_KEYWORDS = {"for", "if", "while", "switch", "return", "sizeof", "static_cast",
+             "reinterpret_cast", "else"}
+
+
+def called_name(text: str) -> str | None:
+    """The first function a statement calls (`compute_int_qk` of `compute_int_qk<...>(...)`),
+    or a loop's or branch's keyword: a report names lines by this, never by their text."""
+    head = re.match(r"\s*(for|if|while|else)\b", text)
+    if head:
+        return head.group(1)
+    for m in re.finditer(r"([A-Za-z_][\w:]*)\s*(?:<[^;(){}]*>)?\s*\(", text):
+        if m.group(1).split("::")[-1] not in _KEYWORDS:
+            return m.group(1)
+    return None
+
+
 def _match(code: str, start: int, open_: str, close: str) -> int | None:
     depth = 0
     for i in range(start, len(code)):

@@ -5,9 +5,9 @@ from __future__ import annotations
 from .attribute import Attribution, share_and_error
 from .model import HotLine, MainloopProfile, PhaseShare, StallShare
 from .rules import UNATTRIBUTED
+from .source import called_name
 
 TOP_STALLS = 3
-STATEMENT_CHARS = 120
 
 
 def interval_cycles(value: int | None) -> int | None:
@@ -41,7 +41,7 @@ def to_profile(att: Attribution, *, variant: str, family: str, backend: str | No
         phases=phases,
         hot_lines=[HotLine(file=h.file, line=h.line, phase=h.phase, samples=h.samples,
                            share=share_and_error(h.samples, att.total_samples)[0],
-                           statement=h.statement[:STATEMENT_CHARS] or None)
+                           call=called_name(h.statement))
                    for h in att.lines],
         profile_wall_s=wall_s, command=command)
 

@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Static
 from ..formatting import ms
 from ..run_data import RunData
 from ..view_context import ViewContext
+from .mainloop_panel import mainloop_text
 
 FACTS: tuple[tuple[str, str], ...] = (
     ("kernel", "kernel"), ("cta_q", "CTA_Q"), ("cta_k", "CTA_K"), ("warp_q", "WARP_Q"),
@@ -77,11 +78,15 @@ def decomposition_text(data: RunData) -> Text:
                  style="dim")
     else:
         t.append("manual decomposition check: not in this report", style="dim")
-    if data.fused_notes:
+    if data.mainloop_profiles:  # measured shares replace the static note
+        t.append("\n")
+        t.append_text(mainloop_text(data.mainloop_profiles, data.baseline))
+    elif data.fused_notes:
         fused = [k for k, v in data.fused_notes.items() if k != "timing_policy"]
         t.append(f"\nfused inside the main loop: {', '.join(fused)}", style="dim")
         if data.fused_notes.get("timing_policy"):
             t.append(f"\n{data.fused_notes['timing_policy']}", style="dim italic")
+        t.append("\n`sagetui profile` measures their shares of sampled warp time", style="dim")
     return t
 
 

@@ -1,0 +1,55 @@
+""""Inside the main loop": per profiled variant, one stacked bar of shares of sampled warp time
+per phase, a table (share ± error, top stall, change against the baseline's share) and the hot
+lines. Fed from a report's mainloop_profiles (`sagetui profile`), so `sagetui view` shows it."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from sagetui.core.profile.model import MainloopProfile
+from sagetui.core.profile.rules import PHASES, UNATTRIBUTED
+from sagetui.core.profile.summary import share_change, top_stall
+
+# one colour per phase, used wherever a phase is drawn (Okabe-Ito: colour-blind safe)
+PHASE_COLOURS = dict(zip((*PHASES, UNATTRIBUTED), (
+    "#0072B2", "#56B4E9", "#009E73", "#E69F00", "#CC79A7", "#D55E00", "#F0E442", "#999999"),
+    strict=True))
+BAR_WIDTH = 48
+HOT_LINES = 3
+
+
+def bar(p: MainloopProfile, width: int = BAR_WIDTH) -> Text:
+    """The phases' shares as one stacked bar of `width` cells (largest remainders rounding)."""
+    raw = [(name, ph.share * width) for name, ph in p.phases.items()]
+    cells = {n: int(x) for n, x in raw}
+    for n, _ in sorted(raw, key=lambda r: r[1] - int(r[1]), reverse=True)[
+            :width - sum(cells.values())]:
+        cells[n] += 1
+    t = Text()
+    for n, k in cells.items():
+        t.append("█" * k, style=PHASE_COLOURS.get(n, "white"))
+    return t
+
+
+def mainloop_text(profiles: list[MainloopProfile], baseline: str | None = None) -> Text:
+    t = Text()
+    if not profiles:
+        return t
+    base = next((p for p in profiles if p.variant == baseline), profiles[0])
+    t.append("inside the main loop", style="bold")
+    t.append(" (shares of sampled warp time, ncu)\n", style="dim")
+    for p in profiles:
+        t.append(f"{p.variant:<14}")
+        t.append_text(bar(p))
+        t.append(f" {p.total_samples} samples, {100 * p.placed_share:.1f} % placed\n",
+                 style="dim")
+        for name, ph in p.phases.items():
+            d = share_change(p, base, name) if p is not base else None
+            t.append("  ■ ", style=PHASE_COLOURS.get(name, "white"))
+            t.append(f"{name:<31}{100 * ph.share:5.1f} ± {100 * ph.share_error:.1f} %  "
+                     f"{top_stall(ph):<24}")
+            t.append("" if d is None else f"{100 * d:+.1f} pt vs {base.variant}", style="dim")
+            t.append("\n")
+        for h in p.hot_lines[:HOT_LINES]:
+            t.append(f"  {h.file}:{h.line}  {h.phase}  {100 * h.share:.1f} %\n", style="dim")
+    return t
