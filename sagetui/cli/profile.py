@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Literal
 
 from sagetui import __version__
 from sagetui.core.config import RunConfig
@@ -19,14 +20,15 @@ from sagetui.core.export import mainloop_markdown
 from sagetui.core.io import atomic_write_text, iter_report_json
 from sagetui.core.profile.failures import ProfileError
 from sagetui.core.profile.model import MainloopProfile
-from sagetui.core.report import SCHEMA_VERSION, Report
+from sagetui.core.report import SCHEMA_VERSION, Report, Tool
 from sagetui.session.profile_pass import Pass, ProfileCancelled, Tools, profile_variant
 
 from .options import check_outputs, config_from_args, default_report_path
 
 
-def build_report(config_json: dict, profiles: list[MainloopProfile], status: str) -> Report:
-    return Report(schema_version=SCHEMA_VERSION, tool={"name": "sagetui", "version": __version__},
+def build_report(config_json: dict, profiles: list[MainloopProfile],
+                 status: Literal["complete", "partial", "cancelled", "failed"]) -> Report:
+    return Report(schema_version=SCHEMA_VERSION, tool=Tool(version=__version__),
                   created_utc=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                   status=status, config=config_json, mainloop_profiles=profiles)
 

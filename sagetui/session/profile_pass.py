@@ -176,7 +176,7 @@ def listings(p: Pass, module: str, kernel: str, mangled: str | None) -> dict[str
 
 
 def analyse(p: Pass, page: str, funcs: dict[str, Function], fam: Family, *, module: str,
-            variant: str, backend: str | None, version: str | None, interval: str | None,
+            variant: str, backend: str | None, version: str | None, interval: int | None,
             wall_s: float, command: list[str]) -> MainloopProfile:
     try:
         rows = parse_source_csv(page)

@@ -43,7 +43,7 @@ class HotLine(_Model):
 class MainloopProfile(_Model):
     variant: str
     backend: str | None = None
-    unit: Literal["share of sampled warp time"] = UNIT
+    unit: Literal["share of sampled warp time"] = "share of sampled warp time"
     kernel: str  # the sampled function's name as ncu gives it
     kernel_family: str  # rules.py's table that placed it
     kernel_file: str | None = None

@@ -93,7 +93,8 @@ def _split(code: str) -> list[Statement]:
     """Statements end at `;`, `{` or `}` outside parentheses and brackets; a `for (...)`
     header or an `if (...)` condition before its `{` is one statement."""
     out: list[Statement] = []
-    line, depth, first, buf = 1, 0, 0, []
+    line, depth, first = 1, 0, 0
+    buf: list[str] = []
     for c in code:
         if c == "\n":
             line += 1

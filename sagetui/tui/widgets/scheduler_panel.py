@@ -86,7 +86,6 @@ def decomposition_text(data: RunData) -> Text:
         t.append(f"\nfused inside the main loop: {', '.join(fused)}", style="dim")
         if data.fused_notes.get("timing_policy"):
             t.append(f"\n{data.fused_notes['timing_policy']}", style="dim italic")
-        t.append("\n`sagetui profile` measures their shares of sampled warp time", style="dim")
     return t
 
 
