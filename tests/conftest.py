@@ -46,5 +46,32 @@ def cli(tmp_path):
 
 
 @pytest.fixture
+def cli_here(tmp_path, monkeypatch, capsys):
+    """`sagetui ...` in this process (so a test can replace a part with monkeypatch), in
+    tmp_path with its own state directory; the runner is still a real subprocess.
+    Returns (exit status, stdout, stderr)."""
+    from types import SimpleNamespace
+
+    from sagetui.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+    def run(*args):
+        import signal
+
+        handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM,
+                                                     signal.SIGHUP)}
+        try:
+            rc = main([str(a) for a in args])
+        finally:  # `sagetui run` installs its own
+            for sig, h in handlers.items():
+                signal.signal(sig, h)
+        out = capsys.readouterr()
+        return SimpleNamespace(returncode=rc, stdout=out.out, stderr=out.err)
+    return run
+
+
+@pytest.fixture
 def has_tmux():
     return shutil.which("tmux") is not None

@@ -100,9 +100,16 @@ def build_parser() -> Parser:
 
     sub.add_parser("doctor", help="GPU, driver, CUDA, torch, SageAttention, NVML, terminal")
 
-    cal = sub.add_parser("calibrate", help="run the baseline against itself: the noise floor")
+    cal = sub.add_parser("calibrate", help="run the baseline against itself: the noise floor",
+                         description="An A/A run of the baseline: its noise floor sets the SAME "
+                         "threshold, max(1 %%, 2 x floor), of later runs on this host, GPU, "
+                         "backend, build and shape. A floor over 2.5 %% (a threshold over 5 %%) "
+                         "is refused. --force also replaces an earlier calibration.")
     _add_run_options(cal)
     _add_outputs(cal)
+    cal.add_argument("--list", action="store_true", help="list the stored calibrations")
+    cal.add_argument("--clear", action="store_true", help="remove the stored calibrations "
+                     "(all, or those of the --backend/--variant and shape given)")
 
     sub.add_parser("schema", help="print the report's JSON Schema")
     return p
@@ -126,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return cmd_run(args)
         if args.command == "calibrate":
-            from .run import cmd_calibrate
+            from .calibrate import cmd_calibrate
 
             return cmd_calibrate(args)
         if args.command == "check":
