@@ -32,6 +32,13 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _private_state(tmp_path, monkeypatch):
+    """Every test gets its own state directory: a session looks up stored calibrations, and
+    one in the user's own home must never change a test's threshold."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
 @pytest.fixture
 def cli(tmp_path):
     """Run `sagetui ...` as a user would, in tmp_path, with recovery files kept there too."""
