@@ -32,6 +32,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def fake_noise_floor(monkeypatch, floor: float) -> None:
+    """Mocked: the machine's noise. A busy shared 2-core machine cannot be made quiet (its
+    real A/A floor at the tiny shape is 3-16 %) or noisy on demand; the A/A run itself stays
+    real, only the floor measured from it is replaced."""
+    from sagetui.session import calibration
+
+    real = calibration.measured_noise_floor
+    monkeypatch.setattr(calibration, "measured_noise_floor",
+                        lambda r: None if real(r) is None else floor)
+
+
 @pytest.fixture(autouse=True)
 def _private_state(tmp_path, monkeypatch):
     """Every test gets its own state directory: a session looks up stored calibrations, and

@@ -13,7 +13,7 @@ from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.io import load_report
 from sagetui.session import calibration as cal
 
-from .conftest import TINY
+from .conftest import TINY, fake_noise_floor
 
 SHAPE = Shape(heads=2, q_len=256, head_dim=64)
 GPU = {"name": "NVIDIA H200", "uuid": "GPU-1111"}
@@ -21,14 +21,6 @@ GPU = {"name": "NVIDIA H200", "uuid": "GPU-1111"}
 
 def cfg(spec: str = "reference", **kw) -> RunConfig:
     return RunConfig(shape=SHAPE, variants=[VariantSpec.parse(f"a={spec}")], **kw)
-
-
-def quiet(monkeypatch, floor: float) -> None:
-    # Mocked: the machine's noise. A busy shared 2-core machine cannot be made quiet or noisy
-    # on demand; the A/A run itself is real, only its floor is replaced.
-    real = cal.measured_noise_floor
-    monkeypatch.setattr(cal, "measured_noise_floor",
-                        lambda r: None if real(r) is None else floor)
 
 
 def test_the_rule_refuses_a_floor_whose_threshold_is_over_5_percent():
@@ -100,7 +92,7 @@ def test_calibrating_again_needs_force(cli_here, tmp_path, monkeypatch):
     assert "--force" in out.stderr and len(out.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "cal.json").exists()
     assert not (tmp_path / "state" / "sagetui" / "recovery").exists()  # nothing ran
-    quiet(monkeypatch, 0.9)
+    fake_noise_floor(monkeypatch, 0.9)
     out = cli_here("calibrate", "--backend", "reference", *TINY, "--json", "cal.json", "--force")
     assert out.returncode == 0, out.stderr
     (entry,) = cal.entries().values()
@@ -111,7 +103,7 @@ def test_a_noisy_calibration_is_refused_and_a_2x_slower_copy_is_slower(cli_here,
                                                                       monkeypatch):
     """The issue's case: a floor of 30.399 % made SAME ±60.80 %, and `reference[slowdown=2]`
     read SAME -47 %. Now the calibration is refused and the copy is SLOWER."""
-    quiet(monkeypatch, 30.399)
+    fake_noise_floor(monkeypatch, 30.399)
     out = cli_here("calibrate", "--backend", "reference", *TINY, "--iterations", "3",
                    "--json", "cal.json")
     assert out.returncode == 1 and "too noisy" in out.stderr

@@ -8,7 +8,7 @@ import pytest
 
 from sagetui.core.io import load_report
 
-from .conftest import REF_000, REF_001, TINY
+from .conftest import REF_000, REF_001, TINY, fake_noise_floor
 
 
 @pytest.mark.parametrize(("args", "needle"), [
@@ -107,14 +107,8 @@ def test_help_of_every_command(cli):
 
 def test_calibrate_stores_the_noise_floor_that_later_runs_use(cli_here, tmp_path,
                                                               monkeypatch):
-    # Mocked: a quiet machine. On this busy shared 2-core machine the real A/A floor is
-    # 3-16 %, which the rule (a threshold over 5 %) refuses (test_calibration.py tests that);
-    # this test is about a floor that is kept. The run itself is real.
-    from sagetui.session import calibration
-
-    real = calibration.measured_noise_floor
-    monkeypatch.setattr(calibration, "measured_noise_floor",
-                        lambda r: None if real(r) is None else 0.8)
+    # a quiet machine: the rule refuses this machine's real floor (test_calibration.py)
+    fake_noise_floor(monkeypatch, 0.8)
     cli = cli_here
     out = cli("calibrate", "--backend", "reference", *TINY, "--iterations", "4",
               "--json", "cal.json")

@@ -14,6 +14,7 @@ from sagetui.tui.widgets.status_panel import state_line
 from sagetui.tui.widgets.variant_table import VariantTable
 from sagetui.tui.widgets.verdict_table import VerdictTable
 
+from ..conftest import fake_noise_floor
 from .conftest import THEME, aio, screen_text, settle, tiny_config, wait_for
 
 
@@ -57,9 +58,7 @@ async def test_the_baseline_chosen_before_a_run_stays_at_complete(tmp_path: Path
 @aio
 async def test_after_calibrating_the_verdict_table_shows_the_new_threshold(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Mocked: the machine's noise (a busy 2-core machine is not quiet on demand); runs are real
-    real = cal.measured_noise_floor
-    monkeypatch.setattr(cal, "measured_noise_floor", lambda r: None if real(r) is None else 1.5)
+    fake_noise_floor(monkeypatch, 1.5)
     app = SageTUI(config=tiny_config(rounds=2, iterations=3), theme_name=THEME,
                   export_dir=tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -86,9 +85,7 @@ async def test_after_calibrating_the_verdict_table_shows_the_new_threshold(
 @aio
 async def test_a_noisy_calibration_is_refused_in_the_console(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = cal.measured_noise_floor  # mocked as above: the noisy machine
-    monkeypatch.setattr(cal, "measured_noise_floor",
-                        lambda r: None if real(r) is None else 30.399)
+    fake_noise_floor(monkeypatch, 30.399)  # the noisy machine
     app = SageTUI(config=tiny_config(rounds=2, iterations=3), theme_name=THEME,
                   export_dir=tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
