@@ -21,7 +21,14 @@ from textual.worker import Worker, WorkerState
 
 from sagetui.core.config import RunConfig
 from sagetui.core.report import Report
-from sagetui.session.calibration import aa_config, conclude, describe_entry, earlier
+from sagetui.session.calibration import (
+    aa_config,
+    clear,
+    conclude,
+    describe_entry,
+    earlier,
+    entries,
+)
 from sagetui.session.session import Session
 
 from . import exporting
@@ -188,6 +195,26 @@ class RunControl:
             self._derive(self.live, recompute=True)
         self.log_line(line)
         self.notify(f"Noise floor {noise:.3f} %; SAME threshold {threshold.percent:.2f} %.")
+
+    def action_calibrations(self: SageTUI) -> None:
+        found = entries()
+        if not found:
+            self.notify("No calibration is stored.")
+            return
+        listing = "\n".join(f"· {e.get('backend', k)} at {e.get('shape', '?')} on "
+                             f"{e.get('gpu', '?')}: {describe_entry(e)}" for k, e in found.items())
+        self.push_screen(ConfirmScreen(f"Stored calibrations:\n{listing}\n\nClear them all?",
+                                       yes="Clear all", no="Keep them"), self._clear_calibrations)
+
+    def _clear_calibrations(self: SageTUI, yes: bool | None) -> None:
+        if not yes:
+            return
+        floors = {e.get("noise_floor_percent") for e in entries().values()}
+        gone = clear()
+        if self.config is not None and self.config.noise_floor_percent in floors:
+            self.config = self.config.model_copy(update={"noise_floor_percent": None})
+        self.log_line(f"cleared {len(gone)} calibration{'s' * (len(gone) != 1)}: the SAME "
+                      "threshold is the default again unless --threshold or --noise-floor")
 
     # -- the session's messages -------------------------------------------------------------
     def on_iteration_batch(self: SageTUI, message: IterationBatch) -> None:

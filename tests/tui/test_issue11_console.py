@@ -143,3 +143,18 @@ async def test_the_two_speedups_are_labelled_apart(tmp_path: Path) -> None:
         verdicts = [str(c.label) for c in app.query_one(VerdictTable).columns.values()]
         assert "p50 Δ %" in variants and "paired %" in verdicts
         assert not set(variants) & set(verdicts) - {"variant"}
+
+
+@aio
+async def test_calibrations_are_listed_and_cleared_from_the_console(tmp_path: Path) -> None:
+    cal.store_noise_floor(tiny_config(), 1.0, None, "cpu")
+    app = SageTUI(config=tiny_config(), theme_name=THEME, export_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("A")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Stored calibrations" in text and "noise floor 1.000 %" in text
+        await pilot.press("y")
+        await pilot.pause()
+        assert cal.entries() == {}
