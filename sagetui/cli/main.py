@@ -57,7 +57,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         "(default: max(1, 2 x noise floor))")
     m.add_argument("--noise-floor", type=float, metavar="PERCENT",
                    help="round-to-round noise of an A/A run (default: what `sagetui "
-                        "calibrate` stored for this backend and shape, if anything)")
+                        "calibrate` stored for this host, GPU, backend, build and shape, if "
+                        "anything); over 2.5 is refused: too noisy to judge")
     m.add_argument("--until-ci", type=float, metavar="PERCENT",
                    help="run rounds until every verdict's interval is narrower than PERCENT "
                         "(at least 2, at most --max-rounds)")
