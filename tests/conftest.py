@@ -32,6 +32,24 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def fake_noise_floor(monkeypatch, floor: float) -> None:
+    """Mocked: the machine's noise. A busy shared 2-core machine cannot be made quiet (its
+    real A/A floor at the tiny shape is 3-16 %) or noisy on demand; the A/A run itself stays
+    real, only the floor measured from it is replaced."""
+    from sagetui.session import calibration
+
+    real = calibration.measured_noise_floor
+    monkeypatch.setattr(calibration, "measured_noise_floor",
+                        lambda r: None if real(r) is None else floor)
+
+
+@pytest.fixture(autouse=True)
+def _private_state(tmp_path, monkeypatch):
+    """Every test gets its own state directory: a session looks up stored calibrations, and
+    one in the user's own home must never change a test's threshold."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
 @pytest.fixture
 def cli(tmp_path):
     """Run `sagetui ...` as a user would, in tmp_path, with recovery files kept there too."""
@@ -42,6 +60,33 @@ def cli(tmp_path):
         return subprocess.run([sys.executable, "-m", "sagetui", *map(str, args)],
                               cwd=tmp_path, capture_output=True, text=True, timeout=timeout,
                               env=full_env, check=check)
+    return run
+
+
+@pytest.fixture
+def cli_here(tmp_path, monkeypatch, capsys):
+    """`sagetui ...` in this process (so a test can replace a part with monkeypatch), in
+    tmp_path with its own state directory; the runner is still a real subprocess.
+    Returns (exit status, stdout, stderr)."""
+    from types import SimpleNamespace
+
+    from sagetui.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+    def run(*args):
+        import signal
+
+        handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM,
+                                                     signal.SIGHUP)}
+        try:
+            rc = main([str(a) for a in args])
+        finally:  # `sagetui run` installs its own
+            for sig, h in handlers.items():
+                signal.signal(sig, h)
+        out = capsys.readouterr()
+        return SimpleNamespace(returncode=rc, stdout=out.out, stderr=out.err)
     return run
 
 

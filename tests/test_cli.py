@@ -8,7 +8,7 @@ import pytest
 
 from sagetui.core.io import load_report
 
-from .conftest import REF_000, REF_001, TINY
+from .conftest import REF_000, REF_001, TINY, fake_noise_floor
 
 
 @pytest.mark.parametrize(("args", "needle"), [
@@ -105,7 +105,11 @@ def test_help_of_every_command(cli):
         assert out.returncode == 0 and "usage: sagetui" in out.stdout
 
 
-def test_calibrate_stores_the_noise_floor_that_later_runs_use(cli, tmp_path):
+def test_calibrate_stores_the_noise_floor_that_later_runs_use(cli_here, tmp_path,
+                                                              monkeypatch):
+    # a quiet machine: the rule refuses this machine's real floor (test_calibration.py)
+    fake_noise_floor(monkeypatch, 0.8)
+    cli = cli_here
     out = cli("calibrate", "--backend", "reference", *TINY, "--iterations", "4",
               "--json", "cal.json")
     assert out.returncode == 0, out.stderr

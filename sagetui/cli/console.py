@@ -44,6 +44,11 @@ def cmd_console(args: argparse.Namespace) -> int:
         config = None
     else:
         config = config_from_args(args)
+    import sys
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):  # full-screen needs a terminal
+        raise UsageError("the console needs a terminal (stdin and stdout); for a run without "
+                         "one use `sagetui run` (or run this inside tmux/screen)")
     from sagetui.tui.app import SageTUI
 
     app = SageTUI(config=config, reports=reports, refresh_hz=getattr(args, "refresh", 2.0),

@@ -57,7 +57,8 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         "(default: max(1, 2 x noise floor))")
     m.add_argument("--noise-floor", type=float, metavar="PERCENT",
                    help="round-to-round noise of an A/A run (default: what `sagetui "
-                        "calibrate` stored for this backend and shape, if anything)")
+                        "calibrate` stored for this host, GPU, backend, build and shape, if "
+                        "anything); over 2.5 is refused: too noisy to judge")
     m.add_argument("--until-ci", type=float, metavar="PERCENT",
                    help="run rounds until every verdict's interval is narrower than PERCENT "
                         "(at least 2, at most --max-rounds)")
@@ -100,9 +101,16 @@ def build_parser() -> Parser:
 
     sub.add_parser("doctor", help="GPU, driver, CUDA, torch, SageAttention, NVML, terminal")
 
-    cal = sub.add_parser("calibrate", help="run the baseline against itself: the noise floor")
+    cal = sub.add_parser("calibrate", help="run the baseline against itself: the noise floor",
+                         description="An A/A run of the baseline: its noise floor sets the SAME "
+                         "threshold, max(1 %%, 2 x floor), of later runs on this host, GPU, "
+                         "backend, build and shape. A floor over 2.5 %% (a threshold over 5 %%) "
+                         "is refused. --force also replaces an earlier calibration.")
     _add_run_options(cal)
     _add_outputs(cal)
+    cal.add_argument("--list", action="store_true", help="list the stored calibrations")
+    cal.add_argument("--clear", action="store_true", help="remove the stored calibrations "
+                     "(all, or those of the --backend/--variant and shape given)")
 
     pr = sub.add_parser("profile", help="where the fused main loop's time goes: each variant's "
                         "call once under Nsight Compute, shares of sampled warp time per phase")
@@ -136,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return cmd_run(args)
         if args.command == "calibrate":
-            from .run import cmd_calibrate
+            from .calibrate import cmd_calibrate
 
             return cmd_calibrate(args)
         if args.command == "profile":

@@ -93,6 +93,11 @@ def _metadata(items: list[str] | None) -> dict[str, Any]:
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     variants = _variants(args)
+    if args.noise_floor is not None and args.threshold is None:
+        from sagetui.core.analysis import MAX_NOISE_FLOOR_PERCENT, NoiseTooLarge
+
+        if args.noise_floor > MAX_NOISE_FLOOR_PERCENT:  # too large to judge with (the rule)
+            raise UsageError(f"--noise-floor: {NoiseTooLarge(args.noise_floor)}")
     # `--causal` is a flag (False when absent); `--heads 0` must still count as given
     shape_given = {k: v for k in SHAPE_OPTIONS
                    if (v := getattr(args, k, None)) is not None and v is not False}
@@ -112,17 +117,11 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         auto_shape = not shape_given and not args.inputs
         if not variants and auto_shape:
             return default_config(**common)
-        config = RunConfig(shape=shape, auto=not variants, auto_shape=auto_shape,
-                           variants=variants or [VariantSpec(name="reference",
-                                                             backend="reference")],
-                           **common)
-        if config.noise_floor_percent is None:
-            from sagetui.session.calibration import stored_noise_floor
-
-            stored = stored_noise_floor(config)
-            if stored is not None:
-                config = config.model_copy(update={"noise_floor_percent": stored})
-        return config
+        # a stored calibration is looked up by the session once the runner has named the GPU
+        return RunConfig(shape=shape, auto=not variants, auto_shape=auto_shape,
+                         variants=variants or [VariantSpec(name="reference",
+                                                           backend="reference")],
+                         **common)
     except ValidationError as exc:
         raise UsageError(_one_line(exc, {**SHAPE_OPTIONS, **RUN_OPTIONS})) from None
 

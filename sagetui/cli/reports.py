@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sagetui.core.check import check_report
+from sagetui.core.export import paired_text, threshold_text
 from sagetui.core.io import ReportError, load_report, one_line
 from sagetui.core.report import Report
 
@@ -55,28 +56,28 @@ def load_all(paths: list[str]) -> list[tuple[str, Report]] | None:
 def compare_table(reports: list[tuple[str, Report]]) -> Table:
     """Per report, variant and phase: p50, p90, speedup, verdict."""
     t = Table(title="sagetui compare")
-    for col in ("report", "variant", "phase", "p50 ms", "p90 ms", "speedup %", "verdict"):
-        t.add_column(col, justify="right" if ("ms" in col or "%" in col) else "left")
+    for col in ("report", "variant", "phase", "p50 ms", "p90 ms", "p50 speedup %",
+                "verdict: paired % [95% CI]", "SAME threshold"):
+        t.add_column(col, justify="right" if col.endswith(("ms", "%")) else "left")
     for path, r in reports:
         label = _plain(path.rsplit("/", 1)[-1])
         for v in r.variants or []:
-            vd = v.verdict
-            verdict = (f"{vd.state} [{vd.ci_low_percent:+.2f}, {vd.ci_high_percent:+.2f}]"
-                       if vd and vd.ci_low_percent is not None and vd.ci_high_percent is not None
-                       else (vd.state if vd else "-"))
+            vd = v.verdict.model_dump() if v.verdict else None
+            verdict = paired_text(vd)
             name = _plain(v.name)
             if v.timing:
                 t.add_row(label, name, "total", f"{v.timing.p50_s * 1e3:.3f}",
                           f"{v.timing.p90_s * 1e3:.3f}",
                           "-" if v.speedup_vs_baseline_percent is None
-                          else f"{v.speedup_vs_baseline_percent:+.3f}", verdict)
+                          else f"{v.speedup_vs_baseline_percent:+.3f}", verdict,
+                          _plain(threshold_text(vd)) if vd else "")
             for phase, s in (v.phase_timings or {}).items():
                 t.add_row(label, name, _plain(phase), f"{s.p50_s * 1e3:.3f}",
-                          f"{s.p90_s * 1e3:.3f}", "", "")
+                          f"{s.p90_s * 1e3:.3f}", "", "", "")
         if not r.variants or not any(v.phase_timings for v in r.variants):
             for phase, s in (r.phase_timings or {}).items():
                 t.add_row(label, "-", _plain(phase), f"{s.p50_s * 1e3:.3f}",
-                          f"{s.p90_s * 1e3:.3f}", "", "")
+                          f"{s.p90_s * 1e3:.3f}", "", "", "")
         t.add_section()
     return t
 

@@ -1,4 +1,4 @@
-"""`sagetui run` and `sagetui calibrate`: headless runs with a progress display."""
+"""`sagetui run`: a headless run with a progress display (calibrate.py runs one too)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from sagetui.core.config import RunConfig
-from sagetui.core.export import to_csv, to_markdown
+from sagetui.core.export import paired_text, threshold_text, to_csv, to_markdown
 from sagetui.core.io import atomic_write_text, iter_report_json
 from sagetui.core.report import Report
-from sagetui.session.session import Session, SessionEvent
+from sagetui.session.session import NotRunnable, Session, SessionEvent
 
-from .errors import stdout_console
+from .errors import UsageError, stdout_console
 from .options import check_outputs, config_from_args, default_report_path, recovery_file
 
 
@@ -81,21 +81,22 @@ class Progress:
 
 
 def summary_table(report: Report) -> Table:
+    """The two speedups labelled apart: report 001's from the p50s, and the verdict's paired
+    estimate with its interval (core.analysis); the threshold with where it came from."""
     t = Table(title=f"sagetui: {report.status}, {report.rounds} rounds")
-    for col in ("variant", "p50 ms", "p90 ms", "speedup %", "verdict", "95% CI %", "drift %/rnd",
-                "byte-exact"):
-        t.add_column(col, justify="right" if "%" in col or "ms" in col else "left")
+    for col in ("variant", "p50 ms", "p90 ms", "p50 speedup %", "verdict: paired % [95% CI]",
+                "SAME threshold", "drift %/rnd", "byte-exact"):
+        t.add_column(col, justify="right" if col.endswith(("%", "ms", "rnd")) else "left")
     for v in report.variants or []:
         tm = v.timing
-        vd = v.verdict
+        vd = v.verdict.model_dump() if v.verdict else None
         t.add_row(
-            v.name + ("" if v.status in (None, "ok") else f" ({v.status})"),
+            escape(v.name) + ("" if v.status in (None, "ok") else f" ({v.status})"),
             f"{tm.p50_s * 1e3:.3f}" if tm else "-", f"{tm.p90_s * 1e3:.3f}" if tm else "-",
             "-" if v.speedup_vs_baseline_percent is None
             else f"{v.speedup_vs_baseline_percent:+.3f}",
-            vd.state if vd else ("baseline" if v.name == report.baseline else "-"),
-            f"[{vd.ci_low_percent:+.2f}, {vd.ci_high_percent:+.2f}]"
-            if vd and vd.ci_low_percent is not None else "-",
+            paired_text(vd) if vd else ("baseline" if v.name == report.baseline else "-"),
+            escape(threshold_text(vd)),
             f"{v.drift.slope_percent_per_round:+.2f}{' !' if v.drift.flagged else ''}"
             if v.drift and v.drift.slope_percent_per_round is not None else "-",
             "-" if v.byte_exact is None else str(v.byte_exact))
@@ -136,6 +137,8 @@ def run_session(config: RunConfig, args: argparse.Namespace,
     # the process while it writes the outputs and exits
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
+    if isinstance(result.get("error"), NotRunnable):  # nothing ran: no report, exit 2
+        raise UsageError(str(result["error"]))
     if "report" not in result:
         _say(console, f"[red]the session failed[/]: {escape(repr(result.get('error')))}")
         report = session.report()
@@ -188,38 +191,3 @@ def cmd_run(args: argparse.Namespace) -> int:
     # 1 also when a variant failed or anything else went wrong: a script must not mistake a
     # run that lost a variant for a clean one
     return 0 if report.status == "complete" and not report.faults else 1
-
-
-def cmd_calibrate(args: argparse.Namespace) -> int:
-    """The baseline against itself: the noise floor the SAME threshold is built from."""
-    from sagetui.core import verdict as vd
-    from sagetui.session.calibration import aa_config, measured_noise_floor, store_noise_floor
-
-    config = config_from_args(args)
-    check_outputs(args)
-    err = Console(stderr=True, soft_wrap=True)
-    if config.auto or config.auto_shape:  # resolve first, so both copies are the same one
-        from sagetui.core.config import resolve_auto
-        from sagetui.session.probe import probe
-
-        info = probe()
-        config = resolve_auto(config, info["device"], info["backends"])
-    config = aa_config(config)
-    report, recovery = run_session(config, args, err)
-    noise = measured_noise_floor(report)
-    if noise is None:
-        err.print("[red]calibration did not complete[/]")
-        return 1
-    thr = vd.default_threshold_percent(noise)
-    stdout_console().print(summary_table(report))
-    base = config.variants[0]
-    gpu = ((report.environment or {}).get("gpu") or {}).get("name")
-    where = store_noise_floor(config.model_copy(update={"variants": [base]}), noise, gpu)
-    stdout_console().print(
-        f"noise floor: {noise:.3f} % (round-to-round, paired); SAME threshold from it: "
-        f"{thr:.3f} %. Stored in {where}: later runs of {base.spec} at this shape use it.")
-    failed = write_outputs(report, args, err)
-    if failed:
-        report_write_failures(failed, recovery, err)
-        return 1
-    return 0

@@ -183,6 +183,14 @@ class RunConfig(_Strict):
     def baseline_name(self) -> str:
         return self.baseline or self.variants[0].name
 
+    @property
+    def round_limit(self) -> int:
+        """The most rounds a run makes: --rounds, or with --until-ci --max-rounds (default: the
+        larger of --rounds and 50)."""
+        if self.until_ci_percent is None:
+            return self.rounds
+        return self.max_rounds or max(self.rounds, 50)
+
 
 # Preference order of the embedded default on a GPU node: SageAttention first.
 GPU_PREFERENCE = ("sage2-auto", "sage2-sm90", "sage2-sm89", "sage-triton", "sdpa")

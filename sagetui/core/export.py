@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Mapping
+from typing import Any
 
+from .analysis import Threshold
 from .phases import PARENTS
 from .profile.markdown import mainloop_lines
 from .report import Report
@@ -32,6 +35,22 @@ def _cell(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
+def paired_text(v: Mapping[str, Any] | None) -> str:
+    """A verdict with its paired estimate and interval: "SAME -0.10 [-0.12, -0.04]"; the
+    estimate is the interval's centre, not report 001's p50 speedup."""
+    if not v:
+        return "-"
+    est, lo, hi = (v.get(k) for k in ("estimate_percent", "ci_low_percent", "ci_high_percent"))
+    return (f"{v['state']}" + ("" if est is None else f" {est:+.2f}")
+            + ("" if lo is None or hi is None else f" [{lo:+.2f}, {hi:+.2f}]"))
+
+
+def threshold_text(v: Mapping[str, Any] | None) -> str:
+    """Where a verdict's threshold came from, with its calibration's age."""
+    t = Threshold.from_fields(v) if v else None
+    return "-" if t is None else t.describe()
+
+
 def ms(s: float | None) -> str:
     return "-" if s is None else f"{s * 1e3:.3f}"
 
@@ -50,16 +69,14 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
                      f"after {report.warmup} warm-up calls; status {report.status or 'n/a'}")
     lines.append("")
     if report.variants:
-        lines += ["| variant | p50 ms | p90 ms | speedup % | verdict (95% CI) | drift %/round "
-                  "| byte-exact |", "|---|---:|---:|---:|---|---:|---|"]
+        # two speedups, labelled apart: report 001's from the p50s, and the verdict's paired
+        # estimate, the centre of its interval (core.analysis)
+        lines += ["| variant | p50 ms | p90 ms | p50 speedup % | verdict: paired % [95% CI] "
+                  "| SAME threshold | drift %/round | byte-exact |",
+                  "|---|---:|---:|---:|---|---|---:|---|"]
         for v in report.variants:
             t = v.timing
-            verdict = "-"
-            if v.verdict:
-                vv = v.verdict
-                ci = ("" if vv.ci_low_percent is None or vv.ci_high_percent is None else
-                      f" [{vv.ci_low_percent:+.2f}, {vv.ci_high_percent:+.2f}]")
-                verdict = f"{vv.state}{ci}"
+            vv = v.verdict.model_dump() if v.verdict else None
             drift = "-"
             if v.drift and v.drift.slope_percent_per_round is not None:
                 drift = f"{v.drift.slope_percent_per_round:+.2f}" + (" (!)" if v.drift.flagged
@@ -67,7 +84,8 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
             sp = ("-" if v.speedup_vs_baseline_percent is None
                   else f"{v.speedup_vs_baseline_percent:+.3f}")
             lines.append(f"| {v.name} | {ms(t.p50_s if t else None)} | "
-                         f"{ms(t.p90_s if t else None)} | {sp} | {verdict} | {drift} | "
+                         f"{ms(t.p90_s if t else None)} | {sp} | {paired_text(vv)} | "
+                         f"{threshold_text(vv)} | {drift} | "
                          f"{'-' if v.byte_exact is None else v.byte_exact} |")
         lines.append("")
     if report.phase_timings:

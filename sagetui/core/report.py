@@ -166,6 +166,12 @@ class Verdict(Model):
     confidence: float = 0.95
     rounds: Count
     method: str
+    # sagetui's additions: where threshold_percent came from (core.analysis.Threshold)
+    threshold_source: Literal["default", "calibration", "--threshold", "--noise-floor"] | None \
+        = None
+    noise_floor_percent: Annotated[float, Field(ge=0, le=100)] | None = None
+    calibration_key: str | None = None  # the calibration entry it used, and when that was
+    calibrated_utc: str | None = None
 
 
 class Drift(Model):

@@ -28,6 +28,11 @@ def summarize(samples: Sequence[float] | np.ndarray) -> dict[str, float | int]:
     return out
 
 
+def p50(samples: Sequence[float] | np.ndarray) -> float:
+    """The p50 that summarize() reports, alone."""
+    return float(np.percentile(np.asarray(samples, dtype=np.float64), 50, method="linear"))
+
+
 def merge_round_summaries(rounds: Sequence[dict]) -> dict[str, float | int]:
     """The overall count, mean, min and max implied by per-round summaries.
 

@@ -66,6 +66,8 @@ def gpu_info(device: str) -> dict[str, Any] | None:
         "sm_count": p.multi_processor_count, "memory_bytes": p.total_memory,
         "l2_cache_bytes": getattr(p, "L2_cache_size", None), "cuda": torch.version.cuda,
         "smem_per_sm": getattr(p, "shared_memory_per_multiprocessor", None),
+        # which GPU this is, for a calibration's key (session/calibration.py)
+        "uuid": str(p.uuid) if getattr(p, "uuid", None) else None,
     }
     try:
         import pynvml

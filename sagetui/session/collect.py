@@ -17,11 +17,20 @@ import numpy as np
 
 from sagetui import __version__
 from sagetui.core import verdict as vd
+from sagetui.core.analysis import (
+    SOURCE_CALIBRATION,
+    Analysis,
+    Threshold,
+    analyse,
+    resolve_threshold,
+)
 from sagetui.core.config import RunConfig
 from sagetui.core.report import SCHEMA_VERSION, Fault, Report
 from sagetui.core.samples import GrowableArray, RoundSeries, Samples
-from sagetui.core.stats import speedup_percent, summarize
+from sagetui.core.stats import p50, summarize
 from sagetui.core.telemetry import merge_blocks
+
+from .calibration import stored_threshold
 
 FUSED_MAINLOOP_PHASES = {
     "int8_qk": "fused inside qk_int_sv_f8_attn_kernel",
@@ -121,6 +130,7 @@ class Collector:
         self.warmups: dict[str, int] = {}
         self.created = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         self.status = "partial"
+        self._threshold: Threshold | None = None
 
     # -- events ------------------------------------------------------------------------------
     def on_variant(self, ev: dict[str, Any]) -> None:
@@ -170,27 +180,40 @@ class Collector:
     def active(self) -> list[str]:
         return [n for n, v in self.variants.items() if v.status == "ok"]
 
-    def verdicts(self) -> dict[str, vd.Verdict]:
-        base = self.variants.get(self.baseline)
-        if base is None or base.status not in ("ok", "excluded"):
-            return {}
-        bm = base.round_medians()
-        out = {}
-        for name, v in self.variants.items():
-            if name == self.baseline:
-                continue
-            vm = v.round_medians()
-            common = sorted(set(bm) & set(vm) & set(self.completed_rounds))
-            if not common:
-                continue
-            out[name] = vd.paired_speedup([bm[r] for r in common], [vm[r] for r in common],
-                                          threshold_percent=self.threshold_percent())
-        return out
+    def threshold(self) -> Threshold:
+        """--threshold, this machine's calibration, --noise-floor or the default (see
+        core.analysis.resolve_threshold); the calibration is looked up once the runner has
+        said which GPU this is (its ready event)."""
+        if self._threshold is not None:
+            return self._threshold
+        cfg = self.config
+        stored = None
+        if self.ready:
+            stored = stored_threshold(cfg, self.ready.get("gpu"),
+                                      self.ready.get("device") or self.hello.get("device"))
+        t = resolve_threshold(cfg.threshold_percent, cfg.noise_floor_percent, stored)
+        if self.ready:
+            self._threshold = t
+            if t.source == SOURCE_CALIBRATION and cfg.noise_floor_percent is None:
+                self.config = cfg.model_copy(update={"noise_floor_percent":
+                                                     t.noise_floor_percent})
+        return t
 
-    def threshold_percent(self) -> float:
-        if self.config.threshold_percent is not None:
-            return self.config.threshold_percent
-        return vd.default_threshold_percent(self.config.noise_floor_percent)
+    def analysis(self, *, drift: bool = False, p50s: dict[str, float | None] | None = None,
+                 samples: dict[str, np.ndarray] | None = None) -> Analysis:
+        """The one analysis (core.analysis) of what was measured so far; p50s of every
+        variant's samples unless given."""
+        base = self.variants.get(self.baseline)
+        if p50s is None:
+            p50s = {n: p50(s.values) if (s := v.series("total")) is not None
+                    and len(s.values) else None for n, v in self.variants.items()}
+        return analyse({n: v.round_medians() for n, v in self.variants.items()}, p50s,
+                       self.baseline if base is not None else None, self.threshold(),
+                       samples=samples, drift_of=None if drift else (),
+                       verdicts=base is not None and base.status in ("ok", "excluded"))
+
+    def verdicts(self) -> dict[str, vd.Verdict]:
+        return self.analysis().verdicts()
 
     # -- the report ---------------------------------------------------------------------------
     def report(self) -> Report:
@@ -198,12 +221,14 @@ class Collector:
         shape = cfg.shape
         rounds_done = sorted(self.completed_rounds)
         done_set = set(rounds_done)
-        verdicts = self.verdicts()
+        totals = {n: t.values for n, v in self.variants.items()
+                  if v.rounds and (t := v.series("total")) is not None}
+        an = self.analysis(drift=True, samples=totals,
+                           p50s={n: p50(t) for n, t in totals.items()})
         variants = []
         samples = Samples()
         base = self.variants.get(self.baseline)
         base_sha = base.hashes[0] if base and base.hashes else None
-        base_timing = None
         for name, v in self.variants.items():
             entry: dict[str, Any] = {"name": name, "path": v.path, "backend": v.backend,
                                      "spec": v.spec, "status": v.status if v.status != "pending"
@@ -215,21 +240,19 @@ class Collector:
                 flat = total.values
                 entry["rounds"] = list(v.round_summaries)
                 entry["timing"] = summarize(flat)
-                if name == self.baseline:
-                    base_timing = entry["timing"]
                 phase_series = {p: v.series(p) for p in [*(n for n, _ in v.phases), "total"]}
                 entry["phase_timings"] = {
                     p: summarize(st.values.view) for p, _ in v.phases
                     if (st := v.store.get(p)) is not None and len(st.values)}
                 samples[name] = {p: s for p, s in phase_series.items() if s is not None}
-                z_flags = vd.outliers(flat)
+                z_flags = an.variants[name].outliers or []
                 where = []
                 for i in z_flags:
                     r_i, it = total.locate(i)
                     where.append((rs[r_i], it))
                 entry["outliers"] = {"count": len(z_flags), "where": where}
-                if len(rs) >= 2:
-                    entry["drift"] = vd.drift(v.medians).to_dict()
+                if (dr := an.variants[name].drift) is not None:
+                    entry["drift"] = dr.to_dict()
                 by_round: dict[int, list[dict[str, Any]]] = defaultdict(list)
                 for (r, _), b in sorted(v.blocks.items()):  # once, not once per round
                     by_round[r].append(b.get("telemetry") or {})
@@ -248,13 +271,10 @@ class Collector:
                     if last.get(k) is not None:
                         entry[k] = last[k]
             entry["input_sha256"] = self.ready.get("input_sha256")
-            if name in verdicts:
-                entry["verdict"] = verdicts[name].to_dict()
+            entry["verdict"] = an.verdict_dict(name)
+            if name in an.variants:
+                entry["speedup_vs_baseline_percent"] = an.variants[name].speedup_p50_percent
             variants.append(entry)
-        for entry in variants:
-            if base_timing and entry.get("timing"):
-                entry["speedup_vs_baseline_percent"] = speedup_percent(
-                    base_timing["p50_s"], entry["timing"]["p50_s"])
         data: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": "sagetui", "version": __version__},

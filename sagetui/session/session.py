@@ -54,6 +54,11 @@ def _warm_imports() -> None:
         pass
 
 
+class NotRunnable(Exception):
+    """Nothing in the configuration can run on this machine (the runner's hello says why):
+    the run stops before any setup, and no report is made."""
+
+
 class RunnerFault(Exception):
     def __init__(self, gone: RunnerGone) -> None:
         super().__init__(gone.message)
@@ -143,6 +148,8 @@ class Session:
                 self._post_run()
             self.collector.status = "cancelled" if self._cancel.is_set() else (
                 "complete" if self.collector.completed_rounds else "failed")
+        except NotRunnable:
+            raise  # nothing was measured: no report, no recovery file (finally stops the runner)
         except RunnerFault as f:
             self.collector.status = "failed"
             self._fault(f.gone, None, None)
@@ -177,7 +184,7 @@ class Session:
             return False
         if cfg.until_ci_percent is None:
             return r < cfg.rounds
-        if r >= (cfg.max_rounds or max(cfg.rounds, 50)):
+        if r >= cfg.round_limit:
             return False
         if r < 2:
             return True
@@ -191,8 +198,16 @@ class Session:
         hello = self._expect("hello", SETUP_TIMEOUT_S)
         if self.config.auto or self.config.auto_shape:  # now we know what this machine has
             self.config = resolve_auto(self.config, hello["device"], hello["backends"])
+            chosen = c.baseline  # set_baseline() before the run: it outlives the new collector
             self.collector = c = Collector(self.config)
-            self._enabled = {v.name: True for v in self.config.variants}
+            if chosen in c.variants:
+                c.baseline = chosen
+            self._enabled = {v.name: self._enabled.get(v.name, True)
+                             for v in self.config.variants}
+        why = {v.name: (hello.get("backends") or {}).get(v.backend) for v in self.config.variants}
+        if exclude is None and why and all(why.values()):
+            raise NotRunnable("nothing can run here: " + "; ".join(
+                f"{v.spec}: {why[v.name]}" for v in self.config.variants))
         c.hello = hello
         self._emit("hello", **hello)
         variants = [v for v in self.config.variants if v.name not in (exclude or set())
@@ -265,9 +280,7 @@ class Session:
         with self._lock:
             c.complete_round(r, [n for n in names if n not in failed])
         self.round_durations.append(time.monotonic() - t0)
-        verdicts = c.verdicts()
-        self._emit("round", phase="done", round=r,
-                   verdicts={k: v.to_dict() for k, v in verdicts.items()})
+        self._emit("round", phase="done", round=r, verdicts=c.analysis().verdict_dicts())
         if self.recovery_path is not None and not self._saving \
                 and time.monotonic() >= self._next_save:
             # building and writing the report overlaps the next round's blocks instead of

@@ -23,6 +23,7 @@ from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 from textual.widgets import DataTable, Footer, RichLog, Static, TabbedContent, TabPane, Tabs
 
+from sagetui.core.analysis import Threshold, analyse, resolve_threshold
 from sagetui.core.config import RunConfig
 from sagetui.core.io import ReportError, load_report
 from sagetui.core.report import Report
@@ -30,7 +31,6 @@ from sagetui.session.session import Session
 
 from . import keymap
 from .commands import SageCommands
-from .derive import derive
 from .export_flow import ExportFlow
 from .help_screen import HelpScreen
 from .messages import DerivedReady
@@ -366,17 +366,18 @@ class SageTUI(RunControl, ExportFlow, App[int]):
                   for n, v in data.variants.items()}
         p50 = {n: v.p50_s() for n, v in data.variants.items()}
         job = partial(self._derive_thread, id(data), rounds, p50, data.baseline,
-                      data.threshold_percent, missing if not data.live else set(),
-                      need_verdicts, recompute)
+                      data.threshold or resolve_threshold(),
+                      missing if not data.live else set(), need_verdicts, recompute)
         self.run_worker(job, group="derive", thread=True, exit_on_error=False)
 
     def _derive_thread(self, source_id: int, rounds: dict[str, dict[int, float]],
                        p50: dict[str, float | None], baseline: str | None,
-                       threshold: float | None, missing: set[str], verdicts: bool,
+                       threshold: Threshold, missing: set[str], verdicts: bool,
                        recompute: bool) -> None:
-        d = derive(rounds, p50, baseline, threshold_percent=threshold, missing_drift=missing,
-                   with_verdicts=verdicts)
-        self.post_message(DerivedReady(source_id, d.drift, d.verdicts, d.speedups, recompute))
+        """The one analysis (core.analysis; it imports scipy: off the UI thread)."""
+        an = analyse(rounds, p50, baseline, threshold, drift_of=missing, verdicts=verdicts)
+        self.post_message(DerivedReady(source_id, an.drift_dicts(), an.verdict_dicts(),
+                                       an.speedups(), recompute))
 
     def on_derived_ready(self, message: DerivedReady) -> None:
         data = next((s for s in self.sources if id(s) == message.source_id), None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from sagetui.core.config import RunConfig
+
 DASH = "-"
 
 # Short labels for plot axes, where the reference reports' phase names are too wide.
@@ -83,3 +85,16 @@ def t975(df: int) -> float:
         return table[df - 1]
     z = 1.959964
     return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def until_ci_line(config: RunConfig, running: bool) -> str:
+    """What `u` set, said for a running session or for the next run."""
+    target = config.until_ci_percent
+    if target is None:
+        return f"adaptive stopping off: a run makes {config.rounds} rounds"
+    limit = f"at least 2 rounds, at most {config.round_limit}"
+    if running:
+        return (f"running until every 95 % interval is narrower than {target:g} % (from the "
+                f"next round; {limit})")
+    return (f"the next run (r) stops once every 95 % interval is narrower than {target:g} % "
+            f"({limit})")

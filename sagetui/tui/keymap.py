@@ -38,6 +38,9 @@ KEYS: tuple[KeyAction, ...] = (
               "Run the baseline against itself (A/A): its round-to-round noise sets the SAME "
               "threshold, max(1 %, 2 x noise), here and in later runs of this backend and shape",
               "Run", show=False),
+    KeyAction("A", "calibrations", "Calibrations", "List / clear calibrations",
+              "List the stored noise floors (host, GPU, backend, build, shape, age) and offer "
+              "to clear them all", "Run", show=False),
     KeyAction("t", "toggle_variant", "Toggle", "Toggle variant",
               "Turn the selected variant on or off (a run applies it at the next round)",
               "Variants"),
@@ -87,5 +90,5 @@ def bindings() -> list[Binding]:
 
 
 def display_keys(keys: str) -> str:
-    names = {"question_mark": "?", "f1": "F1", "T": "shift+t"}
+    names = {"question_mark": "?", "f1": "F1", "T": "shift+t", "A": "shift+a"}
     return " / ".join(names.get(k, k) for k in keys.split(","))

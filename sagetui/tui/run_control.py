@@ -21,13 +21,20 @@ from textual.worker import Worker, WorkerState
 
 from sagetui.core.config import RunConfig
 from sagetui.core.report import Report
-from sagetui.core.verdict import default_threshold_percent
-from sagetui.session.calibration import aa_config, measured_noise_floor, store_noise_floor
+from sagetui.session.calibration import (
+    aa_config,
+    clear,
+    conclude,
+    describe_entry,
+    earlier,
+    entries,
+)
 from sagetui.session.session import Session
 
 from . import exporting
+from .formatting import until_ci_line
 from .messages import IterationBatch, RunEvent
-from .modals import PathPromptScreen, QuitRunScreen
+from .modals import ConfirmScreen, PathPromptScreen, QuitRunScreen
 from .run_data import RunData
 from .session_bridge import EventBridge
 
@@ -66,6 +73,12 @@ class RunControl:
         if self._quitting:
             return
         data, cfg = self.live, self.config
+        if self.calibrating is None and data.variants and not any(
+                v.enabled for v in data.variants.values()):
+            line = "every variant is off: t turns the selected one on; nothing was started"
+            self.log_line(line, "warning")
+            self.notify(line, severity="warning")
+            return
         self.current = self.sources.index(data)
         self.final_report = None
         self.run_stem = f"sagetui-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -81,9 +94,8 @@ class RunControl:
             session.set_enabled(name, v.enabled)
         if data.baseline:
             session.set_baseline(data.baseline)
-        planned = (cfg.max_rounds or max(cfg.rounds, 50)) if cfg.until_ci_percent \
-            else cfg.rounds  # the session's own limit
-        data.begin_run(planned, cfg.iterations, [(v.name, v.backend) for v in cfg.variants])
+        data.begin_run(cfg.round_limit, cfg.iterations, [(v.name, v.backend) for v in cfg.variants])
+        data.progress.until_ci_percent = cfg.until_ci_percent
         self.session = session
         self.log_line("run started: spawning the runner" + (
             f"; recovery file {recovery} (written after every round)" if recovery else ""))
@@ -129,9 +141,9 @@ class RunControl:
         self.config = self.config.model_copy(update={"until_ci_percent": target})
         if self.session is not None:
             self.session.set_until_ci(target)
-        self.log_line("adaptive stopping off" if target is None else
-                      f"running until every 95 % interval is narrower than {target:g} %"
-                      + (" (from the next round)" if self.session is not None else ""))
+        if self.session is not None and self.live is not None:
+            self.live.progress.until_ci_percent = target
+        self.log_line(until_ci_line(self.config, running=self.session is not None))
 
     def action_calibrate(self: SageTUI) -> None:
         if self.config is None or self.live is None:
@@ -145,6 +157,19 @@ class RunControl:
             self.notify("Run once first (r) so the backend and shape are known, or start "
                         "sagetui with --backend and a shape.", severity="warning")
             return
+        found = earlier(base)
+        if found is None:
+            self._begin_calibration(base)
+            return
+        self.push_screen(ConfirmScreen(
+            f"A calibration of {base.variants[0].spec} at {base.shape.describe()} on this host "
+            f"is stored ({describe_entry(found[1])}). Replace it with a new one?",
+            yes="Calibrate again", no="Keep it"),
+            lambda yes: self._begin_calibration(base) if yes else None)
+
+    def _begin_calibration(self: SageTUI, base: RunConfig) -> None:
+        if self.running or self.config is None:
+            return
         self.calibrating = self.config
         self.config = aa_config(base)
         self.log_line(f"calibrating: {self.config.variants[0].spec} against itself, "
@@ -154,21 +179,42 @@ class RunControl:
     def _finish_calibration(self: SageTUI, report: Report | None) -> None:
         before, self.calibrating = self.calibrating, None
         assert before is not None
-        noise = measured_noise_floor(report) if report is not None else None
-        if noise is None:
+        threshold, line = conclude(self.resolved_config or before, report)
+        if threshold is None:
             self.config = before
-            self.log_line("calibration did not complete: the threshold is unchanged", "warning")
+            self.log_line(line, "warning")
+            self.notify(line, severity="warning", timeout=15)
             return
-        base = self.resolved_config or before
-        store_noise_floor(base, noise, self.live.gpu_name if self.live else None)
+        noise = threshold.noise_floor_percent
         self.config = before.model_copy(update={"noise_floor_percent": noise})
         if self.resolved_config is not None:
             self.resolved_config = self.resolved_config.model_copy(
                 update={"noise_floor_percent": noise})
-        thr = default_threshold_percent(noise)
-        self.log_line(f"noise floor {noise:.3f} %: the SAME threshold is now {thr:.2f} % "
-                      "for this backend and shape (stored for later runs too)")
-        self.notify(f"Noise floor {noise:.3f} %; SAME threshold {thr:.2f} %.")
+        if self.live is not None:  # the verdicts shown are judged with it from now on
+            self.live.threshold = threshold
+            self._derive(self.live, recompute=True)
+        self.log_line(line)
+        self.notify(f"Noise floor {noise:.3f} %; SAME threshold {threshold.percent:.2f} %.")
+
+    def action_calibrations(self: SageTUI) -> None:
+        found = entries()
+        if not found:
+            self.notify("No calibration is stored.")
+            return
+        listing = "\n".join(f"· {e.get('backend', k)} at {e.get('shape', '?')} on "
+                             f"{e.get('gpu', '?')}: {describe_entry(e)}" for k, e in found.items())
+        self.push_screen(ConfirmScreen(f"Stored calibrations:\n{listing}\n\nClear them all?",
+                                       yes="Clear all", no="Keep them"), self._clear_calibrations)
+
+    def _clear_calibrations(self: SageTUI, yes: bool | None) -> None:
+        if not yes:
+            return
+        floors = {e.get("noise_floor_percent") for e in entries().values()}
+        gone = clear()
+        if self.config is not None and self.config.noise_floor_percent in floors:
+            self.config = self.config.model_copy(update={"noise_floor_percent": None})
+        self.log_line(f"cleared {len(gone)} calibration{'s' * (len(gone) != 1)}: the SAME "
+                      "threshold is the default again unless --threshold or --noise-floor")
 
     # -- the session's messages -------------------------------------------------------------
     def on_iteration_batch(self: SageTUI, message: IterationBatch) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from sagetui.core.analysis import Threshold, report_threshold
 from sagetui.core.phases import PARENTS
 from sagetui.core.report import Report
 from sagetui.core.telemetry import merge_blocks
@@ -160,6 +161,7 @@ class Progress:
     started: float | None = None
     finished: float | None = None
     stage: str = "idle"  # idle, starting, warm-up, measuring, post-run, stopping, done
+    until_ci_percent: float | None = None  # adaptive stopping: rounds_planned is its limit
 
     def eta_s(self) -> float | None:
         if self.rounds_planned is None or self.iterations_done == 0 or self.round < 0:
@@ -201,7 +203,7 @@ class RunData:
         self.report_phases: dict[str, dict[str, float]] = {}  # top-level phase_timings (000)
         self.metadata: dict[str, Any] = {}
         self.faults: list[dict[str, Any]] = []
-        self.threshold_percent: float | None = None
+        self.threshold: Threshold | None = None  # what the verdicts were judged with
         self.report: Report | None = None
         self.progress = Progress()
         # bumped on every change but single iterations; tables recompute their percentiles
@@ -330,11 +332,12 @@ class RunData:
             drift = (d.get("drift") or {}).get(name)
             if drift is not None:
                 v.drift = drift
-        base = self.variants.get(self.baseline or "")
-        bp = base.p50_s() if base else None
-        for v in self.variants.values():
-            p50 = v.p50_s()
-            v.speedup_percent = (bp / p50 - 1) * 100 if bp and p50 else None
+        speedups = d.get("speedups")  # the session's analysis (core.analysis), if it sent one
+        for name, v in self.variants.items():
+            if speedups is not None:
+                v.speedup_percent = speedups.get(name)
+            if v.verdict is not None:
+                self.threshold = Threshold.from_fields(v.verdict) or self.threshold
 
     def on_iterations(self, batch: list[dict[str, Any]]) -> None:
         """Fold a batch of iteration events in (as IterationRun.group makes them runs)."""
@@ -445,9 +448,7 @@ class RunData:
         self.report_phases = {n: s.model_dump() for n, s in (report.phase_timings or {}).items()}
         self.metadata = report.metadata or {}
         self.faults = [f.model_dump() for f in report.faults or []]
-        thr = (report.config or {}).get("threshold_percent")  # config is free-form JSON
-        self.threshold_percent = float(thr) if isinstance(thr, int | float) and \
-            not isinstance(thr, bool) and 0 < thr <= 100 else None
+        self.threshold = report_threshold(report)
         self.shape = _shape_text(report)
         if not self.live:  # a live run keeps what it planned, to say "7/300 rounds kept"
             self.progress.rounds_planned = report.rounds

@@ -4,9 +4,10 @@
 (and, for a failed autosave's log line, on the session's autosave thread: hence the lock).
 Iteration events are batched (flushed every `flush_s` and before any other event) as runs of
 columns (run_data.IterationRun), so that no event's dicts live on until the flush; every other
-event becomes one message. After each round it also computes the variants' drift from
-the session's collector: the collector is only written by this same thread, so reading it
-here needs no lock, and the statistics (scipy) stay off the UI thread.
+event becomes one message. After each round it also takes the variants' drift and p50
+speedups from the session's collector's analysis (core.analysis): the collector is only
+written by this same thread, so reading it here needs no lock, and the statistics (scipy)
+stay off the UI thread.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class EventBridge:
             data = dict(e.data)
             if e.kind == "round" and data.get("phase") == "done" \
                     and time.monotonic() - self._last_drift >= self.drift_every_s:
-                data["drift"] = self._drift()
+                data.update(self._analysis())
                 self._last_drift = time.monotonic()
             self.post(RunEvent(e.kind, data))
 
@@ -64,20 +65,10 @@ class EventBridge:
             batch, self._pending = self._pending, []
             self.post(IterationBatch(batch))
 
-    def _drift(self) -> dict[str, dict[str, Any]]:
-        from sagetui.core import verdict as vd
-
+    def _analysis(self) -> dict[str, Any]:
+        """Drift and p50 speedups of the collector's analysis (core.analysis)."""
         s = self.session
         if s is None:
             return {}
-        c = s.collector
-        out = {}
-        for name, v in c.variants.items():
-            medians = v.round_medians()
-            rounds = [r for r in sorted(medians) if r in c.completed_rounds]
-            if len(rounds) >= 2:
-                try:
-                    out[name] = vd.drift([medians[r] for r in rounds]).to_dict()
-                except ValueError:
-                    continue
-        return out
+        an = s.collector.analysis(drift=True)
+        return {"drift": an.drift_dicts(), "speedups": an.speedups()}

@@ -10,7 +10,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from ..formatting import ci, ms, pct, short_phase
+from sagetui.core.export import paired_text
+
+from ..formatting import ms, pct, short_phase
 from ..run_data import RunData
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -28,8 +30,8 @@ def rows_of(data: RunData) -> dict[tuple[str, str], Row]:
             continue
         vd = v.verdict
         verdict = "baseline" if name == base else (
-            f"{vd['state']}{'*' if v.verdict_computed else ''} "
-            f"{ci(vd.get('ci_low_percent'), vd.get('ci_high_percent'))}" if vd else "-")
+            paired_text(vd).replace(vd["state"], vd["state"] + "*", 1) if vd and
+            v.verdict_computed else paired_text(vd))
         out[(name, "total")] = {"p50": v.p50_s(), "p90": v.p90_s(),
                                 "speedup": v.speedup_percent, "verdict": verdict}
     group_of = {base: PHASES_GROUP} if base else {}
@@ -68,8 +70,8 @@ class CompareTable(DataTable):
             self.add_column(f"{x} p90 ms", key=f"{i}p90")
             if i:
                 self.add_column(f"{x} vs A %", key=f"{i}delta")
-            self.add_column(f"{x} speedup %", key=f"{i}speedup")
-            self.add_column(f"{x} verdict", key=f"{i}verdict")
+            self.add_column(f"{x} p50 speedup %", key=f"{i}speedup")
+            self.add_column(f"{x} verdict: paired % [CI]", key=f"{i}verdict")
         self._columns_for = n
 
     def show(self, sources: list[RunData]) -> None:

@@ -32,7 +32,10 @@ def state_line(data: RunData, ctx: ViewContext) -> Text:
             t.append(f"  {data.rounds_done}/{planned} rounds kept" if data.status != "complete"
                      else f"  {data.rounds_done}/{planned} rounds")
         elif p.round >= 0:
-            t.append(f"  round {p.round + 1}/{planned}")
+            # adaptive: the plan is the target width; the round limit is only a bound
+            t.append(f"  round {p.round + 1}/{planned}" if p.until_ci_percent is None else
+                     f"  round {p.round + 1} · until every 95 % CI < {p.until_ci_percent:g} % "
+                     f"(at most {planned} rounds)")
             per_round = p.iterations_per_round * max(1, p.variants_in_round)
             t.append(f" · iteration {p.iteration_in_round}/{per_round}")
             if p.current_variant:
@@ -41,7 +44,8 @@ def state_line(data: RunData, ctx: ViewContext) -> Text:
             if p.stage != "measuring":
                 t.append(f" · {p.stage}")
             eta = p.eta_s()
-            t.append(f" · ETA {duration(eta)}" if eta is not None else " · ETA -")
+            bound = "at most " if p.until_ci_percent is not None else ""  # worst case only
+            t.append(f" · ETA {bound}{duration(eta)}" if eta is not None else " · ETA -")
         if p.started is not None:
             end = p.finished if p.finished is not None and not ctx.running else time.monotonic()
             t.append(f" · elapsed {duration(end - p.started)}")

@@ -29,7 +29,7 @@ class VariantTable(DataTable):
         self.add_column("role", key="role")
         self.add_column("status", key="status")
         self.add_column("p50 ms", key="p50")
-        self.add_column("vs base %", key="speedup")
+        self.add_column("p50 Δ %", key="speedup")  # report 001's p50 speedup, not "paired %"
         self.add_column("drift %/rnd", key="drift")
 
     def selected(self) -> str | None:

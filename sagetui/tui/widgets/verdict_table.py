@@ -26,7 +26,9 @@ class VerdictTable(DataTable):
         super().__init__(cursor_type="none", **kwargs)  # type: ignore[arg-type]
 
     def on_mount(self) -> None:
-        for label in ("variant", "verdict", "est %", "95% CI %", "±thr %", "n"):
+        # "paired %": the verdict's own estimate, the centre of its interval (core.analysis);
+        # the variant table's "p50 vs base %" is report 001's other one, from the p50s
+        for label in ("variant", "verdict", "paired %", "95% CI %", "±thr %", "n"):
             self.add_column(label, key=label)
 
     def sync(self, data: RunData, ctx: ViewContext) -> None:
@@ -49,5 +51,6 @@ class VerdictTable(DataTable):
                 state = Text("-")
                 cells = ["-", "-", "-", str(len(v.round_points()) or "-")]
             self.add_row(Text(name, style=colour), state, *cells)
-        self.border_title = "Verdicts vs baseline" + (
+        thr = f" · SAME {data.threshold.describe()}" if data.threshold else ""
+        self.border_title = "Verdicts vs baseline" + thr + (
             " (*: computed from the report's round p50s)" if computed else "")

@@ -1,0 +1,90 @@
+"""`sagetui calibrate`: the baseline against itself (an A/A run), and the stored floors.
+
+Storing, keys and the rule are session/calibration.py's and core/analysis.py's; this is the
+command line around them: --list, --clear, and a run that refuses to replace an earlier
+calibration without --force.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from sagetui.core.config import VariantSpec
+from sagetui.session import calibration as cal
+
+from .errors import UsageError, stdout_console
+from .options import SHAPE_OPTIONS, check_outputs, config_from_args
+
+
+def list_table() -> Table:
+    t = Table(title=f"sagetui calibrations ({cal.calibration_path()})")
+    for col in ("host", "gpu", "backend", "build", "shape", "noise floor, age"):
+        t.add_column(col)
+    for k, e in cal.entries().items():
+        if not e.get("host"):  # before keys named the host: never used, --clear removes it
+            t.add_row("-", "-", escape(k), "-", "-", escape(cal.describe_entry(e)))
+            continue
+        t.add_row(*(escape(str(e.get(n, "-"))) for n in ("host", "gpu", "backend", "build",
+                                                          "shape")),
+                  escape(cal.describe_entry(e)))
+    return t
+
+
+def _filters(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """--clear's backend spec and shape, from the options given (None: any)."""
+    backend = None
+    if args.variant:
+        try:
+            backend = VariantSpec.parse(args.variant[0]).spec
+        except ValueError as exc:
+            raise UsageError(f"--variant: {exc}") from None
+    elif args.backend:
+        backend = args.backend[0]
+    shape = None
+    if any(getattr(args, k, None) not in (None, False) for k in SHAPE_OPTIONS):
+        shape = config_from_args(args).shape.describe()
+    return backend, shape
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    if args.list:
+        stdout_console().print(list_table() if cal.entries() else "no calibration is stored")
+        return 0
+    if args.clear:
+        gone = cal.clear(*_filters(args))
+        stdout_console().print(f"removed {len(gone)} calibration{'s' * (len(gone) != 1)}",
+                               highlight=False)
+        return 0
+    from .run import report_write_failures, run_session, summary_table, write_outputs
+
+    config = config_from_args(args)
+    check_outputs(args)
+    err = Console(stderr=True, soft_wrap=True)
+    if config.auto or config.auto_shape:  # resolve first, so both copies are the same one
+        from sagetui.core.config import resolve_auto
+        from sagetui.session.probe import probe
+
+        info = probe()
+        config = resolve_auto(config, info["device"], info["backends"])
+    found = cal.earlier(config)
+    if found is not None and not args.force:
+        base = next(v for v in config.variants if v.name == config.baseline_name)
+        raise UsageError(f"a calibration of {base.spec} at {config.shape.describe()} on this "
+                         f"host is stored ({cal.describe_entry(found[1])}); pass --force to "
+                         "replace it (sagetui calibrate --list shows them all)")
+    config = cal.aa_config(config)
+    report, recovery = run_session(config, args, err)
+    threshold, line = cal.conclude(config, report)
+    stdout_console().print(summary_table(report))
+    (stdout_console() if threshold else err).print(escape(line), highlight=False)
+    failed = write_outputs(report, args, err)
+    if failed:
+        report_write_failures(failed, recovery, err)
+        return 1
+    return 0 if threshold is not None else 1
+
+
