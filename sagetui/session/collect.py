@@ -18,6 +18,7 @@ import numpy as np
 from sagetui import __version__
 from sagetui.core import verdict as vd
 from sagetui.core.config import RunConfig
+from sagetui.core.peaks import kernel_peak
 from sagetui.core.report import SCHEMA_VERSION, Fault, Report
 from sagetui.core.samples import GrowableArray, RoundSeries, Samples
 from sagetui.core.stats import speedup_percent, summarize
@@ -40,6 +41,7 @@ class VariantData:
     backend: str
     spec: str
     path: str | None
+    options: dict[str, Any] = field(default_factory=dict)
     status: str = "pending"  # pending, ok, failed, excluded
     error: str | None = None
     kernel: str | None = None
@@ -109,7 +111,8 @@ class Collector:
     def __init__(self, config: RunConfig) -> None:
         self.config = config
         self.variants: dict[str, VariantData] = {
-            v.name: VariantData(v.name, v.backend, v.spec, v.path) for v in config.variants}
+            v.name: VariantData(v.name, v.backend, v.spec, v.path, dict(v.options))
+            for v in config.variants}
         self.baseline = config.baseline_name
         self.hello: dict[str, Any] = {}
         self.ready: dict[str, Any] = {}
@@ -236,8 +239,12 @@ class Collector:
                 tel = [merge_blocks(by_round.get(rr, [])) for rr in rs]
                 entry["telemetry"] = tel
                 ops = _ops(shape)
+                peak = kernel_peak((self.ready.get("gpu") or {}).get("name"), v.backend,
+                                   v.options, shape.dtype)
                 entry["achieved"] = _achieved(ops, entry["phase_timings"], entry["timing"],
-                                              self.ready.get("gpu"))
+                                              peak["peak_tops"] if peak else None)
+                if peak:
+                    entry["peak"] = {k: peak[k] for k in ("qk_type", "pv_type", "source")}
             if v.hashes:
                 entry["output_sha256"] = v.hashes[-1]
                 entry["deterministic"] = len(set(v.hashes)) == 1
@@ -316,15 +323,14 @@ def _ops(shape) -> float:
                          kv_len=shape.n_kv_len, head_dim=shape.head_dim, causal=shape.causal)
 
 
-def _achieved(ops: float, phases: dict, timing: dict, gpu: dict | None) -> dict[str, Any]:
+def _achieved(ops: float, phases: dict, timing: dict, peak: float | None) -> dict[str, Any]:
     from sagetui.core.scheduler import achieved
 
-    name = (gpu or {}).get("name")
-    whole = achieved(ops, timing["p50_s"], name)
+    whole = achieved(ops, timing["p50_s"], peak)
     out = {"call_tops": whole["tops"], "peak_tops": whole["peak_tops"],
            "call_share_of_peak": whole["share_of_peak"]}
     if "fused_mainloop" in phases:
-        ml = achieved(ops, phases["fused_mainloop"]["p50_s"], name)
+        ml = achieved(ops, phases["fused_mainloop"]["p50_s"], peak)
         out.update(mainloop_tops=ml["tops"], mainloop_share_of_peak=ml["share_of_peak"])
     return out
 
