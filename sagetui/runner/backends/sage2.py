@@ -5,7 +5,8 @@
 with fp32 accumulation, `smooth_v`; core/options.py lists them) step by step, calling the
 extension modules' functions directly (`_fused` for quantization, `_qattn_sm89` or
 `_qattn_sm90` for the fused main loop; qk_quant.py the steps the sm80 path shares), with
-core.py's head-dim padding, tile sizes, V padding and scale constants, so that the output bytes equal the public function's (checked every run).
+core.py's head-dim padding, tile sizes, V padding and scale constants, so that the output
+bytes equal the public function's (checked every run).
 
 Extension modules come from the installed `sageattention` package, or, for a variant, from
 `module_path` through `variants.load_extension` (never through a second copy of
