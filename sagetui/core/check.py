@@ -5,7 +5,8 @@ geometry and their sweep points; overall summaries from per-round summaries (cou
 min, max) and, where raw samples are kept, every summary from the samples; the speedup percent
 from the p50s; the byte-exact flags from the hashes; the decomposition check's consistency; and,
 for summaries of at most 10 samples, the linear-interpolation link between p90, p95, p99 and max
-(they all fall between the two largest samples).
+(they all fall between the two largest samples); accuracy ranges and the share of peak
+(check_kernels.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import scheduler as geo
+from .check_kernels import check_kernel_fields
 from .config import MAX_HEAD_DIM
 from .report import Report, Summary
 from .stats import merge_round_summaries, speedup_percent, summarize
@@ -227,6 +229,7 @@ def check_report(report: Report) -> list[Mismatch]:
                  "equal outputs have equal checksums")
 
     _check_variants(c, report)
+    check_kernel_fields(c, report)
     return c.out
 
 

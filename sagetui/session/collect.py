@@ -35,6 +35,10 @@ FUSED_MAINLOOP_PHASES = {
 }
 
 
+# what a variant's first block carries once (runner engine `_first_output_facts`)
+FIRST_BLOCK_FACTS = ("accuracy", "accuracy_error", "sdpa_backend", "sdpa_backend_method")
+
+
 @dataclass
 class VariantData:
     name: str
@@ -58,6 +62,8 @@ class VariantData:
     round_summaries: list[dict[str, Any]] = field(default_factory=list)  # their total's
     blocks: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
     hashes: list[str] = field(default_factory=list)
+    # once per variant: provenance (variant event), accuracy and sdpa facts (first block)
+    facts: dict[str, Any] = field(default_factory=dict)
 
     def leaves(self) -> list[str]:
         parents = {p for _, p in self.phases if p}
@@ -131,6 +137,8 @@ class Collector:
         if ev["status"] == "ok":
             v.status, v.kernel = "ok", ev.get("kernel")
             v.phases = [(n, p) for n, p in ev.get("phases", [])]
+            if ev.get("provenance"):
+                v.facts["provenance"] = ev["provenance"]
         else:
             v.status, v.error = "failed", ev.get("error")
 
@@ -150,6 +158,9 @@ class Collector:
     def on_block(self, ev: dict[str, Any]) -> None:
         v = self.variants[ev["variant"]]
         v.blocks[(ev["round"], ev["half"])] = ev
+        for key in FIRST_BLOCK_FACTS:
+            if ev.get(key) is not None:
+                v.facts.setdefault(key, ev[key])
         if ev.get("output_sha256"):
             v.hashes.append(ev["output_sha256"])
         self.schedule.append({"round": ev["round"], "variant": ev["variant"], "half": ev["half"],
@@ -255,6 +266,7 @@ class Collector:
                     if last.get(k) is not None:
                         entry[k] = last[k]
             entry["input_sha256"] = self.ready.get("input_sha256")
+            entry.update(v.facts)
             if name in verdicts:
                 entry["verdict"] = verdicts[name].to_dict()
             variants.append(entry)

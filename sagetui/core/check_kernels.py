@@ -1,0 +1,52 @@
+"""`check` for issue 13's fields: accuracy ranges, and the share of peak recomputed from the
+shape, the p50 and the kernel's own datasheet peak."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import accuracy as acc
+from .peaks import kernel_peak
+from .scheduler import attention_ops
+
+if TYPE_CHECKING:
+    from .check import _Checker
+    from .report import Report
+
+
+def _shape(report: Report) -> dict[str, Any] | None:
+    shape = (report.config or {}).get("shape")
+    return shape if isinstance(shape, dict) else None
+
+
+def check_kernel_fields(c: _Checker, report: Report) -> None:
+    from .check import Mismatch
+
+    gpu = ((report.environment or {}).get("gpu") or {}).get("name")
+    shape = _shape(report)
+    specs = {v.get("name"): v for v in (report.config or {}).get("variants", [])
+             if isinstance(v, dict)}
+    for i, v in enumerate(report.variants or []):
+        p = f"$.variants[{i}]"
+        if v.accuracy is not None:
+            for why in acc.problems(v.accuracy.model_dump()):
+                c.out.append(Mismatch(f"{p}.accuracy", why.split()[1], "in range", why))
+        ach = v.achieved or {}
+        if not ach or not shape or not v.timing:
+            continue
+        ops = attention_ops(batch=shape.get("batch", 1), heads=shape["heads"],
+                            q_len=shape["q_len"], kv_len=shape.get("kv_len") or shape["q_len"],
+                            head_dim=shape["head_dim"], causal=bool(shape.get("causal")))
+        c.eq(f"{p}.achieved.call_tops", ach.get("call_tops"), ops / v.timing.p50_s / 1e12,
+             "4·B·H·Nq·Nkv·D (halved if causal) / p50")
+        spec = specs.get(v.name, {})
+        peak = kernel_peak(gpu, v.backend or "", spec.get("options") or {},
+                           shape.get("dtype", "bf16"))
+        if peak is not None and v.peak is not None:  # reports before the per-type peaks: no
+            c.eq(f"{p}.peak.qk_type", v.peak.qk_type, peak["qk_type"], "the kernel's QK type")
+            c.eq(f"{p}.peak.pv_type", v.peak.pv_type, peak["pv_type"], "the kernel's PV type")
+            c.eq(f"{p}.achieved.peak_tops", ach.get("peak_tops"), peak["peak_tops"],
+                 f"datasheet peak of {peak['qk_type']} QK and {peak['pv_type']} PV on {gpu}")
+        if ach.get("peak_tops") and ach.get("call_tops") is not None:
+            c.eq(f"{p}.achieved.call_share_of_peak", ach.get("call_share_of_peak"),
+                 ach["call_tops"] / ach["peak_tops"], "call_tops / peak_tops")
