@@ -106,3 +106,26 @@ def test_check_refuses_accuracy_out_of_range(tmp_path):
         Report.model_validate(data)  # the model's range refuses it before check runs
     assert acc.problems({"cosine_similarity": 1.2, "rmse": -1.0}) == [
         "cosine_similarity 1.2 is outside [-1, 1]", "rmse -1.0 is negative"]
+
+
+def test_accuracy_and_sdpa_backend_reach_the_exports_and_the_console_views():
+    from sagetui.core.export import to_markdown
+    from sagetui.tui.run_data import RunData
+    from sagetui.tui.widgets.variant_table import accuracy_cells
+
+    from .conftest import SAMPLES
+
+    data = json.loads((SAMPLES / "h200_backends.json").read_text())
+    v = data["variants"][1]
+    v["accuracy"] = {"cosine_similarity": 0.999871, "relative_l1": 0.0123, "rmse": 0.002,
+                     "max_abs_error": 0.05, "rows": "all", "heads": [0, 7],
+                     "reference": "fp32 attention of the same inputs (TF32 off)"}
+    v["sdpa_backend"] = "cudnn"
+    report = Report.model_validate(data)
+    md = to_markdown(report)
+    assert f"| {v['name']} | cudnn |" in md and "0.99987 | 0.0123 |" in md
+    assert "heads [0, 7]" in md  # a subset is said
+    view = RunData.from_report(report, "r").variants[v["name"]]
+    assert view.sdpa_backend == "cudnn"
+    assert accuracy_cells(view.accuracy) == ("0.99987", "1.23")
+    assert accuracy_cells(None) == ("-", "-")
