@@ -160,3 +160,16 @@ def test_shape_and_backend_resolve_by_what_the_machine_has():
     assert picked.shape.q_len == 512 and picked.variants[0].backend == "sage2-auto"
     default = resolve_auto(cfg(), "cuda:0", {"sdpa": None, "sage2-auto": "no build"})
     assert default.variants[0].backend == "sdpa" and default.shape.q_len == 37810
+
+
+def test_doctor_lists_the_baselines_and_measures_a_ceiling(cli):
+    """`sagetui doctor --peak`: every baseline spec with why it cannot run here (no GPU, no
+    FA3/FA4 package), and the measured int8 / bf16 matmul ceiling (a small product on a CPU)."""
+    out = cli("doctor", "--peak", env={"COLUMNS": "250"})
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    for spec in ("sdpa[backend=cudnn]", "sdpa[backend=fa3]", "sdpa[backend=fa4]",
+                 "flash-attn[impl=fa2]"):
+        assert f"baseline {spec}" in text, text
+    assert "No module named 'flash_attn_interface'" in text
+    assert "measured ceiling" in text and "int8" in text and "TOPS" in text

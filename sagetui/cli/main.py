@@ -98,7 +98,10 @@ def build_parser() -> Parser:
     k = sub.add_parser("check", help="validate reports and recompute every derived number")
     k.add_argument("files", nargs="+", metavar="FILE")
 
-    sub.add_parser("doctor", help="GPU, driver, CUDA, torch, SageAttention, NVML, terminal")
+    doc = sub.add_parser("doctor", help="GPU, driver, CUDA, torch, SageAttention, NVML, "
+                         "baselines, terminal")
+    doc.add_argument("--peak", action="store_true", help="also time a dense int8 and a bf16 "
+                     "matmul here: the measured ceiling beside the datasheet peak")
 
     cal = sub.add_parser("calibrate", help="run the baseline against itself: the noise floor")
     _add_run_options(cal)

@@ -328,6 +328,12 @@ class Sage2AutoBackend(Backend):
         # the instance's tile configuration is whichever kernel sageattn picks on this device
         self.kernel = AUTO_DISPATCH.get(_arch(), (None, None))[1]  # type: ignore[misc]
 
+    def provenance_files(self) -> dict[str, str]:
+        """The installed modules the dispatch calls on this GPU (none for the Triton one)."""
+        module = AUTO_DISPATCH.get(_arch(), (None, None))[0]
+        names = ("_fused", module) if module else ()
+        return {n: str(getattr(_import_installed(n), "__file__", "")) for n in names}
+
     def phases(self) -> list[PhaseSpec]:
         return [PhaseSpec("attention")]
 
