@@ -47,6 +47,7 @@ def check_kernel_fields(c: _Checker, report: Report) -> None:
             c.eq(f"{p}.peak.pv_type", v.peak.pv_type, peak["pv_type"], "the kernel's PV type")
             c.eq(f"{p}.achieved.peak_tops", ach.get("peak_tops"), peak["peak_tops"],
                  f"datasheet peak of {peak['qk_type']} QK and {peak['pv_type']} PV on {gpu}")
-        if ach.get("peak_tops") and ach.get("call_tops") is not None:
+        tops, top = ach.get("call_tops"), ach.get("peak_tops")
+        if tops is not None and top:
             c.eq(f"{p}.achieved.call_share_of_peak", ach.get("call_share_of_peak"),
-                 ach["call_tops"] / ach["peak_tops"], "call_tops / peak_tops")
+                 tops / top, "call_tops / peak_tops")

@@ -84,7 +84,7 @@ def baselines(device: str, backends: dict[str, str | None]) -> dict[str, str | N
     out: dict[str, str | None] = {}
     for name in SDPA_PINNED:
         out[f"sdpa[backend={name}]"] = backends.get("sdpa")
-    listed = getattr(torch.nn.attention, "list_flash_attention_impls", lambda: [])()
+    listed: list[str] = getattr(torch.nn.attention, "list_flash_attention_impls", lambda: [])()
     for impl in SDPA_FLASH_IMPLS:
         key = f"sdpa[backend={impl}]"
         if impl.upper() not in listed:

@@ -80,7 +80,8 @@ class SdpaBackend(Backend):
     def load(self) -> None:
         if self.flash_impl is None:
             return
-        listed = getattr(torch.nn.attention, "list_flash_attention_impls", lambda: [])()
+        listed: list[str] = getattr(torch.nn.attention, "list_flash_attention_impls",
+                                    lambda: [])()
         if self.flash_impl not in listed:
             raise VariantLoadError(f"torch {torch.__version__} cannot swap {self.flash_impl} "
                                    f"into SDPA (its flash implementations: {listed or 'none'})")
