@@ -150,8 +150,11 @@ def check_report(report: Report) -> list[Mismatch]:
             kv_len = dims.get("kv_len") or s.kv_len
             if dims["head_dim"] <= MAX_HEAD_DIM:  # beyond it, no kernel: nothing to derive
                 hd = geo.padded_head_dim(dims["head_dim"])
+                t = geo.tiles(_kernel_for(report), hd)
+                smem = t.shared_memory(hd) if (t.cta_q, t.cta_k) == (s.cta_q, s.cta_k) \
+                    else (s.cta_q + 2 * s.cta_k) * hd  # unknown tiles: the fp8 paths' formula
                 c.eq("$.scheduler.dynamic_shared_memory_bytes", s.dynamic_shared_memory_bytes,
-                     (s.cta_q + 2 * s.cta_k) * hd, "(cta_q + 2 cta_k) x head_dim bytes")
+                     smem, "the kernel's Q, K and V tiles (and staged output) in shared memory")
             q_ctas = geo.ceil_div(dims["q_len"], s.cta_q)
             c.eq("$.scheduler.q_ctas_per_head", s.q_ctas_per_head, q_ctas, "ceil(q_len / cta_q)")
             c.eq("$.scheduler.heads", s.heads, dims["heads"], "q heads of q_shape")

@@ -33,7 +33,8 @@ STATS: dict[str, Any] = {}
 @pytest.fixture(scope="module", autouse=True)
 def _write_stats() -> Iterator[None]:
     yield
-    path = os.environ.get("SAGETUI_GPU_STATS")
+    path = os.environ.get("SAGETUI_GPU_STATS")  # test_sage2_gpu.py writes that file itself
+    path = path and path.removesuffix(".json") + "_kernels.json"
     if path and STATS:
         with open(path, "w") as fh:
             json.dump(STATS, fh, indent=1, sort_keys=True, default=str)
@@ -84,13 +85,10 @@ def test_sm80_scheduler_kernel_follows_the_accumulation():
 
 @pytest.mark.parametrize("pinned", ["cudnn", "flash", "efficient", "math"])
 def test_sdpa_pinned_backends_run_and_say_so(pinned):
-    case = CASES[4]  # GQA, NHD, bf16, d128
+    case = CASES[0]  # HND fp16 d128 (EFFICIENT takes no GQA: torch has no kernel for it)
     inputs = make_inputs(case)
     b = backend("sdpa", {"backend": pinned})
-    try:
-        out = run(b, inputs)
-    except RuntimeError as exc:  # torch refuses these inputs for this backend: say which
-        pytest.skip(f"sdpa[backend={pinned}] refuses {case.id}: {str(exc)[:200]}")
+    out = run(b, inputs)
     assert b.facts(inputs, out)["sdpa_backend"] == pinned
     err = _errors(out, _exact(inputs))
     STATS.setdefault("sdpa_pinned_vs_exact", {})[pinned] = err["mean_rel"]
