@@ -14,18 +14,34 @@ if TYPE_CHECKING:
     from .report import Report
 
 
+def _int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 1
+
+
 def _shape(report: Report) -> dict[str, Any] | None:
+    """The run's shape from its config (free-form JSON: anything malformed is no shape)."""
     shape = (report.config or {}).get("shape")
-    return shape if isinstance(shape, dict) else None
+    if not isinstance(shape, dict) or not all(_int(shape.get(k)) for k in
+                                              ("heads", "q_len", "head_dim")):
+        return None
+    if not all(shape.get(k) is None or _int(shape[k]) for k in ("batch", "kv_len")):
+        return None
+    return shape
+
+
+def _specs(report: Report) -> dict[str, dict[str, Any]]:
+    variants = (report.config or {}).get("variants")
+    return {v["name"]: v for v in variants if isinstance(v, dict)
+            and isinstance(v.get("name"), str)} if isinstance(variants, list) else {}
 
 
 def check_kernel_fields(c: _Checker, report: Report) -> None:
     from .check import Mismatch
 
-    gpu = ((report.environment or {}).get("gpu") or {}).get("name")
+    env_gpu = (report.environment or {}).get("gpu")
+    gpu = env_gpu.get("name") if isinstance(env_gpu, dict) else None
     shape = _shape(report)
-    specs = {v.get("name"): v for v in (report.config or {}).get("variants", [])
-             if isinstance(v, dict)}
+    specs = _specs(report)
     for i, v in enumerate(report.variants or []):
         p = f"$.variants[{i}]"
         if v.accuracy is not None:
@@ -39,9 +55,11 @@ def check_kernel_fields(c: _Checker, report: Report) -> None:
                             head_dim=shape["head_dim"], causal=bool(shape.get("causal")))
         c.eq(f"{p}.achieved.call_tops", ach.get("call_tops"), ops / v.timing.p50_s / 1e12,
              "4·B·H·Nq·Nkv·D (halved if causal) / p50")
-        spec = specs.get(v.name, {})
-        peak = kernel_peak(gpu, v.backend or "", spec.get("options") or {},
-                           shape.get("dtype", "bf16"))
+        options = specs.get(v.name, {}).get("options")
+        dtype = shape.get("dtype")
+        peak = kernel_peak(gpu if isinstance(gpu, str) else None, v.backend or "",
+                           options if isinstance(options, dict) else {},
+                           dtype if isinstance(dtype, str) else "bf16")
         if peak is not None and v.peak is not None:  # reports before the per-type peaks: no
             c.eq(f"{p}.peak.qk_type", v.peak.qk_type, peak["qk_type"], "the kernel's QK type")
             c.eq(f"{p}.peak.pv_type", v.peak.pv_type, peak["pv_type"], "the kernel's PV type")
