@@ -19,12 +19,14 @@ class Parser(argparse.ArgumentParser):
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("what to run")
     g.add_argument("--backend", action="append", metavar="NAME",
-                   help="backend to run (repeatable): reference, sdpa, sage-triton, sage2-sm89, "
-                        "sage2-sm90, sage2-auto. Default: the best one available here")
+                   help="backend to run (repeatable): reference, sdpa, flash-attn, sage-triton, "
+                        "sage2-sm80, sage2-sm89, sage2-sm90, sage2-auto. Default: the best one "
+                        "available here")
     g.add_argument("--variant", action="append", metavar="NAME=SPEC",
                    help="a named variant (repeatable); SPEC is backend[opt=value,...] or "
                         "backend@/path/to/_qattn_sm89.so, e.g. "
-                        "fast=sage2-sm89[pv_accum=fp32+fp16]")
+                        "fast=sage2-sm89[pv_accum=fp32+fp16], sage2-sm80[pv_accum=fp16], "
+                        "sdpa[backend=flash] (options: README, Backends)")
     g.add_argument("--baseline", metavar="NAME", help="the variant others are compared with "
                    "(default: the first)")
     s = p.add_argument_group("shape (default: 1x1024x6x128 bf16 on the CPU, "
