@@ -77,7 +77,7 @@ async def test_compare_view_puts_reports_side_by_side() -> None:
         assert fast[-3] == "+6.918" and fast[-2].startswith("FASTER")
         assert fast[-1] == "-"  # its cosine similarity: the synthetic report has no accuracy
         base = next(r for r in rows if r[0] == "baseline" and r[1] == "total")
-        assert base[6] == "243.919"
+        assert base[7] == "243.919"  # B p50 (after A: p50, p90, speedup, verdict, cos)
         assert "A = 000_a7d5760a8f7ea9fe.json" in str(table.border_subtitle)
 
 
