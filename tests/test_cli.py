@@ -27,6 +27,21 @@ from .conftest import REF_000, REF_001, TINY, fake_noise_floor
     (["--json", "/no/such/dir/r.json"], "does not exist"),
     (["--inputs", "/no/such/qkv.safetensors"], "--inputs"),
     (["--dtype", "fp8"], "invalid choice"),
+    # issue 13: every option value is checked before a runner starts (SageAttention's wrappers
+    # return an uninitialised output for an accumulation they do not handle)
+    (["--variant", "x=sage2-sm89[pv_accum=fp16]"], "pv_accum=fp16 is not one of"),
+    (["--variant", "x=sage2-sm90[pv_accum=fp32]"], "pv_accum=fp32 is not one of fp32+fp32"),
+    (["--variant", "x=sage2-sm80[pv_accum=fp8]"], "sage2-sm80: pv_accum=fp8"),
+    (["--variant", "x=sage2-sm80[qk_quant_gran=per_block]"], "qk_quant_gran=per_block"),
+    (["--variant", "x=sage2-sm80[smooth_v=true]"], "smooth_v applies to pv_accum=fp16"),
+    (["--variant", "x=sage2-sm89[pv_accum=fp32+fp16,smooth_v=true]"], "smooth_v applies"),
+    (["--variant", "x=sage2-sm90[smooth_v=true]"], "has no option 'smooth_v'"),
+    (["--variant", "x=sdpa[backend=xformers]"], "backend=xformers is not one of"),
+    (["--variant", "x=flash-attn[impl=fa9]"], "impl=fa9"),
+    # unavailable baselines: the package is not installed here
+    (["--variant", "x=sdpa[backend=fa3]"], "flash_attn_interface, which is not installed"),
+    (["--variant", "x=sdpa[backend=fa4]"], "flash_attn.cute.interface, which is not"),
+    (["--backend", "flash-attn"], "needs the Python module flash_attn,"),
 ])
 def test_bad_input_is_one_line_and_exit_2(cli, args, needle):
     t0 = time.monotonic()
@@ -149,3 +164,16 @@ def test_shape_and_backend_resolve_by_what_the_machine_has():
     assert picked.shape.q_len == 512 and picked.variants[0].backend == "sage2-auto"
     default = resolve_auto(cfg(), "cuda:0", {"sdpa": None, "sage2-auto": "no build"})
     assert default.variants[0].backend == "sdpa" and default.shape.q_len == 37810
+
+
+def test_doctor_lists_the_baselines_and_measures_a_ceiling(cli):
+    """`sagetui doctor --peak`: every baseline spec with why it cannot run here (no GPU, no
+    FA3/FA4 package), and the measured int8 / bf16 matmul ceiling (a small product on a CPU)."""
+    out = cli("doctor", "--peak", env={"COLUMNS": "250"})
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    for spec in ("sdpa[backend=cudnn]", "sdpa[backend=fa3]", "sdpa[backend=fa4]",
+                 "flash-attn[impl=fa2]"):
+        assert f"baseline {spec}" in text, text
+    assert "No module named 'flash_attn_interface'" in text
+    assert "measured ceiling" in text and "int8" in text and "TOPS" in text

@@ -87,7 +87,29 @@ def test_attention_ops_and_share_of_peak():
     ops = geo.attention_ops(batch=1, heads=56, q_len=37810, kv_len=37810, head_dim=128,
                             causal=False)
     assert ops == 4 * 56 * 37810 * 37810 * 128
-    a = geo.achieved(ops, 0.052, "NVIDIA H200")
+    a = geo.achieved(ops, 0.052, 1979.0)
     assert a["peak_tops"] == 1979.0
     assert a["tops"] == pytest.approx(ops / 0.052 / 1e12)
-    assert geo.achieved(ops, 1.0, "Some CPU")["share_of_peak"] is None
+    assert a["share_of_peak"] == pytest.approx(a["tops"] / 1979.0)
+    assert geo.achieved(ops, 1.0, None)["share_of_peak"] is None
+
+
+def test_sm80_tiles_and_shared_memory():
+    """qk_int_sv_f16_cuda_sm80.cu: CTA_Q 128, CTA_K 64, WARP_Q 32 (16 for the fp16+fp32
+    wrapper at head dim 128), WARP_K 64; smem max(CTA_Q d + CTA_K d + 2 CTA_K d, 2 CTA_Q d)."""
+    f = geo.grid_facts("sm80", batch=1, heads=56, q_len=37810, kv_len=37810, head_dim=128)
+    assert (f["cta_q"], f["cta_k"], f["warp_q"], f["warp_k"]) == (128, 64, 32, 64)
+    assert f["threads_per_cta"] == 128
+    assert f["dynamic_shared_memory_bytes"] == 128 * 128 + 64 * 128 + 2 * 64 * 128  # 40 KiB
+    assert f["grid_ctas"] == 296 * 56 and f["k_iterations_per_cta"] == 591
+    buf = geo.grid_facts("sm80-inst-buf", batch=1, heads=56, q_len=37810, kv_len=37810,
+                         head_dim=128)
+    assert buf["warp_q"] == 16 and buf["threads_per_cta"] == 256
+    d64 = geo.grid_facts("sm80-inst-buf", batch=1, heads=8, q_len=1000, kv_len=1000,
+                         head_dim=64)
+    assert d64["warp_q"] == 32 and d64["threads_per_cta"] == 128
+    assert d64["dynamic_shared_memory_bytes"] == max(128 * 64 + 64 * 64 + 2 * 64 * 64,
+                                                     2 * 128 * 64)
+    # sm89's formula is unchanged: (CTA_Q + 2 CTA_K) d
+    assert geo.grid_facts("sm89", batch=1, heads=1, q_len=128, kv_len=64,
+                          head_dim=128)["dynamic_shared_memory_bytes"] == 256 * 128

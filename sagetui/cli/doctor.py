@@ -6,6 +6,7 @@ import argparse
 import os
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -14,7 +15,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     console = Console()
     try:
-        info = probe()
+        info = probe(timeout=300 if getattr(args, "peak", False) else 120,
+                     peak=getattr(args, "peak", False))
     except Exception as exc:
         console.print(f"[red]the runner could not start[/]: {exc}")
         return 1
@@ -38,6 +40,18 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for name, why in (info.get("backends") or {}).items():
         t.add_row(f"backend {name}", "[green]can run here[/]" if why is None
                   else f"[yellow]cannot[/]: {why}")
+    for spec, why in (info.get("baselines") or {}).items():
+        t.add_row(f"baseline {escape(spec)}", "[green]can run here[/]" if why is None
+                  else f"[yellow]cannot[/]: {escape(why)}")
+    sheet = info.get("datasheet_peak_tops") or {}
+    if sheet:
+        t.add_row("datasheet peak (dense)", ", ".join(
+            f"{k} {v:,.0f} TOPS" for k, v in sheet.items() if v) or "this GPU is not listed")
+    pk = info.get("peak")
+    if pk:
+        t.add_row("measured ceiling", f"int8 {pk.get('int8_tops', 0):,.1f} TOPS, bf16 "
+                  f"{pk.get('bf16_tops', 0):,.1f} TOPS ({pk.get('method')})"
+                  + "".join(f"; {k}: {v}" for k, v in pk.items() if k.endswith("_error")))
     t.add_row("terminal", f"TERM={os.environ.get('TERM', '')} "
               f"COLORTERM={os.environ.get('COLORTERM', '')} -> colour system "
               f"{console.color_system or 'none'}")

@@ -19,12 +19,14 @@ class Parser(argparse.ArgumentParser):
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("what to run")
     g.add_argument("--backend", action="append", metavar="NAME",
-                   help="backend to run (repeatable): reference, sdpa, sage-triton, sage2-sm89, "
-                        "sage2-sm90, sage2-auto. Default: the best one available here")
+                   help="backend to run (repeatable): reference, sdpa, flash-attn, sage-triton, "
+                        "sage2-sm80, sage2-sm89, sage2-sm90, sage2-auto. Default: the best one "
+                        "available here")
     g.add_argument("--variant", action="append", metavar="NAME=SPEC",
                    help="a named variant (repeatable); SPEC is backend[opt=value,...] or "
                         "backend@/path/to/_qattn_sm89.so, e.g. "
-                        "fast=sage2-sm89[pv_accum=fp32+fp16]")
+                        "fast=sage2-sm89[pv_accum=fp32+fp16], sage2-sm80[pv_accum=fp16], "
+                        "sdpa[backend=flash] (options: README, Backends)")
     g.add_argument("--baseline", metavar="NAME", help="the variant others are compared with "
                    "(default: the first)")
     s = p.add_argument_group("shape (default: 1x1024x6x128 bf16 on the CPU, "
@@ -99,7 +101,10 @@ def build_parser() -> Parser:
     k = sub.add_parser("check", help="validate reports and recompute every derived number")
     k.add_argument("files", nargs="+", metavar="FILE")
 
-    sub.add_parser("doctor", help="GPU, driver, CUDA, torch, SageAttention, NVML, terminal")
+    doc = sub.add_parser("doctor", help="GPU, driver, CUDA, torch, SageAttention, NVML, "
+                         "baselines, terminal")
+    doc.add_argument("--peak", action="store_true", help="also time a dense int8 and a bf16 "
+                     "matmul here: the measured ceiling beside the datasheet peak")
 
     cal = sub.add_parser("calibrate", help="run the baseline against itself: the noise floor",
                          description="An A/A run of the baseline: its noise floor sets the SAME "

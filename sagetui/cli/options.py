@@ -20,6 +20,7 @@ from sagetui.core.config import (
     default_config,
 )
 from sagetui.core.io import check_writable, loads_strict
+from sagetui.core.options import missing_module
 
 from .errors import UsageError
 
@@ -60,6 +61,10 @@ def _variants(args: argparse.Namespace) -> list[VariantSpec]:
         if spec.path and not os.path.exists(spec.path):
             raise UsageError(f"--variant {text}: {spec.path} does not exist")
         out.append(spec)
+    for spec in out:
+        why = missing_module(spec.backend, spec.options)
+        if why:
+            raise UsageError(f"variant {spec.name}: {why}")
     return out
 
 

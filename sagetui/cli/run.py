@@ -14,7 +14,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from sagetui.core.config import RunConfig
-from sagetui.core.export import paired_text, threshold_text, to_csv, to_markdown
+from sagetui.core.export import (
+    kernel_cells,
+    paired_text,
+    threshold_text,
+    to_csv,
+    to_markdown,
+)
 from sagetui.core.io import atomic_write_text, iter_report_json
 from sagetui.core.report import Report
 from sagetui.session.session import NotRunnable, Session, SessionEvent
@@ -74,8 +80,10 @@ class Progress:
                 if v.get("ci_low_percent") is not None:
                     line += f" [{v['ci_low_percent']:+.2f}, {v['ci_high_percent']:+.2f}] %"
             self.c.print(line)
-        elif e.kind == "block" and not d.get("cancelled"):
-            pass
+        elif e.kind == "block" and d.get("sdpa_backend"):
+            self.c.print(f"variant {d['variant']}: torch's SDPA ran the "
+                         f"{d['sdpa_backend']} backend ({d.get('sdpa_backend_method')})",
+                         markup=False, highlight=False)
         elif e.kind == "log":
             self.c.print(str(d.get("message")), markup=False, highlight=False, style="dim")
 
@@ -85,13 +93,15 @@ def summary_table(report: Report) -> Table:
     estimate with its interval (core.analysis); the threshold with where it came from."""
     t = Table(title=f"sagetui: {report.status}, {report.rounds} rounds")
     for col in ("variant", "p50 ms", "p90 ms", "p50 speedup %", "verdict: paired % [95% CI]",
-                "SAME threshold", "drift %/rnd", "byte-exact"):
+                "SAME threshold", "drift %/rnd", "byte-exact", "cos sim", "rel L1",
+                "share of peak"):
         t.add_column(col, justify="right" if col.endswith(("%", "ms", "rnd")) else "left")
     for v in report.variants or []:
         tm = v.timing
         vd = v.verdict.model_dump() if v.verdict else None
         t.add_row(
-            escape(v.name) + ("" if v.status in (None, "ok") else f" ({v.status})"),
+            escape(v.name) + (f" [{v.sdpa_backend}]" if v.sdpa_backend else "")
+            + ("" if v.status in (None, "ok") else f" ({v.status})"),
             f"{tm.p50_s * 1e3:.3f}" if tm else "-", f"{tm.p90_s * 1e3:.3f}" if tm else "-",
             "-" if v.speedup_vs_baseline_percent is None
             else f"{v.speedup_vs_baseline_percent:+.3f}",
@@ -99,7 +109,8 @@ def summary_table(report: Report) -> Table:
             escape(threshold_text(vd)),
             f"{v.drift.slope_percent_per_round:+.2f}{' !' if v.drift.flagged else ''}"
             if v.drift and v.drift.slope_percent_per_round is not None else "-",
-            "-" if v.byte_exact is None else str(v.byte_exact))
+            "-" if v.byte_exact is None else str(v.byte_exact),
+            *(kernel_cells(v)[k] for k in ("cos", "l1", "share")))
     return t
 
 

@@ -5,7 +5,8 @@ geometry and their sweep points; overall summaries from per-round summaries (cou
 min, max) and, where raw samples are kept, every summary from the samples; the speedup percent
 from the p50s; the byte-exact flags from the hashes; the decomposition check's consistency; and,
 for summaries of at most 10 samples, the linear-interpolation link between p90, p95, p99 and max
-(they all fall between the two largest samples).
+(they all fall between the two largest samples); accuracy ranges and the share of peak
+(check_kernels.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import scheduler as geo
+from .check_kernels import check_kernel_fields
 from .config import MAX_HEAD_DIM
 from .profile.check import check_profiles
 from .report import Report, Summary
@@ -149,8 +151,11 @@ def check_report(report: Report) -> list[Mismatch]:
             kv_len = dims.get("kv_len") or s.kv_len
             if dims["head_dim"] <= MAX_HEAD_DIM:  # beyond it, no kernel: nothing to derive
                 hd = geo.padded_head_dim(dims["head_dim"])
+                t = geo.tiles(_kernel_for(report), hd)
+                smem = t.shared_memory(hd) if (t.cta_q, t.cta_k) == (s.cta_q, s.cta_k) \
+                    else (s.cta_q + 2 * s.cta_k) * hd  # unknown tiles: the fp8 paths' formula
                 c.eq("$.scheduler.dynamic_shared_memory_bytes", s.dynamic_shared_memory_bytes,
-                     (s.cta_q + 2 * s.cta_k) * hd, "(cta_q + 2 cta_k) x head_dim bytes")
+                     smem, "the kernel's Q, K and V tiles (and staged output) in shared memory")
             q_ctas = geo.ceil_div(dims["q_len"], s.cta_q)
             c.eq("$.scheduler.q_ctas_per_head", s.q_ctas_per_head, q_ctas, "ceil(q_len / cta_q)")
             c.eq("$.scheduler.heads", s.heads, dims["heads"], "q heads of q_shape")
@@ -229,6 +234,7 @@ def check_report(report: Report) -> list[Mismatch]:
 
     _check_variants(c, report)
     check_profiles(report.mainloop_profiles or [], c.eq)
+    check_kernel_fields(c, report)
     return c.out
 
 

@@ -7,8 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-BACKEND_NAMES = ("reference", "sdpa", "sage-triton", "sage2-sm89", "sage2-sm90", "sage2-auto")
-PV_ACCUM = ("fp32+fp32", "fp32+fp16")
+from .options import OPTIONS, validate_options
+
+BACKEND_NAMES = tuple(OPTIONS)
 MAX_HEAD_DIM = 128
 
 # The reference reports' workload: one attention call of a video diffusion model.
@@ -97,15 +98,7 @@ class VariantSpec(_Strict):
 
     @model_validator(mode="after")
     def _options(self) -> VariantSpec:
-        pv = self.options.get("pv_accum")
-        if pv is not None and (self.backend != "sage2-sm89" or pv not in PV_ACCUM):
-            raise ValueError(f"pv_accum={pv!r} applies to sage2-sm89 only, one of {PV_ACCUM}")
-        slow = self.options.get("slowdown")
-        if slow is not None and (self.backend != "reference" or not 1.0 <= float(slow) <= 10):
-            raise ValueError("slowdown (a test knob) applies to the reference backend, 1..10")
-        unknown = set(self.options) - {"pv_accum", "slowdown"}
-        if unknown:
-            raise ValueError(f"unknown variant option(s): {', '.join(sorted(unknown))}")
+        validate_options(self.backend, self.options)
         return self
 
     @property

@@ -10,7 +10,7 @@ from typing import Any
 from .analysis import Threshold
 from .phases import PARENTS
 from .profile.markdown import mainloop_lines
-from .report import Report
+from .report import Report, Variant
 
 
 def to_csv(report: Report) -> str:
@@ -88,6 +88,7 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
                          f"{threshold_text(vv)} | {drift} | "
                          f"{'-' if v.byte_exact is None else v.byte_exact} |")
         lines.append("")
+    lines += kernel_lines(report)
     if report.phase_timings:
         total = sum(s.p50_s for k, s in report.phase_timings.items() if k in _leaves(report))
         lines += ["| phase | p50 ms | p90 ms | share |", "|---|---:|---:|---:|"]
@@ -112,6 +113,46 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
 def mainloop_markdown(report: Report) -> str:
     """The main-loop block alone (`sagetui profile` prints it)."""
     return "\n".join(mainloop_lines(report.mainloop_profiles or [], report.baseline)) + "\n"
+
+
+def kernel_cells(v: Variant) -> dict[str, str]:
+    """The accuracy and throughput of one variant as text (the Markdown export and the
+    console's summary): cosine similarity, relative L1, RMSE, max |error|, TOPS and share of
+    the peak of its own tensor-core types, and the backend SDPA ran."""
+    a, ach = v.accuracy, v.achieved or {}
+
+    def num(x: float | None, fmt: str) -> str:
+        return "-" if x is None else format(x, fmt)
+    share = ach.get("call_share_of_peak")
+    return {
+        "sdpa": v.sdpa_backend or "-",
+        "tops": num(ach.get("call_tops"), ".1f"),
+        "share": "-" if share is None else f"{100 * share:.1f} %"
+        + (f" of {ach['peak_tops']:.0f} ({v.peak.qk_type}/{v.peak.pv_type})"
+           if v.peak and ach.get("peak_tops") else ""),
+        "cos": num(a.cosine_similarity if a else None, ".5f"),
+        "l1": num(a.relative_l1 if a else None, ".4f"),
+        "rmse": num(a.rmse if a else None, ".3g"),
+        "max": num(a.max_abs_error if a else None, ".3g"),
+    }
+
+
+def kernel_lines(report: Report) -> list[str]:
+    rows = [(v.name, kernel_cells(v)) for v in report.variants or []
+            if v.accuracy or v.achieved or v.sdpa_backend]
+    if not rows:
+        return []
+    lines = ["| variant | SDPA ran | TOPS | share of peak (QK/PV types) | cosine | rel. L1 "
+             "| RMSE | max abs err |", "|---|---|---:|---|---:|---:|---:|---:|"]
+    for name, c in rows:
+        lines.append(f"| {name} | {c['sdpa']} | {c['tops']} | {c['share']} | {c['cos']} | "
+                     f"{c['l1']} | {c['rmse']} | {c['max']} |")
+    acc = next((v.accuracy for v in report.variants or [] if v.accuracy), None)
+    if acc is not None:
+        heads = "all heads" if acc.heads in (None, "all") else f"heads {acc.heads}"
+        lines.append(f"\nAccuracy against {acc.reference or 'fp32 attention'}, "
+                     f"{acc.rows or 'all'} rows, {heads}.")
+    return [*lines, ""]
 
 
 def _leaves(report: Report) -> set[str]:

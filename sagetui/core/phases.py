@@ -1,4 +1,4 @@
-"""SageAttention2's fp8 path as a tree of named phases (DESIGN.md §3, reference report 000).
+"""SageAttention2's paths as trees of named phases (DESIGN.md §3, reference report 000).
 
 The runner's backends time its leaves; a parent is the sum of its children. Reports, exports
 and the console read the same tree, so every layer names the phases alike.
@@ -28,6 +28,23 @@ SAGE2_PHASES = (
     PhaseSpec("fused_mainloop"),
 )
 
+# sm89 with smooth_v: V's mean, scale and fp8 quantization in one fused kernel
+SAGE2_SMOOTH_V_PHASES = tuple(
+    PhaseSpec(p.name.replace("v_scale_", "v_mean_scale_"), p.parent) for p in SAGE2_PHASES)
+
+# the sm80 path (int8 QK, fp16 PV): the same Q/K phases; V is only cast to fp16 for the
+# fp16 MMA, or, with smooth_v, has its mean subtracted into fp16 (quant.sub_mean)
+_QK = SAGE2_PHASES[:4]
+SAGE2_SM80_PHASES = (*_QK, PhaseSpec("v_fp16_conversion"), PhaseSpec("fused_mainloop"))
+SAGE2_SM80_SMOOTH_V_PHASES = (
+    *_QK,
+    PhaseSpec("v_fp16_smoothing"),
+    PhaseSpec("v_mean", "v_fp16_smoothing"),
+    PhaseSpec("v_subtract_mean_fp16", "v_fp16_smoothing"),
+    PhaseSpec("fused_mainloop"),
+)
+
 # child -> parent, for a report that carries phase names but not their tree (the reference
 # reports): the sums are recognised by name
-PARENTS = {p.name: p.parent for p in SAGE2_PHASES if p.parent}
+PARENTS = {p.name: p.parent for p in (*SAGE2_PHASES, *SAGE2_SMOOTH_V_PHASES,
+                                      *SAGE2_SM80_SMOOTH_V_PHASES) if p.parent}

@@ -17,12 +17,16 @@ Commands (session -> runner), each {"cmd": NAME, ...}:
 Events (runner -> session), each {"event": NAME, ...}:
   hello        {protocol, pid, python, torch, device, backends: {name: null | reason}}
   variant      {name, backend, status: "ok" | "failed", error?, phases: [[name, parent]],
-                kernel?, path?}
+                kernel?, path?, provenance?: {files: [{module, path, sha256, size_bytes,
+                mtime_utc}], sageattention_dist?, sageattention_version?}}
   ready        {input_sha256, device, gpu?: {...}, scheduler?: {...}}
   warmup_done  {variant, calls, seconds}
   iteration    {variant, round, half, index, phases: {leaf: seconds}, total_s}
   block_done   {variant, round, half, iterations, cancelled, output_sha256, checksum,
-                max_abs_diff?, mean_abs_diff?, byte_exact?, telemetry: {...}}
+                max_abs_diff?, mean_abs_diff?, byte_exact?, telemetry: {...},
+                and in a variant's first block only: accuracy?: {cosine_similarity,
+                relative_l1, rmse, max_abs_error, reference, rows, heads, elements} or
+                accuracy_error?, sdpa_backend?, sdpa_backend_method?}
   decomposition {variant, equal, max_abs, mean_abs, decomposed_sha256, public_sha256,
                  manual_checksum, reference_checksum} or {variant, skipped: reason}
   tail_row     {variant, sweep, q_len, kv_len, mainloop: [seconds...], phase, checksum}

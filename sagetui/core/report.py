@@ -194,6 +194,44 @@ class Outliers(Model):
     where: list[tuple[int, int]] = Field(default_factory=list)
 
 
+# -- issue 13: accuracy, the backend SDPA ran, build provenance, the kernel's peak ------------
+class Accuracy(Model):
+    """Against fp32 attention of the same inputs (core/accuracy.py defines each metric)."""
+
+    cosine_similarity: Annotated[float, Field(ge=-1.000001, le=1.000001)] | None = None
+    relative_l1: Annotated[float, Field(ge=0)] | None = None
+    rmse: Annotated[float, Field(ge=0)] | None = None
+    max_abs_error: Annotated[float, Field(ge=0)] | None = None
+    reference: str | None = None
+    rows: str | None = None  # "all", or which query rows were compared
+    heads: Literal["all"] | list[Annotated[int, Field(ge=0)]] | None = None
+    elements: Count | None = None
+
+
+class SoFile(Model):
+    module: str
+    path: str
+    sha256: Sha256 | None = None
+    size_bytes: Count | None = None
+    mtime_utc: str | None = None
+    error: str | None = None
+
+
+class Provenance(Model):
+    files: list[SoFile] = Field(default_factory=list)
+    sageattention_dist: str | None = None
+    sageattention_version: str | None = None
+    sageattention_path: str | None = None
+
+
+class Peak(Model):
+    """The tensor-core types the share of peak is computed for (core/peaks.py)."""
+
+    qk_type: str
+    pv_type: str
+    source: str
+
+
 class Variant(Model):
     name: str
     path: str | None = None
@@ -218,6 +256,12 @@ class Variant(Model):
     outliers: Outliers | None = None
     telemetry: list[Telemetry] | None = None
     achieved: dict[str, float | None] | None = None
+    accuracy: Accuracy | None = None
+    accuracy_error: str | None = None
+    sdpa_backend: str | None = None  # the backend torch's SDPA ran (pinned or chosen)
+    sdpa_backend_method: str | None = None
+    provenance: Provenance | None = None
+    peak: Peak | None = None
 
 
 class ScheduleEntry(Model):

@@ -8,6 +8,10 @@ Tiles (csrc/qattn/*.cu at SageAttention d1a57a5):
   (CTA_Q + 2 CTA_K) x head_dim bytes.
 - sm90 (wgmma): CTA_Q 64, CTA_K 128, one warpgroup of 4 warps (each 16 query rows), same
   shared-memory formula.
+- sm80 `qk_int_sv_f16_attn_kernel` (qk_int_sv_f16_cuda_sm80.cu's wrappers): CTA_Q 128, CTA_K 64,
+  WARP_Q 32, WARP_K 64, 4 warps; its fp16+fp32 wrapper (`_inst_buf`) takes WARP_Q 16 at head
+  dim 128 (8 warps, 256 threads) and 32 at 64. V stays fp16 in shared memory, and the output
+  is staged there: max(CTA_Q·d + CTA_K·d + 2·CTA_K·d, 2·CTA_Q·d) bytes.
 Head dims other than 64 and 128 are padded up to one of them, as SageAttention does.
 """
 
@@ -24,6 +28,12 @@ class Tiles:
     warp_q: int
     warp_k: int
     pipeline_stages: int = 2
+    v_bytes: int = 1  # bytes per V element in shared memory (fp8: 1, fp16: 2)
+    o_stage_bytes: int = 0  # bytes per output element staged in shared memory (0: none)
+
+    def shared_memory(self, head_dim: int) -> int:
+        tiles = (self.cta_q + self.cta_k) * head_dim + self.cta_k * head_dim * self.v_bytes
+        return max(tiles, self.cta_q * head_dim * self.o_stage_bytes)
 
     @property
     def warps_per_cta(self) -> int:
@@ -37,12 +47,20 @@ class Tiles:
 TILES = {
     "sm89": Tiles("sm89", cta_q=128, cta_k=64, warp_q=32, warp_k=64),
     "sm90": Tiles("sm90", cta_q=64, cta_k=128, warp_q=16, warp_k=128),
+    "sm80": Tiles("sm80", cta_q=128, cta_k=64, warp_q=32, warp_k=64, v_bytes=2,
+                  o_stage_bytes=2),
+    "sm80-inst-buf": Tiles("sm80-inst-buf", cta_q=128, cta_k=64, warp_q=16, warp_k=64,
+                           v_bytes=2, o_stage_bytes=2),
 }
 
-# Dense peak of the int8 / fp8 tensor cores, in tera-ops per second (vendor datasheets, without
-# sparsity). Matched on the device name; unknown GPUs get no share-of-peak figure.
-PEAK_TOPS = {"H200": 1979.0, "H100 SXM": 1979.0, "H100 80GB HBM3": 1979.0, "H100 PCIe": 1513.0,
-             "H800": 1979.0, "L40S": 733.0, "RTX 4090": 660.6, "L4": 242.0}
+
+def tiles(kernel: str, head_dim: int) -> Tiles:
+    """The tiles `kernel` runs with at this (padded) head dim."""
+    t = TILES[kernel]
+    if kernel == "sm80-inst-buf" and head_dim == 64:  # WARP_Q = (HEAD_DIM == 64) ? 32 : 16
+        return Tiles(t.kernel, t.cta_q, t.cta_k, 32, t.warp_k, t.pipeline_stages, t.v_bytes,
+                     t.o_stage_bytes)
+    return t
 
 MAX_THREADS_PER_SM = 2048
 MAX_CTAS_PER_SM = 32
@@ -72,8 +90,8 @@ def grid_facts(kernel: str, *, batch: int, heads: int, q_len: int, kv_len: int, 
                causal: bool = False, sm_count: int | None = None,
                smem_per_sm: int | None = None) -> dict:
     """The reference report's `scheduler` object for a shape, plus sagetui's additions."""
-    t = TILES[kernel]
     d = padded_head_dim(head_dim)
+    t = tiles(kernel, d)
     q_ctas = ceil_div(q_len, t.cta_q)
     if causal:
         per_cta = causal_k_iterations(q_len, kv_len, t)
@@ -81,7 +99,7 @@ def grid_facts(kernel: str, *, batch: int, heads: int, q_len: int, kv_len: int, 
     else:
         k_iters = ceil_div(kv_len, t.cta_k)
         k_total = k_iters * q_ctas * heads * batch
-    smem = (t.cta_q + 2 * t.cta_k) * d
+    smem = t.shared_memory(d)
     facts = {
         "cta_q": t.cta_q,
         "cta_k": t.cta_k,
@@ -159,18 +177,9 @@ def attention_ops(*, batch: int, heads: int, q_len: int, kv_len: int, head_dim: 
     return ops / 2 if causal else ops
 
 
-def peak_tops(device_name: str | None) -> float | None:
-    if not device_name:
-        return None
-    for key, tops in PEAK_TOPS.items():
-        if key.lower() in device_name.lower():
-            return tops
-    return None
-
-
-def achieved(ops: float, seconds: float, device_name: str | None) -> dict:
+def achieved(ops: float, seconds: float, peak: float | None) -> dict:
+    """Throughput and its share of `peak` (core.peaks: the kernel's own types on this GPU)."""
     tops = ops / seconds / 1e12
-    peak = peak_tops(device_name)
     return {"tops": tops, "peak_tops": peak, "share_of_peak": (tops / peak) if peak else None}
 
 

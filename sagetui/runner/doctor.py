@@ -24,7 +24,7 @@ def _try_import(name: str) -> dict[str, Any]:
             "file": getattr(mod, "__file__", None)}
 
 
-def diagnose() -> dict[str, Any]:
+def diagnose(peak: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"python": platform.python_version(), "executable": sys.executable}
     try:
         import torch
@@ -58,9 +58,55 @@ def diagnose() -> dict[str, Any]:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     out["device"] = device
     out["backends"] = availability(device)
+    out["baselines"] = baselines(device, out["backends"])
+    if peak:
+        from .peak import measure
+
+        out["peak"] = measure(device)
+    if out.get("gpu"):
+        from sagetui.core.peaks import type_peak
+
+        out["datasheet_peak_tops"] = {t: type_peak(out["gpu"]["name"], t)
+                                      for t in ("int8", "fp8", "fp16", "bf16")}
+    return out
+
+
+def baselines(device: str, backends: dict[str, str | None]) -> dict[str, str | None]:
+    """Each baseline spec -> None where it runs here, else why not: torch's pinned SDPA
+    backends, the flash implementations torch can swap in, the flash-attn packages."""
+    import torch
+
+    from sagetui.core.options import FLASH_ATTN_IMPLS, SDPA_FLASH_IMPLS, SDPA_PINNED
+
+    from .backends.flash import impl_reasons
+    from .backends.sdpa import use_flash_impl
+
+    out: dict[str, str | None] = {}
+    for name in SDPA_PINNED:
+        out[f"sdpa[backend={name}]"] = backends.get("sdpa")
+    listed: list[str] = getattr(torch.nn.attention, "list_flash_attention_impls", lambda: [])()
+    for impl in SDPA_FLASH_IMPLS:
+        key = f"sdpa[backend={impl}]"
+        if impl.upper() not in listed:
+            out[key] = f"torch {torch.__version__} lists no {impl.upper()} ({listed or 'none'})"
+            continue
+        try:
+            use_flash_impl(impl.upper())
+            out[key] = backends.get("sdpa")
+        except Exception as exc:  # the package is missing or does not register
+            out[key] = f"{impl.upper()} does not activate: {type(exc).__name__}: {exc}"[:300]
+        finally:
+            try:
+                use_flash_impl(None)
+            except Exception:
+                pass
+    reasons = impl_reasons()
+    for impl in FLASH_ATTN_IMPLS:
+        out[f"flash-attn[impl={impl}]"] = reasons[impl] or (
+            None if device.startswith("cuda") else "needs a CUDA device")
     return out
 
 
 def main() -> int:
-    print(json.dumps(diagnose(), default=str))
+    print(json.dumps(diagnose(peak="--peak" in sys.argv[1:]), default=str))
     return 0

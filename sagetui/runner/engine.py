@@ -16,10 +16,12 @@ from sagetui.core import scheduler as geo
 from sagetui.core.config import RunConfig, VariantSpec
 from sagetui.core.status import StatusBoard
 
+from .accuracy import ExactReference
 from .backends import backend_class
 from .backends.base import Backend, Inputs, NullClock, VariantLoadError
 from .faults import maybe_inject
 from .inputs import build_inputs, checksum, tensor_sha256
+from .provenance import provenance
 from .timing import CpuClock, CudaEventClock, gate_stream
 
 Emit = Callable[..., None]
@@ -107,6 +109,7 @@ class Engine:
         self._gpu_s: dict[str, float] = {}
         self._flush: torch.Tensor | None = None
         self._sampler = None
+        self._exact: ExactReference | None = None  # fp32 attention, built at first need
 
     # -- setup ------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -155,6 +158,9 @@ class Engine:
             self.emit("variant", status="failed", error=f"{type(exc).__name__}: {exc}", **fields)
             return
         self.backends[spec.name] = be
+        prov = provenance(be)
+        if prov:
+            fields["provenance"] = prov
         self.emit("variant", status="ok", kernel=be.kernel,
                   phases=[[p.name, p.parent] for p in be.phases()], **fields)
 
@@ -270,6 +276,7 @@ class Engine:
         reference shape) is computed for a variant's first output and again only when its
         bytes change; every later block compares bytes on the device instead."""
         first = self._first_output.get(variant)
+        facts: dict[str, Any] = {}
         if first is not None and _same_bytes(first, out):
             sha = self._first_sha[variant]
         else:
@@ -277,12 +284,29 @@ class Engine:
             if first is None:
                 self._first_output[variant] = out.detach().clone()
                 self._first_sha[variant] = sha
-        facts: dict[str, Any] = {"output_sha256": sha, "checksum": checksum(out)}
+                facts.update(self._first_output_facts(variant, out))
+        facts.update(output_sha256=sha, checksum=checksum(out))
         base = self._first_output.get(self.config.baseline_name)
         if base is not None and base.shape == out.shape:
             d = (out.float() - base.float()).abs()
             facts["max_abs_diff"] = float(d.max().item())
             facts["mean_abs_diff"] = float(d.mean().item())
+        return facts
+
+    def _first_output_facts(self, variant: str, out: torch.Tensor) -> dict[str, Any]:
+        """Once per variant, outside the timed regions: its accuracy against fp32 attention
+        and what its backend says about the call (sdpa: which backend torch ran)."""
+        assert self.inputs is not None
+        self.board.set("accuracy")
+        facts: dict[str, Any] = {}
+        try:
+            if self._exact is None:
+                self._exact = ExactReference(self.inputs)
+            facts["accuracy"] = self._exact.compare(out, self.inputs.layout)
+        except Exception as exc:  # out of memory for the reference: say so, keep timing
+            facts["accuracy_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        facts.update(self._backend(variant).facts(self.inputs, out))
+        self._sync()
         return facts
 
     # -- checks -----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from sagetui.core.analysis import (
     resolve_threshold,
 )
 from sagetui.core.config import RunConfig
+from sagetui.core.peaks import kernel_peak
 from sagetui.core.report import SCHEMA_VERSION, Fault, Report
 from sagetui.core.samples import GrowableArray, RoundSeries, Samples
 from sagetui.core.stats import p50, summarize
@@ -43,12 +44,17 @@ FUSED_MAINLOOP_PHASES = {
 }
 
 
+# what a variant's first block carries once (runner engine `_first_output_facts`)
+FIRST_BLOCK_FACTS = ("accuracy", "accuracy_error", "sdpa_backend", "sdpa_backend_method")
+
+
 @dataclass
 class VariantData:
     name: str
     backend: str
     spec: str
     path: str | None
+    options: dict[str, Any] = field(default_factory=dict)
     status: str = "pending"  # pending, ok, failed, excluded
     error: str | None = None
     kernel: str | None = None
@@ -65,6 +71,8 @@ class VariantData:
     round_summaries: list[dict[str, Any]] = field(default_factory=list)  # their total's
     blocks: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
     hashes: list[str] = field(default_factory=list)
+    # once per variant: provenance (variant event), accuracy and sdpa facts (first block)
+    facts: dict[str, Any] = field(default_factory=dict)
 
     def leaves(self) -> list[str]:
         parents = {p for _, p in self.phases if p}
@@ -118,7 +126,8 @@ class Collector:
     def __init__(self, config: RunConfig) -> None:
         self.config = config
         self.variants: dict[str, VariantData] = {
-            v.name: VariantData(v.name, v.backend, v.spec, v.path) for v in config.variants}
+            v.name: VariantData(v.name, v.backend, v.spec, v.path, dict(v.options))
+            for v in config.variants}
         self.baseline = config.baseline_name
         self.hello: dict[str, Any] = {}
         self.ready: dict[str, Any] = {}
@@ -138,6 +147,8 @@ class Collector:
         if ev["status"] == "ok":
             v.status, v.kernel = "ok", ev.get("kernel")
             v.phases = [(n, p) for n, p in ev.get("phases", [])]
+            if ev.get("provenance"):
+                v.facts["provenance"] = ev["provenance"]
         else:
             v.status, v.error = "failed", ev.get("error")
 
@@ -157,6 +168,9 @@ class Collector:
     def on_block(self, ev: dict[str, Any]) -> None:
         v = self.variants[ev["variant"]]
         v.blocks[(ev["round"], ev["half"])] = ev
+        for key in FIRST_BLOCK_FACTS:
+            if ev.get(key) is not None:
+                v.facts.setdefault(key, ev[key])
         if ev.get("output_sha256"):
             v.hashes.append(ev["output_sha256"])
         self.schedule.append({"round": ev["round"], "variant": ev["variant"], "half": ev["half"],
@@ -259,8 +273,12 @@ class Collector:
                 tel = [merge_blocks(by_round.get(rr, [])) for rr in rs]
                 entry["telemetry"] = tel
                 ops = _ops(shape)
+                peak = kernel_peak((self.ready.get("gpu") or {}).get("name"), v.backend,
+                                   v.options, shape.dtype)
                 entry["achieved"] = _achieved(ops, entry["phase_timings"], entry["timing"],
-                                              self.ready.get("gpu"))
+                                              peak["peak_tops"] if peak else None)
+                if peak:
+                    entry["peak"] = {k: peak[k] for k in ("qk_type", "pv_type", "source")}
             if v.hashes:
                 entry["output_sha256"] = v.hashes[-1]
                 entry["deterministic"] = len(set(v.hashes)) == 1
@@ -271,6 +289,7 @@ class Collector:
                     if last.get(k) is not None:
                         entry[k] = last[k]
             entry["input_sha256"] = self.ready.get("input_sha256")
+            entry.update(v.facts)
             entry["verdict"] = an.verdict_dict(name)
             if name in an.variants:
                 entry["speedup_vs_baseline_percent"] = an.variants[name].speedup_p50_percent
@@ -336,15 +355,14 @@ def _ops(shape) -> float:
                          kv_len=shape.n_kv_len, head_dim=shape.head_dim, causal=shape.causal)
 
 
-def _achieved(ops: float, phases: dict, timing: dict, gpu: dict | None) -> dict[str, Any]:
+def _achieved(ops: float, phases: dict, timing: dict, peak: float | None) -> dict[str, Any]:
     from sagetui.core.scheduler import achieved
 
-    name = (gpu or {}).get("name")
-    whole = achieved(ops, timing["p50_s"], name)
+    whole = achieved(ops, timing["p50_s"], peak)
     out = {"call_tops": whole["tops"], "peak_tops": whole["peak_tops"],
            "call_share_of_peak": whole["share_of_peak"]}
     if "fused_mainloop" in phases:
-        ml = achieved(ops, phases["fused_mainloop"]["p50_s"], name)
+        ml = achieved(ops, phases["fused_mainloop"]["p50_s"], peak)
         out.update(mainloop_tops=ml["tops"], mainloop_share_of_peak=ml["share_of_peak"])
     return out
 

@@ -8,8 +8,10 @@ import sys
 from typing import Any
 
 
-def probe(timeout: float = 120.0, python: str | None = None) -> dict[str, Any]:
-    out = subprocess.run([python or sys.executable, "-m", "sagetui.runner", "--doctor"],
+def probe(timeout: float = 120.0, python: str | None = None,
+          peak: bool = False) -> dict[str, Any]:
+    argv = [python or sys.executable, "-m", "sagetui.runner", "--doctor"]
+    out = subprocess.run(argv + (["--peak"] if peak else []),
                          capture_output=True, text=True, timeout=timeout, check=False)
     if out.returncode != 0:
         tail = out.stderr.strip().splitlines()[-1:] or ["no output"]

@@ -61,6 +61,8 @@ class VariantView:
     output_sha256: str | None = None
     deterministic: bool | None = None
     outliers: int | None = None
+    accuracy: dict[str, Any] | None = None  # against fp32 attention (core/accuracy.py)
+    sdpa_backend: str | None = None  # the backend torch's SDPA ran
     completed_rounds: list[int] = field(default_factory=list)
     # round_points' cache: the points of completed_rounds[:n] (a completed round is final)
     _points: list[RoundPoint] = field(default_factory=list, repr=False, compare=False)
@@ -382,6 +384,8 @@ class RunData:
         v = self.variant(d["variant"])
         v.block_telemetry[(d["round"], d["half"])] = d.get("telemetry") or {}
         v.output_sha256 = d.get("output_sha256") or v.output_sha256
+        v.accuracy = d.get("accuracy") or v.accuracy  # a variant's first block carries them
+        v.sdpa_backend = d.get("sdpa_backend") or v.sdpa_backend
 
     def _on_tail(self, d: dict[str, Any]) -> None:
         from sagetui.core.stats import summarize
@@ -464,6 +468,8 @@ class RunData:
             view.speedup_percent = v.speedup_vs_baseline_percent
             view.byte_exact, view.output_sha256 = v.byte_exact, v.output_sha256
             view.deterministic = v.deterministic
+            view.accuracy = v.accuracy.model_dump() if v.accuracy else None
+            view.sdpa_backend = v.sdpa_backend
             view.outliers = v.outliers.count if v.outliers else None
             view.phase_summaries = {n: s.model_dump() for n, s in (v.phase_timings or {}).items()}
             samples = (report.samples or {}).get(v.name) or {}

@@ -11,7 +11,9 @@ from .base import Backend, BackendUnavailable
 REGISTRY: dict[str, str] = {
     "reference": "reference:ReferenceBackend",
     "sdpa": "sdpa:SdpaBackend",
+    "flash-attn": "flash:FlashAttnBackend",
     "sage-triton": "triton:SageTritonBackend",
+    "sage2-sm80": "sage2_sm80:Sage2Sm80Backend",
     "sage2-sm89": "sage2:Sage2Sm89Backend",
     "sage2-sm90": "sage2:Sage2Sm90Backend",
     "sage2-auto": "sage2:Sage2AutoBackend",

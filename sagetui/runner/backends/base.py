@@ -96,6 +96,14 @@ class Backend(ABC):
         when the backend has no separate public entry point."""
         return None
 
+    def facts(self, inputs: Inputs, out: torch.Tensor) -> dict[str, Any]:
+        """Facts about what ran, found once outside the timed regions (sdpa: which backend)."""
+        return {}
+
+    def provenance_files(self) -> dict[str, str]:
+        """module name -> the shared library this backend calls (empty: none of its own)."""
+        return {}
+
     def mainloop(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
         """Only the fused main loop on already-quantized inputs (the tail study times it).
         Default: the whole call, with the main loop as the last leaf phase."""

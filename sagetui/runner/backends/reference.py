@@ -5,8 +5,9 @@ It follows `sageattn_qk_int8_pv_fp8_cuda` (per_warp granularity, pv_accum fp32+f
 step, with the same phase names: K smoothing by its per-head mean, Q int8 per 32-row warp block,
 K-minus-mean int8 per 64-row block, V transposed to [B, H, D, N] padded to the 64-token tile and
 permuted within 16-token groups for the fp8 MMA layout, V scaled per channel into fp8 e4m3, and
-the main loop: dequantized int8 QK^T, softmax in base 2 with P quantized to fp8 as the kernel
-does, P V in fp32, normalised. The error it keeps against exact fp32 attention is measured in
+the main loop as the kernel runs it: online and blockwise, one 64-key block at a time, with a
+running row maximum, P quantized to fp8 against that running maximum, P V in fp32, normalised
+at the end. The error it keeps against exact fp32 attention is measured in
 tests/test_reference_backend.py and stated in the README.
 """
 
@@ -54,6 +55,40 @@ def quantize_int8_blocks(x: torch.Tensor, rows: int) -> tuple[torch.Tensor, torc
 
 def dequant_rows(xq: torch.Tensor, scale: torch.Tensor, rows: int) -> torch.Tensor:
     return xq.float() * scale.repeat_interleave(rows, dim=-1)[..., : xq.shape[2], None]
+
+
+def online_softmax_pv(q_i8: torch.Tensor, q_row_scale: torch.Tensor, k_i8: torch.Tensor,
+                      k_deq: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
+    """The kernel's main loop, one 64-key block at a time: scores in base 2, a running row
+    maximum, P = exp2(S - running max) quantized to fp8 e4m3 (scaled by 448) for the P V
+    product, the row sum from P before quantization, the accumulator rescaled when the maximum
+    grows. q_i8, k_i8: the int8 values as float [B, H, N, D]; q_row_scale: Q's dequantization
+    times sm_scale·log2(e) [B, H, Nq, 1]; k_deq [B, H, Nkv]; v [B, H, Nkv, D]."""
+    b, h, n_q, d = q_i8.shape
+    n_kv = k_i8.shape[2]
+    m = torch.full((b, h, n_q, 1), float("-inf"))
+    denom = torch.zeros((b, h, n_q, 1))
+    acc = torch.zeros((b, h, n_q, d))
+    rows = torch.arange(n_q)[:, None]
+    for j0 in range(0, n_kv, BLOCK_K):
+        j1 = min(j0 + BLOCK_K, n_kv)
+        # int8 products are exact in fp32 up to head_dim 128 (|sum| < 2^24): the kernel's int32
+        # accumulation, then the per-block dequantization
+        s = torch.matmul(q_i8, k_i8[:, :, j0:j1].transpose(-1, -2))
+        s *= q_row_scale
+        s *= k_deq[:, :, None, j0:j1]
+        if causal:
+            s.masked_fill_(torch.arange(j0, j1)[None, :] > rows, float("-inf"))
+        m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
+        # rows whose keys are all masked so far keep a -inf maximum: nothing to rescale
+        safe = torch.where(torch.isinf(m_new), torch.zeros_like(m_new), m_new)
+        alpha = torch.exp2(m - safe)
+        p = torch.exp2(s - safe)
+        denom = denom * alpha + p.sum(dim=-1, keepdim=True)
+        p_fp8 = (p * FP8_MAX).to(torch.float8_e4m3fn).float() / FP8_MAX
+        acc = acc * alpha + torch.matmul(p_fp8, v[:, :, j0:j1])
+        m = m_new
+    return acc / denom
 
 
 class ReferenceBackend(Backend):
@@ -110,26 +145,15 @@ class ReferenceBackend(Backend):
         k_deq = k_scale.repeat_interleave(BLOCK_K, -1)[..., :n_kv]  # [B, Hkv, N]
         q_deq = q_scale.repeat_interleave(WARP_Q, -1)[..., : q_i8.shape[2]]  # [B, Hq, N]
         out = torch.empty(q_i8.shape, dtype=torch.float32, device=q_i8.device)
-        # query heads in chunks whose score matrices stay under SCORE_CHUNK elements: one chunk
-        # at small shapes, one head at a time at 37,810 tokens
-        per_head = q_i8.shape[0] * q_i8.shape[2] * n_kv
+        # query heads in chunks whose score blocks stay under SCORE_CHUNK elements
+        per_head = q_i8.shape[0] * q_i8.shape[2] * BLOCK_K
         step = max(1, SCORE_CHUNK // per_head)
         for h0 in range(0, h_q, step):
             hs = torch.arange(h0, min(h0 + step, h_q), device=q_i8.device)
             ks = hs // group
-            # int8 products are exact in fp32 up to head_dim 128 (|sum| < 2^24): the kernel's
-            # int32 accumulation, then the per-block dequantization.
-            s = torch.matmul(q_i8[:, hs].float(), k_i8[:, ks].float().transpose(-1, -2))
-            s *= q_deq[:, hs, :, None] * (inputs.sm_scale * LOG2E)
-            s *= k_deq[:, ks, None, :]
-            if inputs.causal:
-                s.masked_fill_(torch.ones(s.shape[-2:], dtype=torch.bool,
-                                          device=s.device).triu_(1), float("-inf"))
-            p = torch.exp2(s - s.amax(dim=-1, keepdim=True))
-            denom = p.sum(dim=-1, keepdim=True)
-            # the kernel feeds P to the fp8 MMA scaled to e4m3's range
-            p = (p * FP8_MAX).to(torch.float8_e4m3fn).float() / FP8_MAX
-            out[:, hs] = torch.matmul(p, v[:, ks]) / denom
+            out[:, hs] = online_softmax_pv(
+                q_i8[:, hs].float(), q_deq[:, hs, :, None] * (inputs.sm_scale * LOG2E),
+                k_i8[:, ks].float(), k_deq[:, ks], v[:, ks], inputs.causal)
         slowdown = float(self.options.get("slowdown", 1.0))
         if slowdown > 1.0:
             # Test-only knob (`reference[slowdown=1.05]`): spin for (factor - 1) x this main

@@ -1,10 +1,12 @@
 """SageAttention2's CUDA kernels (int8 QK, fp8 PV), decomposed into the reference's phases.
 
-`sage2-sm89` replays `sageattn_qk_int8_pv_fp8_cuda(..., qk_quant_gran="per_warp")` and
-`sage2-sm90` replays `sageattn_qk_int8_pv_fp8_cuda_sm90(..., qk_quant_gran="per_warp")` step by
-step, calling the extension modules' functions directly (`_fused` for quantization, `_qattn_sm89`
-or `_qattn_sm90` for the fused main loop), with core.py's head-dim padding, tile sizes, V padding
-and scale constants, so that the output bytes equal the public function's (checked every run).
+`sage2-sm89` replays `sageattn_qk_int8_pv_fp8_cuda` and `sage2-sm90` replays
+`sageattn_qk_int8_pv_fp8_cuda_sm90` (with the variant's `pv_accum`, `qk_quant_gran` and, on sm89
+with fp32 accumulation, `smooth_v`; core/options.py lists them) step by step, calling the
+extension modules' functions directly (`_fused` for quantization, `_qattn_sm89` or
+`_qattn_sm90` for the fused main loop; qk_quant.py the steps the sm80 path shares), with
+core.py's head-dim padding, tile sizes, V padding and scale constants, so that the output
+bytes equal the public function's (checked every run).
 
 Extension modules come from the installed `sageattention` package, or, for a variant, from
 `module_path` through `variants.load_extension` (never through a second copy of
@@ -23,7 +25,8 @@ from typing import Any, ClassVar
 
 import torch
 
-from sagetui.core.phases import SAGE2_PHASES, PhaseSpec
+from sagetui.core.options import option, validate_options
+from sagetui.core.phases import SAGE2_PHASES, SAGE2_SMOOTH_V_PHASES, PhaseSpec
 
 from ..variants import load_extension
 from .base import (
@@ -33,10 +36,10 @@ from .base import (
     PhaseClock,
     VariantLoadError,
 )
+from .qk_quant import GRAN_CODE, prepare, quantize, triton_available
 from .sdpa import require_cuda
-from .triton import pad_head_dim, sageattention_version
+from .triton import sageattention_version
 
-PER_WARP = 2  # core.py's _qk_quant_gran for "per_warp" (3 is "per_thread")
 FP8_E4M3_MAX = 448.0
 
 
@@ -106,9 +109,15 @@ SM89 = Fp8Path(
         "fp32+fp32": ("qk_int8_sv_f8_accum_f32_fuse_v_scale_attn_inst_buf", FP8_E4M3_MAX),
         # fp16 accumulation scales V into [-2.25, 2.25] so that P V cannot overflow fp16
         "fp32+fp16": ("qk_int8_sv_f8_accum_f16_fuse_v_scale_attn_inst_buf", 2.25),
+        # fp32 without the buffer (with smooth_v: SMOOTH_V_KERNEL)
+        "fp32": ("qk_int8_sv_f8_accum_f32_fuse_v_scale_attn", FP8_E4M3_MAX),
     },
     public="sageattn_qk_int8_pv_fp8_cuda",
 )
+
+# sm89's pv_accum fp32 with smooth_v: V's mean is subtracted in the fp8 quantization and added
+# back in the main loop (core.py ignores smooth_v for every other accumulation)
+SMOOTH_V_KERNEL = "qk_int8_sv_f8_accum_f32_fuse_v_scale_fuse_v_mean_attn"
 
 SM90 = Fp8Path(
     qattn_module="_qattn_sm90", blkq=64, warpq=16, blkk=128, v_pad_multiple=128,
@@ -120,44 +129,49 @@ SM90 = Fp8Path(
 
 
 
-def _check_capability(device: str, path: Fp8Path, backend: str) -> None:
+def check_sage2(device: str, backend: str, qattn_module: str, public: str,
+                min_cap: tuple[int, int], max_cap: tuple[int, int] | None) -> None:
+    """BackendUnavailable with the real reason unless this CUDA path can run on `device`."""
+    require_cuda(device)
     cap = torch.cuda.get_device_capability(device)
     name = torch.cuda.get_device_name(device)
-    if cap < path.min_capability or (path.max_capability and cap > path.max_capability):
-        want = f"{path.min_capability[0]}.{path.min_capability[1]}"
-        want = f"exactly {want}" if path.max_capability else f"{want} or newer"
+    if cap < min_cap or (max_cap and cap > max_cap):
+        want = f"{min_cap[0]}.{min_cap[1]}"
+        want = f"exactly {want}" if max_cap else f"{want} or newer"
         raise BackendUnavailable(f"{backend} needs compute capability {want}; {name} is "
                                  f"{cap[0]}.{cap[1]}")
+    _import_installed("_fused")
+    _import_installed(qattn_module)
+    sage = importlib.import_module("sageattention")
+    if not hasattr(sage, public):
+        raise BackendUnavailable(f"sageattention {sageattention_version()} has no {public}")
 
 
-class _Sage2Fp8Backend(Backend):
-    path: ClassVar[Fp8Path]
+class Sage2CudaBackend(Backend):
+    """What the CUDA paths (sm80, sm89, sm90) share: their options, and the `_fused` and
+    `_qattn_*` modules they call, installed or a variant's."""
+
+    qattn_module: ClassVar[str]
 
     def __init__(self, options: dict[str, Any] | None = None, module_path: str | None = None,
                  variant_name: str = "default") -> None:
         super().__init__(options, module_path, variant_name)
-        self.pv_accum = str(self.options.get("pv_accum", "fp32+fp32"))
-        if self.pv_accum not in self.path.kernels:
-            raise ValueError(f"{self.name}: pv_accum must be one of "
-                             f"{', '.join(self.path.kernels)}, not {self.pv_accum!r}")
+        validate_options(self.name, self.options)  # core refuses these first; never run one
+        self.pv_accum = str(option(self.name, self.options, "pv_accum"))
+        self.gran = str(option(self.name, self.options, "qk_quant_gran"))
+        self.smooth_v = bool(self.options.get("smooth_v", False))
         self._mods: Sage2Modules | None = None
 
-    @classmethod
-    def check_available(cls, device: str) -> None:
-        require_cuda(device)
-        _check_capability(device, cls.path, cls.name)
-        _import_installed("_fused")
-        _import_installed(cls.path.qattn_module)
-        sage = importlib.import_module("sageattention")
-        if not hasattr(sage, cls.path.public):
-            version = sageattention_version()
-            raise BackendUnavailable(f"sageattention {version} has no {cls.path.public}")
+    def _kernel_fn(self) -> str:
+        raise NotImplementedError
 
     def load(self) -> None:
-        self._mods = load_modules(self.path.qattn_module, self.module_path, self.variant_name)
-        kernel_fn = self.path.kernels[self.pv_accum][0]
+        if self.gran == "per_thread" and (why := triton_available()):
+            raise VariantLoadError(why)
+        self._mods = load_modules(self.qattn_module, self.module_path, self.variant_name)
+        kernel_fn = self._kernel_fn()
         if not hasattr(self._mods.qattn, kernel_fn):
-            where = self._mods.files.get(self.path.qattn_module, "?")
+            where = self._mods.files.get(self.qattn_module, "?")
             raise VariantLoadError(f"{where} has no {kernel_fn}")
 
     @property
@@ -167,45 +181,34 @@ class _Sage2Fp8Backend(Backend):
         assert self._mods is not None
         return self._mods
 
+    def provenance_files(self) -> dict[str, str]:
+        return dict(self.modules.files)
+
+
+class _Sage2Fp8Backend(Sage2CudaBackend):
+    path: ClassVar[Fp8Path]
+
+    @classmethod
+    def check_available(cls, device: str) -> None:
+        p = cls.path
+        check_sage2(device, cls.name, p.qattn_module, p.public, p.min_capability,
+                    p.max_capability)
+
+    def _kernel_fn(self) -> str:
+        return SMOOTH_V_KERNEL if self.smooth_v else self.path.kernels[self.pv_accum][0]
+
     def phases(self) -> list[PhaseSpec]:
-        return list(SAGE2_PHASES)
+        return list(SAGE2_SMOOTH_V_PHASES if self.smooth_v else SAGE2_PHASES)
 
     def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
         fused, qattn = self.modules.fused, self.modules.qattn
         p = self.path
-        kernel_fn, scale_max = p.kernels[self.pv_accum]
-        q, k, v, layout = inputs.q, inputs.k, inputs.v, inputs.layout
-        dtype = q.dtype
-        torch.cuda.set_device(v.device)  # as core.py does before every call
-        tl = 0 if layout == "NHD" else 1
-        seq_dim = 1 if tl == 0 else 2
-        head_dim_og = q.size(-1)
-
-        clock.start()
-        q, k, v = pad_head_dim(q), pad_head_dim(k), pad_head_dim(v)
-        km = k.mean(dim=seq_dim, keepdim=True)
-        clock.mark("k_mean_and_smoothing_preparation")
-
-        # quant.per_warp_int8(q, k, km, BLKQ, WARPQ, BLKK)
-        if tl == 1:
-            b, h_qo, qo_len, head_dim = q.shape
-            _, h_kv, kv_len, _ = k.shape
-        else:
-            b, qo_len, h_qo, head_dim = q.shape
-            _, kv_len, h_kv, _ = k.shape
-        q_int8 = torch.empty(q.shape, dtype=torch.int8, device=q.device)
-        q_scale = torch.empty((b, h_qo, ((qo_len + p.blkq - 1) // p.blkq) * (p.blkq // p.warpq)),
-                              device=q.device, dtype=torch.float32)
-        fused.quant_per_warp_int8_cuda(q, q_int8, q_scale, p.blkq, p.warpq, tl)
-        clock.mark("q_int8_quantization")
-
-        k_int8 = torch.empty(k.shape, dtype=torch.int8, device=k.device)
-        k_scale = torch.empty((b, h_kv, (kv_len + p.blkk - 1) // p.blkk), device=q.device,
-                              dtype=torch.float32)
-        km_rows = km.squeeze(1) if tl == 0 else km.squeeze(2)
-        fused.quant_per_block_int8_fuse_sub_mean_cuda(k, km_rows, k_int8, k_scale, p.blkk, tl)
-        clock.mark("k_int8_subtract_mean_quantization")
-
+        scale_max = p.kernels[self.pv_accum][1]
+        dtype = inputs.q.dtype
+        prep = prepare(inputs.q, inputs.k, inputs.v, inputs.layout, clock)
+        qk = quantize(fused, prep, self.gran, p.blkq, p.warpq, p.blkk, clock)
+        v, tl = prep.v, prep.tl
+        kv_len = prep.k.size(1 if tl == 0 else 2)
         if p.v_pad_multiple is not None and kv_len % p.v_pad_multiple != 0:
             # core.py's sm90 path: torch.cat V with zero tokens up to a multiple of 128
             pad = p.v_pad_multiple - kv_len % p.v_pad_multiple
@@ -217,7 +220,7 @@ class _Sage2Fp8Backend(Backend):
                 zeros = torch.zeros(v.size(0), pad, v.size(2), v.size(3), dtype=v.dtype,
                                     device=v.device)
                 v = torch.cat([v, zeros], dim=1)
-        # quant.per_channel_fp8(v, tensor_layout, scale_max, smooth_v=False)
+        # quant.per_channel_fp8(v, tensor_layout, scale_max, smooth_v)
         if tl == 1:
             vb, vh, v_len, vd = v.shape
             padded_len = (v_len + 63) // 64 * 64
@@ -231,22 +234,30 @@ class _Sage2Fp8Backend(Backend):
 
         v_fp8 = torch.empty(vt.shape, dtype=torch.float8_e4m3fn, device=v.device)
         v_scale = torch.empty((vb, vh, vd), dtype=torch.float32, device=v.device)
-        fused.scale_fuse_quant_cuda(vt, v_fp8, v_scale, v_len, scale_max, tl)
-        clock.mark("v_scale_fp8_quantization")
+        vm = torch.empty((vb, vh, vd), dtype=torch.float32, device=v.device)
+        if self.smooth_v:
+            fused.mean_scale_fuse_quant_cuda(vt, v_fp8, vm, v_scale, v_len, scale_max, tl)
+            clock.mark("v_mean_scale_fp8_quantization")
+        else:
+            fused.scale_fuse_quant_cuda(vt, v_fp8, v_scale, v_len, scale_max, tl)
+            clock.mark("v_scale_fp8_quantization")
 
-        o = torch.empty(q.size(), dtype=dtype, device=q.device)
-        getattr(qattn, kernel_fn)(q_int8, k_int8, v_fp8, o, q_scale, k_scale, v_scale, tl,
-                                  1 if inputs.causal else 0, PER_WARP, inputs.sm_scale, 0)
-        o = o[..., :head_dim_og]
+        o = torch.empty(prep.q.size(), dtype=dtype, device=prep.q.device)
+        extra = (vm,) if self.smooth_v else ()
+        getattr(qattn, self._kernel_fn())(
+            qk.q_int8, qk.k_int8, v_fp8, o, qk.q_scale, qk.k_scale, v_scale, *extra, tl,
+            1 if inputs.causal else 0, GRAN_CODE[self.gran], inputs.sm_scale, 0)
+        o = o[..., :prep.head_dim_og]
         clock.mark("fused_mainloop")
         return o
 
     def public(self, inputs: Inputs) -> torch.Tensor | None:
         sage = importlib.import_module("sageattention")
         fn = getattr(sage, self.path.public)
+        extra = {"smooth_v": True} if self.smooth_v else {}
         return fn(inputs.q, inputs.k, inputs.v, tensor_layout=inputs.layout,
-                  is_causal=inputs.causal, qk_quant_gran="per_warp", sm_scale=inputs.sm_scale,
-                  pv_accum_dtype=self.pv_accum)
+                  is_causal=inputs.causal, qk_quant_gran=self.gran, sm_scale=inputs.sm_scale,
+                  pv_accum_dtype=self.pv_accum, **extra)
 
 
 class Sage2Sm89Backend(_Sage2Fp8Backend):
@@ -255,6 +266,7 @@ class Sage2Sm89Backend(_Sage2Fp8Backend):
     needs_gpu: ClassVar[bool] = True
     description: ClassVar[str] = "SageAttention2 int8 QK, fp8 PV, mma.sync (sm89 kernel)"
     path: ClassVar[Fp8Path] = SM89
+    qattn_module: ClassVar[str] = SM89.qattn_module
 
 
 class Sage2Sm90Backend(_Sage2Fp8Backend):
@@ -263,6 +275,7 @@ class Sage2Sm90Backend(_Sage2Fp8Backend):
     needs_gpu: ClassVar[bool] = True
     description: ClassVar[str] = "SageAttention2 int8 QK, fp8 PV, wgmma (sm90 kernel)"
     path: ClassVar[Fp8Path] = SM90
+    qattn_module: ClassVar[str] = SM90.qattn_module
 
 
 # sageattn's dispatch (core.py): compute capability -> (module it needs, tile configuration)
@@ -314,6 +327,12 @@ class Sage2AutoBackend(Backend):
         self._sageattn = importlib.import_module("sageattention").sageattn
         # the instance's tile configuration is whichever kernel sageattn picks on this device
         self.kernel = AUTO_DISPATCH.get(_arch(), (None, None))[1]  # type: ignore[misc]
+
+    def provenance_files(self) -> dict[str, str]:
+        """The installed modules the dispatch calls on this GPU (none for the Triton one)."""
+        module = AUTO_DISPATCH.get(_arch(), (None, None))[0]
+        names = ("_fused", module) if module else ()
+        return {n: str(getattr(_import_installed(n), "__file__", "")) for n in names}
 
     def phases(self) -> list[PhaseSpec]:
         return [PhaseSpec("attention")]

@@ -14,6 +14,7 @@ from sagetui.core.export import paired_text
 
 from ..formatting import ms, pct, short_phase
 from ..run_data import RunData
+from .variant_table import accuracy_cells
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 PHASES_GROUP = "(phases)"
@@ -33,7 +34,8 @@ def rows_of(data: RunData) -> dict[tuple[str, str], Row]:
             paired_text(vd).replace(vd["state"], vd["state"] + "*", 1) if vd and
             v.verdict_computed else paired_text(vd))
         out[(name, "total")] = {"p50": v.p50_s(), "p90": v.p90_s(),
-                                "speedup": v.speedup_percent, "verdict": verdict}
+                                "speedup": v.speedup_percent, "verdict": verdict,
+                                "cos": accuracy_cells(v.accuracy)[0]}
     group_of = {base: PHASES_GROUP} if base else {}
     for name in [None, *data.variants] if not data.variants else list(data.variants):
         whose, rows = data.phase_rows(name)
@@ -72,6 +74,7 @@ class CompareTable(DataTable):
                 self.add_column(f"{x} vs A %", key=f"{i}delta")
             self.add_column(f"{x} p50 speedup %", key=f"{i}speedup")
             self.add_column(f"{x} verdict: paired % [CI]", key=f"{i}verdict")
+            self.add_column(f"{x} cos sim", key=f"{i}cos")
         self._columns_for = n
 
     def show(self, sources: list[RunData]) -> None:
@@ -94,6 +97,7 @@ class CompareTable(DataTable):
                     cells.append(pct(delta))
                 cells.append(pct(row.get("speedup"), 3) if total else "")  # type: ignore
                 cells.append(Text(str(row.get("verdict", ""))))
+                cells.append(str(row.get("cos", "")))
             self.add_row(*cells)
         self.border_subtitle = Text("  ".join(f"{LETTERS[i % 26]} = {s.label}"
                                               for i, s in enumerate(sources)))

@@ -15,6 +15,14 @@ STATUS_STYLE = {"ok": "", "failed": "bold red", "excluded": "yellow", "partial":
                 "pending": "dim"}
 
 
+def accuracy_cells(acc: dict | None) -> tuple[str, str]:
+    """Cosine similarity and relative L1 (%) against fp32 attention, or dashes."""
+    if not acc or acc.get("cosine_similarity") is None:
+        return ("-", "-")
+    l1 = acc.get("relative_l1")
+    return (f"{acc['cosine_similarity']:.5f}", "-" if l1 is None else f"{100 * l1:.2f}")
+
+
 class VariantTable(DataTable):
     """One row per variant; the cursor row is the selected variant."""
 
@@ -31,6 +39,8 @@ class VariantTable(DataTable):
         self.add_column("p50 ms", key="p50")
         self.add_column("p50 Δ %", key="speedup")  # report 001's p50 speedup, not "paired %"
         self.add_column("drift %/rnd", key="drift")
+        self.add_column("cos sim", key="cos")
+        self.add_column("rel L1 %", key="l1")
 
     def selected(self) -> str | None:
         if not self.row_count:
@@ -52,14 +62,15 @@ class VariantTable(DataTable):
             colour = ctx.colour(data, name)
             role = "baseline" if name == data.baseline else ""
             on = Text("[x]" if v.enabled else "[ ]", style="bold" if v.enabled else "dim")
+            label = name + (f" [{v.sdpa_backend}]" if v.sdpa_backend else "")
             rows.append((name, [
-                Text("■", style=colour), on, Text(name, style=f"bold {colour}"), role,
+                Text("■", style=colour), on, Text(label, style=f"bold {colour}"), role,
                 Text(v.status, style=STATUS_STYLE.get(v.status, "")), ms(v.p50_s()),
                 "" if name == data.baseline else pct(v.speedup_percent, 3),
-                drift_cell(v.drift)]))
+                drift_cell(v.drift), *accuracy_cells(v.accuracy)]))
         if not rows:
             rows.append((NONE_KEY, ["", "", Text("(none)", style="dim"),
-                                    "", "", "", "", ""]))
+                                    "", "", "", "", "", "", ""]))
         signature = tuple(r[0] for r in rows)
         keep = self.selected() or ctx.selected
         if signature != self._signature:
@@ -71,5 +82,5 @@ class VariantTable(DataTable):
             return
         for key, cells in rows:
             for col, value in zip(("swatch", "on", "name", "role", "status", "p50", "speedup",
-                                   "drift"), cells, strict=True):
+                                   "drift", "cos", "l1"), cells, strict=True):
                 self.update_cell(key, col, value)

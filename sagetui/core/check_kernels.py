@@ -1,0 +1,71 @@
+"""`check` for issue 13's fields: accuracy ranges, and the share of peak recomputed from the
+shape, the p50 and the kernel's own datasheet peak."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import accuracy as acc
+from .peaks import kernel_peak
+from .scheduler import attention_ops
+
+if TYPE_CHECKING:
+    from .check import _Checker
+    from .report import Report
+
+
+def _int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 1
+
+
+def _shape(report: Report) -> dict[str, Any] | None:
+    """The run's shape from its config (free-form JSON: anything malformed is no shape)."""
+    shape = (report.config or {}).get("shape")
+    if not isinstance(shape, dict) or not all(_int(shape.get(k)) for k in
+                                              ("heads", "q_len", "head_dim")):
+        return None
+    if not all(shape.get(k) is None or _int(shape[k]) for k in ("batch", "kv_len")):
+        return None
+    return shape
+
+
+def _specs(report: Report) -> dict[str, dict[str, Any]]:
+    variants = (report.config or {}).get("variants")
+    return {v["name"]: v for v in variants if isinstance(v, dict)
+            and isinstance(v.get("name"), str)} if isinstance(variants, list) else {}
+
+
+def check_kernel_fields(c: _Checker, report: Report) -> None:
+    from .check import Mismatch
+
+    env_gpu = (report.environment or {}).get("gpu")
+    gpu = env_gpu.get("name") if isinstance(env_gpu, dict) else None
+    shape = _shape(report)
+    specs = _specs(report)
+    for i, v in enumerate(report.variants or []):
+        p = f"$.variants[{i}]"
+        if v.accuracy is not None:
+            for why in acc.problems(v.accuracy.model_dump()):
+                c.out.append(Mismatch(f"{p}.accuracy", why.split()[1], "in range", why))
+        ach = v.achieved or {}
+        if not ach or not shape or not v.timing:
+            continue
+        ops = attention_ops(batch=shape.get("batch", 1), heads=shape["heads"],
+                            q_len=shape["q_len"], kv_len=shape.get("kv_len") or shape["q_len"],
+                            head_dim=shape["head_dim"], causal=bool(shape.get("causal")))
+        c.eq(f"{p}.achieved.call_tops", ach.get("call_tops"), ops / v.timing.p50_s / 1e12,
+             "4·B·H·Nq·Nkv·D (halved if causal) / p50")
+        options = specs.get(v.name, {}).get("options")
+        dtype = shape.get("dtype")
+        peak = kernel_peak(gpu if isinstance(gpu, str) else None, v.backend or "",
+                           options if isinstance(options, dict) else {},
+                           dtype if isinstance(dtype, str) else "bf16")
+        if peak is not None and v.peak is not None:  # reports before the per-type peaks: no
+            c.eq(f"{p}.peak.qk_type", v.peak.qk_type, peak["qk_type"], "the kernel's QK type")
+            c.eq(f"{p}.peak.pv_type", v.peak.pv_type, peak["pv_type"], "the kernel's PV type")
+            c.eq(f"{p}.achieved.peak_tops", ach.get("peak_tops"), peak["peak_tops"],
+                 f"datasheet peak of {peak['qk_type']} QK and {peak['pv_type']} PV on {gpu}")
+        tops, top = ach.get("call_tops"), ach.get("peak_tops")
+        if tops is not None and top:
+            c.eq(f"{p}.achieved.call_share_of_peak", ach.get("call_share_of_peak"),
+                 tops / top, "call_tops / peak_tops")

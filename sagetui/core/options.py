@@ -1,0 +1,143 @@
+"""Every option a backend takes, and the values it accepts: checked in core before a runner
+starts, because SageAttention's wrappers do not refuse a value they do not handle (the sm89
+function has no `else` for an unknown `pv_accum_dtype` and returns its uninitialised output; the
+sm90 one computes only fp32+fp32).
+
+One table, read by the config's validation, the backends' defaults and `--help`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# the values of torch's SDPBackend this console pins sdpa to, plus the flash implementations
+# torch >= 2.11 can swap into its FLASH backend (`activate_flash_attention_impl`)
+SDPA_PINNED = ("cudnn", "flash", "efficient", "math")
+SDPA_FLASH_IMPLS = ("fa3", "fa4")
+FLASH_ATTN_IMPLS = ("fa2", "fa3", "fa4")
+
+
+@dataclass(frozen=True)
+class Option:
+    values: tuple[Any, ...]
+    default: Any
+    help: str = ""
+
+
+QK_GRAN = Option(("per_warp", "per_thread"), "per_warp",
+                 "Q/K int8 granularity; per_thread quantizes with SageAttention's Triton kernels")
+SMOOTH_V = Option((False, True), False, "subtract V's mean first (see each backend's rule)")
+
+OPTIONS: dict[str, dict[str, Option]] = {
+    "reference": {"slowdown": Option((), 1.0, "test knob: 1..10 x the main loop's time")},
+    "sdpa": {"backend": Option((None, *SDPA_PINNED, *SDPA_FLASH_IMPLS), None,
+                               "pin torch's SDPA backend (default: torch's own choice, "
+                               "recorded)")},
+    "flash-attn": {"impl": Option(FLASH_ATTN_IMPLS, "fa2", "flash_attn (fa2), "
+                                  "flash_attn_interface (fa3), flash_attn.cute (fa4)")},
+    "sage-triton": {},
+    "sage2-sm80": {
+        "pv_accum": Option(("fp32", "fp16+fp32", "fp16"), "fp32", "PV accumulation"),
+        "qk_quant_gran": QK_GRAN,
+        "smooth_v": SMOOTH_V,
+    },
+    "sage2-sm89": {
+        "pv_accum": Option(("fp32+fp32", "fp32+fp16", "fp32"), "fp32+fp32", "PV accumulation"),
+        "qk_quant_gran": QK_GRAN,
+        "smooth_v": SMOOTH_V,
+    },
+    "sage2-sm90": {
+        "pv_accum": Option(("fp32+fp32",), "fp32+fp32", "the only one sm90 computes"),
+        "qk_quant_gran": QK_GRAN,
+    },
+    "sage2-auto": {},
+}
+
+# (backend, pv_accum values smooth_v applies to): SageAttention ignores smooth_v elsewhere with
+# a warning; here it is refused, so that a spec never names something that did not run
+SMOOTH_V_ACCUM = {"sage2-sm80": ("fp16",), "sage2-sm89": ("fp32",)}
+
+
+def _fmt(v: Any) -> str:
+    return "(unset)" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def validate_options(backend: str, options: dict[str, Any]) -> None:
+    """Raise ValueError (one line) for an option `backend` does not take or a value it does
+    not handle."""
+    table = OPTIONS.get(backend, {})
+    for key, value in options.items():
+        opt = table.get(key)
+        if opt is None:
+            known = ", ".join(table) or "none"
+            raise ValueError(f"{backend} has no option {key!r} (its options: {known})")
+        if key == "slowdown":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not 1.0 <= float(value) <= 10:
+                raise ValueError("slowdown (a test knob) applies to the reference backend, 1..10")
+            continue
+        if value not in opt.values or (isinstance(opt.default, bool)
+                                       and not isinstance(value, bool)):
+            allowed = ", ".join(_fmt(v) for v in opt.values if v is not None)
+            raise ValueError(f"{backend}: {key}={_fmt(value)} is not one of {allowed}")
+    if options.get("smooth_v") is True:
+        accum = options.get("pv_accum", table["pv_accum"].default)
+        if accum not in SMOOTH_V_ACCUM.get(backend, ()):
+            want = " or ".join(SMOOTH_V_ACCUM[backend])
+            raise ValueError(f"{backend}: smooth_v applies to pv_accum={want} only "
+                             f"(SageAttention ignores it with {accum})")
+
+
+# the module each flash implementation lives in (the packages' own names)
+FLASH_MODULES = {"fa2": "flash_attn", "fa3": "flash_attn_interface",
+                 "fa4": "flash_attn.cute.interface"}
+
+
+def needed_module(backend: str, options: dict[str, Any]) -> str | None:
+    """The optional package a baseline needs, or None."""
+    if backend == "sdpa" and options.get("backend") in SDPA_FLASH_IMPLS:
+        return FLASH_MODULES[options["backend"]]
+    if backend == "flash-attn":
+        return FLASH_MODULES[option(backend, options, "impl")]
+    return None
+
+
+def missing_module(backend: str, options: dict[str, Any]) -> str | None:
+    """Why a baseline cannot run here, found without importing anything (torch included): its
+    package is not installed. None when it is (the runner still reports a failing import)."""
+    import importlib.util
+    from pathlib import Path
+
+    name = needed_module(backend, options)
+    if name is None:
+        return None
+    top, _, rest = name.partition(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        spec = None
+    found = spec is not None
+    if found and rest and spec is not None:  # a submodule: look for its file, importing nothing
+        roots = [Path(p) for p in spec.submodule_search_locations or []]
+        sub = Path(*rest.split("."))
+        found = any((r / sub).with_suffix(".py").is_file() or (r / sub).is_dir() for r in roots)
+    if found:
+        return None
+    what = _spec_text(backend, options)
+    return (f"{what} needs the Python module {name}, which is not installed here "
+            "(`sagetui doctor` lists the baselines and why each does or does not run)")
+
+
+def _spec_text(backend: str, options: dict[str, Any]) -> str:
+    opts = ",".join(f"{k}={_fmt(v)}" for k, v in options.items())
+    return backend + (f"[{opts}]" if opts else "")
+
+
+def option(backend: str, options: dict[str, Any], key: str) -> Any:
+    """An option's value, or its default."""
+    return options.get(key, OPTIONS[backend][key].default)
+
+
+__all__ = ["FLASH_ATTN_IMPLS", "FLASH_MODULES", "OPTIONS", "SDPA_FLASH_IMPLS", "SDPA_PINNED",
+           "missing_module", "needed_module", "option", "validate_options"]

@@ -1,0 +1,102 @@
+"""Accuracy against fp32 attention of the same inputs, outside the timed regions.
+
+The exact reference is computed once per run on the inputs' device, one query head and one
+block of query rows at a time (the score block stays under CHUNK_ELEMENTS floats: 1 GiB), with
+TF32 off, and kept in fp32; every variant's first output is then compared with it head by head,
+the sums accumulated in float64 (core.accuracy defines the metrics). At the reference shape
+(1 x 37,810 x 56 x 128) the reference is 1.1 GB and covers every row and head. When it would
+not fit in REFERENCE_BUDGET_BYTES, an evenly spaced subset of query heads is used, all rows of
+each, and the report names those heads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from sagetui.core import accuracy as acc
+
+from .backends.base import Inputs
+
+CHUNK_ELEMENTS = 1 << 28  # fp32 scores per block: 1 GiB
+REFERENCE_BUDGET_BYTES = 8 << 30
+
+
+def _hnd(x: torch.Tensor, layout: str) -> torch.Tensor:
+    return x.transpose(1, 2) if layout == "NHD" else x
+
+
+def plan_heads(h_q: int, bytes_per_head: int, budget: int = REFERENCE_BUDGET_BYTES) -> list[int]:
+    """Every query head when the reference fits in `budget`, else an evenly spaced subset."""
+    fit = max(1, budget // max(1, bytes_per_head))
+    if fit >= h_q:
+        return list(range(h_q))
+    step = h_q / fit
+    return sorted({int(i * step) for i in range(fit)})
+
+
+@contextlib.contextmanager
+def _full_fp32() -> Iterator[None]:
+    old = torch.backends.cuda.matmul.allow_tf32, torch.get_float32_matmul_precision()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old[0]
+        torch.set_float32_matmul_precision(old[1])
+
+
+class ExactReference:
+    """fp32 attention of `inputs` for `heads` (HND, [B, len(heads), N, D])."""
+
+    def __init__(self, inputs: Inputs) -> None:
+        q = _hnd(inputs.q, inputs.layout)
+        b, h_q, n_q, d = q.shape
+        self.heads = plan_heads(h_q, b * n_q * d * 4)
+        self.all_heads = len(self.heads) == h_q
+        self.out = self._compute(inputs)
+
+    def _compute(self, inputs: Inputs) -> torch.Tensor:
+        q, k, v = (_hnd(t, inputs.layout) for t in (inputs.q, inputs.k, inputs.v))
+        b, h_q, n_q, d = q.shape
+        n_kv, group = k.shape[2], h_q // k.shape[1]
+        out = torch.empty((b, len(self.heads), n_q, d), dtype=torch.float32, device=q.device)
+        rows = max(1, CHUNK_ELEMENTS // max(1, b * n_kv))
+        with _full_fp32():
+            for i, h in enumerate(self.heads):
+                kh, vh = k[:, h // group].float(), v[:, h // group].float()
+                for r0 in range(0, n_q, rows):
+                    qs = q[:, h, r0:r0 + rows].float()
+                    s = torch.matmul(qs, kh.transpose(-1, -2)) * inputs.sm_scale
+                    if inputs.causal:  # top-left aligned, as SageAttention and the reference
+                        idx = torch.arange(r0, r0 + qs.shape[1], device=q.device)
+                        cols = torch.arange(n_kv, device=q.device)
+                        s.masked_fill_(cols[None, :] > idx[:, None], float("-inf"))
+                    out[:, i, r0:r0 + rows] = torch.matmul(torch.softmax(s, dim=-1), vh)
+                    del s
+        return out
+
+    def compare(self, output: torch.Tensor, layout: str) -> dict[str, Any]:
+        """The metrics of `output` (in `layout`) against this reference, head by head."""
+        o = _hnd(output, layout)
+        sums = dict.fromkeys(acc.SUMS, 0.0)
+        max_abs = 0.0
+        for i, h in enumerate(self.heads):
+            oh, rh = o[:, h].float(), self.out[:, i]
+            diff = oh - rh
+            parts = {"dot": (oh * rh).sum(), "out_sq": (oh * oh).sum(), "ref_sq": (rh * rh).sum(),
+                     "abs_diff": diff.abs().sum(), "ref_abs": rh.abs().sum(),
+                     "sq_diff": (diff * diff).sum()}
+            for key, value in parts.items():
+                sums[key] += float(value.double().item())
+            max_abs = max(max_abs, float(diff.abs().max().item()))
+        count = self.out.numel()
+        result: dict[str, Any] = acc.from_sums(sums, max_abs, count)
+        result.update(reference="fp32 attention of the same inputs (TF32 off)",
+                      rows="all", elements=count,
+                      heads="all" if self.all_heads else list(self.heads))
+        return result
