@@ -6,6 +6,7 @@ import argparse
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -102,11 +103,14 @@ def summary_table(report: Report) -> Table:
     return t
 
 
-def run_session(config: RunConfig, args: argparse.Namespace,
-                console: Console) -> tuple[Report, Path | None]:
-    """Run to the end (or to a signal); the report, and the recovery file if it holds it."""
+def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *,
+                make_session: Callable[..., Session] = Session,
+                progress: type[Progress] = Progress) -> tuple[Report, Path | None]:
+    """Run to the end (or to a signal); the report, and the recovery file if it holds it.
+    `make_session(config, on_event=, recovery_path=)`: a Session, or a SweepSession."""
     recovery = recovery_file(args)
-    session = Session(config, on_event=Progress(console, args.quiet), recovery_path=recovery)
+    session = make_session(config, on_event=progress(console, args.quiet),
+                           recovery_path=recovery)
     result: dict[str, Any] = {}
 
     def work() -> None:

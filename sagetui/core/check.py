@@ -5,7 +5,7 @@ geometry and their sweep points; overall summaries from per-round summaries (cou
 min, max) and, where raw samples are kept, every summary from the samples; the speedup percent
 from the p50s; the byte-exact flags from the hashes; the decomposition check's consistency; and,
 for summaries of at most 10 samples, the linear-interpolation link between p90, p95, p99 and max
-(they all fall between the two largest samples).
+(they all fall between the two largest samples). A sweep block is checked in core/sweep_check.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from . import scheduler as geo
 from .config import MAX_HEAD_DIM
 from .report import Report, Summary
 from .stats import merge_round_summaries, speedup_percent, summarize
+from .sweep_check import check_sweep
 
 REL_TOL = 1e-9
 MAX_CAUSAL_CTAS = 10**6  # q CTAs per head beyond which the causal K-iteration sums are skipped
@@ -227,6 +228,7 @@ def check_report(report: Report) -> list[Mismatch]:
                  "equal outputs have equal checksums")
 
     _check_variants(c, report)
+    check_sweep(c, report)
     return c.out
 
 

@@ -25,7 +25,8 @@ from pydantic import (
 
 from .samples import RoundSeries, Samples
 
-SCHEMA_VERSION = 1
+# 2: the `sweep` block (issue 14)
+SCHEMA_VERSION = 2
 
 Seconds = Annotated[float, Field(gt=0, le=1e6, description="seconds")]
 Count = Annotated[int, Field(ge=0, le=10**9)]
@@ -269,11 +270,14 @@ class Report(Model):
     samples: SamplesField | None = None  # raw per-iteration seconds (see SamplesField)
     faults: list[Fault] | None = None
     achieved: dict[str, float | None] | None = None
+    sweep: Sweep | None = None  # `sagetui sweep` (core/sweep_model.py)
 
     @model_validator(mode="after")
     def _has_measurements(self) -> Report:
-        if self.phase_timings is None and self.variants is None and self.tail_study is None:
-            raise ValueError("a report needs at least one of phase_timings, variants, tail_study")
+        if (self.phase_timings is None and self.variants is None and self.tail_study is None
+                and self.sweep is None):
+            raise ValueError("a report needs at least one of phase_timings, variants, "
+                             "tail_study, sweep")
         if self.schema_version is not None and self.schema_version > SCHEMA_VERSION:
             raise ValueError(f"schema_version {self.schema_version} is newer than this sagetui "
                              f"reads ({SCHEMA_VERSION}); upgrade sagetui")
@@ -297,3 +301,9 @@ class Report(Model):
 
     def variant(self, name: str) -> Variant | None:
         return next((v for v in self.variants or [] if v.name == name), None)
+
+
+# last: sweep_model builds on the models above
+from .sweep_model import Sweep  # noqa: E402
+
+Report.model_rebuild()

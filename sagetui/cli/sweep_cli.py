@@ -1,0 +1,159 @@
+"""`sagetui sweep`: TOPS against sequence length per backend, points streaming in."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from sagetui.core import axes as ax
+from sagetui.core.io import atomic_write_text
+from sagetui.core.report import Report
+from sagetui.core.sweep import Axes, plan
+from sagetui.core.sweep_model import SweepPoint
+from sagetui.session.session import SessionEvent
+from sagetui.session.sweep import SweepSession
+
+from .errors import UsageError, stdout_console
+from .options import SHAPE_OPTIONS, _one_line, check_outputs, config_from_args
+from .run import Progress, _say, report_write_failures, run_session, write_outputs
+
+
+def add_axes(g: argparse._ArgumentGroup) -> None:
+    g.add_argument("--q-len", metavar="LENS", default="1k",
+                   help="LO..HI (doubling: 1k..32k) or a comma list; 1k = 1024 (default 1k)")
+    g.add_argument("--kv-len", metavar="LENS", help="the same forms (default: each q_len)")
+    g.add_argument("--head-dim", metavar="DIMS", default="128", help="comma list (128)")
+    g.add_argument("--causal", default="off", metavar="off|on|both",
+                   help="causal mask: off (default), on, or both")
+    g.add_argument("--tokens", type=int, metavar="N",
+                   help="keep batch x q_len = N at every point (batch = N / q_len)")
+
+
+def axes_from_args(args: argparse.Namespace) -> Axes:
+    def axis(option: str, text: str | None) -> list[int] | None:
+        if text is None:
+            return None
+        try:
+            return ax.parse_axis(text)
+        except ValueError as exc:
+            raise UsageError(f"{option}: {exc}") from None
+
+    try:
+        causal = ax.parse_causal(args.causal)
+    except ValueError as exc:
+        raise UsageError(f"--causal: {exc}") from None
+    if args.tokens is not None and args.tokens < 1:
+        raise UsageError(f"--tokens: {args.tokens} must be at least 1")
+    if args.tokens is not None and args.batch is not None:
+        raise UsageError("--tokens sets the batch at every point: give --tokens or --batch")
+    return Axes(q_lens=axis("--q-len", args.q_len) or [], kv_lens=axis("--kv-len", args.kv_len),
+                head_dims=axis("--head-dim", args.head_dim) or [], causal=causal,
+                tokens=args.tokens)
+
+
+def sweep_config(args: argparse.Namespace):
+    """The base RunConfig (validated as `sagetui run` validates one) and every point's shape."""
+    if args.tail_study:
+        raise UsageError("--tail-study: a sweep has no tail study (run it with `sagetui run`)")
+    axes = axes_from_args(args)
+    first = copy.copy(args)  # the run options' checks, at the first point's values
+    first.q_len, first.head_dim, first.causal = axes.q_lens[0], axes.head_dims[0], False
+    first.kv_len = axes.kv_lens[0] if axes.kv_lens else None
+    if axes.tokens is not None:
+        first.batch = max(1, axes.tokens // axes.q_lens[0])
+    config = config_from_args(first)
+    try:
+        plan(config.shape, axes)
+    except ValidationError as exc:
+        raise UsageError(_one_line(exc, {**SHAPE_OPTIONS, "batch": "--tokens"})) from None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return config, axes
+
+
+class SweepProgress(Progress):
+    def _show(self, e: SessionEvent) -> None:
+        if e.kind == "point_start" and not self.quiet:
+            self.c.print(f"point {e.data['index'] + 1}/{e.data['total']}: "
+                         f"{escape(e.data['shape'])}")
+        elif e.kind == "point" and not self.quiet:
+            self.c.print(escape(point_line(e.data["point"])))
+        elif e.kind not in ("point_start", "point"):
+            super()._show(e)
+
+
+def point_line(p: SweepPoint) -> str:
+    if p.status == "failed":
+        return f"  failed: {p.error or 'every variant failed'}"
+    parts = []
+    for v in p.variants:
+        if v.status != "ok":
+            parts.append(f"{v.name} failed ({v.error})")
+        else:
+            parts.append(f"{v.name} {v.kernel_tops:.3g} TOPS kernel, {v.e2e_tops:.3g} e2e")
+    return "  " + "; ".join(parts)
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f} %"
+
+
+def sweep_table(report: Report) -> Table:
+    from sagetui.core.sweep_export import accuracy_text, p50_text
+
+    sw = report.sweep
+    assert sw is not None
+    t = Table(title=f"sagetui sweep: {report.status}, {len(sw.points)} points, "
+                    f"{sw.rounds} rounds x {sw.iterations} iterations")
+    for col in ("point", "backend", "p50 ms ± CI", "kernel TOPS", "e2e TOPS", "share of peak",
+                "accuracy"):
+        t.add_column(col, justify="left" if col in ("point", "backend", "accuracy") else "right")
+    for p in sw.points:
+        label = f"{p.x} {p.group}"
+        if not p.variants:
+            t.add_row(label, "-", f"failed: {p.error}", "", "", "", "")
+        for v in p.variants:
+            if v.status != "ok":
+                t.add_row(label, v.name, f"failed: {v.error}", "", "", "", "")
+                continue
+            t.add_row(label, v.name, p50_text(v), f"{v.kernel_tops:.3f}", f"{v.e2e_tops:.3f}",
+                      _pct(v.kernel_share_of_peak), accuracy_text(v.accuracy))
+    return t
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    config, axes = sweep_config(args)
+    check_outputs(args, ("json", "csv", "markdown", "svg"))
+    err = Console(stderr=True, soft_wrap=True)
+    err.print(f"sweep: {len(plan(config.shape, axes))} points x "
+              f"{len(config.variants)} variants")
+    report, recovery = run_session(
+        config, args, err, make_session=lambda cfg, **kw: SweepSession(cfg, axes, **kw),
+        progress=SweepProgress)
+    out = stdout_console()
+    _say(out, sweep_table(report))
+    assert report.sweep is not None
+    for x in report.sweep.crossovers:
+        _say(out, escape(f"crossover ({x.group}): {x.after} overtakes {x.before} at "
+                         f"{report.sweep.x_axis} ~ {x.x:.0f} (between {x.x_low} and "
+                         f"{x.x_high})"))
+    if report.sweep.largest_fit:
+        _say(out, escape(report.sweep.largest_fit.note))
+    failed = write_outputs(report, args, err)
+    if args.svg:
+        from sagetui.core.sweep_export import to_svg
+
+        try:
+            atomic_write_text(args.svg, to_svg(report), overwrite=True)
+            _say(err, f"wrote {escape(args.svg)}")
+        except OSError as exc:
+            failed.append(f"{args.svg}: {exc.strerror or exc}")
+    if failed:
+        report_write_failures(failed, recovery, err)
+        return 1
+    return 0 if report.status == "complete" and not report.faults else 1
