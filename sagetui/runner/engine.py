@@ -18,7 +18,7 @@ from sagetui.core.status import StatusBoard
 
 from .backends import backend_class
 from .backends.base import Backend, Inputs, NullClock, VariantLoadError
-from .faults import maybe_inject
+from .faults import maybe_inject, maybe_inject_setup
 from .inputs import build_inputs, checksum, tensor_sha256
 from .timing import CpuClock, CudaEventClock, gate_stream
 
@@ -112,6 +112,7 @@ class Engine:
             torch.cuda.set_device(torch.device(self.device).index)
         for spec in self.config.variants:
             self._load(spec)
+        maybe_inject_setup(self.config.shape.q_len)
         self.inputs = build_inputs(self.config, self.device)
         i = self.inputs
         ready: dict[str, Any] = {"input_sha256": tensor_sha256(i.q, i.k, i.v),

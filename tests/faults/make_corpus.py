@@ -103,7 +103,7 @@ TEXT: dict[str, str] = {
     "unknown_field_escape_codes.json": doc(setp(["variants", 0, "\x1b[2J\x1b]0;pwned\x07\nx"],
                                                 1)),
     # versions
-    "newer_schema_version.json": doc(setp(["schema_version"], 2)),
+    "newer_schema_version.json": doc(setp(["schema_version"], 99)),
     "schema_version_zero.json": doc(setp(["schema_version"], 0)),
     "schema_version_string.json": doc(setp(["schema_version"], "1")),
 }
