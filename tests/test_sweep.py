@@ -255,3 +255,17 @@ def test_a_failing_variant_is_shown_failed_at_each_point(cli, tmp_path):
         assert "injected" in p.variants[1].error
     assert "b failed" in out.stderr
     assert cli("check", "s.json").returncode == 0
+
+
+def test_svg_marks_a_crossover(sweep_report):
+    from sagetui.core.sweep_export import to_svg
+    from sagetui.core.sweep_model import Crossover
+
+    data = sweep_report.to_json_dict()  # b made faster than a at 256: the lines cross
+    pts = data["sweep"]["points"]
+    pts[1]["variants"][1]["kernel_tops"] = 10 * pts[1]["variants"][0]["kernel_tops"]
+    edited = Report.model_validate(data)
+    (x,) = sw.crossovers(sw.series_of(edited.sweep.points))
+    assert (x["before"], x["after"], x["x_low"], x["x_high"]) == ("a", "b", 128, 256)
+    edited.sweep.crossovers = [Crossover(**x)]
+    assert "b &gt; a" in to_svg(edited)

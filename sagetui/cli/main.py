@@ -115,6 +115,10 @@ def build_parser() -> Parser:
     _add_run_options(sw, sweep=True)
     _add_outputs(sw)
     sw.add_argument("--svg", metavar="PATH", help="the TOPS plot as an SVG line chart")
+    sw.add_argument("--console", action="store_true",
+                    help="run it in the console's Sweep tab (r starts it), points streaming in")
+    sw.add_argument("--no-mouse", action="store_true", help=argparse.SUPPRESS)
+    sw.add_argument("--theme", help=argparse.SUPPRESS)
     sw.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
 
     sub.add_parser("schema", help="print the report's JSON Schema")

@@ -73,6 +73,8 @@ def sweep_table(report: Report) -> Table:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     config, axes = sweep_config(args)
+    if args.console:
+        return _console(args, config, axes)
     check_outputs(args, ("json", "csv", "markdown", "svg"))
     err = Console(stderr=True, soft_wrap=True)
     err.print(f"sweep: {len(plan(config.shape, axes))} points x "
@@ -102,3 +104,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         report_write_failures(failed, recovery, err)
         return 1
     return 0 if report.status == "complete" and not report.faults else 1
+
+
+def _console(args: argparse.Namespace, config, axes) -> int:
+    """The console with its runs made sweeps: the Sweep tab shows the points as they finish;
+    its exports (e c m) write the sweep report, CSV and Markdown."""
+    from sagetui.tui.app import SageTUI
+
+    from .options import recovery_file
+
+    app = SageTUI(config=config, refresh_hz=getattr(args, "refresh", 2.0),
+                  theme_name=args.theme, recovery_path=recovery_file(args))
+    app.sweep_axes = axes
+    app.run(mouse=not args.no_mouse)
+    return app.return_code or 0

@@ -49,7 +49,8 @@ def plan(base: Shape, axes: Axes) -> list[Shape]:
     shapes = []
     for d in axes.head_dims:
         for causal in axes.causal:
-            for kv in axes.kv_lens or [None]:
+            kvs: list[int | None] = [*axes.kv_lens] if axes.kv_lens else [None]
+            for kv in kvs:
                 for q in axes.q_lens:
                     batch = base.batch
                     if axes.tokens is not None:

@@ -26,7 +26,8 @@ def variant_point(v: Variant, rep: Report, shape_ops: float, baseline: str | Non
     if entry["status"] != "ok":
         return entry
     assert v.timing is not None
-    samples = {p: s.tolist() for p, s in (rep.samples or {}).get(v.name, {}).items()}
+    kept: dict[str, Any] = dict((rep.samples or {}).get(v.name, {}))  # RoundSeries each
+    samples = {p: s.tolist() for p, s in kept.items()}
     phase = sw.kernel_phase(list(v.phase_timings or {}))
     kernel = v.timing if phase == "total" else (v.phase_timings or {})[phase]
     entry.update(kernel_phase=phase, timing=v.timing.model_dump(), kernel=kernel.model_dump(),

@@ -183,16 +183,17 @@ def to_svg(report: Report, metric: str = "kernel_tops", width: int = 760,
                        f'{escape(name)} · {escape(group)}</text>')
             legend_y += 18
     by = {(grp, n): dict(line) for grp, lines in series.items() for n, line in lines.items()}
-    for x in sw.crossovers:
-        if x.metric != metric:
+    for cx in sw.crossovers:
+        if cx.metric != metric:
             continue
-        a = by.get((x.group, x.before), {})
-        if x.x_low in a and x.x_high in a:  # the crossing lies on both lines: take `before`'s
-            w = (math.log2(x.x) - math.log2(x.x_low)) / (math.log2(x.x_high) - math.log2(x.x_low))
-            y = a[x.x_low] + w * (a[x.x_high] - a[x.x_low])
-            out.append(f'<circle cx="{px(x.x):.1f}" cy="{py(y):.1f}" r="6" fill="none" '
+        a = by.get((cx.group, cx.before), {})
+        if cx.x_low in a and cx.x_high in a:  # the crossing lies on both lines: take `before`'s
+            lo, hi = math.log2(cx.x_low), math.log2(cx.x_high)
+            w = (math.log2(cx.x) - lo) / (hi - lo)
+            y = a[cx.x_low] + w * (a[cx.x_high] - a[cx.x_low])
+            out.append(f'<circle cx="{px(cx.x):.1f}" cy="{py(y):.1f}" r="6" fill="none" '
                        f'stroke="black" stroke-width="1.5"/>')
-            out.append(f'<text x="{px(x.x):.1f}" y="{py(y) - 10:.1f}" text-anchor="middle" '
-                       f'font-size="11">{escape(x.after)} &gt; {escape(x.before)}</text>')
+            out.append(f'<text x="{px(cx.x):.1f}" y="{py(y) - 10:.1f}" text-anchor="middle" '
+                       f'font-size="11">{escape(cx.after)} &gt; {escape(cx.before)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
