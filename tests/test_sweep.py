@@ -148,8 +148,6 @@ def test_sweep_points_interleave_variants_and_pass_check(sweep_report):
      "$.sweep.points[3].variants[0].kernel.p50_s"),
     (["points", 3, "x"], 4096, "$.sweep.points[3].x"),
     (["points", 1, "scheduler", "grid_ctas"], 5, "$.sweep.points[1].scheduler.grid_ctas"),
-    (["crossovers"], [{"group": "D64 causal", "before": "a", "after": "b", "x_low": 128,
-                       "x_high": 256, "x": 180.0}], "$.sweep.crossovers"),
 ])
 def test_check_names_every_edited_number(sweep_report, where, value, path):
     data = sweep_report.to_json_dict()
@@ -159,6 +157,15 @@ def test_check_names_every_edited_number(sweep_report, where, value, path):
     node[where[-1]] = value
     found = [m.path for m in check_report(Report.model_validate(data))]
     assert path in found, found
+
+
+def test_check_recomputes_the_crossovers(sweep_report):
+    data = sweep_report.to_json_dict()
+    fake = {"group": "D64 causal", "before": "a", "after": "b", "x_low": 128, "x_high": 256,
+            "x": 180.0}  # one more (or one other) than the points' lines give
+    data["sweep"]["crossovers"] = [*data["sweep"].get("crossovers", []), fake]
+    found = [m.path for m in check_report(Report.model_validate(data))]
+    assert "$.sweep.crossovers" in found, found
 
 
 def test_exports_csv_markdown_svg(sweep_report):
@@ -261,11 +268,13 @@ def test_svg_marks_a_crossover(sweep_report):
     from sagetui.core.sweep_export import to_svg
     from sagetui.core.sweep_model import Crossover
 
-    data = sweep_report.to_json_dict()  # b made faster than a at 256: the lines cross
+    data = sweep_report.to_json_dict()  # a faster at 128, b at 256: the lines cross
     pts = data["sweep"]["points"]
+    pts[0]["variants"][1]["kernel_tops"] = 0.1 * pts[0]["variants"][0]["kernel_tops"]
     pts[1]["variants"][1]["kernel_tops"] = 10 * pts[1]["variants"][0]["kernel_tops"]
     edited = Report.model_validate(data)
-    (x,) = sw.crossovers(sw.series_of(edited.sweep.points))
+    found = sw.crossovers(sw.series_of(edited.sweep.points))
+    (x,) = [c for c in found if c["group"] == "D64 non-causal"]
     assert (x["before"], x["after"], x["x_low"], x["x_high"]) == ("a", "b", 128, 256)
     edited.sweep.crossovers = [Crossover(**x)]
     assert "b &gt; a" in to_svg(edited)
