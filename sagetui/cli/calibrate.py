@@ -59,7 +59,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         stdout_console().print(f"removed {len(gone)} calibration{'s' * (len(gone) != 1)}",
                                highlight=False)
         return 0
-    from .run import report_write_failures, run_session, summary_table, write_outputs
+    from .run import print_summary, report_write_failures, run_session, write_outputs
 
     config = config_from_args(args)
     check_outputs(args)
@@ -79,7 +79,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     config = cal.aa_config(config)
     report, recovery = run_session(config, args, err)
     threshold, line = cal.conclude(config, report)
-    stdout_console().print(summary_table(report))
+    print_summary(report)
     (stdout_console() if threshold else err).print(escape(line), highlight=False)
     failed = write_outputs(report, args, err)
     if failed:

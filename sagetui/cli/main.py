@@ -16,7 +16,8 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _add_run_options(p: argparse.ArgumentParser) -> None:
+def _add_run_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
+    """The options of a run; `sweep`: lengths, head dim and causal are axes (sweep_cli.py)."""
     g = p.add_argument_group("what to run")
     g.add_argument("--backend", action="append", metavar="NAME",
                    help="backend to run (repeatable): reference, sdpa, flash-attn, sage-triton, "
@@ -34,12 +35,17 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     s.add_argument("--batch", type=int)
     s.add_argument("--heads", type=int, help="query heads")
     s.add_argument("--kv-heads", type=int, help="key/value heads (GQA; default: --heads)")
-    s.add_argument("--q-len", type=int)
-    s.add_argument("--kv-len", type=int, help="default: --q-len")
-    s.add_argument("--head-dim", type=int, help="at most 128; others pad to 64 or 128")
+    if sweep:
+        from .sweep_options import add_axes
+
+        add_axes(s)
+    else:
+        s.add_argument("--q-len", type=int)
+        s.add_argument("--kv-len", type=int, help="default: --q-len")
+        s.add_argument("--head-dim", type=int, help="at most 128; others pad to 64 or 128")
+        s.add_argument("--causal", action="store_true")
     s.add_argument("--dtype", choices=["fp16", "bf16"])
     s.add_argument("--layout", choices=["NHD", "HND"])
-    s.add_argument("--causal", action="store_true")
     s.add_argument("--inputs", metavar="FILE", help="real q/k/v: .safetensors, .npz, .npy "
                    "(stacked [3,...]) or .pt (loaded with weights_only)")
     s.add_argument("--metadata", action="append", metavar="KEY=VALUE",
@@ -127,6 +133,17 @@ def build_parser() -> Parser:
                         "are gone (repeatable), e.g. a SageAttention checkout's csrc")
     g.add_argument("--keep", metavar="DIR", help="keep ncu's report, logs and listings in DIR")
 
+    sw = sub.add_parser("sweep", help="TOPS against sequence length (and head dim, causal) "
+                        "per backend: kernel-only and end to end")
+    _add_run_options(sw, sweep=True)
+    _add_outputs(sw)
+    sw.add_argument("--svg", metavar="PATH", help="the TOPS plot as an SVG line chart")
+    sw.add_argument("--console", action="store_true",
+                    help="run it in the console's Sweep tab (r starts it), points streaming in")
+    sw.add_argument("--no-mouse", action="store_true", help=argparse.SUPPRESS)
+    sw.add_argument("--theme", help=argparse.SUPPRESS)
+    sw.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
+
     sub.add_parser("schema", help="print the report's JSON Schema")
     return p
 
@@ -148,6 +165,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .run import cmd_run
 
             return cmd_run(args)
+        if args.command == "sweep":
+            from .sweep_cli import cmd_sweep
+
+            return cmd_sweep(args)
         if args.command == "calibrate":
             from .calibrate import cmd_calibrate
 

@@ -6,7 +6,7 @@ min, max) and, where raw samples are kept, every summary from the samples; the s
 from the p50s; the byte-exact flags from the hashes; the decomposition check's consistency; and,
 for summaries of at most 10 samples, the linear-interpolation link between p90, p95, p99 and max
 (they all fall between the two largest samples); accuracy ranges and the share of peak
-(check_kernels.py).
+(check_kernels.py). A sweep block is checked in core/sweep_check.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .config import MAX_HEAD_DIM
 from .profile.check import check_profiles
 from .report import Report, Summary
 from .stats import merge_round_summaries, speedup_percent, summarize
+from .sweep_check import check_sweep
 
 REL_TOL = 1e-9
 MAX_CAUSAL_CTAS = 10**6  # q CTAs per head beyond which the causal K-iteration sums are skipped
@@ -235,6 +236,7 @@ def check_report(report: Report) -> list[Mismatch]:
     _check_variants(c, report)
     check_profiles(report.mainloop_profiles or [], c.eq)
     check_kernel_fields(c, report)
+    check_sweep(c, report)
     return c.out
 
 

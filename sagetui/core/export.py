@@ -14,7 +14,12 @@ from .report import Report, Variant
 
 
 def to_csv(report: Report) -> str:
-    """One row per sample: variant, phase, round, iteration, seconds."""
+    """One row per sample: variant, phase, round, iteration, seconds (a sweep: one row per
+    point and variant, core/sweep_export.py)."""
+    if report.sweep is not None:
+        from .sweep_export import to_csv as sweep_csv
+
+        return sweep_csv(report)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["variant", "phase", "round", "iteration", "seconds"])
@@ -56,6 +61,10 @@ def ms(s: float | None) -> str:
 
 
 def to_markdown(report: Report, title: str = "sagetui report") -> str:
+    if report.sweep is not None:
+        from .sweep_export import to_markdown as sweep_markdown
+
+        return sweep_markdown(report)
     lines = [f"## {title}", ""]
     if report.q_shape:
         lines.append(f"- q shape `{report.q_shape}`"

@@ -6,11 +6,12 @@ stray print in a kernel build cannot corrupt the stream). The runner's stderr is
 session for diagnostics: its last lines go into every fault the user sees.
 
 Commands (session -> runner), each {"cmd": NAME, ...}:
-  setup      {config: RunConfig as JSON}          build inputs, load every variant
+  setup      {config: RunConfig as JSON}          build inputs, load every variant (a second
+                                                  setup drops the first's inputs: a sweep's
+                                                  points, the tail study's rows)
   warmup     {variant, calls}                     uncounted calls (JIT, autotune, allocator)
   block      {variant, round, half, iterations}   timed iterations, streamed
   decompose  {variant}                            decomposed output vs the public API
-  tail       {variant, iterations}                the tail study for one variant
   cancel     {}                                   stop the current block between iterations
   quit       {}                                   exit cleanly
 
@@ -29,8 +30,6 @@ Events (runner -> session), each {"event": NAME, ...}:
                 accuracy_error?, sdpa_backend?, sdpa_backend_method?}
   decomposition {variant, equal, max_abs, mean_abs, decomposed_sha256, public_sha256,
                  manual_checksum, reference_checksum} or {variant, skipped: reason}
-  tail_row     {variant, sweep, q_len, kv_len, mainloop: [seconds...], phase, checksum}
-  tail_done    {variant}
   phase        {variant, phase}     the leaf about to run, when a block starts (for faults)
   error        {kind, message, variant?, phase?, fatal: bool, traceback?}
   bye          {}
@@ -43,9 +42,9 @@ from typing import Any
 
 PROTOCOL_VERSION = 1
 
-COMMANDS = frozenset({"setup", "warmup", "block", "decompose", "tail", "cancel", "quit"})
+COMMANDS = frozenset({"setup", "warmup", "block", "decompose", "cancel", "quit"})
 EVENTS = frozenset({"hello", "variant", "ready", "warmup_done", "iteration", "block_done",
-                    "decomposition", "tail_row", "tail_done", "phase", "error", "bye"})
+                    "decomposition", "phase", "error", "bye"})
 
 
 class ProtocolError(ValueError):

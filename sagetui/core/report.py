@@ -26,7 +26,8 @@ from pydantic import (
 from .profile.model import MainloopProfile
 from .samples import RoundSeries, Samples
 
-# 2: mainloop_profiles (inside the fused main loop, from ncu; core/profile/model.py)
+# 2: mainloop_profiles (core/profile/model.py), the `sweep` block (core/sweep_model.py),
+#    accuracy, provenance and peaks per variant
 SCHEMA_VERSION = 2
 
 Seconds = Annotated[float, Field(gt=0, le=1e6, description="seconds")]
@@ -323,13 +324,14 @@ class Report(Model):
     achieved: dict[str, float | None] | None = None
     # per profiled variant: shares of sampled warp time inside the main loop (sagetui profile)
     mainloop_profiles: list[MainloopProfile] | None = None
+    sweep: Sweep | None = None  # `sagetui sweep` (core/sweep_model.py)
 
     @model_validator(mode="after")
     def _has_measurements(self) -> Report:
         if (self.phase_timings is None and self.variants is None and self.tail_study is None
-                and self.mainloop_profiles is None):
+                and self.mainloop_profiles is None and self.sweep is None):
             raise ValueError("a report needs at least one of phase_timings, variants, "
-                             "tail_study, mainloop_profiles")
+                             "tail_study, mainloop_profiles, sweep")
         if self.schema_version is not None and self.schema_version > SCHEMA_VERSION:
             raise ValueError(f"schema_version {self.schema_version} is newer than this sagetui "
                              f"reads ({SCHEMA_VERSION}); upgrade sagetui")
@@ -353,3 +355,9 @@ class Report(Model):
 
     def variant(self, name: str) -> Variant | None:
         return next((v for v in self.variants or [] if v.name == name), None)
+
+
+# last: sweep_model builds on the models above
+from .sweep_model import Sweep  # noqa: E402
+
+Report.model_rebuild()

@@ -1,4 +1,4 @@
-"""The runner's engine: inputs, loaded variants, timed blocks, correctness checks, tail study.
+"""The runner's engine: inputs, loaded variants, timed blocks, correctness checks.
 
 Everything here runs in the runner process; results leave as protocol events through `emit`.
 """
@@ -19,7 +19,7 @@ from sagetui.core.status import StatusBoard
 from .accuracy import ExactReference
 from .backends import backend_class
 from .backends.base import Backend, Inputs, NullClock, VariantLoadError
-from .faults import maybe_inject
+from .faults import maybe_inject, maybe_inject_setup
 from .inputs import build_inputs, checksum, tensor_sha256
 from .provenance import provenance
 from .timing import CpuClock, CudaEventClock, gate_stream
@@ -117,6 +117,7 @@ class Engine:
             torch.cuda.set_device(torch.device(self.device).index)
         for spec in self.config.variants:
             self._load(spec)
+        maybe_inject_setup(self.config.shape.q_len)
         self.inputs = build_inputs(self.config, self.device)
         i = self.inputs
         ready: dict[str, Any] = {"input_sha256": tensor_sha256(i.q, i.k, i.v),
@@ -328,40 +329,3 @@ class Engine:
                   mean_abs=float(d.mean().item()), decomposed_sha256=tensor_sha256(dec),
                   public_sha256=tensor_sha256(pub), manual_checksum=checksum(dec),
                   reference_checksum=checksum(pub))
-
-    def tail(self, variant: str, iterations: int) -> None:
-        be = self._backend(variant)
-        s = self.config.shape
-        kernel = be.kernel or "sm89"
-        leaves = be.leaves()
-        phase = "fused_mainloop" if "fused_mainloop" in leaves else "total"
-        full = self.inputs
-        assert full is not None
-        seq_q = 1 if s.layout == "NHD" else 2
-        for sweep, q_len, kv_len in geo.tail_plan(kernel, s.q_len, s.n_kv_len):
-            if self.cancel.is_set():
-                break
-            sub = Inputs(q=full.q.narrow(seq_q, 0, q_len).contiguous(),
-                         k=full.k.narrow(seq_q, 0, kv_len).contiguous(),
-                         v=full.v.narrow(seq_q, 0, kv_len).contiguous(),
-                         layout=full.layout, causal=full.causal, sm_scale=full.sm_scale)
-            self.board.variant, self.board.round = variant, -1
-            be.run(sub, NullClock())  # warm this shape (JIT / autotune)
-            self._sync()
-            times: list[float] = []
-            out = None
-            for i in range(iterations):
-                self.board.iteration = i
-                if self.is_gpu:
-                    clk: Any = CudaEventClock(leaves, torch)
-                    out = be.run(sub, TrackingClock(clk, leaves, self.board))
-                    self._sync()
-                else:
-                    clk = CpuClock(leaves)
-                    out = be.run(sub, TrackingClock(clk, leaves, self.board))
-                r = clk.result()
-                times.append(r[phase] if phase != "total" else sum(r.values()))
-            self.emit("tail_row", variant=variant, sweep=sweep, q_len=q_len, kv_len=kv_len,
-                      mainloop=times, phase=phase,
-                      checksum=checksum(out) if out is not None else 0.0)
-        self.emit("tail_done", variant=variant)

@@ -1,8 +1,9 @@
 """Test-only fault injection: CUDA errors and out-of-memory cannot happen on a CPU runner, so
 the fault tests ask for them through SAGETUI_INJECT_FAULT=KIND@VARIANT[:ROUND], KIND one of
 oom, cuda, exception, exit. The injected fault is raised at the start of that variant's block
-(in that round, or any), exactly where a real one would surface. Signals and hangs need no
-injection: the tests send real SIGKILL / SIGSTOP to the runner.
+(in that round, or any), exactly where a real one would surface. `oom@setup:N` makes every
+setup at q_len >= N run out of memory while building its inputs (a sweep's large points).
+Signals and hangs need no injection: the tests send real SIGKILL / SIGSTOP to the runner.
 """
 
 from __future__ import annotations
@@ -40,3 +41,14 @@ def maybe_inject(variant: str, round_: int) -> None:
         raise ValueError("kernel failed (injected by SAGETUI_INJECT_FAULT)")
     if kind == "exit":
         os._exit(7)
+
+
+def maybe_inject_setup(q_len: int) -> None:
+    spec = _parse()
+    if spec is None or spec[1] != "setup" or spec[2] is None or q_len < spec[2]:
+        return
+    if spec[0] == "oom":
+        import torch
+
+        raise torch.OutOfMemoryError(f"CUDA out of memory building inputs at q_len {q_len} "
+                                     "(injected by SAGETUI_INJECT_FAULT)")

@@ -112,12 +112,9 @@ def main() -> int:
         cancel.clear()
         try:
             if cmd == "setup":
-                from .engine import Engine
-
-                engine = None
-                fresh = Engine(RunConfig.model_validate(msg["config"]), emit, board, cancel)
-                fresh.setup()
-                engine = fresh
+                engine = None  # the last point's inputs and outputs go before the next's come
+                free_memory()
+                engine = new_engine(RunConfig.model_validate(msg["config"]), emit, board, cancel)
             elif engine is None:
                 emit("error", kind="protocol", message=f"{cmd} before setup", fatal=False)
             elif cmd == "warmup":
@@ -127,13 +124,33 @@ def main() -> int:
                              int(msg["iterations"]))
             elif cmd == "decompose":
                 engine.decompose(msg["variant"])
-            elif cmd == "tail":
-                engine.tail(msg["variant"], int(msg["iterations"]))
         except Exception as exc:
             emit("error", **describe(exc, board, msg))
             if _poisoned(exc):
                 emit("bye")
                 return 3
+
+
+def new_engine(config: RunConfig, emit: Any, board: StatusBoard, cancel: threading.Event):
+    """A set-up Engine for `config` (its inputs built, its variants loaded)."""
+    from .engine import Engine
+
+    fresh = Engine(config, emit, board, cancel)
+    fresh.setup()
+    return fresh
+
+
+def free_memory() -> None:
+    """Release what a dropped Engine held: a sweep's setups follow one another in this
+    process, and a point's inputs must be gone before the next point's are made (cycles, e.g.
+    a traceback kept by a failed setup, are collected; CUDA's cached blocks are returned)."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
 
 
 def _poisoned(exc: BaseException) -> bool:

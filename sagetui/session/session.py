@@ -59,6 +59,14 @@ class NotRunnable(Exception):
     the run stops before any setup, and no report is made."""
 
 
+class SetupFailed(RuntimeError):
+    """The runner's error event in answer to a setup (kind "oom", "exception"...)."""
+
+    def __init__(self, event: dict[str, Any]) -> None:
+        super().__init__(f"runner setup failed: {event.get('message')}")
+        self.event = event
+
+
 class RunnerFault(Exception):
     def __init__(self, gone: RunnerGone) -> None:
         super().__init__(gone.message)
@@ -138,16 +146,7 @@ class Session:
         # while the runner starts rather than between the first rounds
         threading.Thread(target=_warm_imports, name="sagetui-imports", daemon=True).start()
         try:
-            self._start_runner()
-            r = 0
-            while not self._cancel.is_set() and self._more_rounds(r):
-                if not self._run_round(r):
-                    break
-                r += 1
-            if not self._cancel.is_set() and self.collector.active():
-                self._post_run()
-            self.collector.status = "cancelled" if self._cancel.is_set() else (
-                "complete" if self.collector.completed_rounds else "failed")
+            self._measure()
         except NotRunnable:
             raise  # nothing was measured: no report, no recovery file (finally stops the runner)
         except RunnerFault as f:
@@ -169,6 +168,22 @@ class Session:
             self._writer.close()
         self._emit("finished", status=self.collector.status, report=report)
         return report
+
+    def _measure(self) -> None:
+        """Everything between the runner's start and the report (a sweep measures points)."""
+        self._start_runner()
+        self._run_rounds()
+        if not self._cancel.is_set() and self.collector.active():
+            self._post_run()
+        self.collector.status = "cancelled" if self._cancel.is_set() else (
+            "complete" if self.collector.completed_rounds else "failed")
+
+    def _run_rounds(self) -> None:
+        r = 0
+        while not self._cancel.is_set() and self._more_rounds(r):
+            if not self._run_round(r):
+                break
+            r += 1
 
     def set_until_ci(self, target_percent: float | None) -> None:
         """Adaptive stopping from now on (None: back to the fixed number of rounds)."""
@@ -192,24 +207,39 @@ class Session:
         return not (verdicts and vd.should_stop(verdicts, cfg.until_ci_percent))
 
     def _start_runner(self, exclude: set[str] | None = None) -> None:
-        c = self.collector
+        self._spawn()
+        if exclude is None:
+            self._refuse_unrunnable()
+        self._setup(exclude)
+
+    def _refuse_unrunnable(self) -> None:
+        """NotRunnable when the runner's hello says no variant's backend can run here."""
+        backends = self.collector.hello.get("backends") or {}
+        why = {v.name: backends.get(v.backend) for v in self.config.variants}
+        if why and all(why.values()):
+            raise NotRunnable("nothing can run here: " + "; ".join(
+                f"{v.spec}: {why[v.name]}" for v in self.config.variants))
+
+    def _spawn(self) -> None:
         self.client = RunnerClient(python=self._python, argv=self._runner_argv,
                                    env=self._runner_env)
         hello = self._expect("hello", SETUP_TIMEOUT_S)
         if self.config.auto or self.config.auto_shape:  # now we know what this machine has
             self.config = resolve_auto(self.config, hello["device"], hello["backends"])
-            chosen = c.baseline  # set_baseline() before the run: it outlives the new collector
+            chosen = self.collector.baseline  # set before the run: it outlives the rebuild
             self.collector = c = Collector(self.config)
             if chosen in c.variants:
                 c.baseline = chosen
             self._enabled = {v.name: self._enabled.get(v.name, True)
                              for v in self.config.variants}
-        why = {v.name: (hello.get("backends") or {}).get(v.backend) for v in self.config.variants}
-        if exclude is None and why and all(why.values()):
-            raise NotRunnable("nothing can run here: " + "; ".join(
-                f"{v.spec}: {why[v.name]}" for v in self.config.variants))
-        c.hello = hello
+        self.collector.hello = hello
         self._emit("hello", **hello)
+
+    def _setup(self, exclude: set[str] | None = None) -> None:
+        """Set the runner up for self.config (a runner set up before drops its inputs first);
+        SetupFailed when the runner refuses (out of memory building inputs, a bad shape)."""
+        c = self.collector
+        assert self.client is not None
         variants = [v for v in self.config.variants if v.name not in (exclude or set())
                     and c.variants[v.name].status in ("pending", "ok")]
         cfg = self.config.model_copy(update={"variants": variants}) if variants else self.config
@@ -229,7 +259,7 @@ class Session:
                 self._emit("ready", **ev)
                 return
             else:
-                raise RuntimeError(f"runner setup failed: {ev.get('message')}")
+                raise SetupFailed(ev)
 
     def _expect(self, kinds: str | tuple[str, ...], timeout: float) -> dict[str, Any]:
         kinds = (kinds,) if isinstance(kinds, str) else kinds
@@ -343,8 +373,6 @@ class Session:
             kind = ev["event"]
             if ev.get("nonfinite"):
                 self._nonfinite(ev)
-                if kind == "tail_row":  # a row needs its checksum; its fault says why it is gone
-                    continue
             if kind == "iteration":
                 with self._lock:
                     c.on_iteration(ev)
@@ -429,14 +457,9 @@ class Session:
                 c.decomposition = ev if "equal" in ev and not ev.get("nonfinite") else None
                 self._emit("decomposition", **ev)
             if self.config.tail_study and not self._cancel.is_set():
-                self.client.send("tail", variant=base, iterations=self.config.tail_iterations)
-                while True:
-                    ev = self._wait_for(base, ("tail_row", "tail_done"), self.config.watchdog_s)
-                    if ev is None or ev["event"] == "tail_done":
-                        break
-                    with self._lock:
-                        c.on_tail_row(ev)
-                    self._emit("tail", **ev)
+                from .points import tail_study
+
+                tail_study(self, base)  # a sweep of the tail plan's shapes (session/points.py)
         except RunnerFault as f:
             self._fault(f.gone, base, None)
 

@@ -37,6 +37,7 @@ from .messages import DerivedReady
 from .modals import PathPromptScreen
 from .run_control import RunControl
 from .run_data import RunData
+from .sweep_tab import SweepTab
 from .themes import OKABE_ITO, default_theme_name, load_themes
 from .view_context import ViewContext
 from .widgets.compare_table import CompareTable
@@ -44,13 +45,15 @@ from .widgets.phase_table import PhaseTable
 from .widgets.plots import IterationPlot, PhaseBars, RoundPlot, SeriesPlot
 from .widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
 from .widgets.status_panel import StatusPanel
+from .widgets.sweep_plot import SweepPlot
+from .widgets.sweep_table import SweepTable
 from .widgets.variant_table import VariantTable
 from .widgets.verdict_table import VerdictTable
 
 YOUNG_GC_OBJECTS = 50_000  # see SageTUI.on_mount
 
 
-class SageTUI(RunControl, ExportFlow, App[int]):
+class SageTUI(RunControl, ExportFlow, SweepTab, App[int]):
     CSS_PATH = str(Path(__file__).with_name("app.tcss"))  # absolute: subclasses live elsewhere
     TITLE = "sagetui"
     BINDINGS = keymap.bindings()
@@ -125,7 +128,9 @@ class SageTUI(RunControl, ExportFlow, App[int]):
         many = sum(not s.live for s in self.sources) >= 2
         titles = dict(keymap.TABS)
         label = {tab: f"{i + 1} {titles[tab]}" for i, (tab, _) in enumerate(keymap.TABS)}
-        with TabbedContent(initial="compare" if many else "overview", id="tabs"):
+        sweep = any(s.report is not None and s.report.sweep for s in self.sources)
+        initial = "compare" if many else ("sweep" if sweep or self.sweep_axes else "overview")
+        with TabbedContent(initial=initial, id="tabs"):
             with TabPane(label["overview"], id="overview"):
                 yield StatusPanel(id="status")
                 with Horizontal(id="tables"):
@@ -153,6 +158,10 @@ class SageTUI(RunControl, ExportFlow, App[int]):
             with TabPane(label["compare"], id="compare"):
                 yield Static(id="compare-hint")
                 yield CompareTable(id="compare-table")
+            with TabPane(label["sweep"], id="sweep"):
+                with Vertical(id="sweep-body"):
+                    yield SweepPlot(id="sweep-plot")
+                    yield SweepTable(id="sweep-table")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -231,6 +240,7 @@ class SageTUI(RunControl, ExportFlow, App[int]):
                 widget.sync(data, ctx)  # type: ignore[attr-defined]
                 self._synced[widget.id or ""] = key
         status.sync(data, ctx)  # cheap, and its ETA moves with time
+        self._sync_sweep(ctx)
         for plot in self._plots:
             plot.sync(data, ctx)
 

@@ -24,7 +24,7 @@ class KeyAction:
 
 TABS = (("overview", "Overview"), ("rounds", "Rounds"), ("iterations", "Iterations"),
         ("phases", "Phases"), ("scheduler", "Scheduler"), ("log", "Log"),
-        ("compare", "Compare"))
+        ("compare", "Compare"), ("sweep", "Sweep"))
 
 KEYS: tuple[KeyAction, ...] = (
     KeyAction("r", "toggle_run", "Run/Stop", "Run / stop",

@@ -88,7 +88,7 @@ class RunControl:
             recovery = recovery.with_name(f"{recovery.stem}-{self._runs}{recovery.suffix}")
         self.run_recovery = recovery
         bridge = EventBridge(self.post_message)
-        session = Session(cfg, on_event=bridge, recovery_path=recovery)
+        session = self.make_session(cfg, on_event=bridge, recovery_path=recovery)
         bridge.session = session
         for name, v in data.variants.items():  # toggles and baseline chosen before the run
             session.set_enabled(name, v.enabled)
@@ -252,6 +252,8 @@ class RunControl:
             self._log_fault(d)
         elif kind == "log":
             self.log_line(str(d.get("message", "")))
+        elif kind == "point":  # a sweep's point finished (sweep_tab.py)
+            self.on_sweep_point(d)
         elif kind == "tail":
             self.log_line(f"tail study: {d.get('sweep')} q_len {d.get('q_len')} "
                           f"kv_len {d.get('kv_len')}")

@@ -23,9 +23,8 @@ from typing import Any
 
 from textual.theme import Theme
 
-# Okabe & Ito (2008): told apart with every common colour-vision deficiency.
-OKABE_ITO = ("#56B4E9", "#E69F00", "#009E73", "#CC79A7", "#F0E442", "#D55E00", "#0072B2",
-             "#BBBBBB")
+from sagetui.core.palette import OKABE_ITO
+
 DEFAULT_TRUECOLOR = "sage-dark"
 DEFAULT_256 = "sage-256"
 _COLOUR = re.compile(r"^#[0-9A-Fa-f]{6}$")

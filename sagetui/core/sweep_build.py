@@ -1,0 +1,82 @@
+"""One sweep point (the `sweep.points[i]` entry) from the report of that point's run, and the
+sweep block from its points. The session calls these as points finish; nothing here runs a
+kernel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import sweep as sw
+from .config import RunConfig, Shape
+from .report import Report, Variant
+from .sweep_model import Sweep, SweepPoint
+
+
+def _round_medians(rounds: list[list[float]] | None) -> list[float]:
+    return [float(np.median(r)) for r in rounds or [] if len(r)]
+
+
+def variant_point(v: Variant, rep: Report, shape_ops: float, baseline: str | None,
+                  gpu: dict[str, Any] | None, dtype: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": v.name, "backend": v.backend, "spec": v.spec,
+                             "status": "ok" if v.status == "ok" and v.timing else "failed",
+                             "error": v.error}
+    if entry["status"] != "ok":
+        return entry
+    assert v.timing is not None
+    peak = sw.peak_tops(gpu, v.spec, dtype)
+    kept: dict[str, Any] = dict((rep.samples or {}).get(v.name, {}))  # RoundSeries each
+    samples = {p: s.tolist() for p, s in kept.items()}
+    phase = sw.kernel_phase(list(v.phase_timings or {}))
+    kernel = v.timing if phase == "total" else (v.phase_timings or {})[phase]
+    entry.update(kernel_phase=phase, timing=v.timing.model_dump(), kernel=kernel.model_dump(),
+                 rounds=len(v.rounds or []),
+                 p50_ci_percent=sw.ci_percent(_round_medians(samples.get("total"))),
+                 kernel_p50_ci_percent=sw.ci_percent(_round_medians(samples.get(phase))),
+                 checksum=v.checksum, output_sha256=v.output_sha256, samples=samples or None,
+                 **sw.derived(shape_ops, v.timing.p50_s, kernel.p50_s, peak))
+    entry["accuracy"] = sw.accuracy(v.model_dump(), baseline if v.name != baseline else None)
+    return entry
+
+
+def point(index: int, shape: Shape, axes: sw.Axes, rep: Report | None, *,
+          error: str | None = None, fault_kind: str | None = None,
+          elapsed_s: float | None = None) -> SweepPoint:
+    """The point's entry; `rep` None when the point never ran (its setup failed: `error`)."""
+    x_axis = axes.x_axis
+    data: dict[str, Any] = {"index": index, "x": sw.x_of(shape, x_axis),
+                            "group": sw.group_of(shape, x_axis, axes), "shape": shape,
+                            "ops": sw.ops(shape), "error": error, "fault_kind": fault_kind,
+                            "elapsed_s": elapsed_s or None}
+    if rep is None:
+        data["status"] = "failed"
+        return SweepPoint.model_validate(_drop_none(data))
+    gpu = (rep.environment or {}).get("gpu")
+    variants = [variant_point(v, rep, data["ops"], rep.baseline,
+                              gpu if isinstance(gpu, dict) else None, shape.dtype)
+                for v in rep.variants or []]
+    ok = [v for v in variants if v["status"] == "ok"]
+    data.update(variants=variants, scheduler=rep.scheduler, input_sha256=next(
+        (v.input_sha256 for v in rep.variants or [] if v.input_sha256), None),
+        faults=rep.faults or None,
+        status="ok" if len(ok) == len(variants) and ok else ("partial" if ok else "failed"))
+    if rep.faults and not fault_kind:
+        data["fault_kind"] = rep.faults[0].kind
+        data["error"] = data["error"] or rep.faults[0].message
+    return SweepPoint.model_validate(_drop_none(data))
+
+
+def sweep_block(config: RunConfig, axes: sw.Axes, points: list[SweepPoint]) -> Sweep:
+    """The whole block: points, the crossovers between their lines, the largest that fit."""
+    return Sweep.model_validate(_drop_none({
+        "x_axis": axes.x_axis, "axes": axes.to_dict(), "baseline": config.baseline_name,
+        "variants": {v.name: v.spec for v in config.variants},
+        "warmup": config.warmup, "rounds": config.rounds, "iterations": config.iterations,
+        "points": points, "crossovers": sw.crossovers(sw.series_of(points)),
+        "largest_fit": sw.largest_fit(points)}))
+
+
+def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}

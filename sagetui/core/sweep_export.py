@@ -1,0 +1,208 @@
+"""A sweep report's exports: CSV (a row per point and variant), Markdown, and an SVG line chart
+of kernel TOPS against the swept length (log2 x axis), drawn from the points, not a screenshot.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import Any
+from xml.sax.saxutils import escape
+
+from .palette import OKABE_ITO
+from .report import Report
+from .sweep import series_of
+from .sweep_model import Sweep, SweepVariantPoint
+
+CSV_FIELDS = ("point", "group", "x", "batch", "heads", "q_len", "kv_len", "head_dim", "causal",
+              "dtype", "variant", "status", "kernel_phase", "p50_s", "p50_ci_percent",
+              "kernel_p50_s", "kernel_p50_ci_percent", "kernel_tops", "e2e_tops",
+              "kernel_share_of_peak", "e2e_share_of_peak", "cosine_similarity", "relative_l1",
+              "max_abs_diff", "error")
+
+
+def _sweep(report: Report) -> Sweep:
+    if report.sweep is None:
+        raise ValueError("not a sweep report")
+    return report.sweep
+
+
+def to_csv(report: Report) -> str:
+    from .export import _cell  # names from a report, made inert for spreadsheets
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_FIELDS)
+    for p in _sweep(report).points:
+        s = p.shape
+        fixed = [p.index, p.group, p.x, s.batch, s.heads, s.q_len, s.n_kv_len, s.head_dim,
+                 s.causal, s.dtype]
+        if not p.variants:
+            w.writerow([*fixed, "", p.status, *[""] * 12, _cell(p.error or "")])
+        for v in p.variants:
+            acc = v.accuracy or {}
+            w.writerow([*fixed, _cell(v.name), v.status, v.kernel_phase or "",
+                        *(_num(x) for x in (
+                            v.timing.p50_s if v.timing else None, v.p50_ci_percent,
+                            v.kernel.p50_s if v.kernel else None, v.kernel_p50_ci_percent,
+                            v.kernel_tops, v.e2e_tops, v.kernel_share_of_peak,
+                            v.e2e_share_of_peak, acc.get("cosine_similarity"),
+                            acc.get("relative_l1"), acc.get("max_abs_diff"))),
+                        _cell(v.error or "")])
+    return buf.getvalue()
+
+
+def _num(x: Any) -> str:
+    return "" if x is None else repr(x)
+
+
+def p50_text(v: SweepVariantPoint) -> str:
+    if v.timing is None:
+        return "-"
+    ci = f" ± {v.p50_ci_percent:.1f} %" if v.p50_ci_percent is not None else ""
+    return f"{v.timing.p50_s * 1e3:.3f}{ci}"
+
+
+def accuracy_text(acc: dict[str, Any] | None) -> str:
+    if not acc:
+        return "-"
+    parts = []
+    if acc.get("cosine_similarity") is not None:
+        parts.append(f"cos {acc['cosine_similarity']:.5f}")
+    if acc.get("relative_l1") is not None:
+        parts.append(f"L1 {100 * acc['relative_l1']:.2f} %")
+    if acc.get("byte_exact"):
+        parts.append(f"= {acc.get('against')}")
+    elif acc.get("max_abs_diff") is not None:
+        parts.append(f"max |Δ| {acc['max_abs_diff']:.3g} vs {acc.get('against')}")
+    return " · ".join(parts) or "-"
+
+
+def to_markdown(report: Report, title: str = "sagetui sweep") -> str:
+    sw = _sweep(report)
+    gpu = ((report.environment or {}).get("gpu") or {}).get("name") or \
+        (report.environment or {}).get("device", "?")
+    lines = [f"## {title}", "",
+             f"- {len(sw.points)} points on {gpu}: {sw.rounds} rounds x {sw.iterations} "
+             f"iterations after {sw.warmup} warm-up calls per point; status {report.status}",
+             f"- TOPS = {sw.ops_formula}; kernel: the main loop where a backend has one "
+             "(quantization excluded), else the whole call", "",
+             "| point | variant | p50 ms ± CI | kernel TOPS | e2e TOPS | share of peak | "
+             "accuracy |", "|---|---|---:|---:|---:|---:|---|"]
+    for p in sw.points:
+        label = f"{sw.x_axis} {p.x}, {p.group}"
+        if not p.variants:
+            lines.append(f"| {label} | - | failed: {p.error} | | | | |")
+        for v in p.variants:
+            if v.status != "ok":
+                lines.append(f"| {label} | {v.name} | failed: {v.error} | | | | |")
+                continue
+            share = "-" if v.kernel_share_of_peak is None else \
+                f"{100 * v.kernel_share_of_peak:.1f} %"
+            lines.append(f"| {label} | {v.name} | {p50_text(v)} | {v.kernel_tops:.3f} | "
+                         f"{v.e2e_tops:.3f} | {share} | {accuracy_text(v.accuracy)} |")
+    lines.append("")
+    for x in sw.crossovers:
+        lines.append(f"- crossover ({x.group}): {x.after} overtakes {x.before} at "
+                     f"{sw.x_axis} ≈ {x.x:.0f} (between {x.x_low} and {x.x_high})")
+    if sw.largest_fit:
+        lines.append(f"- {sw.largest_fit.note}")
+    for f in report.faults or []:
+        lines.append(f"- fault: {f.kind}: {f.message}")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def length_label(n: float) -> str:
+    """1024 -> 1k, 32768 -> 32k, 1000 -> 1000."""
+    n = int(round(n))
+    return f"{n // 1024}k" if n >= 1024 and n % 1024 == 0 else str(n)
+
+
+def nice_ticks(top: float, count: int = 5) -> list[float]:
+    """0 and round steps (1, 2, 5 x 10^k) up to at least `top`."""
+    if top <= 0:
+        return [0.0, 1.0]
+    raw = top / count
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    return [i * step for i in range(int(math.ceil(top / step)) + 1)]
+
+
+DASHES = ("", "6 3", "2 3", "8 3 2 3")
+
+
+def to_svg(report: Report, metric: str = "kernel_tops", width: int = 760,
+           height: int = 440) -> str:
+    """Kernel TOPS (or `metric`) against the swept length: one line per variant and series
+    (colour: variant; dash: series), log2 x axis, crossovers marked."""
+    sw = _sweep(report)
+    series = series_of(sw.points, metric)
+    left, right, top, bottom = 64, 190, 36, 48
+    pw, ph = width - left - right, height - top - bottom
+    xs = sorted({p.x for p in sw.points})
+    ys = [t for lines in series.values() for line in lines.values() for _, t in line]
+    yticks = nice_ticks(max(ys) if ys else 1.0)
+    lx0, lx1 = math.log2(xs[0]) if xs else 0.0, math.log2(xs[-1]) if xs else 1.0
+    span = (lx1 - lx0) or 1.0
+
+    def px(x: float) -> float:
+        return left + (math.log2(x) - lx0) / span * pw if len(xs) > 1 else left + pw / 2
+
+    def py(y: float) -> float:
+        return top + ph - y / yticks[-1] * ph
+
+    title = f"{'kernel' if metric == 'kernel_tops' else 'end-to-end'} TOPS vs {sw.x_axis}"
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{left}" y="22" font-size="14" font-weight="bold">{escape(title)}</text>']
+    for t in yticks:
+        y = py(t)
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" '
+                   f'stroke="#e0e0e0"/>')
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{t:g}</text>')
+    for x in xs:
+        out.append(f'<line x1="{px(x):.1f}" y1="{top + ph}" x2="{px(x):.1f}" '
+                   f'y2="{top + ph + 4}" stroke="#333"/>')
+        out.append(f'<text x="{px(x):.1f}" y="{top + ph + 18}" text-anchor="middle">'
+                   f'{length_label(x)}</text>')
+    out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" '
+               f'stroke="#333"/>')
+    out.append(f'<text x="{left + pw / 2}" y="{height - 10}" text-anchor="middle">'
+               f'{sw.x_axis} (log2)</text>')
+    out.append(f'<text x="16" y="{top + ph / 2}" text-anchor="middle" '
+               f'transform="rotate(-90 16 {top + ph / 2})">TOPS</text>')
+    names = list(sw.variants) or sorted({n for lines in series.values() for n in lines})
+    colour = {n: OKABE_ITO[i % len(OKABE_ITO)] for i, n in enumerate(names)}
+    legend_y = top
+    for g, (group, lines) in enumerate(series.items()):
+        dash = DASHES[g % len(DASHES)]
+        for name, line in lines.items():
+            c = colour.get(name, "#333")
+            pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in line)
+            out.append(f'<polyline points="{pts}" fill="none" stroke="{c}" stroke-width="2"'
+                       + (f' stroke-dasharray="{dash}"' if dash else "") + "/>")
+            out += [f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{c}"/>'
+                    for x, y in line]
+            out.append(f'<line x1="{left + pw + 12}" y1="{legend_y + 8}" x2="{left + pw + 36}" '
+                       f'y2="{legend_y + 8}" stroke="{c}" stroke-width="2"'
+                       + (f' stroke-dasharray="{dash}"' if dash else "") + "/>")
+            out.append(f'<text x="{left + pw + 42}" y="{legend_y + 12}">'
+                       f'{escape(name)} · {escape(group)}</text>')
+            legend_y += 18
+    by = {(grp, n): dict(line) for grp, lines in series.items() for n, line in lines.items()}
+    for cx in sw.crossovers:
+        if cx.metric != metric:
+            continue
+        a = by.get((cx.group, cx.before), {})
+        if cx.x_low in a and cx.x_high in a:  # the crossing lies on both lines: take `before`'s
+            lo, hi = math.log2(cx.x_low), math.log2(cx.x_high)
+            w = (math.log2(cx.x) - lo) / (hi - lo)
+            y = a[cx.x_low] + w * (a[cx.x_high] - a[cx.x_low])
+            out.append(f'<circle cx="{px(cx.x):.1f}" cy="{py(y):.1f}" r="6" fill="none" '
+                       f'stroke="black" stroke-width="1.5"/>')
+            out.append(f'<text x="{px(cx.x):.1f}" y="{py(y) - 10:.1f}" text-anchor="middle" '
+                       f'font-size="11">{escape(cx.after)} &gt; {escape(cx.before)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

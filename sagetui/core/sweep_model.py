@@ -1,0 +1,93 @@
+"""The report's `sweep` block: self-contained, so a sweep report needs nothing else to be read,
+checked or plotted. Every point keeps its shape, its per-variant summaries, the derived TOPS
+and the raw samples they were derived from (`sagetui check` recomputes them: core/sweep_check).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from .config import Shape
+
+# report.py imports this module at its end (its `sweep` field), after these are defined
+from .report import Count, Fault, Model, Scheduler, Seconds, Summary
+
+Tops = Annotated[float, Field(ge=0, description="tera-operations per second")]
+Share = Annotated[float, Field(ge=0)]
+# raw seconds: samples[phase][round] -> [iteration...]
+PhaseSamples = dict[str, list[list[Annotated[float, Field(gt=0, le=1e6)]]]]
+
+
+class SweepVariantPoint(Model):
+    name: str
+    backend: str | None = None
+    spec: str | None = None
+    status: Literal["ok", "failed"]
+    error: str | None = None
+    # "fused_mainloop" where the backend has one (SageAttention's bench counts the main loop
+    # alone, quantization excluded), else "total" (the whole call)
+    kernel_phase: str | None = None
+    timing: Summary | None = None  # the whole call
+    kernel: Summary | None = None  # the kernel phase
+    rounds: Count | None = None
+    p50_ci_percent: Annotated[float, Field(ge=0)] | None = None  # of the whole call's p50
+    kernel_p50_ci_percent: Annotated[float, Field(ge=0)] | None = None
+    kernel_tops: Tops | None = None
+    e2e_tops: Tops | None = None
+    peak_tops: Tops | None = None
+    kernel_share_of_peak: Share | None = None
+    e2e_share_of_peak: Share | None = None
+    accuracy: dict[str, Any] | None = None
+    checksum: float | None = None
+    output_sha256: str | None = None
+    samples: PhaseSamples | None = None
+
+
+class SweepPoint(Model):
+    index: Count
+    x: Annotated[int, Field(ge=1)]  # the swept length (the sweep's x_axis) of this point
+    group: str  # the series it belongs to: what is fixed (head dim, causal, the other length)
+    shape: Shape
+    status: Literal["ok", "partial", "failed", "skipped"]
+    error: str | None = None
+    fault_kind: str | None = None  # "oom", "variant", "exception", ...
+    ops: Annotated[float, Field(gt=0)]  # 4·B·H·Nq·Nkv·D, halved when causal
+    scheduler: Scheduler | None = None
+    input_sha256: str | None = None
+    elapsed_s: Seconds | None = None
+    variants: list[SweepVariantPoint] = Field(default_factory=list)
+    faults: list[Fault] | None = None
+
+
+class Crossover(Model):
+    """Where `after` overtakes `before` on kernel TOPS, between two neighbouring points."""
+
+    group: str
+    before: str  # faster at x_low
+    after: str   # faster at x_high
+    x_low: Annotated[int, Field(ge=1)]
+    x_high: Annotated[int, Field(ge=1)]
+    x: Annotated[float, Field(gt=0)]  # where the TOPS lines cross, interpolated in log2 x
+    metric: str = "kernel_tops"
+
+
+class LargestFit(Model):
+    index: Count
+    shape: str
+    note: str
+
+
+class Sweep(Model):
+    x_axis: Literal["q_len", "kv_len"]
+    axes: dict[str, Any]
+    ops_formula: str = "4·B·H·Nq·Nkv·D / t, halved when causal"
+    baseline: str | None = None
+    variants: dict[str, str]  # name -> spec
+    warmup: Count
+    rounds: Count
+    iterations: Count
+    points: list[SweepPoint]
+    crossovers: list[Crossover] = Field(default_factory=list)
+    largest_fit: LargestFit | None = None

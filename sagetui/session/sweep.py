@@ -1,0 +1,83 @@
+"""A sweep: a list of points, each a RunConfig at one shape, measured one after another in the
+same runner process (session/points.py), variants interleaved at each point as rounds do.
+
+A point that fails (out of memory, a shape a kernel refuses, a variant error) is kept as failed
+and the sweep goes on; events: `point_start` {index, total, shape}, `point` {index, total,
+point: SweepPoint}, then the session's `finished`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sagetui import __version__
+from sagetui.core import sweep_build
+from sagetui.core.config import RunConfig
+from sagetui.core.report import SCHEMA_VERSION, Fault, Report
+from sagetui.core.sweep import Axes, plan
+from sagetui.core.sweep_model import SweepPoint
+
+from .points import measure_point
+from .session import Session
+
+
+class SweepSession(Session):
+    def __init__(self, config: RunConfig, axes: Axes, **kw: Any) -> None:
+        super().__init__(config, **kw)
+        self.axes = axes
+        self.shapes = plan(config.shape, axes)
+        self.base = config
+        self.points: list[SweepPoint] = []
+        self._environment: dict[str, Any] = {}
+        self._done = False
+        self._created = self.collector.created
+
+    def _measure(self) -> None:
+        self._spawn()
+        self.base = self.config  # resolved against what the runner found
+        for i, shape in enumerate(self.shapes):
+            if self.cancelled:
+                break
+            self._emit("point_start", index=i, total=len(self.shapes), shape=shape.describe())
+            run = measure_point(self, self.base.model_copy(update={"shape": shape}))
+            err = run.setup_error or {}
+            rep = None if run.setup_error else run.collector.report()
+            pt = sweep_build.point(i, shape, self.axes, rep, error=err.get("message"),
+                                   fault_kind=err.get("kind"), elapsed_s=run.elapsed_s)
+            if run.setup_error:
+                pt = pt.model_copy(update={"faults": [Fault(
+                    kind=err.get("kind") or "setup", message=err.get("message") or "failed")]
+                    + list(run.collector.faults)})
+            with self._lock:
+                self.points.append(pt)
+                if rep is not None and rep.environment:
+                    self._environment = rep.environment
+            self._emit("point", index=i, total=len(self.shapes), point=pt)
+        self._done = not self.cancelled
+
+    def _status(self) -> str:
+        if self.cancelled:
+            return "cancelled"
+        if not self._done:
+            return "failed" if self.collector.status == "failed" else "partial"
+        ok = [p for p in self.points if p.status == "ok"]
+        return "complete" if len(ok) == len(self.points) else ("partial" if any(
+            p.status in ("ok", "partial") for p in self.points) else "failed")
+
+    def report(self) -> Report:
+        with self._lock:
+            points = list(self.points)
+            env = dict(self._environment) or self.collector._environment()
+            faults = [f for p in points for f in p.faults or []]
+            if len(points) < len(self.shapes):  # the point in progress (or cut short)
+                faults += self.collector.faults
+            base = self.base
+            status = self._status()
+        data = {"schema_version": SCHEMA_VERSION,
+                "tool": {"name": "sagetui", "version": __version__},
+                "created_utc": self._created, "status": status,
+                "environment": env, "config": base.model_dump(mode="json"),
+                "metadata": base.metadata or None,
+                "sweep": sweep_build.sweep_block(base, self.axes, points),
+                "faults": [f.model_dump() for f in faults] or None}
+        return Report.model_validate({k: v for k, v in data.items() if v is not None})

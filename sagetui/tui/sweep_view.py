@@ -1,0 +1,40 @@
+"""What the Sweep tab shows: a sweep's points (from a saved report, or streaming in from a
+live SweepSession), with a version that changes whenever a point arrives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sagetui.core import sweep as sw
+from sagetui.core.report import Report
+from sagetui.core.sweep_model import SweepPoint
+
+
+@dataclass
+class SweepView:
+    x_axis: str = "q_len"
+    variants: list[str] = field(default_factory=list)
+    points: list[SweepPoint] = field(default_factory=list)
+    planned: int = 0
+    version: int = 0
+    sample_version: int = 0  # SeriesPlot's redraw key reads it; a sweep has no live samples
+
+    def add(self, point: SweepPoint, total: int | None = None) -> None:
+        self.points.append(point)
+        self.planned = total or self.planned
+        self.version += 1
+
+    def crossovers(self) -> list[dict[str, Any]]:
+        return sw.crossovers(sw.series_of(self.points))
+
+    def series(self, metric: str = "kernel_tops") -> dict[str, dict[str, list[tuple[int, float]]]]:
+        return sw.series_of(self.points, metric)
+
+    @classmethod
+    def from_report(cls, report: Report | None) -> SweepView | None:
+        if report is None or report.sweep is None:
+            return None
+        s = report.sweep
+        return cls(x_axis=s.x_axis, variants=list(s.variants), points=list(s.points),
+                   planned=len(s.points), version=1)

@@ -1,0 +1,54 @@
+"""The Sweep tab: a live sweep in the console (a real runner on the CPU), its points streaming
+into the table and the log2 plot, and the saved sweep report opened by `sagetui view`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import TabbedContent
+
+from sagetui.core.io import save_report
+from sagetui.core.sweep import Axes
+from sagetui.tui.app import SageTUI
+from sagetui.tui.widgets.sweep_plot import SweepPlot
+from sagetui.tui.widgets.sweep_table import SweepTable
+
+from .conftest import THEME, aio, screen_text, settle, tiny_config, viewer, wait_for
+
+
+@aio
+async def test_a_live_sweep_streams_points_and_reopens_from_its_report(tmp_path: Path) -> None:
+    app = SageTUI(config=tiny_config(variants=2), theme_name=THEME,
+                  recovery_path=tmp_path / "recovery.json", export_dir=tmp_path)
+    app.sweep_axes = Axes(q_lens=[128, 256, 512], head_dims=[64], causal=[False])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        assert app.query_one(TabbedContent).active == "sweep"
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app._live_sweep is not None
+                       and len(app._live_sweep.points) >= 1, what="the first point")
+        app.flush_redraws(force=True)
+        await pilot.pause()
+        assert app.query_one(SweepTable).row_count >= 2  # one point, two variants so far
+        await wait_for(pilot, lambda: not app.running, what="the sweep to finish")
+        await settle(pilot, app)
+        table = app.query_one(SweepTable)
+        assert table.row_count == 3 * 2
+        cells = [str(c) for c in table.get_row_at(1)]
+        assert cells[0] == "128 D64 non-causal" and cells[1] == "slow"
+        assert float(cells[3]) > 0 and float(cells[4]) > 0  # kernel and e2e TOPS
+        plot = app.query_one(SweepPlot)
+        assert plot.points == 6 and "kernel TOPS vs q_len (log2)" in plot.title_text
+        assert "sweep point 3/3" in screen_text(app) or app.data.report is not None
+        report = app.data.report
+        assert report is not None and report.sweep is not None
+        assert [p.x for p in report.sweep.points] == [128, 256, 512]
+    path = tmp_path / "sweep.json"
+    save_report(report, path)
+    saved = viewer(path)
+    async with saved.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, saved)
+        assert saved.query_one(TabbedContent).active == "sweep"
+        assert saved.query_one(SweepTable).row_count == 6
+        assert saved.query_one(SweepPlot).points == 6
+        assert "512 D64 non-causal" in screen_text(saved)
