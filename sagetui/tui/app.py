@@ -40,8 +40,9 @@ from .run_data import RunData
 from .themes import OKABE_ITO, default_theme_name, load_themes
 from .view_context import ViewContext
 from .widgets.compare_table import CompareTable
+from .widgets.phase_bars import PhaseBars
 from .widgets.phase_table import PhaseTable
-from .widgets.plots import IterationPlot, PhaseBars, RoundPlot, SeriesPlot
+from .widgets.plots import IterationPlot, RoundPlot, SeriesPlot
 from .widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
 from .widgets.status_panel import StatusPanel
 from .widgets.variant_table import VariantTable

@@ -11,7 +11,8 @@ from sagetui.core.io import load_report
 from sagetui.tui.app import SageTUI
 from sagetui.tui.modals import PathPromptScreen, QuitRunScreen
 from sagetui.tui.widgets.phase_table import PhaseTable
-from sagetui.tui.widgets.plots import IterationPlot, PhaseBars, RoundPlot, SeriesPlot
+from sagetui.tui.widgets.phase_bars import PhaseBars
+from sagetui.tui.widgets.plots import IterationPlot, RoundPlot, SeriesPlot
 
 from .conftest import THEME, aio, screen_text, settle, tiny_config, wait_for
 

@@ -12,7 +12,8 @@ from sagetui.tui.help_screen import HelpScreen
 from sagetui.tui.modals import PathPromptScreen
 from sagetui.tui.widgets.compare_table import CompareTable
 from sagetui.tui.widgets.phase_table import PhaseTable
-from sagetui.tui.widgets.plots import IterationPlot, PhaseBars, RoundPlot
+from sagetui.tui.widgets.phase_bars import PhaseBars
+from sagetui.tui.widgets.plots import IterationPlot, RoundPlot
 from sagetui.tui.widgets.scheduler_panel import SchedulerFacts, TailTable
 
 from .conftest import REF_000, REF_001, SYNTHETIC, THEME, aio, screen_text, settle, viewer
