@@ -30,7 +30,7 @@ from sagetui.session.session import Session
 
 from . import keymap
 from .commands import SageCommands
-from .derive import derive
+from .derive import Derived, apply_derived, derive, derive_inputs
 from .export_flow import ExportFlow
 from .help_screen import HelpScreen
 from .messages import DerivedReady
@@ -357,42 +357,21 @@ class SageTUI(RunControl, ExportFlow, App[int]):
 
     def _derive(self, data: RunData, recompute: bool) -> None:
         """Fill in drift and verdicts (recompute: all, for a new baseline) off the UI thread."""
-        missing = set(data.variants) if recompute else {
-            n for n, v in data.variants.items() if v.drift is None}
-        need_verdicts = recompute or any(v.verdict is None and n != data.baseline
-                                         for n, v in data.variants.items())
-        if not data.variants or not (missing or need_verdicts):
-            return
-        rounds = {n: {p.round: p.median_s for p in v.round_points()}
-                  for n, v in data.variants.items()}
-        p50 = {n: v.p50_s() for n, v in data.variants.items()}
-        job = partial(self._derive_thread, id(data), rounds, p50, data.baseline,
-                      data.threshold_percent, missing if not data.live else set(),
-                      need_verdicts, recompute)
-        self.run_worker(job, group="derive", thread=True, exit_on_error=False)
+        args = derive_inputs(data, recompute)
+        if args is not None:
+            job = partial(self._derive_thread, id(data), args, recompute)
+            self.run_worker(job, group="derive", thread=True, exit_on_error=False)
 
-    def _derive_thread(self, source_id: int, rounds: dict[str, dict[int, float]],
-                       p50: dict[str, float | None], baseline: str | None,
-                       threshold: float | None, missing: set[str], verdicts: bool,
-                       recompute: bool) -> None:
-        d = derive(rounds, p50, baseline, threshold_percent=threshold, missing_drift=missing,
-                   with_verdicts=verdicts)
+    def _derive_thread(self, source_id: int, args: dict[str, Any], recompute: bool) -> None:
+        d = derive(**args)
         self.post_message(DerivedReady(source_id, d.drift, d.verdicts, d.speedups, recompute))
 
     def on_derived_ready(self, message: DerivedReady) -> None:
         data = next((s for s in self.sources if id(s) == message.source_id), None)
         if data is None:
             return
-        for name, v in data.variants.items():
-            if name in message.drift:
-                v.drift = message.drift[name]
-            if name == data.baseline:
-                v.verdict, v.verdict_computed = None, False
-            elif name in message.verdicts and (message.recompute or v.verdict is None):
-                v.verdict, v.verdict_computed = message.verdicts[name], not data.live
-            if name in message.speedups and (message.recompute or v.speedup_percent is None):
-                v.speedup_percent = message.speedups[name]
-        data.touch()
+        apply_derived(data, Derived(message.drift, message.verdicts, message.speedups),
+                      message.recompute)
         self._sync_panels()
         self._sync_compare()
 

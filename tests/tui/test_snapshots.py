@@ -14,6 +14,8 @@ from .conftest import REF_000, REF_001, ROOT, SYNTHETIC, settle, viewer
 SIZES = [(80, 24), (160, 48)]
 ALL_SIZES = [*SIZES, (200, 60)]
 H200_BACKENDS = ROOT / "sample_results" / "h200_backends.json"
+SM89 = ROOT / "sample_results" / "h200_sm89_reference_shape.json"
+SM90 = ROOT / "sample_results" / "h200_sm90_reference_shape.json"
 
 
 def _settled(*keys: str):
@@ -55,3 +57,10 @@ def test_rounds_of_throttled_h200_report(snap_compare, size) -> None:
     """Every round power-capped: the five variant lines, the marks on their own row, the
     legend under the frame."""
     assert snap_compare(viewer(H200_BACKENDS), terminal_size=size, run_before=_settled("2"))
+
+
+@pytest.mark.parametrize("size", ALL_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_compare_of_sm89_and_sm90_reports(snap_compare, size) -> None:
+    """Two reports whose variants are named differently: matched baseline with baseline,
+    the files named in the title, one sign convention."""
+    assert snap_compare(viewer(SM89, SM90), terminal_size=size, run_before=_settled())

@@ -72,13 +72,13 @@ async def test_compare_view_puts_reports_side_by_side() -> None:
         table = app.query_one(CompareTable)
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
         mainloop = next(r for r in rows if r[0] == "(phases)" and r[1] == "mainloop")
-        assert mainloop[2] == "237.089"  # A: 000's main loop
+        assert mainloop[3] == "237.089"  # A: 000's main loop (after the matched column)
         assert mainloop[-5] == "4.229"  # C: the synthetic baseline's, on the same row
         fast = next(r for r in rows if r[0] == "fast" and r[1] == "total")
         assert fast[-2] == "+6.918" and fast[-1].startswith("FASTER")
         base = next(r for r in rows if r[0] == "baseline" and r[1] == "total")
-        assert base[6] == "243.919"
-        assert "A = 000_a7d5760a8f7ea9fe.json" in str(table.border_subtitle)
+        assert base[7] == "243.919"
+        assert "A = 000_a7d5760a8f7ea9fe.json" in str(table.border_title)
 
 
 @aio
