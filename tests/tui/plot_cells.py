@@ -19,7 +19,8 @@ def frame_rows(lines: list[Text]) -> range:
 
 
 def ink_by_colour(lines: list[Text], rows: range) -> dict[str, int]:
-    """Non-blank braille dots per foreground colour (hex), inside the given rows."""
+    """Characters with ink (braille, block quadrants) per foreground colour (hex), inside the
+    given rows."""
     out: dict[str, int] = {}
     for i in rows:
         line = lines[i]
@@ -29,6 +30,6 @@ def ink_by_colour(lines: list[Text], rows: range) -> dict[str, int]:
                 continue
             hexc = colour.get_truecolor().hex.upper()
             chunk = line.plain[span.start: span.end]
-            n = sum(0x2800 < ord(c) <= 0x28FF for c in chunk)
+            n = sum(0x2800 < ord(c) <= 0x28FF or 0x2580 <= ord(c) <= 0x259F for c in chunk)
             out[hexc] = out.get(hexc, 0) + n
     return out

@@ -27,7 +27,7 @@ def _settled(*keys: str):
     return run_before
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("size", ALL_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_overview_of_reference_001(snap_compare, size) -> None:
     assert snap_compare(viewer(REF_001), terminal_size=size, run_before=_settled())
 
