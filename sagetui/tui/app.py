@@ -40,8 +40,8 @@ from .run_data import RunData
 from .themes import OKABE_ITO, default_theme_name, load_themes
 from .view_context import ViewContext
 from .widgets.compare_table import CompareTable
-from .widgets.phase_bars import PhaseBars
 from .widgets.phase_table import PhaseTable
+from .widgets.phase_view import PhaseView
 from .widgets.plots import IterationPlot, RoundPlot, SeriesPlot
 from .widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
 from .widgets.status_panel import StatusPanel
@@ -142,7 +142,7 @@ class SageTUI(RunControl, ExportFlow, App[int]):
             with TabPane(label["iterations"], id="iterations"):
                 yield IterationPlot(id="iterations-plot")
             with TabPane(label["phases"], id="phases"):
-                yield PhaseBars(id="phase-bars")
+                yield PhaseView(id="phase-view")
             with TabPane(label["scheduler"], id="scheduler"):
                 with VerticalScroll(id="scheduler-body"):
                     with Horizontal(id="scheduler-top"):
@@ -221,7 +221,8 @@ class SageTUI(RunControl, ExportFlow, App[int]):
     def _sync_panels(self, force: bool = False) -> None:
         try:
             panels = [self.query_one(t) for t in (VariantTable, VerdictTable, PhaseTable,
-                                                  SchedulerFacts, DecompositionInfo, TailTable)]
+                                                  PhaseView, SchedulerFacts, DecompositionInfo,
+                                                  TailTable)]
             status = self.query_one(StatusPanel)
         except NoMatches:  # a timer that fires while the app is shutting down
             return

@@ -3,8 +3,6 @@ is drawn, the throttle marks do not cover it, and the legend sits outside the pl
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from sagetui.tui.widgets.plots import RoundPlot
 
 from .conftest import ROOT, aio, settle, viewer

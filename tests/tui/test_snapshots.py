@@ -16,6 +16,7 @@ ALL_SIZES = [*SIZES, (200, 60)]
 H200_BACKENDS = ROOT / "sample_results" / "h200_backends.json"
 SM89 = ROOT / "sample_results" / "h200_sm89_reference_shape.json"
 SM90 = ROOT / "sample_results" / "h200_sm90_reference_shape.json"
+SM89_VARIANTS = ROOT / "sample_results" / "h200_sm89_variants.json"
 
 
 def _settled(*keys: str):
@@ -64,3 +65,9 @@ def test_compare_of_sm89_and_sm90_reports(snap_compare, size) -> None:
     """Two reports whose variants are named differently: matched baseline with baseline,
     the files named in the title, one sign convention."""
     assert snap_compare(viewer(SM89, SM90), terminal_size=size, run_before=_settled())
+
+
+@pytest.mark.parametrize("size", ALL_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_phases_of_two_variants(snap_compare, size) -> None:
+    """Two builds of sm89 phase by phase: values, deltas against the baseline, log bars."""
+    assert snap_compare(viewer(SM89_VARIANTS), terminal_size=size, run_before=_settled("4"))
