@@ -143,7 +143,7 @@ async def test_quit_mid_run_stops_the_runner_and_offers_to_save(tmp_path: Path) 
         assert isinstance(app.screen, PathPromptScreen)
         await pilot.press("enter")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the exit")
-    saved = [p for p in tmp_path.glob("sagetui-*.json")]
+    saved = [p for p in tmp_path.glob("reference_*.json")]
     assert len(saved) == 1
     report = load_report(saved[0])
     assert report.status == "cancelled" and report.rounds and report.rounds >= 1
@@ -159,7 +159,7 @@ async def test_quit_mid_run_can_discard(tmp_path: Path) -> None:
         await pilot.pause()
         await pilot.press("d")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the exit")
-    assert not list(tmp_path.glob("sagetui-*.json"))
+    assert not list(tmp_path.glob("reference_*.json"))
     assert load_report(tmp_path / "recovery.json").rounds  # the recovery file stays
 
 
