@@ -135,8 +135,8 @@ class SageTUI(RunControl, ExportFlow, App[int]):
                 with Horizontal(id="overview-main"):
                     yield PhaseTable(id="phase-table")
                     with Vertical(id="overview-plots"):
-                        yield RoundPlot(id="overview-rounds")
-                        yield IterationPlot(id="overview-iterations")
+                        yield RoundPlot(id="overview-rounds", hide_when_empty=True)
+                        yield IterationPlot(id="overview-iterations", hide_when_empty=True)
             with TabPane(label["rounds"], id="rounds"):
                 yield RoundPlot(id="rounds-plot")
             with TabPane(label["iterations"], id="iterations"):

@@ -46,6 +46,9 @@ class IterationPlot(SeriesPlot):
         self.window: tuple[int, int] | None = None  # samples shown [start, stop), None: all
         self.readout = ""  # what the cursor reads (tests read it)
 
+    def has_content(self, data: RunData) -> bool:
+        return any(v.has_samples() or v.round_summaries for v in self.shown(data))
+
     def view_key(self) -> tuple:
         return (self.mode, self.cursor, self.window)
 

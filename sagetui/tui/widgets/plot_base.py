@@ -117,8 +117,11 @@ class LegendEntry:
 class SeriesPlot(PlotextPlot):
     follows_samples = False  # redraw on every batch of iterations, not only per block
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, hide_when_empty: bool = False, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        # beside other panels (the overview): a saved report with nothing to plot hides the
+        # plot (and its container, when all of its plots are hidden) instead of a blank frame
+        self.hide_when_empty = hide_when_empty
         self._pending: tuple[RunData, ViewContext] | None = None
         self._drawn: tuple | None = None
         self.last_redraw = 0.0
@@ -129,6 +132,19 @@ class SeriesPlot(PlotextPlot):
 
     def sync(self, data: RunData, ctx: ViewContext) -> None:
         self._pending = (data, ctx)
+        if self.hide_when_empty:
+            show = data.live or self.has_content(data)
+            if self.display != show:
+                self.display = show
+                parent = self.parent
+                if parent is not None and not any(w.display for w in parent.children):
+                    parent.styles.display = "none"
+                elif parent is not None:
+                    parent.styles.clear_rule("display")  # back to the stylesheet's
+
+    def has_content(self, data: RunData) -> bool:
+        """Whether a saved report gives this plot anything to draw."""
+        return True
 
     def view_key(self) -> tuple:
         """What besides the data changes the picture (a zoom, a cursor)."""

@@ -22,6 +22,9 @@ class RoundPlot(SeriesPlot):
     lines: on an H200 every round is power-capped, and a mark on every point would hide the
     points."""
 
+    def has_content(self, data: RunData) -> bool:
+        return any(v.round_points() for v in self.shown(data))
+
     def draw(self, data: RunData, ctx: ViewContext, width: int) -> None:
         plt = self.plt
         flagged, plotted = [], set()
