@@ -400,8 +400,9 @@ class SageTUI(RunControl, ExportFlow, App[int]):
         self.call_after_refresh(self.flush_redraws)
 
     def action_open_report(self) -> None:
-        self.push_screen(PathPromptScreen("Open a report JSON", f"{self.export_dir}/"),
-                         self._open_report)
+        self.push_screen(PathPromptScreen(
+            "Open a report JSON", f"{self.export_dir}/",
+            hint="enter: open  ·  tab: complete the path  ·  escape: cancel"), self._open_report)
 
     def _open_report(self, path: str | None) -> None:
         if not path:
@@ -430,6 +431,10 @@ class SageTUI(RunControl, ExportFlow, App[int]):
         i = names.index(self.theme) if self.theme in names else -1
         self.theme = names[(i + 1) % len(names)]
         self.notify(f"Theme: {self.theme}")
+
+    def action_help_quit(self) -> None:
+        """Ctrl-C: say how to quit (Textual's own note is markup, and notify here is plain)."""
+        self.notify("Press q or ctrl+q to quit.", title="Do you want to quit?")
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

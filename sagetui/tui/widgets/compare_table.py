@@ -5,17 +5,16 @@ The title names the files (A = ..., B = ...) and the sign convention."""
 from __future__ import annotations
 
 from rich.text import Text
-from textual.binding import Binding
 from textual.widgets import DataTable
 
 from ..compare_rows import MATCH_NOTE, SIGN_NOTE, compare_rows, faster_than_a, legend, letter
 from ..formatting import ms, pct, short_phase
 from ..run_data import RunData
+from .vim_keys import VIM_KEYS
 
 
 class CompareTable(DataTable):
-    BINDINGS = [Binding("j", "cursor_down", "Down", show=False),
-                Binding("k", "cursor_up", "Up", show=False)]
+    BINDINGS = VIM_KEYS
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, fixed_columns=2,

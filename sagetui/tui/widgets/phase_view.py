@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 
 from rich.text import Text
-from textual.binding import Binding
 from textual.widgets import DataTable
 
 from ..formatting import ms, pct, printable, short_phase
 from ..run_data import RunData
 from ..view_context import ViewContext
+from .vim_keys import VIM_KEYS
 
 EIGHTHS = " ▏▎▍▌▋▊▉█"
 OTHER_COLUMNS = {True: 110, False: 80}  # about what the other columns take (wide or not)
@@ -45,8 +45,7 @@ def axis(lo: int, hi: float, width: int) -> str:
 
 
 class PhaseView(DataTable):
-    BINDINGS = [Binding("j", "cursor_down", "Down", show=False),
-                Binding("k", "cursor_up", "Up", show=False)]
+    BINDINGS = VIM_KEYS
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ from ..formatting import ms, pct
 from ..run_data import RunData
 from ..view_context import ViewContext
 from .verdict_table import drift_cell
+from .vim_keys import VIM_KEYS
 
 NONE_KEY = "__none__"
 STATUS_STYLE = {"ok": "", "failed": "bold red", "excluded": "yellow", "partial": "yellow",
@@ -17,6 +18,8 @@ STATUS_STYLE = {"ok": "", "failed": "bold red", "excluded": "yellow", "partial":
 
 class VariantTable(DataTable):
     """One row per variant; the cursor row is the selected variant."""
+    BINDINGS = VIM_KEYS
+
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)  # type: ignore[arg-type]
