@@ -79,7 +79,8 @@ def _cells(data: RunData) -> dict[tuple[str, str], Cell]:
             f"{vd['state']}{'*' if v.verdict_computed else ''} "
             f"{ci(vd.get('ci_low_percent'), vd.get('ci_high_percent'))}" if vd else "-")
         out[(name, "total")] = Cell(v.p50_s(), v.p90_s(), v.speedup_percent, verdict, name)
-    for name in list(data.variants) or [None]:
+    names: list[str | None] = [*data.variants] or [None]
+    for name in names:
         whose, rows = data.phase_rows(name)
         if name is not None and whose != name:
             continue  # no phases of its own: listed under (phases) or nowhere

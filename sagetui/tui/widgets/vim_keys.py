@@ -4,5 +4,6 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-VIM_KEYS = [Binding("j", "cursor_down", "Down", show=False),
-            Binding("k", "cursor_up", "Up", show=False)]
+VIM_KEYS: list[Binding | tuple[str, str] | tuple[str, str, str]] = [
+    Binding("j", "cursor_down", "Down", show=False),
+    Binding("k", "cursor_up", "Up", show=False)]
