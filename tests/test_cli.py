@@ -87,7 +87,8 @@ def test_default_run_finishes_quickly_and_passes_check(cli, tmp_path):
     assert report.q_shape == [1, 1024, 6, 128]
     check = cli("check", "r.json")
     assert check.returncode == 0, check.stdout + check.stderr
-    assert (tmp_path / "r.csv").read_text().startswith("variant,phase,round,iteration,seconds")
+    assert (tmp_path / "r.csv").read_text().startswith(
+        "variant,phase,round (from 1),iteration (from 1),seconds")
     assert "| fused_mainloop |" in (tmp_path / "r.md").read_text()
     recovery = list((tmp_path / "state" / "sagetui" / "recovery").glob("*.json"))
     assert len(recovery) == 1 and load_report(recovery[0]).rounds == 5

@@ -10,9 +10,19 @@ from rich.table import Table
 from rich.text import Text
 
 from sagetui.core.check import check_report
-from sagetui.core.export import paired_text, threshold_text
 from sagetui.core.io import ReportError, load_report, one_line
 from sagetui.core.report import Report
+from sagetui.tui.compare_rows import (
+    MATCH_NOTE,
+    SIGN_NOTE,
+    compare_rows,
+    faster_than_a,
+    legend,
+    letter,
+    with_verdicts,
+)
+from sagetui.tui.formatting import ms, pct
+from sagetui.tui.run_data import RunData
 
 from .errors import stdout_console
 
@@ -54,31 +64,35 @@ def load_all(paths: list[str]) -> list[tuple[str, Report]] | None:
 
 
 def compare_table(reports: list[tuple[str, Report]]) -> Table:
-    """Per report, variant and phase: p50, p90, speedup, verdict."""
-    t = Table(title="sagetui compare")
-    for col in ("report", "variant", "phase", "p50 ms", "p90 ms", "p50 speedup %",
-                "verdict: paired % [95% CI]", "SAME threshold"):
-        t.add_column(col, justify="right" if col.endswith(("ms", "%")) else "left")
-    for path, r in reports:
-        label = _plain(path.rsplit("/", 1)[-1])
-        for v in r.variants or []:
-            vd = v.verdict.model_dump() if v.verdict else None
-            verdict = paired_text(vd)
-            name = _plain(v.name)
-            if v.timing:
-                t.add_row(label, name, "total", f"{v.timing.p50_s * 1e3:.3f}",
-                          f"{v.timing.p90_s * 1e3:.3f}",
-                          "-" if v.speedup_vs_baseline_percent is None
-                          else f"{v.speedup_vs_baseline_percent:+.3f}", verdict,
-                          _plain(threshold_text(vd)) if vd else "")
-            for phase, s in (v.phase_timings or {}).items():
-                t.add_row(label, name, _plain(phase), f"{s.p50_s * 1e3:.3f}",
-                          f"{s.p90_s * 1e3:.3f}", "", "", "")
-        if not r.variants or not any(v.phase_timings for v in r.variants):
-            for phase, s in (r.phase_timings or {}).items():
-                t.add_row(label, "-", _plain(phase), f"{s.p50_s * 1e3:.3f}",
-                          f"{s.p90_s * 1e3:.3f}", "", "", "")
-        t.add_section()
+    """The console's Compare tab on stdout: the same rows (tui/compare_rows.py), each report's
+    p50, p90, how much faster than A, speedup over its own baseline and verdict (derived from
+    its round p50s when it recorded none, marked *)."""
+    sources = [with_verdicts(RunData.from_report(r, path.rsplit("/", 1)[-1], path=path))
+               for path, r in reports]
+    many = len(sources) > 1
+    notes = [legend([one_line(s.label) for s in sources])] + ([SIGN_NOTE, MATCH_NOTE]
+                                                              if many else [])
+    t = Table(title="sagetui compare", caption=" · ".join(notes))
+    rows = compare_rows(sources)
+    cos = any(c is not None and c.cos for r in rows for c in r.cells)  # accuracy, where kept
+    cols = ["variant", "phase"] + (["matched"] if many else [])
+    for i in range(len(sources)):
+        x = letter(i)
+        cols += [f"{x} p50 ms", f"{x} p90 ms"] + ([f"{x} faster %"] if i else []) + [
+            f"{x} p50 speedup %", f"{x} verdict: paired % [95% CI]"] + (
+            [f"{x} cos sim"] if cos else [])
+    for col in cols:
+        t.add_column(col, justify="right" if ("ms" in col or "%" in col) else "left")
+    for row in rows:
+        cells = [_plain(row.label()), _plain(row.phase)] + ([row.matched] if many else [])
+        for i, cell in enumerate(row.cells):
+            cells += [ms(cell.p50 if cell else None), ms(cell.p90 if cell else None)]
+            if i:
+                cells.append(pct(faster_than_a(row, i)))
+            cells += [pct(cell.speedup, 3) if cell and row.total else "",
+                      _plain(cell.verdict) if cell else ""] + (
+                [cell.cos if cell else ""] if cos else [])
+        t.add_row(*cells)
     return t
 
 

@@ -12,26 +12,68 @@ from .phases import PARENTS
 from .profile.markdown import mainloop_lines
 from .report import Report, Variant
 
+# 9 significant digits: a nanosecond in 1 s, far finer than any timer here (CUDA events
+# resolve 0.5 us), without repr's float noise (0.13042812347412109)
+SECONDS = "{:.9g}"
+
 
 def to_csv(report: Report) -> str:
-    """One row per sample: variant, phase, round, iteration, seconds (a sweep: one row per
-    point and variant, core/sweep_export.py)."""
+    """One row per sample: variant, phase, round, iteration, seconds. Rounds and iterations
+    count from 1, as the console shows them; the header says so. (A sweep: one row per point
+    and variant, core/sweep_export.py.)"""
     if report.sweep is not None:
         from .sweep_export import to_csv as sweep_csv
 
         return sweep_csv(report)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["variant", "phase", "round", "iteration", "seconds"])
+    w.writerow(["variant", "phase", "round (from 1)", "iteration (from 1)", "seconds"])
     rounds_of = report.round_numbers()
     for variant, phases in (report.samples or {}).items():
         numbers = rounds_of.get(variant)
         for phase, per_round in phases.items():
             for r, values in enumerate(per_round):
-                label = numbers[r] if numbers and r < len(numbers) else r
-                for i, s in enumerate(values.tolist()):
-                    w.writerow([_cell(variant), _cell(phase), label, i, repr(s)])
+                label = (numbers[r] if numbers and r < len(numbers) else r) + 1
+                for i, s in enumerate(values.tolist(), start=1):
+                    w.writerow([_cell(variant), _cell(phase), label, i, SECONDS.format(s)])
     return buf.getvalue()
+
+
+def _config(report: Report) -> dict:
+    cfg = report.config
+    return cfg if isinstance(cfg, dict) else {}  # free-form JSON: anything, or nothing
+
+
+def dtype(report: Report) -> str | None:
+    shape = _config(report).get("shape")
+    value = shape.get("dtype") if isinstance(shape, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def specs(report: Report) -> dict[str, str]:
+    """Each variant's spec as the CLI takes it: backend[opts]@path."""
+    out = {}
+    for v in report.variants or []:
+        spec = v.backend or "?"
+        opts = next((c.get("options") for c in _config(report).get("variants") or []
+                     if isinstance(c, dict) and c.get("name") == v.name), None)
+        if isinstance(opts, dict) and opts:
+            spec += "[" + ",".join(f"{k}={val}" for k, val in opts.items()) + "]"
+        if v.path:
+            spec += f"@{v.path}"
+        out[v.name] = spec
+    return out
+
+
+def export_stem(report: Report, stamp: str) -> str:
+    """An export's file name without suffix: backends, shape, dtype and when, e.g.
+    sage2-sm89_1x37810x56x128_bf16_20250101-120000 (a bare timestamp says nothing)."""
+    backends = list(dict.fromkeys(v.backend for v in report.variants or [] if v.backend))
+    parts = ["+".join(backends) or "report"]
+    if report.q_shape:
+        parts.append("x".join(str(n) for n in report.q_shape))
+    parts += [x for x in (dtype(report), stamp) if x]
+    return "".join(c if c.isalnum() or c in "+-_.x" else "-" for c in "_".join(parts))
 
 
 def _cell(text: str) -> str:
@@ -68,7 +110,13 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
     lines = [f"## {title}", ""]
     if report.q_shape:
         lines.append(f"- q shape `{report.q_shape}`"
+                     + (f", {dtype(report)}" if dtype(report) else "")
                      + (f", layout {report.layout}" if report.layout else ""))
+    if report.baseline:
+        lines.append(f"- baseline `{report.baseline}`; speedup % = baseline p50 / p50 - 1 "
+                     "(+ = faster)")
+    for name, spec in specs(report).items():
+        lines.append(f"- `{name}` = `{spec}`")
     env = report.environment or {}
     gpu = (env.get("gpu") or {}).get("name") if isinstance(env.get("gpu"), dict) else None
     if gpu or env.get("device"):

@@ -23,7 +23,6 @@ from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 from textual.widgets import DataTable, Footer, RichLog, Static, TabbedContent, TabPane, Tabs
 
-from sagetui.core.analysis import Threshold, analyse, resolve_threshold
 from sagetui.core.config import RunConfig
 from sagetui.core.io import ReportError, load_report
 from sagetui.core.report import Report
@@ -31,6 +30,7 @@ from sagetui.session.session import Session
 
 from . import keymap
 from .commands import SageCommands
+from .derive import Derived, apply_derived, derive, derive_inputs
 from .export_flow import ExportFlow
 from .help_screen import HelpScreen
 from .messages import DerivedReady
@@ -42,7 +42,8 @@ from .themes import OKABE_ITO, default_theme_name, load_themes
 from .view_context import ViewContext
 from .widgets.compare_table import CompareTable
 from .widgets.phase_table import PhaseTable
-from .widgets.plots import IterationPlot, PhaseBars, RoundPlot, SeriesPlot
+from .widgets.phase_view import PhaseView
+from .widgets.plots import IterationPlot, RoundPlot, SeriesPlot
 from .widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
 from .widgets.status_panel import StatusPanel
 from .widgets.sweep_plot import SweepPlot
@@ -139,14 +140,14 @@ class SageTUI(RunControl, ExportFlow, SweepTab, App[int]):
                 with Horizontal(id="overview-main"):
                     yield PhaseTable(id="phase-table")
                     with Vertical(id="overview-plots"):
-                        yield RoundPlot(id="overview-rounds")
-                        yield IterationPlot(id="overview-iterations")
+                        yield RoundPlot(id="overview-rounds", hide_when_empty=True)
+                        yield IterationPlot(id="overview-iterations", hide_when_empty=True)
             with TabPane(label["rounds"], id="rounds"):
                 yield RoundPlot(id="rounds-plot")
             with TabPane(label["iterations"], id="iterations"):
                 yield IterationPlot(id="iterations-plot")
             with TabPane(label["phases"], id="phases"):
-                yield PhaseBars(id="phase-bars")
+                yield PhaseView(id="phase-view")
             with TabPane(label["scheduler"], id="scheduler"):
                 with VerticalScroll(id="scheduler-body"):
                     with Horizontal(id="scheduler-top"):
@@ -229,7 +230,8 @@ class SageTUI(RunControl, ExportFlow, SweepTab, App[int]):
     def _sync_panels(self, force: bool = False) -> None:
         try:
             panels = [self.query_one(t) for t in (VariantTable, VerdictTable, PhaseTable,
-                                                  SchedulerFacts, DecompositionInfo, TailTable)]
+                                                  PhaseView, SchedulerFacts, DecompositionInfo,
+                                                  TailTable)]
             status = self.query_one(StatusPanel)
         except NoMatches:  # a timer that fires while the app is shutting down
             return
@@ -366,43 +368,21 @@ class SageTUI(RunControl, ExportFlow, SweepTab, App[int]):
 
     def _derive(self, data: RunData, recompute: bool) -> None:
         """Fill in drift and verdicts (recompute: all, for a new baseline) off the UI thread."""
-        missing = set(data.variants) if recompute else {
-            n for n, v in data.variants.items() if v.drift is None}
-        need_verdicts = recompute or any(v.verdict is None and n != data.baseline
-                                         for n, v in data.variants.items())
-        if not data.variants or not (missing or need_verdicts):
-            return
-        rounds = {n: {p.round: p.median_s for p in v.round_points()}
-                  for n, v in data.variants.items()}
-        p50 = {n: v.p50_s() for n, v in data.variants.items()}
-        job = partial(self._derive_thread, id(data), rounds, p50, data.baseline,
-                      data.threshold or resolve_threshold(),
-                      missing if not data.live else set(), need_verdicts, recompute)
-        self.run_worker(job, group="derive", thread=True, exit_on_error=False)
+        args = derive_inputs(data, recompute)
+        if args is not None:
+            job = partial(self._derive_thread, id(data), args, recompute)
+            self.run_worker(job, group="derive", thread=True, exit_on_error=False)
 
-    def _derive_thread(self, source_id: int, rounds: dict[str, dict[int, float]],
-                       p50: dict[str, float | None], baseline: str | None,
-                       threshold: Threshold, missing: set[str], verdicts: bool,
-                       recompute: bool) -> None:
-        """The one analysis (core.analysis; it imports scipy: off the UI thread)."""
-        an = analyse(rounds, p50, baseline, threshold, drift_of=missing, verdicts=verdicts)
-        self.post_message(DerivedReady(source_id, an.drift_dicts(), an.verdict_dicts(),
-                                       an.speedups(), recompute))
+    def _derive_thread(self, source_id: int, args: dict[str, Any], recompute: bool) -> None:
+        d = derive(**args)
+        self.post_message(DerivedReady(source_id, d.drift, d.verdicts, d.speedups, recompute))
 
     def on_derived_ready(self, message: DerivedReady) -> None:
         data = next((s for s in self.sources if id(s) == message.source_id), None)
         if data is None:
             return
-        for name, v in data.variants.items():
-            if name in message.drift:
-                v.drift = message.drift[name]
-            if name == data.baseline:
-                v.verdict, v.verdict_computed = None, False
-            elif name in message.verdicts and (message.recompute or v.verdict is None):
-                v.verdict, v.verdict_computed = message.verdicts[name], not data.live
-            if name in message.speedups and (message.recompute or v.speedup_percent is None):
-                v.speedup_percent = message.speedups[name]
-        data.touch()
+        apply_derived(data, Derived(message.drift, message.verdicts, message.speedups),
+                      message.recompute)
         self._sync_panels()
         self._sync_compare()
 
@@ -430,8 +410,9 @@ class SageTUI(RunControl, ExportFlow, SweepTab, App[int]):
         self.call_after_refresh(self.flush_redraws)
 
     def action_open_report(self) -> None:
-        self.push_screen(PathPromptScreen("Open a report JSON", f"{self.export_dir}/"),
-                         self._open_report)
+        self.push_screen(PathPromptScreen(
+            "Open a report JSON", f"{self.export_dir}/",
+            hint="enter: open  ·  tab: complete the path  ·  escape: cancel"), self._open_report)
 
     def _open_report(self, path: str | None) -> None:
         if not path:
@@ -460,6 +441,10 @@ class SageTUI(RunControl, ExportFlow, SweepTab, App[int]):
         i = names.index(self.theme) if self.theme in names else -1
         self.theme = names[(i + 1) % len(names)]
         self.notify(f"Theme: {self.theme}")
+
+    def action_help_quit(self) -> None:
+        """Ctrl-C: say how to quit (Textual's own note is markup, and notify here is plain)."""
+        self.notify("Press q or ctrl+q to quit.", title="Do you want to quit?")
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sagetui.core.export import export_stem
 from sagetui.core.report import Report
 from sagetui.session.session import Session
 
@@ -36,8 +37,14 @@ class ExportFlow:
         return data.report
 
     def _stem(self: SageTUI) -> str:
+        """A live run's exports are named by backend, shape, dtype and the run's start;
+        a saved report's by its file."""
         data = self.data
-        return self.run_stem if data.live else f"{Path(data.label).stem}-sagetui"
+        if not data.live:
+            return f"{Path(data.label).stem}-sagetui"
+        report = self.report_to_export()
+        stamp = self.run_stem.removeprefix("sagetui-")
+        return export_stem(report, stamp) if report is not None else self.run_stem
 
     def action_export(self: SageTUI, kind: str) -> None:
         svg = self.export_screenshot() if kind == "svg" else None  # before a dialog covers it

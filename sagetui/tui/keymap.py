@@ -20,6 +20,11 @@ class KeyAction:
     help: str
     group: str
     show: bool = True
+    footer: Binding.Group | None = None  # keys shown together in the footer: "1234567 Tabs"
+
+
+TABS_GROUP = Binding.Group("Tabs", compact=True)
+EXPORT_GROUP = Binding.Group("Export", compact=True)
 
 
 TABS = (("overview", "Overview"), ("rounds", "Rounds"), ("iterations", "Iterations"),
@@ -33,11 +38,11 @@ KEYS: tuple[KeyAction, ...] = (
     KeyAction("u", "until_ci", "Until CI", "Run until the intervals are narrow",
               "Adaptive stopping: run rounds until every verdict's 95 % interval is narrower "
               "than the width you give (0 or off: the fixed number of rounds); a running "
-              "session applies it from its next round", "Run", show=False),
+              "session applies it from its next round", "Run"),
     KeyAction("a", "calibrate", "Calibrate", "Calibrate the noise floor",
               "Run the baseline against itself (A/A): its round-to-round noise sets the SAME "
               "threshold, max(1 %, 2 x noise), here and in later runs of this backend and shape",
-              "Run", show=False),
+              "Run"),
     KeyAction("A", "calibrations", "Calibrations", "List / clear calibrations",
               "List the stored noise floors (host, GPU, backend, build, shape, age) and offer "
               "to clear them all", "Run", show=False),
@@ -51,25 +56,25 @@ KEYS: tuple[KeyAction, ...] = (
               "Move the variant selection (also up/down in the variants table)", "Variants",
               show=False),
     KeyAction("e", "export('json')", "JSON", "Export JSON report",
-              "Write the report (every field, raw samples included)", "Export"),
+              "Write the report (every field, raw samples included)", "Export",
+              footer=EXPORT_GROUP),
     KeyAction("c", "export('csv')", "CSV", "Export CSV samples",
               "Write the raw per-iteration samples: variant, phase, round, iteration, seconds",
-              "Export"),
+              "Export", footer=EXPORT_GROUP),
     KeyAction("m", "export('md')", "MD", "Export Markdown summary",
-              "Write a summary table for a pull request", "Export"),
+              "Write a summary table for a pull request", "Export", footer=EXPORT_GROUP),
     KeyAction("s", "export('svg')", "SVG", "Export SVG screenshot",
-              "Write what the screen shows now as an SVG image", "Export"),
+              "Write what the screen shows now as an SVG image", "Export", footer=EXPORT_GROUP),
     KeyAction("o", "open_report", "Open", "Open a report file",
               "Load a saved report JSON beside what is shown (a bad file is reported, "
-              "nothing else changes)", "Reports", show=False),
+              "nothing else changes)", "Reports"),
     KeyAction("n", "next_source", "Next report", "Show next report",
-              "Switch the panels to the next open report (or the live run)", "Reports",
-              show=False),
+              "Switch the panels to the next open report (or the live run)", "Reports"),
     *(KeyAction(str(i + 1), f"show_tab('{tab}')", title, f"Show {title}",
-                f"Switch to the {title} tab", "Panels", show=False)
+                f"Switch to the {title} tab", "Panels", footer=TABS_GROUP)
       for i, (tab, title) in enumerate(TABS)),
     KeyAction("T", "next_theme", "Theme", "Next theme",
-              "Cycle through the sagetui themes (start with --theme NAME)", "View", show=False),
+              "Cycle through the sagetui themes (start with --theme NAME)", "View"),
     KeyAction("question_mark,f1", "help", "Help", "Help: keys",
               "List every key", "View"),
     KeyAction("q", "quit", "Quit", "Quit",
@@ -77,8 +82,9 @@ KEYS: tuple[KeyAction, ...] = (
 )
 
 
-# The footer shows bindings in their order and cuts what does not fit an 80-column line:
-# run, help and quit first, so that the way to everything else is always on screen.
+# The footer shows bindings in their order and cuts what does not fit the line: run, help and
+# quit first, so that the way to everything else is always on screen; the tabs and the
+# exports each take one compact group ("1234567 Tabs", "ecms Export").
 FOOTER_FIRST = ("toggle_run", "help", "quit")
 
 
@@ -86,7 +92,8 @@ def bindings() -> list[Binding]:
     ordered = sorted(KEYS, key=lambda k: (k.action not in FOOTER_FIRST,
                                           FOOTER_FIRST.index(k.action)
                                           if k.action in FOOTER_FIRST else 0))
-    return [Binding(k.keys, k.action, k.label, show=k.show, tooltip=k.help) for k in ordered]
+    return [Binding(k.keys, k.action, k.label, show=k.show, tooltip=k.help, group=k.footer)
+            for k in ordered]
 
 
 def display_keys(keys: str) -> str:

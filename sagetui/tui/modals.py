@@ -1,6 +1,10 @@
-"""Modal questions: overwrite yes/no, where to write, what to do with a run on quit."""
+"""Modal questions: overwrite yes/no, where to write (or a value), what to do with a run on quit."""
 
 from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -36,19 +40,27 @@ class ConfirmScreen(ModalScreen[bool]):
 
 
 class PathPromptScreen(ModalScreen[str | None]):
-    """Where to write: a path, prefilled; enter writes, escape cancels."""
+    """A path (or a value), prefilled; enter confirms, escape cancels, tab completes a path.
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    `validate` returns why a value is refused (or None): the dialog then says so under the
+    input and stays open, so a typo is fixed in place instead of starting over."""
 
-    def __init__(self, title: str, path: str,
-                 hint: str = "enter: write  ·  escape: cancel") -> None:
+    BINDINGS = [Binding("escape", "cancel", "Cancel"),
+                Binding("tab", "complete", "Complete", priority=True, show=False)]
+
+    def __init__(self, title: str, path: str, hint: str = "enter: write  ·  tab: complete "
+                 "the path  ·  escape: cancel",
+                 validate: Callable[[str], str | None] | None = None,
+                 complete_paths: bool = True) -> None:
         super().__init__(classes="modal")
         self.title_text, self.path, self.hint = title, path, hint
+        self.validate, self.complete_paths = validate, complete_paths
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="question", markup=False)
             yield Input(self.path, id="path")
+            yield Label("", id="problem", classes="problem", markup=False)
             yield Label(self.hint, classes="hint", markup=False)
 
     def on_mount(self) -> None:
@@ -56,10 +68,40 @@ class PathPromptScreen(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         value = event.value.strip()
+        problem = self.validate(value) if self.validate and value else None
+        if problem:
+            self.query_one("#problem", Label).update(problem)
+            return
         self.dismiss(value or None)
+
+    def action_complete(self) -> None:
+        if not self.complete_paths:
+            return
+        box = self.query_one(Input)
+        done, choices = complete_path(box.value)
+        box.value, box.cursor_position = done, len(done)
+        shown = ", ".join(choices[:8]) + (" ..." if len(choices) > 8 else "")
+        self.query_one("#problem", Label).update(shown if len(choices) > 1 else "")
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def complete_path(text: str) -> tuple[str, list[str]]:
+    """(the text completed as far as it is unambiguous, the names that still match): a shell's
+    tab completion. A directory completed alone gets its trailing slash."""
+    path = Path(text).expanduser()
+    folder, stem = (path, "") if text.endswith("/") else (path.parent, path.name)
+    try:
+        names = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir()
+                       if p.name.startswith(stem) and (stem or not p.name.startswith(".")))
+    except OSError:
+        return text, []
+    if not names:
+        return text, []
+    common = os.path.commonprefix(names)
+    head = text[: len(text) - len(stem)] if stem else text
+    return head + common, names
 
 
 class QuitRunScreen(ModalScreen[str]):

@@ -126,18 +126,13 @@ class RunControl:
         self.push_screen(PathPromptScreen(
             "Run rounds until every 95 % interval is narrower than (percent; 0 or off: the "
             "fixed number of rounds):", "" if now is None else f"{now:g}",
-            hint="enter: apply  ·  escape: cancel"), self._apply_until_ci)
+            hint="enter: apply  ·  escape: cancel", validate=_until_ci_problem,
+            complete_paths=False), self._apply_until_ci)
 
     def _apply_until_ci(self: SageTUI, value: str | None) -> None:
-        if value is None or self.config is None:
+        if value is None or self.config is None or _until_ci_problem(value):
             return
-        try:
-            target = None if value.lower() in ("off", "0", "none") else float(value)
-            if target is not None and not 0 < target <= 100:
-                raise ValueError
-        except ValueError:
-            self.notify(f"not a width in percent: {value!r}", severity="error", markup=False)
-            return
+        target = _until_ci(value)
         self.config = self.config.model_copy(update={"until_ci_percent": target})
         if self.session is not None:
             self.session.set_until_ci(target)
@@ -365,3 +360,19 @@ class RunControl:
             session.cancel()
             if session.client is not None:
                 session.client.kill()
+
+
+def _until_ci(value: str) -> float | None:
+    """The `u` dialog's value: a width in percent, or None for off (ValueError if neither)."""
+    target = None if value.lower() in ("off", "0", "none") else float(value)
+    if target is not None and not 0 < target <= 100:
+        raise ValueError(value)
+    return target
+
+
+def _until_ci_problem(value: str) -> str | None:
+    try:
+        _until_ci(value)
+    except ValueError:
+        return f"not a width in percent (0 < width <= 100, or off): {value!r}"
+    return None

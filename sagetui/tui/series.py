@@ -103,6 +103,25 @@ class MinMaxSeries:
         return np.concatenate(xs), np.concatenate(lo_parts), np.concatenate(hi_parts)
 
 
+    def envelope_range(self, start: int, stop: int, width: int
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """envelope() of samples start..stop-1 only (a zoomed plot): read from the samples,
+        O(stop - start), so only while zoomed in."""
+        n = len(self.values)
+        start, stop = max(0, start), min(n, stop)
+        if start == 0 and stop == n:
+            return self.envelope(width)
+        v = self.values.view[start:stop]
+        if v.size <= max(1, width):
+            return np.arange(start, stop, dtype=np.float64), v.copy(), v.copy()
+        size = -(-v.size // max(1, width))
+        m = -(-v.size // size)
+        padded = np.concatenate((v, np.full(m * size - v.size, np.nan)))
+        blocks = padded.reshape(m, size)
+        x = np.arange(m, dtype=np.float64) * size + start
+        return x, np.nanmin(blocks, axis=1), np.nanmax(blocks, axis=1)
+
+
 def stride(values: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """(indices, values) of at most `width` evenly spaced points: O(width)."""
     n = values.size

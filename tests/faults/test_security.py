@@ -107,8 +107,9 @@ print("RCS", rcs)
 
 
 def test_reading_reports_never_unpickles_or_evaluates(tmp_path):
-    """The reference reports through every reading command, with the poison in place."""
-    code = poison([SAMPLE_001]) + f"""
+    """The reference reports through every reading command, with the poison in place (warmed
+    with both: each report's own lazy imports are done before the poison)."""
+    code = poison([SAMPLE_000, SAMPLE_001]) + f"""
 rcs = [main(["check", {str(SAMPLE_000)!r}, {str(SAMPLE_001)!r}]),
        main(["compare", {str(SAMPLE_000)!r}, {str(SAMPLE_001)!r}])]
 print("RCS", rcs)

@@ -73,14 +73,15 @@ def test_run_export_and_quit_in_tmux(tmp_path: Path) -> None:
         assert "38;5;" in styled and "38;2;" not in styled
         tmux.keys("e")
         prompt = tmux.wait_for("Export the report JSON to:", timeout=10)
-        assert "sagetui-" in prompt and ".json" in prompt  # a default path, ready to accept
+        # a default path, ready to accept, named by backend, shape and dtype
+        assert "reference_1x256x2x64_" in prompt and ".json" in prompt
         tmux.keys("Enter")
         tmux.wait_for("Wrote the report JSON", timeout=10)
         tmux.keys("q")
         tmux.wait_for("SAGETUI-EXIT=0", timeout=15)
     finally:
         tmux("kill-server")
-    exported = list(tmp_path.glob("sagetui-*.json"))
+    exported = list(tmp_path.glob("reference_*.json"))
     assert len(exported) == 1
     report = load_report(exported[0])
     assert report.rounds == 2 and report.status == "complete"

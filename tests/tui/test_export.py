@@ -43,7 +43,7 @@ async def test_each_export_writes_its_file(tmp_path: Path) -> None:
         report = load_report(tmp_path / f"{STEM}.json")
         assert report == original  # every field kept
         csv = (tmp_path / f"{STEM}.csv").read_text().splitlines()
-        assert csv[0] == "variant,phase,round,iteration,seconds"
+        assert csv[0] == "variant,phase,round (from 1),iteration (from 1),seconds"
         assert len(csv) - 1 == sum(len(r) for v in original.samples.values()
                                    for ph in v.values() for r in ph)
         md = (tmp_path / f"{STEM}.md").read_text()

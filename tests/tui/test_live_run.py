@@ -11,7 +11,8 @@ from sagetui.core.io import load_report
 from sagetui.tui.app import SageTUI
 from sagetui.tui.modals import PathPromptScreen, QuitRunScreen
 from sagetui.tui.widgets.phase_table import PhaseTable
-from sagetui.tui.widgets.plots import IterationPlot, PhaseBars, RoundPlot, SeriesPlot
+from sagetui.tui.widgets.phase_view import PhaseView
+from sagetui.tui.widgets.plots import IterationPlot, RoundPlot, SeriesPlot
 
 from .conftest import THEME, aio, screen_text, settle, tiny_config, wait_for
 
@@ -45,7 +46,7 @@ async def test_a_run_fills_the_phase_table_and_the_plots(tmp_path: Path) -> None
         assert app.query_one("#overview-iterations", IterationPlot).points == 6
         await pilot.press("4")
         await settle(pilot, app)
-        assert app.query_one(PhaseBars).points == 6
+        assert app.query_one(PhaseView).row_count == 9  # 8 phases and the total, one variant
         report = load_report(tmp_path / "recovery.json")  # the session's autosave
         assert report.rounds == 2 and report.samples
 
@@ -142,7 +143,7 @@ async def test_quit_mid_run_stops_the_runner_and_offers_to_save(tmp_path: Path) 
         assert isinstance(app.screen, PathPromptScreen)
         await pilot.press("enter")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the exit")
-    saved = [p for p in tmp_path.glob("sagetui-*.json")]
+    saved = [p for p in tmp_path.glob("reference_*.json")]
     assert len(saved) == 1
     report = load_report(saved[0])
     assert report.status == "cancelled" and report.rounds and report.rounds >= 1
@@ -158,7 +159,7 @@ async def test_quit_mid_run_can_discard(tmp_path: Path) -> None:
         await pilot.pause()
         await pilot.press("d")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the exit")
-    assert not list(tmp_path.glob("sagetui-*.json"))
+    assert not list(tmp_path.glob("reference_*.json"))
     assert load_report(tmp_path / "recovery.json").rounds  # the recovery file stays
 
 

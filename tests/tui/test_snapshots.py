@@ -1,5 +1,6 @@
 """SVG snapshots of the console on seeded data (no live timings): reference report 001 from
-sample_results/ and the synthetic report of tests/tui/data/, at 80x24 and 160x48.
+sample_results/, the synthetic report of tests/tui/data/ and H200 reports, at 80x24 and
+160x48 (and 200x60 for the views the issue "console as a workbench" names).
 
 After an intended change of the look: pytest tests/tui/test_snapshots.py --snapshot-update
 """
@@ -8,9 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import REF_000, REF_001, SYNTHETIC, settle, viewer
+from .conftest import REF_000, REF_001, ROOT, SYNTHETIC, settle, viewer
 
 SIZES = [(80, 24), (160, 48)]
+ALL_SIZES = [*SIZES, (200, 60)]
+H200_BACKENDS = ROOT / "sample_results" / "h200_backends.json"
+SM89 = ROOT / "sample_results" / "h200_sm89_reference_shape.json"
+SM90 = ROOT / "sample_results" / "h200_sm90_reference_shape.json"
+SM89_VARIANTS = ROOT / "sample_results" / "h200_sm89_variants.json"
 
 
 def _settled(*keys: str):
@@ -22,7 +28,7 @@ def _settled(*keys: str):
     return run_before
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("size", ALL_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_overview_of_reference_001(snap_compare, size) -> None:
     assert snap_compare(viewer(REF_001), terminal_size=size, run_before=_settled())
 
@@ -45,3 +51,23 @@ def test_scheduler_and_tail_study_of_reference_000(snap_compare, size) -> None:
 def test_compare_view_at_160x48(snap_compare) -> None:
     assert snap_compare(viewer(REF_000, REF_001, SYNTHETIC), terminal_size=(160, 48),
                         run_before=_settled())
+
+
+@pytest.mark.parametrize("size", ALL_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_rounds_of_throttled_h200_report(snap_compare, size) -> None:
+    """Every round power-capped: the five variant lines, the marks on their own row, the
+    legend under the frame."""
+    assert snap_compare(viewer(H200_BACKENDS), terminal_size=size, run_before=_settled("2"))
+
+
+@pytest.mark.parametrize("size", ALL_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_compare_of_sm89_and_sm90_reports(snap_compare, size) -> None:
+    """Two reports whose variants are named differently: matched baseline with baseline,
+    the files named in the title, one sign convention."""
+    assert snap_compare(viewer(SM89, SM90), terminal_size=size, run_before=_settled())
+
+
+@pytest.mark.parametrize("size", ALL_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_phases_of_two_variants(snap_compare, size) -> None:
+    """Two builds of sm89 phase by phase: values, deltas against the baseline, log bars."""
+    assert snap_compare(viewer(SM89_VARIANTS), terminal_size=size, run_before=_settled("4"))

@@ -8,6 +8,7 @@ from textual.widgets import DataTable
 from ..formatting import ms
 from ..run_data import PhaseRow, RunData
 from ..view_context import ViewContext
+from .vim_keys import VIM_KEYS
 
 
 def _cells(row: PhaseRow, bold: bool = False) -> list[Text | str]:
@@ -20,6 +21,8 @@ def _cells(row: PhaseRow, bold: bool = False) -> list[Text | str]:
 
 
 class PhaseTable(DataTable):
+    BINDINGS = VIM_KEYS
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(cursor_type="row", **kwargs)  # type: ignore[arg-type]
 

@@ -11,6 +11,7 @@ from ..formatting import ms
 from ..run_data import RunData
 from ..view_context import ViewContext
 from .mainloop_panel import mainloop_text
+from .vim_keys import VIM_KEYS
 
 FACTS: tuple[tuple[str, str], ...] = (
     ("kernel", "kernel"), ("cta_q", "CTA_Q"), ("cta_k", "CTA_K"), ("warp_q", "WARP_Q"),
@@ -96,6 +97,8 @@ class DecompositionInfo(Static):
 
 class TailTable(DataTable):
     """Report 000's rows: the largest tile multiple at or below N, that plus one, and N."""
+    BINDINGS = VIM_KEYS
+
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(cursor_type="row", **kwargs)  # type: ignore[arg-type]

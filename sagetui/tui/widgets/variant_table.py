@@ -9,6 +9,7 @@ from ..formatting import ms, pct
 from ..run_data import RunData
 from ..view_context import ViewContext
 from .verdict_table import drift_cell
+from .vim_keys import VIM_KEYS
 
 NONE_KEY = "__none__"
 STATUS_STYLE = {"ok": "", "failed": "bold red", "excluded": "yellow", "partial": "yellow",
@@ -25,12 +26,18 @@ def accuracy_cells(acc: dict | None) -> tuple[str, str]:
 
 class VariantTable(DataTable):
     """One row per variant; the cursor row is the selected variant."""
+    BINDINGS = VIM_KEYS
+
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)  # type: ignore[arg-type]
         self._signature: tuple = ()
+        self._accuracy = False  # the accuracy columns are shown (only when a variant has them)
 
     def on_mount(self) -> None:
+        self._add_columns()
+
+    def _add_columns(self) -> None:
         self.add_column("", key="swatch", width=1)
         self.add_column("on", key="on", width=3)
         self.add_column("variant", key="name")
@@ -39,8 +46,9 @@ class VariantTable(DataTable):
         self.add_column("p50 ms", key="p50")
         self.add_column("p50 Δ %", key="speedup")  # report 001's p50 speedup, not "paired %"
         self.add_column("drift %/rnd", key="drift")
-        self.add_column("cos sim", key="cos")
-        self.add_column("rel L1 %", key="l1")
+        if self._accuracy:
+            self.add_column("cos sim", key="cos")
+            self.add_column("rel L1 %", key="l1")
 
     def selected(self) -> str | None:
         if not self.row_count:
@@ -57,6 +65,12 @@ class VariantTable(DataTable):
             pass
 
     def sync(self, data: RunData, ctx: ViewContext) -> None:
+        accuracy = any(v.accuracy for v in data.variants.values())
+        if accuracy != self._accuracy:  # a report without accuracy keeps 80 columns for timing
+            self._accuracy = accuracy
+            self.clear(columns=True)
+            self._add_columns()
+            self._signature = ()
         rows = []
         for name, v in data.variants.items():
             colour = ctx.colour(data, name)
@@ -67,10 +81,10 @@ class VariantTable(DataTable):
                 Text("■", style=colour), on, Text(label, style=f"bold {colour}"), role,
                 Text(v.status, style=STATUS_STYLE.get(v.status, "")), ms(v.p50_s()),
                 "" if name == data.baseline else pct(v.speedup_percent, 3),
-                drift_cell(v.drift), *accuracy_cells(v.accuracy)]))
+                drift_cell(v.drift), *(accuracy_cells(v.accuracy) if accuracy else ())]))
         if not rows:
             rows.append((NONE_KEY, ["", "", Text("(none)", style="dim"),
-                                    "", "", "", "", "", "", ""]))
+                                    *[""] * (7 if accuracy else 5)]))
         signature = tuple(r[0] for r in rows)
         keep = self.selected() or ctx.selected
         if signature != self._signature:
@@ -81,6 +95,7 @@ class VariantTable(DataTable):
             self.select(keep)
             return
         for key, cells in rows:
-            for col, value in zip(("swatch", "on", "name", "role", "status", "p50", "speedup",
-                                   "drift", "cos", "l1"), cells, strict=True):
+            cols = ("swatch", "on", "name", "role", "status", "p50", "speedup", "drift",
+                    *(("cos", "l1") if accuracy else ()))
+            for col, value in zip(cols, cells, strict=True):
                 self.update_cell(key, col, value)

@@ -8,6 +8,7 @@ from textual.widgets import DataTable
 from ..formatting import ci, pct
 from ..run_data import RunData
 from ..view_context import ViewContext
+from .vim_keys import VIM_KEYS
 
 STATE_STYLE = {"FASTER": "bold green", "SLOWER": "bold red", "SAME": "bold",
                "INCONCLUSIVE": "yellow"}
@@ -22,6 +23,8 @@ def drift_cell(drift: dict | None) -> Text:
 
 
 class VerdictTable(DataTable):
+    BINDINGS = VIM_KEYS
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(cursor_type="none", **kwargs)  # type: ignore[arg-type]
 

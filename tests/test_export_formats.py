@@ -1,0 +1,42 @@
+"""The CSV and Markdown exports say what a reader needs: rounds and iterations numbered from
+1 as the console shows them (and the header says so), seconds without float noise yet exact
+to the measurement, the baseline, the variants' specs and the dtype; and exports are named by
+backend, shape and time, not by a bare timestamp."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from sagetui.core.export import export_stem, to_csv, to_markdown
+from sagetui.core.io import load_report
+
+ROOT = Path(__file__).resolve().parents[1]
+VARIANTS = load_report(ROOT / "sample_results" / "h200_sm89_variants.json")
+
+
+def test_csv_numbers_from_one_and_writes_nine_significant_digits() -> None:
+    rows = list(csv.reader(io.StringIO(to_csv(VARIANTS))))
+    assert rows[0] == ["variant", "phase", "round (from 1)", "iteration (from 1)", "seconds"]
+    first = rows[1]
+    assert first[2] == "1" and first[3] == "1"
+    rounds = {int(r[2]) for r in rows[1:]}
+    assert rounds == set(range(1, VARIANTS.rounds + 1))
+    raw = VARIANTS.samples[first[0]][first[1]][0].tolist()[0]
+    assert first[4] == f"{raw:.9g}" and len(first[4].replace("0.", "").lstrip("0")) <= 9
+    assert abs(float(first[4]) - raw) <= abs(raw) * 1e-8  # far below a CUDA event's 0.5 us
+    assert all(len(r[4]) <= 15 for r in rows[1:])  # no 0.13042812347412109-style noise
+
+
+def test_markdown_names_baseline_specs_and_dtype() -> None:
+    md = to_markdown(VARIANTS)
+    assert "baseline `stock`" in md
+    assert "bf16" in md
+    assert "`lineinfo` = `sage2-sm89@/work/main/.gpu_build/variant/_qattn_sm89" in md
+    assert "`stock` = `sage2-sm89`" in md
+
+
+def test_export_stem_names_backend_shape_and_time() -> None:
+    stem = export_stem(VARIANTS, "20250101-120000")
+    assert stem == "sage2-sm89_1x37810x56x128_bf16_20250101-120000"

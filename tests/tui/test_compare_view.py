@@ -1,0 +1,74 @@
+"""Comparing reports: the Compare tab names the files, matches rows of differently named
+variants (sm89 vs sm90) and says how, and uses one sign convention; `sagetui compare` shows the
+same rows with a delta column and the verdict the console derives (report 001: SAME*)."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from sagetui.cli.reports import compare_table, load_all
+from sagetui.tui.widgets.compare_table import CompareTable
+
+from .conftest import REF_001, ROOT, aio, settle, viewer
+
+SM89 = ROOT / "sample_results" / "h200_sm89_reference_shape.json"
+SM90 = ROOT / "sample_results" / "h200_sm90_reference_shape.json"
+
+
+def _rows(table: CompareTable) -> list[list[str]]:
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def _header(table: CompareTable) -> list[str]:
+    return [str(c.label) for c in table.ordered_columns]
+
+
+@aio
+async def test_compare_tab_names_files_matches_sm89_with_sm90_and_states_the_sign() -> None:
+    app = viewer(SM89, SM90)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot, app)
+        table = app.query_one(CompareTable)
+        title = str(table.border_title)
+        assert SM89.name in title and SM90.name in title  # which file is A, which B
+        assert "A = " + SM89.name in title
+        header = _header(table)
+        assert "B faster %" in header  # one convention, said in the header ...
+        assert "+ = faster" in title  # ... and what its sign means
+        totals = [r for r in _rows(table) if r[1] == "total"]
+        assert len(totals) == 1, totals  # sm89 and sm90 on one row
+        row = dict(zip(header, totals[0], strict=True))
+        assert "sage2-sm89" in row["variant"] and "sage2-sm90" in row["variant"]
+        assert row["matched"] == "baseline"
+        # 130.340 ms vs 51.533 ms: B is faster, so positive, as "speedup %" is
+        assert row["B faster %"] == "+152.93"
+
+
+@aio
+async def test_compare_tab_matches_same_names_by_name() -> None:
+    app = viewer(REF_001, REF_001)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot, app)
+        table = app.query_one(CompareTable)
+        header = _header(table)
+        totals = [dict(zip(header, r, strict=True)) for r in _rows(table) if r[1] == "total"]
+        assert {r["matched"] for r in totals} == {"name"} and len(totals) == 2
+        assert all(r["B faster %"] == "+0.00" for r in totals)
+
+
+def _cli(*paths) -> str:
+    out = io.StringIO()
+    Console(file=out, width=220, color_system=None).print(
+        compare_table(load_all([str(p) for p in paths])))
+    return out.getvalue()
+
+
+def test_cli_compare_has_the_delta_column_and_the_derived_verdict() -> None:
+    text = _cli(SM89, SM90)
+    assert "B faster %" in text and "+152.93" in text
+    assert f"A = {SM89.name}" in text and "+ = faster" in text
+    one = _cli(REF_001)
+    line = next(x for x in one.splitlines() if "interleave-softmax" in x and "total" in x)
+    assert "SAME*" in line and "[-0.12, -0.04]" in line
