@@ -42,3 +42,13 @@ def test_no_peak_for_the_cpu_or_an_unknown_gpu():
     assert peaks.kernel_peak("Some GPU 9000", "sage2-sm89", {}, "bf16") is None
     # H200 NVL is not matched as H200, nor GH200 as H200's other entries
     assert peaks.type_peak("NVIDIA H200 NVL", "int8") == 1671.0
+
+
+@pytest.mark.parametrize(("gpu", "types"), [
+    ("NVIDIA H200", ("int8", "fp8")),  # sageattn picks the sm90 kernel
+    ("NVIDIA A100-SXM4-80GB", ("int8", "fp16")),  # sm80, pv_accum fp32
+    ("NVIDIA GeForce RTX 4090", ("int8", "fp8_f16acc")),  # sm89, fp32+fp16
+])
+def test_the_public_dispatch_has_the_types_of_the_kernel_it_picks(gpu, types):
+    assert peaks.kernel_types("sage2-auto", {}, "bf16", gpu) == types
+    assert peaks.kernel_peak(gpu, "sage2-auto", {}, "bf16")["qk_type"] == "int8"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import io
 from collections.abc import Mapping
 from typing import Any
@@ -92,10 +93,17 @@ def paired_text(v: Mapping[str, Any] | None) -> str:
             + ("" if lo is None or hi is None else f" [{lo:+.2f}, {hi:+.2f}]"))
 
 
-def threshold_text(v: Mapping[str, Any] | None) -> str:
-    """Where a verdict's threshold came from, with its calibration's age."""
+def threshold_text(v: Mapping[str, Any] | None, at: str | None = None) -> str:
+    """Where a verdict's threshold came from, with its calibration's age when the report was
+    made (`at`, its created_utc: a saved report's calibration does not age)."""
     t = Threshold.from_fields(v) if v else None
-    return "-" if t is None else t.describe()
+    if t is None:
+        return "-"
+    try:
+        now = _dt.datetime.fromisoformat(at) if at else None
+    except ValueError:
+        now = None
+    return t.describe(now)
 
 
 def ms(s: float | None) -> str:
@@ -142,7 +150,7 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
                   else f"{v.speedup_vs_baseline_percent:+.3f}")
             lines.append(f"| {v.name} | {ms(t.p50_s if t else None)} | "
                          f"{ms(t.p90_s if t else None)} | {sp} | {paired_text(vv)} | "
-                         f"{threshold_text(vv)} | {drift} | "
+                         f"{threshold_text(vv, report.created_utc)} | {drift} | "
                          f"{'-' if v.byte_exact is None else v.byte_exact} |")
         lines.append("")
     lines += kernel_lines(report)

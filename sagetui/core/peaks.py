@@ -58,14 +58,26 @@ KERNEL_TYPES: dict[str, tuple[str, str]] = {
 }
 
 
-def _gpu(device_name: str | None) -> dict[str, float] | None:
+# sage2-auto is SageAttention's public `sageattn`, which picks its kernel by the GPU's
+# architecture (sageattention/core.py): its types are those of the kernel it picks.
+ARCH_OF = {"A100": "sm80", "H100": "sm90", "H800": "sm90", "H200": "sm90", "GH200": "sm90",
+           "L40S": "sm89", "RTX 4090": "sm89", "RTX 5090": "sm120"}
+AUTO_PICKS = {"sm80": "sage2-sm80", "sm86": "sage-triton",
+              "sm89": "sage2-sm89[pv_accum=fp32+fp16]", "sm90": "sage2-sm90",
+              "sm120": "sage2-sm89[pv_accum=fp32+fp16]"}
+
+
+def _match(device_name: str | None, table: dict[str, object]) -> str | None:
+    """The table's key that names this device (longest first, case-insensitive)."""
     if not device_name:
         return None
     name = device_name.lower()
-    for key in sorted(DATASHEET, key=len, reverse=True):
-        if key.lower() in name:
-            return DATASHEET[key]
-    return None
+    return next((k for k in sorted(table, key=len, reverse=True) if k.lower() in name), None)
+
+
+def _gpu(device_name: str | None) -> dict[str, float] | None:
+    key = _match(device_name, DATASHEET)  # type: ignore[arg-type]
+    return DATASHEET[key] if key else None
 
 
 def type_peak(device_name: str | None, dtype: str) -> float | None:
@@ -76,9 +88,15 @@ def type_peak(device_name: str | None, dtype: str) -> float | None:
     return table.get(dtype, table.get(dtype.removesuffix("_f16acc")))
 
 
-def kernel_types(backend: str, options: dict[str, object], input_dtype: str) -> tuple[str, str]:
-    """The tensor-core types of QK and PV for a variant. Baselines (sdpa, flash-attn, the
-    public dispatch) compute both in the inputs' type."""
+def kernel_types(backend: str, options: dict[str, object], input_dtype: str,
+                 device_name: str | None = None) -> tuple[str, str]:
+    """The tensor-core types of QK and PV for a variant. sage2-auto: those of the kernel it
+    picks on this GPU. Baselines (sdpa, flash-attn) compute both in the inputs' type."""
+    if backend == "sage2-auto":
+        arch = ARCH_OF.get(_match(device_name, ARCH_OF) or "")  # type: ignore[arg-type]
+        picked = AUTO_PICKS.get(arch or "")
+        if picked is not None:
+            return KERNEL_TYPES.get(picked, KERNEL_TYPES[picked.split("[")[0]])
     accum = options.get("pv_accum")
     key = f"{backend}[pv_accum={accum}]" if accum else backend
     if key in KERNEL_TYPES:
@@ -98,7 +116,7 @@ def kernel_peak(device_name: str | None, backend: str, options: dict[str, object
     """{"peak_tops", "qk_type", "pv_type", "source"} for a variant on this GPU, or None."""
     if backend == "reference":
         return None
-    qk, pv = kernel_types(backend, options, input_dtype)
+    qk, pv = kernel_types(backend, options, input_dtype, device_name)
     p_qk, p_pv = type_peak(device_name, qk), type_peak(device_name, pv)
     if p_qk is None or p_pv is None:
         return None
