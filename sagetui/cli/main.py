@@ -140,11 +140,17 @@ def build_parser() -> Parser:
     sw.add_argument("--svg", metavar="PATH", help="the TOPS plot as an SVG line chart")
     sw.add_argument("--console", action="store_true",
                     help="run it in the console's Sweep tab (r starts it), points streaming in")
+    from .node_options import add_node_options
+
+    add_node_options(sw)
     sw.add_argument("--no-mouse", action="store_true", help=argparse.SUPPRESS)
     sw.add_argument("--theme", help=argparse.SUPPRESS)
     sw.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
 
     sub.add_parser("schema", help="print the report's JSON Schema")
+    from .node_options import add_node_commands
+
+    add_node_commands(sub, _add_run_options, _add_outputs)
     return p
 
 
@@ -169,6 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .sweep_cli import cmd_sweep
 
             return cmd_sweep(args)
+        if args.command in ("merge", "node-check"):
+            from .node_options import dispatch
+
+            return dispatch(args)
         if args.command == "calibrate":
             from .calibrate import cmd_calibrate
 

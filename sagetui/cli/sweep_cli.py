@@ -15,7 +15,7 @@ from sagetui.core.sweep_model import SweepPoint
 from sagetui.session.session import SessionEvent
 from sagetui.session.sweep import SweepSession
 
-from .errors import stdout_console
+from .errors import UsageError, stdout_console
 from .options import check_outputs
 from .run import Progress, _say, report_write_failures, run_session, write_outputs
 from .sweep_options import sweep_config
@@ -23,11 +23,12 @@ from .sweep_options import sweep_config
 
 class SweepProgress(Progress):
     def _show(self, e: SessionEvent) -> None:
+        who = f"[{e.data['runner']}] " if e.data.get("runner") else ""  # --gpus: which runner
         if e.kind == "point_start" and not self.quiet:
-            self.c.print(f"point {e.data['index'] + 1}/{e.data['total']}: "
-                         f"{escape(e.data['shape'])}")
+            self.c.print(escape(f"{who}point {e.data['index'] + 1}/{e.data['total']}: "
+                                f"{e.data['shape']}"))
         elif e.kind == "point" and not self.quiet:
-            self.c.print(escape(point_line(e.data["point"])))
+            self.c.print(escape(who + point_line(e.data["point"]).lstrip()))
         elif e.kind not in ("point_start", "point"):
             super()._show(e)
 
@@ -72,16 +73,39 @@ def sweep_table(report: Report) -> Table:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from .node_options import slots_from_args
+
     config, axes = sweep_config(args)
+    slots = slots_from_args(args)
     if args.console:
+        if slots or args.slurm:
+            raise UsageError("--console runs one runner: drop --gpus/--slurm, or --console")
         return _console(args, config, axes)
     check_outputs(args, ("json", "csv", "markdown", "svg"))
     err = Console(stderr=True, soft_wrap=True)
+    if args.slurm:
+        from .slurm_cli import cmd_slurm_sweep
+
+        return cmd_slurm_sweep(args, config, axes, err)
     err.print(f"sweep: {len(plan(config.shape, axes))} points x "
-              f"{len(config.variants)} variants")
+              f"{len(config.variants)} variants"
+              + (f" on {len(slots)} runners ({', '.join(s.label for s in slots)})"
+                 if slots else ""))
     report, recovery = run_session(
-        config, args, err, make_session=lambda cfg, **kw: SweepSession(cfg, axes, **kw),
-        progress=SweepProgress)
+        config, args, err, make_session=_maker(axes, slots), progress=SweepProgress)
+    return finish_sweep(report, args, err, recovery)
+
+
+def _maker(axes, slots):
+    if not slots:
+        return lambda cfg, **kw: SweepSession(cfg, axes, **kw)
+    from sagetui.session.pool import PoolSweep
+
+    return lambda cfg, **kw: PoolSweep(cfg, axes, slots, **kw)
+
+
+def finish_sweep(report: Report, args: argparse.Namespace, err: Console, recovery) -> int:
+    """The table, crossovers and largest fit on stdout, then every output written."""
     out = stdout_console()
     _say(out, sweep_table(report))
     assert report.sweep is not None

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import sweep as sw
 from .config import RunConfig, Shape
-from .report import Report, Variant
+from .report import SCHEMA_VERSION, Fault, Report, Variant
 from .sweep_model import Sweep, SweepPoint
 
 
@@ -43,13 +43,14 @@ def variant_point(v: Variant, rep: Report, shape_ops: float, baseline: str | Non
 
 def point(index: int, shape: Shape, axes: sw.Axes, rep: Report | None, *,
           error: str | None = None, fault_kind: str | None = None,
-          elapsed_s: float | None = None) -> SweepPoint:
+          elapsed_s: float | None = None,
+          measured_on: dict[str, Any] | None = None) -> SweepPoint:
     """The point's entry; `rep` None when the point never ran (its setup failed: `error`)."""
     x_axis = axes.x_axis
     data: dict[str, Any] = {"index": index, "x": sw.x_of(shape, x_axis),
                             "group": sw.group_of(shape, x_axis, axes), "shape": shape,
                             "ops": sw.ops(shape), "error": error, "fault_kind": fault_kind,
-                            "elapsed_s": elapsed_s or None}
+                            "elapsed_s": elapsed_s or None, "measured_on": measured_on}
     if rep is None:
         data["status"] = "failed"
         return SweepPoint.model_validate(_drop_none(data))
@@ -80,3 +81,30 @@ def sweep_block(config: RunConfig, axes: sw.Axes, points: list[SweepPoint]) -> S
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
+
+
+def points_status(points: list[SweepPoint], planned: int) -> str:
+    """A sweep's status from its points: complete when every planned point is there and ok,
+    partial when some point measured something, else failed."""
+    ok = [p for p in points if p.status == "ok"]
+    if len(ok) == len(points) == planned:
+        return "complete"
+    return "partial" if any(p.status in ("ok", "partial") for p in points) else "failed"
+
+
+def sweep_report(base: RunConfig, axes: sw.Axes, points: list[SweepPoint], *,
+                 environment: dict[str, Any], created: str, status: str,
+                 faults: list[Fault]) -> Report:
+    """The sweep report (a single runner's, several runners' merged, or Slurm jobs' joined):
+    its points in index order and the block derived from them."""
+    from sagetui import __version__
+
+    points = sorted(points, key=lambda p: p.index)
+    data = {"schema_version": SCHEMA_VERSION,
+            "tool": {"name": "sagetui", "version": __version__},
+            "created_utc": created, "status": status,
+            "environment": environment, "config": base.model_dump(mode="json"),
+            "metadata": base.metadata or None,
+            "sweep": sweep_block(base, axes, points),
+            "faults": [f.model_dump() for f in faults] or None}
+    return Report.model_validate(_drop_none(data))

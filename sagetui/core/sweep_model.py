@@ -45,6 +45,14 @@ class SweepVariantPoint(Model):
     samples: PhaseSamples | None = None
 
 
+class MeasuredOn(Model):
+    """The runner that measured a point (several run side by side with --gpus)."""
+
+    runner: str  # "gpu 3" (the node's index), "cpu 1" (a CPU stand-in), "cpu"
+    name: str | None = None  # the GPU's name and UUID, as its runner saw it
+    uuid: str | None = None
+
+
 class SweepPoint(Model):
     index: Count
     x: Annotated[int, Field(ge=1)]  # the swept length (the sweep's x_axis) of this point
@@ -59,6 +67,7 @@ class SweepPoint(Model):
     elapsed_s: Seconds | None = None
     variants: list[SweepVariantPoint] = Field(default_factory=list)
     faults: list[Fault] | None = None
+    measured_on: MeasuredOn | None = None
 
 
 class Crossover(Model):

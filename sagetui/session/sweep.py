@@ -8,12 +8,13 @@ point: SweepPoint}, then the session's `finished`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from sagetui import __version__
 from sagetui.core import sweep_build
-from sagetui.core.config import RunConfig
-from sagetui.core.report import SCHEMA_VERSION, Fault, Report
+from sagetui.core.config import RunConfig, Shape
+from sagetui.core.gpus import measured_on
+from sagetui.core.report import Fault, Report
 from sagetui.core.sweep import Axes, plan
 from sagetui.core.sweep_model import SweepPoint
 
@@ -31,19 +32,29 @@ class SweepSession(Session):
         self._environment: dict[str, Any] = {}
         self._done = False
         self._created = self.collector.created
+        self.slot_label: str | None = None  # the --gpus slot this session's runner holds
+
+    def _work(self) -> Iterator[tuple[int, Shape]]:
+        """The points to measure, with their index in the sweep (session/pool.py's workers
+        take theirs from a queue shared with the other runners)."""
+        yield from enumerate(self.shapes)
 
     def _measure(self) -> None:
         self._spawn()
         self.base = self.config  # resolved against what the runner found
-        for i, shape in enumerate(self.shapes):
+        for i, shape in self._work():
             if self.cancelled:
                 break
             self._emit("point_start", index=i, total=len(self.shapes), shape=shape.describe())
             run = measure_point(self, self.base.model_copy(update={"shape": shape}))
             err = run.setup_error or {}
             rep = None if run.setup_error else run.collector.report()
+            ready, hello = run.collector.ready or {}, run.collector.hello or {}
             pt = sweep_build.point(i, shape, self.axes, rep, error=err.get("message"),
-                                   fault_kind=err.get("kind"), elapsed_s=run.elapsed_s)
+                                   fault_kind=err.get("kind"), elapsed_s=run.elapsed_s,
+                                   measured_on=measured_on(
+                                       self.slot_label, ready.get("device") or hello.get(
+                                           "device"), ready.get("gpu")))
             if run.setup_error:
                 pt = pt.model_copy(update={"faults": [Fault(
                     kind=err.get("kind") or "setup", message=err.get("message") or "failed")]
@@ -73,11 +84,5 @@ class SweepSession(Session):
                 faults += self.collector.faults
             base = self.base
             status = self._status()
-        data = {"schema_version": SCHEMA_VERSION,
-                "tool": {"name": "sagetui", "version": __version__},
-                "created_utc": self._created, "status": status,
-                "environment": env, "config": base.model_dump(mode="json"),
-                "metadata": base.metadata or None,
-                "sweep": sweep_build.sweep_block(base, self.axes, points),
-                "faults": [f.model_dump() for f in faults] or None}
-        return Report.model_validate({k: v for k, v in data.items() if v is not None})
+        return sweep_build.sweep_report(base, self.axes, points, environment=env,
+                                        created=self._created, status=status, faults=faults)
