@@ -76,7 +76,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from .node_options import slots_from_args
 
     config, axes = sweep_config(args)
-    slots = slots_from_args(args)
+    # a job's GPUs are the ones Slurm gives it, on its node: not parsed on this (login) node
+    slots = None if args.slurm else slots_from_args(args)
     if args.console:
         if slots or args.slurm:
             raise UsageError("--console runs one runner: drop --gpus/--slurm, or --console")

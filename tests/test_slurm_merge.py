@@ -1,0 +1,90 @@
+"""Issue 16: a sweep as a Slurm job array (submitit's LocalExecutor runs the jobs here, as
+subprocesses, exactly as sbatch would run them on nodes), and `sagetui merge` joining the
+jobs' reports into one that `check` passes."""
+
+import json
+
+import pytest
+
+from sagetui.core.io import load_report
+
+SMALL = ["--backend", "reference", "--heads", "2", "--warmup", "1", "--rounds", "2",
+         "--iterations", "2"]
+
+
+def test_job_points_deal_round_robin():
+    from sagetui.session.slurm import job_points
+
+    assert job_points(5, 2) == [[0, 2, 4], [1, 3]]
+    assert job_points(2, 10) == [[0], [1]]
+
+
+def test_slurm_opts_map_to_submitit_parameters():
+    from sagetui.cli.slurm_cli import slurm_parameters
+
+    assert slurm_parameters(["partition=gpu", "time=30", "slurm_qos=high",
+                             "mem_per_gpu=80G"]) == {
+        "slurm_partition": "gpu", "slurm_time": 30, "slurm_qos": "high",
+        "slurm_mem_per_gpu": "80G"}
+
+
+def test_a_bad_slurm_opt_is_one_line_exit_2_before_submitting(cli, tmp_path):
+    out = cli("sweep", *SMALL, "--q-len", "128", "--slurm", "--slurm-cluster", "local",
+              "--slurm-opt", "bogus=1")
+    assert out.returncode == 2 and "Unknown argument 'bogus'" in out.stderr, out.stderr
+    assert out.stderr.count("\n") == 1
+    assert cli("sweep", *SMALL, "--slurm", "--slurm-opt", "nokey").returncode == 2
+    no_slurm = cli("sweep", *SMALL, "--slurm")  # this machine has no srun
+    assert no_slurm.returncode == 2 and "srun" in no_slurm.stderr, no_slurm.stderr
+    assert not (tmp_path / "sagetui-slurm" / "part-000.json").exists()
+
+
+@pytest.fixture(scope="module")
+def two_jobs(tmp_path_factory):
+    """A three-point sweep as two jobs of an array through submitit's LocalExecutor."""
+    import subprocess
+    import sys
+
+    d = tmp_path_factory.mktemp("slurm")
+    out = subprocess.run([sys.executable, "-m", "sagetui", "sweep", *SMALL,
+                          "--q-len", "128,256,512", "--slurm", "--slurm-cluster", "local",
+                          "--slurm-jobs", "2", "--slurm-opt", "partition=gpu",
+                          "--slurm-opt", "time=10", "--json", "s.json"],
+                         cwd=d, capture_output=True, text=True, timeout=300)
+    return d, out
+
+
+def test_submitit_local_runs_two_jobs_and_their_reports_merge(two_jobs, cli):
+    d, out = two_jobs
+    assert out.returncode == 0, out.stderr
+    assert "submitted 2 jobs" in out.stderr
+    parts = sorted((d / "sagetui-slurm").glob("part-*.json"))
+    assert len(parts) == 2
+    per_job = [[p.index for p in load_report(p).sweep.points] for p in parts]
+    assert per_job == [[0, 2], [1]]  # each job measured its own points
+    joined = load_report(d / "s.json")
+    assert [p.x for p in joined.sweep.points] == [128, 256, 512]
+    assert joined.status == "complete"
+    # `sagetui merge` joins the jobs' reports by hand too, and `check` passes the result
+    m = cli("merge", *parts, "--json", d / "m.json")
+    assert m.returncode == 0, m.stderr
+    merged = json.loads((d / "m.json").read_text())
+    assert [p["index"] for p in merged["sweep"]["points"]] == [0, 1, 2]
+    assert [r["part"] for r in merged["environment"]["runners"]] == [str(p) for p in parts]
+    assert cli("check", d / "m.json").returncode == 0
+    assert merged["sweep"] == json.loads((d / "s.json").read_text())["sweep"]
+
+
+def test_merge_refuses_parts_of_different_sweeps_and_twice_measured_points(two_jobs, cli):
+    d, _ = two_jobs
+    parts = sorted((d / "sagetui-slurm").glob("part-*.json"))
+    twice = cli("merge", parts[0], parts[0], "--json", d / "x.json")
+    assert twice.returncode == 2 and "point 0 is in" in twice.stderr
+    other = json.loads(parts[1].read_text())
+    other["sweep"]["iterations"] = 99
+    (d / "other.json").write_text(json.dumps(other))
+    bad = cli("merge", parts[0], d / "other.json", "--json", d / "y.json")
+    assert bad.returncode == 2 and "iterations differs" in bad.stderr
+    # one part alone: merged, but incomplete (a point is missing), exit 1
+    one = cli("merge", parts[0], "--json", d / "z.json")
+    assert one.returncode == 1 and load_report(d / "z.json").status == "partial"
