@@ -1,0 +1,91 @@
+"""`sagetui node-check`: the same kernel on every GPU, side by side (core/node_check.py holds
+the rule that flags a GPU unlike the others)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from sagetui.core import node_check as nc
+from sagetui.core.io import atomic_write_text
+from sagetui.session.node_check import run_node_check
+from sagetui.session.session import SessionEvent
+
+from .errors import UsageError, stdout_console
+from .node_options import slots_from_args
+from .options import check_outputs, config_from_args
+from .run import _say
+
+
+def _mmm(t: dict[str, Any] | None, key: str, fmt: str = "{:.0f}") -> str:
+    m = (t or {}).get(key)
+    if not m:
+        return "-"
+    lo, hi = fmt.format(m["min"]), fmt.format(m["max"])
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def node_table(rows: list[nc.GpuResult], title: str) -> Table:
+    t = Table(title=title)
+    for col in ("runner", "GPU", "UUID", "p50 ms ± CI", "SM MHz", "mem MHz", "power W",
+                "temp °C", "throttling", "flag"):
+        t.add_column(col, justify="left" if col in ("runner", "GPU", "UUID", "throttling",
+                                                      "flag") else "right")
+    for r in rows:
+        if r.p50_s is None:
+            t.add_row(r.runner, r.name or "-", r.uuid or "-", f"failed: {r.error}",
+                      "", "", "", "", "", "")
+            continue
+        tel = r.telemetry or {}
+        ci = "" if r.ci_percent is None else f" ± {r.ci_percent:.1f} %"
+        t.add_row(r.runner, r.name or "-", (r.uuid or "-")[:13], f"{r.p50_s * 1e3:.4g}{ci}",
+                  _mmm(tel, "sm_clock_mhz"), _mmm(tel, "mem_clock_mhz"),
+                  _mmm(tel, "power_w"), _mmm(tel, "temperature_c"),
+                  ", ".join(tel.get("throttle_reasons") or []) or (
+                      "-" if tel.get("available") else "no telemetry"),
+                  "[red]UNLIKE THE OTHERS[/]" if r.flagged else "ok")
+    return t
+
+
+def cmd_node_check(args: argparse.Namespace) -> int:
+    """0: every GPU measured and none flagged; 1: a GPU flagged or failed."""
+    config = config_from_args(args)
+    if len(config.variants) != 1:
+        raise UsageError("node-check runs one kernel on every GPU: give one --backend or "
+                         "--variant")
+    slots = slots_from_args(args)
+    assert slots is not None
+    check_outputs(args, ("json",))
+    err = Console(stderr=True, soft_wrap=True)
+    err.print(f"node-check: {config.variants[0].spec} on {len(slots)} "
+              f"runner{'s' * (len(slots) > 1)} ({', '.join(s.label for s in slots)}) at once")
+
+    def progress(e: SessionEvent) -> None:
+        if args.quiet:
+            return
+        d = e.data
+        if e.kind == "round" and d.get("phase") == "done":
+            err.print(escape(f"[{d['runner']}] round {d['round'] + 1} done"))
+        elif e.kind == "fault":
+            err.print(escape(f"[{d['runner']}] fault: {d.get('message')}"))
+
+    runs = run_node_check(config, slots, on_event=progress)
+    rows = [nc.gpu_result(s.label, rep, why) for s, rep, why in runs]
+    floor = args.noise_floor if args.noise_floor is not None else nc.DEFAULT_FLOOR_PERCENT
+    notes = nc.flag(rows, floor)
+    out = stdout_console()
+    _say(out, node_table(rows, f"sagetui node-check: {config.variants[0].spec}, "
+                               f"{len(rows)} runner{'s' * (len(rows) > 1)}"))
+    for n in notes:
+        _say(out, escape(n))
+    _say(out, escape(f"rule: {nc.FLAG_RULE} (noise floor {floor:g} %)"))
+    if args.json:
+        atomic_write_text(args.json, json.dumps(nc.to_dict(
+            rows, notes, floor, config.model_dump(mode="json")), indent=1), overwrite=True)
+        _say(err, f"wrote {escape(args.json)}")
+    return 1 if any(r.flagged or r.p50_s is None for r in rows) else 0
