@@ -138,3 +138,23 @@ def test_cli_gpus_cpu_stand_ins_write_a_checked_report(cli, tmp_path):
     r = load_report(tmp_path / "s.json")
     assert [p.x for p in r.sweep.points] == [128, 256, 512]
     assert cli("check", "s.json").returncode == 0
+
+
+def test_one_status_line_per_runner():
+    import io
+
+    from rich.console import Console
+
+    from sagetui.cli.runner_lines import RunnerLines
+    from sagetui.session.session import SessionEvent as E
+
+    lines = RunnerLines(Console(file=io.StringIO()))  # not a terminal: no Live, the lines kept
+    for e in [E("hello", {"runner": "gpu 0", "device": "cuda:0"}),
+              E("hello", {"runner": "gpu 1", "device": "cuda:0"}),
+              E("point_start", {"runner": "gpu 0", "index": 0, "total": 3, "shape": "1x128"}),
+              E("point_start", {"runner": "gpu 1", "index": 1, "total": 3, "shape": "1x256"}),
+              E("fault", {"runner": "gpu 1", "message": "died"}),
+              E("point", {"runner": "gpu 0", "index": 0, "total": 3})]:
+        lines.update(e)
+    assert lines.lines() == ["gpu 0: idle · 1 done",
+                             "gpu 1: point 2/3: 1x256 · 0 done · 1 fault"]

@@ -18,12 +18,24 @@ from sagetui.session.sweep import SweepSession
 from .errors import UsageError, stdout_console
 from .options import check_outputs
 from .run import Progress, _say, report_write_failures, run_session, write_outputs
+from .runner_lines import RunnerLines
 from .sweep_options import sweep_config
 
 
 class SweepProgress(Progress):
+    def __init__(self, console: Console, quiet: bool) -> None:
+        super().__init__(console, quiet)
+        self.runners = RunnerLines(console)  # --gpus: a status line per runner
+
     def _show(self, e: SessionEvent) -> None:
         who = f"[{e.data['runner']}] " if e.data.get("runner") else ""  # --gpus: which runner
+        if who and not self.quiet:
+            self.runners.update(e)
+        if e.kind == "finished":
+            self.runners.stop()
+        if who and e.kind == "hello" and not self.quiet:
+            self.c.print(escape(f"{who}runner up on {e.data.get('device')}"))
+            return
         if e.kind == "point_start" and not self.quiet:
             self.c.print(escape(f"{who}point {e.data['index'] + 1}/{e.data['total']}: "
                                 f"{e.data['shape']}"))
