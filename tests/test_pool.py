@@ -55,9 +55,11 @@ def test_bad_gpus_is_one_line_and_exit_2(cli, value, needle):
     assert "runner up" not in out.stderr  # refused before any runner started
 
 
-def test_gpus_and_device_together_are_refused(cli):
+def test_gpus_and_device_or_console_together_are_refused(cli):
     out = cli("sweep", "--backend", "reference", "--gpus", "cpu:2", "--device", "cpu")
     assert out.returncode == 2 and "--device" in out.stderr
+    out = cli("sweep", "--backend", "reference", "--gpus", "cpu:2", "--console")
+    assert out.returncode == 2 and "--console runs one runner" in out.stderr
 
 
 @pytest.fixture(scope="module")
