@@ -102,7 +102,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return cmd_slurm_sweep(args, config, axes, err)
     err.print(f"sweep: {len(plan(config.shape, axes))} points x "
               f"{len(config.variants)} variants"
-              + (f" on {len(slots)} runners ({', '.join(s.label for s in slots)})"
+              + (f" on {len(slots)} runner{'s' * (len(slots) > 1)} "
+                 f"({', '.join(s.label for s in slots)})"
                  if slots else ""))
     report, recovery = run_session(
         config, args, err, make_session=_maker(axes, slots), progress=SweepProgress)

@@ -39,13 +39,13 @@ class PoolWorker(SweepSession):
     def __init__(self, config: RunConfig, axes: Axes, work: queue.Queue,
                  started: threading.Barrier, **kw: Any) -> None:
         super().__init__(config, axes, **kw)
-        self.work, self.started = work, started
+        self.work, self.all_up = work, started
 
     def _work(self) -> Iterator[tuple[int, Shape]]:
         # every runner up before the first point is taken: a runner that starts first would
         # otherwise take the whole queue of a short sweep
         try:
-            self.started.wait(timeout=SETUP_TIMEOUT_S)
+            self.all_up.wait(timeout=SETUP_TIMEOUT_S)
         except threading.BrokenBarrierError:
             pass  # a runner failed to start: the others go on without it
         while not self.cancelled:
