@@ -282,3 +282,19 @@ def test_svg_marks_a_crossover(sweep_report):
     assert (x["before"], x["after"], x["x_low"], x["x_high"]) == ("a", "b", 128, 256)
     edited.sweep.crossovers = [Crossover(**x)]
     assert "b &gt; a" in to_svg(edited)
+
+
+def test_end_to_end_crossovers_are_found_where_the_kernel_lines_do_not_cross():
+    """A quantized kernel with the faster main loop everywhere, whose quantization costs more
+    than it saves at short lengths: only the end-to-end lines cross."""
+    from types import SimpleNamespace as NS
+
+    def point(x, fast_k, fast_e, base):
+        return NS(group="D128", x=x, variants=[
+            NS(name="sage", status="ok", kernel_tops=fast_k, e2e_tops=fast_e),
+            NS(name="sdpa", status="ok", kernel_tops=base, e2e_tops=base)])
+    pts = [point(1024, 600.0, 230.0, 560.0), point(4096, 860.0, 590.0, 680.0),
+           point(8192, 900.0, 730.0, 690.0)]
+    (x,) = sw.all_crossovers(pts)
+    assert (x["metric"], x["before"], x["after"]) == ("e2e_tops", "sdpa", "sage")
+    assert (x["x_low"], x["x_high"]) == (4096, 8192)

@@ -168,6 +168,15 @@ def crossovers(series: dict[str, dict[str, list[tuple[int, float]]]]) -> list[di
     return out
 
 
+METRICS = ("kernel_tops", "e2e_tops")  # the main loop alone, and the whole call
+
+
+def all_crossovers(points: Sequence[Any]) -> list[dict[str, Any]]:
+    """Crossovers of the kernel-only lines and of the end-to-end lines: where quantization
+    costs more than the faster main loop saves shows only in the second."""
+    return [{**x, "metric": m} for m in METRICS for x in crossovers(series_of(points, m))]
+
+
 def series_of(points: Sequence[Any], metric: str = "kernel_tops"
               ) -> dict[str, dict[str, list[tuple[int, float]]]]:
     """From SweepPoint models (or any objects with .group/.x/.variants): each group's lines."""

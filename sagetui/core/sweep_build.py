@@ -75,7 +75,7 @@ def sweep_block(config: RunConfig, axes: sw.Axes, points: list[SweepPoint]) -> S
         "x_axis": axes.x_axis, "axes": axes.to_dict(), "baseline": config.baseline_name,
         "variants": {v.name: v.spec for v in config.variants},
         "warmup": config.warmup, "rounds": config.rounds, "iterations": config.iterations,
-        "points": points, "crossovers": sw.crossovers(sw.series_of(points)),
+        "points": points, "crossovers": sw.all_crossovers(points),
         "largest_fit": sw.largest_fit(points)}))
 
 

@@ -37,15 +37,15 @@ def check_sweep(c: _Checker, report: Report) -> None:
             peak = sw.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
                 else v.peak_tops
             _variant(c, f"{path}.variants[{j}]", v, p.ops, peak)
-    want = sw.crossovers(sw.series_of(sweep.points))
-    got = [x.model_dump(exclude={"metric"}) for x in sweep.crossovers]
+    want = sw.all_crossovers(sweep.points)
+    got = [x.model_dump() for x in sweep.crossovers]
     if len(got) != len(want):
         c.out.append(_mismatch("$.sweep.crossovers", len(got), len(want),
-                               "crossovers of the points' kernel TOPS lines"))
+                               "crossovers of the points' kernel and end-to-end TOPS lines"))
     else:
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
             for k, val in w.items():
-                c.eq(f"$.sweep.crossovers[{i}].{k}", g[k], val, "from the points' kernel TOPS")
+                c.eq(f"$.sweep.crossovers[{i}].{k}", g[k], val, "from the points' TOPS lines")
     fit = sw.largest_fit(sweep.points)
     got_fit = sweep.largest_fit.index if sweep.largest_fit else None
     if got_fit != (fit["index"] if fit else None):

@@ -104,7 +104,8 @@ def to_markdown(report: Report, title: str = "sagetui sweep") -> str:
                          f"{v.e2e_tops:.3f} | {share} | {accuracy_text(v.accuracy)} |")
     lines.append("")
     for x in sw.crossovers:
-        lines.append(f"- crossover ({x.group}): {x.after} overtakes {x.before} at "
+        what = "kernel" if x.metric == "kernel_tops" else "end-to-end"
+        lines.append(f"- {what} crossover ({x.group}): {x.after} overtakes {x.before} at "
                      f"{sw.x_axis} ≈ {x.x:.0f} (between {x.x_low} and {x.x_high})")
     if sw.largest_fit:
         lines.append(f"- {sw.largest_fit.note}")

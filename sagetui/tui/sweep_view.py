@@ -25,8 +25,8 @@ class SweepView:
         self.planned = total or self.planned
         self.version += 1
 
-    def crossovers(self) -> list[dict[str, Any]]:
-        return sw.crossovers(sw.series_of(self.points))
+    def crossovers(self, metric: str = "kernel_tops") -> list[dict[str, Any]]:
+        return [x for x in sw.all_crossovers(self.points) if x["metric"] == metric]
 
     def series(self, metric: str = "kernel_tops") -> dict[str, dict[str, list[tuple[int, float]]]]:
         return sw.series_of(self.points, metric)

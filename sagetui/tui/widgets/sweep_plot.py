@@ -44,6 +44,9 @@ class SweepPlot(SeriesPlot):
             plt.xticks([math.log2(x) for x in xs], [length_label(x) for x in xs])
         crosses = "; ".join(f"{c['after']} > {c['before']} from ~{length_label(c['x'])}"
                             for c in view.crossovers())
+        e2e = "; ".join(f"{c['after']} > {c['before']} from ~{length_label(c['x'])}"
+                        for c in view.crossovers("e2e_tops"))
+        crosses += (" · " if crosses and e2e else "") + (f"end to end: {e2e}" if e2e else "")
         self.set_title(printable(f"kernel TOPS vs {view.x_axis} (log2)"
                                  + (f" · crossover: {crosses}" if crosses else "")))
         plt.xlabel(view.x_axis)
