@@ -1,31 +1,23 @@
-"""Textual messages that carry a session's events from its worker thread to the UI."""
+"""Textual messages: a session's events from its worker thread to the UI, and results
+computed off the UI thread."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual.message import Message
 
-if TYPE_CHECKING:
-    from .run_data import IterationRun
+from sagetui.core.events import Event
 
 
-class RunEvent(Message):
-    """One SessionEvent (hello, variant, ready, warmup, round, block, tail, fault, log...)."""
+class SessionEvents(Message):
+    """The session's typed events (core/events.py), in order: one, or the `iterations` events
+    of up to the bridge's flush interval and the event that followed them (a fast kernel's
+    blocks must not flood the UI's queue with a message each)."""
 
-    def __init__(self, kind: str, data: dict[str, Any]) -> None:
+    def __init__(self, events: list[Event]) -> None:
         super().__init__()
-        self.kind = kind
-        self.data = data
-
-
-class IterationBatch(Message):
-    """Iteration events, batched: a fast kernel streams thousands a second, and one message
-    each would flood the UI's queue. They come as runs of columns (run_data.IterationRun)."""
-
-    def __init__(self, runs: list[IterationRun]) -> None:
-        super().__init__()
-        self.runs = runs
+        self.events = events
 
 
 class DerivedReady(Message):

@@ -2,11 +2,8 @@
 
 `EventBridge` is the Session's `on_event` callback; it runs on the session's worker thread
 (and, for a failed autosave's log line, on the session's autosave thread: hence the lock).
-Iteration events are batched (flushed every `flush_s` and before any other event) as runs of
-columns (run_data.IterationRun), so that no event's dicts live on until the flush; every other
-event becomes one message. After each round it also computes the variants' drift from
-the session's collector: the collector is only written by this same thread, so reading it
-here needs no lock, and the statistics (scipy) stay off the UI thread.
+`iterations` events are held for up to `flush_s` (and sent before any other event, in order);
+every other event goes at once. One message class carries them all (messages.SessionEvents).
 """
 
 from __future__ import annotations
@@ -14,45 +11,29 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from textual.message import Message
 
-from sagetui.session.session import Session, SessionEvent
+from sagetui.core import events as ev
 
-from .messages import IterationBatch, RunEvent
-from .run_data import IterationRun
+from .messages import SessionEvents
 
 
 class EventBridge:
-    def __init__(self, post: Callable[[Message], object], flush_s: float = 0.1,
-                 drift_every_s: float = 0.5) -> None:
+    def __init__(self, post: Callable[[Message], object], flush_s: float = 0.1) -> None:
         self.post = post
         self.flush_s = flush_s
-        self.drift_every_s = drift_every_s  # rounds of milliseconds must not wait on scipy
-        self.session: Session | None = None
-        self._pending: list[IterationRun] = []
+        self._pending: list[ev.Event] = []
         self._last_flush = time.monotonic()
-        self._last_drift = 0.0
         self._lock = threading.Lock()
 
-    def __call__(self, e: SessionEvent) -> None:
+    def __call__(self, e: ev.Event) -> None:
         with self._lock:
-            if e.kind == "iteration":
-                pending = self._pending
-                if not pending or not pending[-1].takes(e.data):
-                    pending.append(IterationRun(e.data))
-                pending[-1].add(e.data)
-                if time.monotonic() - self._last_flush >= self.flush_s:
-                    self._flush()
+            self._pending.append(e)
+            if isinstance(e, ev.Iterations) and \
+                    time.monotonic() - self._last_flush < self.flush_s:
                 return
-            self._flush()  # in order: the iterations before the event that follows them
-            data = dict(e.data)
-            if e.kind == "round" and data.get("phase") == "done" \
-                    and time.monotonic() - self._last_drift >= self.drift_every_s:
-                data["drift"] = self._drift()
-                self._last_drift = time.monotonic()
-            self.post(RunEvent(e.kind, data))
+            self._flush()
 
     def flush(self) -> None:
         with self._lock:
@@ -62,22 +43,4 @@ class EventBridge:
         self._last_flush = time.monotonic()
         if self._pending:
             batch, self._pending = self._pending, []
-            self.post(IterationBatch(batch))
-
-    def _drift(self) -> dict[str, dict[str, Any]]:
-        from sagetui.core import verdict as vd
-
-        s = self.session
-        if s is None:
-            return {}
-        c = s.collector
-        out = {}
-        for name, v in c.variants.items():
-            medians = v.round_medians()
-            rounds = [r for r in sorted(medians) if r in c.completed_rounds]
-            if len(rounds) >= 2:
-                try:
-                    out[name] = vd.drift([medians[r] for r in rounds]).to_dict()
-                except ValueError:
-                    continue
-        return out
+            self.post(SessionEvents(batch))
