@@ -88,23 +88,20 @@ class Probe:
         from sagetui.core.events import Iterations
 
         control = self.app.run_control  # type: ignore[attr-defined]
-        fold = control.on_events
+        fold = control.on_event
 
-        def on_events(events: list) -> None:  # what one SessionEvents message carries
+        def on_event(e: object) -> None:  # what one SessionEvent message carries
             now = time.monotonic()
-            fold(events)
-            its = [e for e in events if isinstance(e, Iterations)]
-            n = sum(e.n for e in its)
-            if n:
-                self.handled += n
-                self.batch_sizes.append(n)
-                t0 = its[0].t_emit  # the synthetic runner's stamp
-                if t0 is not None:
-                    self.batch_age_s.append(now - t0)
+            fold(e)
+            if isinstance(e, Iterations) and e.n:
+                self.handled += e.n
+                self.batch_sizes.append(e.n)
+                if e.t_emit is not None:  # the synthetic runner's stamp
+                    self.batch_age_s.append(now - e.t_emit)
                 self.first_handled = self.first_handled or now
                 self.last_handled = time.monotonic()
 
-        control.on_events = on_events  # the app calls self.run_control.on_events(message.events)
+        control.on_event = on_event  # the app calls self.run_control.on_event(message.event)
 
     def sample(self) -> Sample:
         app = self.app

@@ -8,9 +8,10 @@ Three families:
   built in-process and never encoded. The session passes every runner event it is given on to
   its display too, under the same name.
 
-To add an event: one dataclass here with its NAME, its name in RUNNER_EVENTS / SESSION_EVENTS
-(which is the codec's entry), and one arm in eventlog.log_line and in each display's `match`
-(mypy points at every `match` that lacks it: they end in `unexpected(ev)`).
+To add an event: one dataclass here with its NAME, its class in RunnerEventT, CommandT or
+SessionEventT below (the codec's registry is built from them), and one arm in eventlog.log_line
+and in tui/live_fold.apply (mypy points at every `match` that lacks it: they end in
+`unexpected(ev)`).
 """
 
 from __future__ import annotations

@@ -33,18 +33,21 @@ class IterationStream:
     and at the block's end: on the CPU (about 0.1 s a call at the default shape) nearly every
     call is sent as it ends; a fast kernel's thousands of calls go in a few lines."""
 
-    def __init__(self, emit: Emit, variant: str, round_: int, half: int,
-                 leaves: list[str]) -> None:
+    def __init__(self, emit: Emit, variant: str, round_: int, half: int) -> None:
         self.emit, self.variant, self.round, self.half = emit, variant, round_, half
-        self.leaves = leaves
         self.sent = 0
-        self._cols: dict[str, list[float]] = {leaf: [] for leaf in leaves}
+        self._cols: dict[str, list[float]] = {}
         self._total: list[float] = []
         self._since = time.perf_counter()
 
     def add(self, phases: dict[str, float], flush_due: bool = True) -> None:
-        for leaf in self.leaves:
-            self._cols[leaf].append(phases[leaf])
+        """One iteration's phase times (seconds, by leaf)."""
+        if self._total and phases.keys() != self._cols.keys():
+            self.flush()  # columns hold the same phases for every iteration
+        if not self._total:
+            self._cols = {leaf: [] for leaf in phases}
+        for leaf, seconds in phases.items():
+            self._cols[leaf].append(seconds)
         self._total.append(sum(phases.values()))
         if flush_due and time.perf_counter() - self._since >= STREAM_CHUNK_S:
             self.flush()
@@ -57,8 +60,7 @@ class IterationStream:
         self.emit(ev.Iterations(variant=self.variant, round=self.round, half=self.half,
                                 start=self.sent, phases=self._cols, total_s=self._total))
         self.sent += n
-        self._cols = {leaf: [] for leaf in self.leaves}
-        self._total = []
+        self._cols, self._total = {}, []
 
 
 class TrackingClock:
@@ -236,7 +238,7 @@ class Engine:
         host["telemetry_start_s"] = time.perf_counter() - t
         done = 0
         out = None
-        stream = IterationStream(self.emit, variant, round_, half, leaves)
+        stream = IterationStream(self.emit, variant, round_, half)
         if self.is_gpu:
             clocks = []
             t = time.perf_counter()

@@ -5,18 +5,17 @@ so that later runs of the same backend and shape use it for the SAME threshold
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from sagetui.core.config import RunConfig
 from sagetui.core.io import atomic_write_text
+from sagetui.core.paths import calibration_file
 from sagetui.core.report import Report
 
 
 def calibration_path() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(Path.home(), ".local", "state")
-    return Path(base) / "sagetui" / "calibration.json"
+    return calibration_file()
 
 
 def key(config: RunConfig) -> str:

@@ -360,7 +360,8 @@ def _tail(row: ev.TailRow, sched: dict[str, Any] | None) -> dict[str, Any]:
 
     kernel = (sched or {}).get("kernel", "sm89")
     geo = tail_row(row.sweep, kernel, row.q_len, row.kv_len)
-    return {**geo, "mainloop": summarize(row.mainloop), "checksum": row.checksum,
+    times = [t for t in row.mainloop if t is not None]  # a row with NaN never gets here
+    return {**geo, "mainloop": summarize(times), "checksum": row.checksum,
             "variant": row.variant, "phase": row.phase}
 
 

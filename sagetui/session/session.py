@@ -14,6 +14,7 @@ they take effect between iterations (cancel), at once (kill) or at the next roun
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -40,10 +41,8 @@ E = TypeVar("E", bound=ev.RunnerEvent)
 
 
 def _warm_imports() -> None:
-    try:
+    with contextlib.suppress(ImportError):
         import scipy.special  # noqa: F401
-    except ImportError:
-        pass
 
 
 class Session:
@@ -58,8 +57,7 @@ class Session:
         self._python = python
         self._runner_argv = runner_argv
         self._runner_env = runner_env
-        # the collector's lock: written by this session's thread, read by report() from any
-        # thread (an autosave's too, for seconds at 10^6 samples); the controls have their own
+        # the collector's: this thread writes, report() reads (an autosave's for seconds)
         self._data = threading.Lock()
         self._cancel = threading.Event()
         self._warm: set[str] = set()
@@ -380,7 +378,7 @@ class Session:
         """Correctness and the tail study, after the timed rounds (never inside them)."""
         c = self.collector
         assert self.client is not None
-        base = c.baseline if c.baseline in c.active() else (c.active() or [None])[0]
+        base = c.baseline if c.baseline in c.active() else next(iter(c.active()), None)
         if base is None:
             return
         try:

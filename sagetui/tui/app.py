@@ -36,7 +36,7 @@ from .export_flow import ExportFlow
 from .help_screen import HelpScreen
 from .layout import PANEL_TITLES, compose_console
 from .live_fold import live_source
-from .messages import DerivedReady, SessionEvents
+from .messages import DerivedReady, SessionEvent
 from .modals import PathPromptScreen
 from .report_view import from_report
 from .run_control import RunControl
@@ -261,8 +261,8 @@ class SageTUI(App[int]):
                                       tail))
 
     # -- the run and exports: delegated ---------------------------------------------------------
-    def on_session_events(self, message: SessionEvents) -> None:
-        self.run_control.on_events(message.events)
+    def on_session_event(self, message: SessionEvent) -> None:
+        self.run_control.on_event(message.event)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         self.run_control.on_worker_state_changed(event)

@@ -88,7 +88,8 @@ def apply(data: RunData, e: ev.Event) -> None:
         case ev.TailRow():
             data.tail_rows.append({"sweep": e.sweep, "q_len": e.q_len, "kv_len": e.kv_len,
                                    "checksum": e.checksum, "variant": e.variant,
-                                   "phase": e.phase, "mainloop": summarize(e.mainloop)})
+                                   "phase": e.phase,
+                                   "mainloop": summarize([t for t in e.mainloop if t is not None])})
             data.progress.stage = "tail study"
         case ev.Decomposition():
             data.progress.stage = "post-run"

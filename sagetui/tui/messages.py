@@ -10,14 +10,12 @@ from textual.message import Message
 from sagetui.core.events import Event
 
 
-class SessionEvents(Message):
-    """The session's typed events (core/events.py), in order: one, or the `iterations` events
-    of up to the bridge's flush interval and the event that followed them (a fast kernel's
-    blocks must not flood the UI's queue with a message each)."""
+class SessionEvent(Message):
+    """One of the session's typed events (core/events.py), every kind of them."""
 
-    def __init__(self, events: list[Event]) -> None:
+    def __init__(self, event: Event) -> None:
         super().__init__()
-        self.events = events
+        self.event = event
 
 
 class DerivedReady(Message):

@@ -196,33 +196,32 @@ class RunControl:
         self.app.notify(f"Noise floor {noise:.3f} %; SAME threshold {thr:.2f} %.")
 
     # -- the session's events ---------------------------------------------------------------
-    def on_events(self, events: list[ev.Event]) -> None:
+    def on_event(self, e: ev.Event) -> None:
         data = self.live
         if data is None:
             return
-        for e in events:
-            apply(data, e)
-            line = log_line(e)
-            if line is not None:
-                self.view.write_log(line)
-            match e:
-                case ev.VariantLoaded():
-                    if self.session is not None and e.name in data.variants:
-                        self.session.set_enabled(e.name, data.variants[e.name].enabled)
-                case ev.Ready():
-                    if self.session is not None:  # an `auto` configuration is resolved now
-                        data.shape = self.session.config.shape.describe()
-                        if self.calibrating is None:
-                            self.resolved_config = self.session.config
-                    self.view.live_ready()
-                case ev.FaultRaised() if line is not None:
-                    self.app.notify(f"{line.text}. The last stderr lines are in the Log (6).",
-                                    severity="error", timeout=10)
-                case ev.Finished():
-                    self._finished(e)
-                    self.view.sync_panels()
-                case _:
-                    pass  # the panels follow on the next tick: at most refresh_hz syncs a second
+        apply(data, e)
+        line = log_line(e)
+        if line is not None:
+            self.view.write_log(line)
+        match e:
+            case ev.VariantLoaded():
+                if self.session is not None and e.name in data.variants:
+                    self.session.set_enabled(e.name, data.variants[e.name].enabled)
+            case ev.Ready():
+                if self.session is not None:  # an `auto` configuration is resolved now
+                    data.shape = self.session.config.shape.describe()
+                    if self.calibrating is None:
+                        self.resolved_config = self.session.config
+                self.view.live_ready()
+            case ev.FaultRaised() if line is not None:
+                self.app.notify(f"{line.text}. The last stderr lines are in the Log (6).",
+                                severity="error", timeout=10)
+            case ev.Finished():
+                self._finished(e)
+                self.view.sync_panels()
+            case _:
+                pass  # the panels follow on the next tick: at most refresh_hz syncs a second
 
     def _finished(self, e: ev.Finished) -> None:
         report = e.report

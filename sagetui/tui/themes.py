@@ -12,7 +12,6 @@ set as the CSS variables $series-1 ... so that tables can show the same colours 
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from textual.theme import Theme
+
+from sagetui.core.paths import themes_dir
 
 # Okabe & Ito (2008): told apart with every common colour-vision deficiency.
 OKABE_ITO = ("#56B4E9", "#E69F00", "#009E73", "#CC79A7", "#F0E442", "#D55E00", "#0072B2",
@@ -78,8 +79,7 @@ def _packaged() -> Iterable[tuple[str, str]]:
 
 
 def _user_dir() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(Path.home(), ".config")
-    return Path(base) / "sagetui" / "themes"
+    return themes_dir()
 
 
 def _user() -> Iterable[tuple[str, str]]:
