@@ -28,7 +28,7 @@ from .report import Fault
 if TYPE_CHECKING:
     from .report import Report
 
-_STRICT = ConfigDict(extra="forbid", strict=True)
+_STRICT = ConfigDict(extra="forbid", strict=True, defer_build=True)  # built at first use
 STRICT_ENV = "SAGETUI_STRICT_EVENTS"  # set by the tests: an unexpected event raises
 
 
