@@ -11,37 +11,12 @@ from rich.table import Table
 from sagetui.core.io import atomic_write_text
 from sagetui.core.report import Report
 from sagetui.core.sweep import plan
-from sagetui.core.sweep_model import SweepPoint
-from sagetui.session.session import SessionEvent
 from sagetui.session.sweep import SweepSession
 
 from .errors import stdout_console
 from .options import check_outputs
 from .run import Progress, _say, report_write_failures, run_session, write_outputs
 from .sweep_options import sweep_config
-
-
-class SweepProgress(Progress):
-    def _show(self, e: SessionEvent) -> None:
-        if e.kind == "point_start" and not self.quiet:
-            self.c.print(f"point {e.data['index'] + 1}/{e.data['total']}: "
-                         f"{escape(e.data['shape'])}")
-        elif e.kind == "point" and not self.quiet:
-            self.c.print(escape(point_line(e.data["point"])))
-        elif e.kind not in ("point_start", "point"):
-            super()._show(e)
-
-
-def point_line(p: SweepPoint) -> str:
-    if p.status == "failed":
-        return f"  failed: {p.error or 'every variant failed'}"
-    parts = []
-    for v in p.variants:
-        if v.status != "ok":
-            parts.append(f"{v.name} failed ({v.error})")
-        else:
-            parts.append(f"{v.name} {v.kernel_tops:.3g} TOPS kernel, {v.e2e_tops:.3g} e2e")
-    return "  " + "; ".join(parts)
 
 
 def _pct(x: float | None) -> str:
@@ -81,7 +56,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
               f"{len(config.variants)} variants")
     report, recovery = run_session(
         config, args, err, make_session=lambda cfg, **kw: SweepSession(cfg, axes, **kw),
-        progress=SweepProgress)
+        progress=Progress)
     out = stdout_console()
     _say(out, sweep_table(report))
     assert report.sweep is not None

@@ -25,12 +25,12 @@ from typing import Any
 from sagetui.core.analysis import NoiseTooLarge, Threshold, age, calibrated, check_noise_floor
 from sagetui.core.config import RunConfig, VariantSpec
 from sagetui.core.io import atomic_write_text
+from sagetui.core.paths import calibration_file
 from sagetui.core.report import Report
 
 
 def calibration_path() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(Path.home(), ".local", "state")
-    return Path(base) / "sagetui" / "calibration.json"
+    return calibration_file()
 
 
 def _baseline(config: RunConfig) -> VariantSpec:

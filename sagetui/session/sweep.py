@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sagetui import __version__
+from sagetui.core import events as ev
 from sagetui.core import sweep_build
 from sagetui.core.config import RunConfig
 from sagetui.core.report import SCHEMA_VERSION, Fault, Report
@@ -38,21 +39,21 @@ class SweepSession(Session):
         for i, shape in enumerate(self.shapes):
             if self.cancelled:
                 break
-            self._emit("point_start", index=i, total=len(self.shapes), shape=shape.describe())
+            self._emit(ev.PointStarted(index=i, total=len(self.shapes), shape=shape.describe()))
             run = measure_point(self, self.base.model_copy(update={"shape": shape}))
-            err = run.setup_error or {}
-            rep = None if run.setup_error else run.collector.report()
-            pt = sweep_build.point(i, shape, self.axes, rep, error=err.get("message"),
-                                   fault_kind=err.get("kind"), elapsed_s=run.elapsed_s)
-            if run.setup_error:
+            err = run.setup_error
+            rep = None if err else run.collector.report()
+            pt = sweep_build.point(i, shape, self.axes, rep, error=err and err.message,
+                                   fault_kind=err and err.kind, elapsed_s=run.elapsed_s)
+            if err:
                 pt = pt.model_copy(update={"faults": [Fault(
-                    kind=err.get("kind") or "setup", message=err.get("message") or "failed")]
+                    kind=err.kind or "setup", message=err.message or "failed")]
                     + list(run.collector.faults)})
-            with self._lock:
+            with self._data:
                 self.points.append(pt)
                 if rep is not None and rep.environment:
                     self._environment = rep.environment
-            self._emit("point", index=i, total=len(self.shapes), point=pt)
+            self._emit(ev.PointDone(index=i, total=len(self.shapes), point=pt))
         self._done = not self.cancelled
 
     def _status(self) -> str:
@@ -65,7 +66,7 @@ class SweepSession(Session):
             p.status in ("ok", "partial") for p in self.points) else "failed")
 
     def report(self) -> Report:
-        with self._lock:
+        with self._data:
             points = list(self.points)
             env = dict(self._environment) or self.collector._environment()
             faults = [f for p in points for f in p.faults or []]
