@@ -27,7 +27,8 @@ from sagetui.core.export import (
 )
 from sagetui.core.io import atomic_write_text, iter_report_json
 from sagetui.core.report import Report
-from sagetui.session.session import NotRunnable, Session
+from sagetui.session.errors import NotRunnable
+from sagetui.session.session import Session
 
 from .errors import UsageError, stdout_console
 from .options import check_outputs, config_from_args, default_report_path, recovery_file

@@ -89,7 +89,6 @@ def _console(args: argparse.Namespace, config, axes) -> int:
     from .options import recovery_file
 
     app = SageTUI(config=config, refresh_hz=getattr(args, "refresh", 2.0),
-                  theme_name=args.theme, recovery_path=recovery_file(args))
-    app.sweep_axes = axes
+                  theme_name=args.theme, recovery_path=recovery_file(args), sweep_axes=axes)
     app.run(mouse=not args.no_mouse)
     return app.return_code or 0

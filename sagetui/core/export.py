@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .analysis import Threshold
+from .csv_cell import inert_cell
 from .phases import PARENTS
 from .profile.markdown import mainloop_lines
 from .report import Report, Variant
@@ -35,7 +36,8 @@ def to_csv(report: Report) -> str:
             for r, values in enumerate(per_round):
                 label = (numbers[r] if numbers and r < len(numbers) else r) + 1
                 for i, s in enumerate(values.tolist(), start=1):
-                    w.writerow([_cell(variant), _cell(phase), label, i, SECONDS.format(s)])
+                    w.writerow([inert_cell(variant), inert_cell(phase), label, i,
+                                SECONDS.format(s)])
     return buf.getvalue()
 
 
@@ -74,12 +76,6 @@ def export_stem(report: Report, stamp: str) -> str:
         parts.append("x".join(str(n) for n in report.q_shape))
     parts += [x for x in (dtype(report), stamp) if x]
     return "".join(c if c.isalnum() or c in "+-_.x" else "-" for c in "_".join(parts))
-
-
-def _cell(text: str) -> str:
-    """A name from a report, made inert for spreadsheets: a leading =, +, - or @ would be read
-    as a formula (CSV injection), so it gets a leading apostrophe."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
 def paired_text(v: Mapping[str, Any] | None) -> str:

@@ -16,10 +16,12 @@ from sagetui.core.config import RunConfig, Shape
 from sagetui.core.samples import RoundSeries
 
 from .collect import Collector
+from .errors import SetupFailed
 from .faults import gone_fault
+from .runner_client import RunnerFault
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .conversation import RunnerSession
 
 PASSED_ON = (ev.FaultRaised, ev.LogMessage)  # a point's own progress stays in the session
 
@@ -31,10 +33,9 @@ class PointRun:
     elapsed_s: float
 
 
-def measure_point(session: Session, config: RunConfig) -> PointRun:
+def measure_point(session: RunnerSession, config: RunConfig) -> PointRun:
     """Set the session's runner up at `config` and run its rounds; the session's collector is
     the point's from here on (the caller restores its own if it has one)."""
-    from .session import RunnerFault, SetupFailed
 
     c = Collector(config)
     c.hello = session.collector.hello
@@ -78,7 +79,7 @@ def kernel_series(c: Collector, variant: str) -> tuple[str, RoundSeries | None]:
     return phase, v.series(phase)
 
 
-def tail_study(session: Session, base: str) -> None:
+def tail_study(session: RunnerSession, base: str) -> None:
     """Report 000's tail study as a sweep of the baseline variant over the tail plan's shapes
     (synthetic inputs from the run's seed at each shape), each a point of one round of
     `tail_iterations` calls; every row becomes a `tail` event and a `tail_study` row."""

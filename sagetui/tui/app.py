@@ -12,6 +12,7 @@ import gc
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from textual.widgets import DataTable, RichLog, Static, TabbedContent, Tabs
 from textual.worker import Worker
 
 from sagetui.core.config import RunConfig
-from sagetui.core.eventlog import LogLine, fault_line
+from sagetui.core.eventlog import LogLine
 from sagetui.core.io import ReportError, load_report
 from sagetui.core.report import Report
 from sagetui.core.sweep import Axes
@@ -39,14 +40,14 @@ from .layout import PANEL_TITLES, compose_console
 from .live_fold import live_source
 from .messages import DerivedReady, SessionEvent
 from .modals import PathPromptScreen
-from .report_view import from_report
+from .report_view import from_report, opened_lines
 from .run_control import RunControl
 from .run_data import RunData
 from .sweep_tab import SweepTab
 from .themes import OKABE_ITO, default_theme_name, load_themes
 from .variant_controls import set_baseline, toggle_variant
 from .view_context import ViewContext
-from .widgets.compare_table import CompareTable
+from .widgets.compare_table import CompareTable, compare_hint
 from .widgets.phase_table import PhaseTable
 from .widgets.phase_view import PhaseView
 from .widgets.plots import SeriesPlot
@@ -133,22 +134,16 @@ class SageTUI(App[int]):
         for wid, title in PANEL_TITLES.items():
             self.query_one(f"#{wid}").border_title = title
         self._plots = list(self.query(SeriesPlot))
-        self.set_interval(1.0 / self.refresh_hz, self._tick)
+        self.set_interval(1.0 / self.refresh_hz, partial(self.flush_redraws, tick=True))
         self.run_control.install_signal_handlers()
         for line in self._theme_problems:
             self.write_log(LogLine(line, "warning"))
             self.notify(line, severity="warning")
-        cfg = self.run_control.config
-        if self.live is not None and cfg is not None:
-            auto = " (auto: a GPU node upgrades it to SageAttention at the reference shape)" \
-                if cfg.auto else ""
-            self.write_log(LogLine(f"ready: {', '.join(v.spec for v in cfg.variants)} at "
-                                   f"{cfg.shape.describe()}, {cfg.rounds} rounds x "
-                                   f"{cfg.iterations} iterations{auto}; press r to run"))
+        self.run_control.greet()
         for data in self.sources:
             if not data.live:
                 self._log_report(data)
-                self._derive(data, recompute=False)
+                self.rederive(data, recompute=False)
         self._sync_compare()
         self.sync_panels()
         self.action_show_tab(self.query_one(TabbedContent).active or "overview")
@@ -213,9 +208,6 @@ class SageTUI(App[int]):
         for plot in self._plots:
             plot.sync(data, ctx)
 
-    def _tick(self) -> None:
-        self.flush_redraws(force=False, tick=True)
-
     def flush_redraws(self, force: bool = False, tick: bool = False) -> None:
         """Sync every panel and redraw the visible plots that changed, never a plot more often
         than the refresh rate allows, unless forced (tests)."""
@@ -228,13 +220,7 @@ class SageTUI(App[int]):
 
     def _sync_compare(self) -> None:
         reports = [s for s in self.sources if not s.live]
-        hint = self.query_one("#compare-hint", Static)
-        if len(reports) < 2:
-            hint.update(Text("Open two or more reports to compare them: sagetui view A.json "
-                             "B.json, or o to open one here.", style="dim"))
-        else:
-            hint.update(Text(f"{len(reports)} reports side by side; * marks a verdict computed "
-                             "from a report's round p50s.", style="dim"))
+        self.query_one("#compare-hint", Static).update(compare_hint(len(reports)))
         self.query_one(CompareTable).show(reports)
 
     @on(TabbedContent.TabActivated)
@@ -264,15 +250,8 @@ class SageTUI(App[int]):
             log.write(Text("    " + detail, style="dim"))
 
     def _log_report(self, data: RunData) -> None:
-        n = len(data.variants)
-        self.write_log(LogLine(f"opened {data.path}: {data.kind()}, {n} variant"
-                               f"{'s' * (n != 1)}, {data.rounds_done} rounds, "
-                               f"{len(data.tail_rows)} tail rows"))
-        for f in data.faults:
-            tail = list(f.get("stderr_tail") or (f.get("traceback") or "").splitlines())
-            self.write_log(fault_line(f.get("kind", "error"), f.get("message", ""),
-                                      {k: f.get(k) for k in ("variant", "phase", "round")},
-                                      tail))
+        for line in opened_lines(data):
+            self.write_log(line)
 
     # -- the run and exports: delegated ---------------------------------------------------------
     def on_session_event(self, message: SessionEvent) -> None:
@@ -341,15 +320,12 @@ class SageTUI(App[int]):
             self.notify(f"{name} is already the baseline.")
             return
         self.write_log(set_baseline(self.data, name, self.session))
-        self._derive(self.data, recompute=True)
+        self.rederive(self.data, recompute=True)
         self.sync_panels()
 
-    def _derive(self, data: RunData, recompute: bool) -> None:
+    def rederive(self, data: RunData, recompute: bool = True) -> None:
+        """Drift and verdicts a source lacks, or all again (a new baseline or threshold)."""
         self.deriving.start(data, recompute)
-
-    def rederive(self, data: RunData) -> None:
-        """Every verdict again (a calibration changed the threshold)."""
-        self._derive(data, recompute=True)
 
     def on_derived_ready(self, message: DerivedReady) -> None:
         data = next((s for s in self.sources if id(s) == message.source_id), None)
@@ -400,7 +376,7 @@ class SageTUI(App[int]):
         self.current = len(self.sources) - 1
         self.selected = self._first_variant()
         self._log_report(data)
-        self._derive(data, recompute=False)
+        self.rederive(data, recompute=False)
         self._sync_compare()
         self._synced.clear()
         self.sync_panels(force=True)

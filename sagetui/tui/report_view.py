@@ -4,6 +4,7 @@ final report, which replaces what the run streamed)."""
 from __future__ import annotations
 
 from sagetui.core.analysis import report_threshold
+from sagetui.core.eventlog import LogLine, fault_line
 from sagetui.core.phases import PARENTS
 from sagetui.core.report import Report
 
@@ -102,3 +103,15 @@ def shape_text(report: Report) -> str | None:
     kv_len = (kv[1] if layout == "NHD" else kv[2]) if kv else n
     kvs = f" kv {kv_len}" if kv_len != n else ""
     return f"{b}x{n}x{h}x{d}{kvs}" + (f" {extra}" if extra else "")
+
+
+def opened_lines(data: RunData) -> list[LogLine]:
+    """The Log's lines for a report just opened: what it holds, and each of its faults."""
+    n = len(data.variants)
+    lines = [LogLine(f"opened {data.path}: {data.kind()}, {n} variant{'s' * (n != 1)}, "
+                     f"{data.rounds_done} rounds, {len(data.tail_rows)} tail rows")]
+    for f in data.faults:
+        tail = list(f.get("stderr_tail") or (f.get("traceback") or "").splitlines())
+        lines.append(fault_line(f.get("kind", "error"), f.get("message", ""),
+                                {k: f.get(k) for k in ("variant", "phase", "round")}, tail))
+    return lines

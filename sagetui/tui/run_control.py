@@ -37,7 +37,7 @@ from sagetui.session.calibration import (
 from sagetui.session.session import Session
 
 from . import exporting
-from .formatting import until_ci_line
+from .formatting import parse_until_ci, until_ci_line, until_ci_problem
 from .live_fold import apply, begin_run
 from .modals import ConfirmScreen, PathPromptScreen, QuitRunScreen
 from .run_data import RunData
@@ -85,6 +85,16 @@ class RunControl:
 
     def log(self, text: str, severity: Any = "information") -> None:
         self.view.write_log(LogLine(text, severity))
+
+    def greet(self) -> None:
+        """The Log's first line in a console that can run: what a run would measure."""
+        cfg = self.config
+        if self.live is None or cfg is None:
+            return
+        auto = " (auto: a GPU node upgrades it to SageAttention at the reference shape)" \
+            if cfg.auto else ""
+        self.log(f"ready: {', '.join(v.spec for v in cfg.variants)} at {cfg.shape.describe()}, "
+                 f"{cfg.rounds} rounds x {cfg.iterations} iterations{auto}; press r to run")
 
     # -- start and stop ---------------------------------------------------------------------
     def toggle(self) -> None:
@@ -155,13 +165,13 @@ class RunControl:
         self.app.push_screen(PathPromptScreen(
             "Run rounds until every 95 % interval is narrower than (percent; 0 or off: the "
             "fixed number of rounds):", "" if now is None else f"{now:g}",
-            hint="enter: apply  ·  escape: cancel", validate=_until_ci_problem,
+            hint="enter: apply  ·  escape: cancel", validate=until_ci_problem,
             complete_paths=False), self._apply_until_ci)
 
     def _apply_until_ci(self, value: str | None) -> None:
-        if value is None or self.config is None or _until_ci_problem(value):
+        if value is None or self.config is None or until_ci_problem(value):
             return
-        target = _until_ci(value)
+        target = parse_until_ci(value)
         self.config = self.config.model_copy(update={"until_ci_percent": target})
         if self.session is not None:
             self.session.set_until_ci(target)
@@ -377,18 +387,3 @@ class RunControl:
             session.cancel()
             session.kill()
 
-
-def _until_ci(value: str) -> float | None:
-    """The `u` dialog's value: a width in percent, or None for off (ValueError if neither)."""
-    target = None if value.lower() in ("off", "0", "none") else float(value)
-    if target is not None and not 0 < target <= 100:
-        raise ValueError(value)
-    return target
-
-
-def _until_ci_problem(value: str) -> str | None:
-    try:
-        _until_ci(value)
-    except ValueError:
-        return f"not a width in percent (0 < width <= 100, or off): {value!r}"
-    return None

@@ -13,6 +13,15 @@ from ..run_data import RunData
 from .vim_keys import VIM_KEYS
 
 
+def compare_hint(reports: int) -> Text:
+    """The line above the Compare table."""
+    if reports < 2:
+        return Text("Open two or more reports to compare them: sagetui view A.json B.json, "
+                    "or o to open one here.", style="dim")
+    return Text(f"{reports} reports side by side; * marks a verdict computed from a report's "
+                "round p50s.", style="dim")
+
+
 class CompareTable(DataTable):
     BINDINGS = VIM_KEYS
 
