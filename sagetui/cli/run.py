@@ -6,7 +6,7 @@ import argparse
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -175,7 +175,8 @@ def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *
 
 def write_outputs(report: Report, args: argparse.Namespace, console: Console) -> list[str]:
     """Write every output (each atomically); the ones that failed, each with its reason."""
-    outputs = [(args.json or default_report_path(), lambda: iter_report_json(report))]
+    outputs: list[tuple[str, Callable[[], str | Iterator[str]]]] = [
+        (args.json or default_report_path(), lambda: iter_report_json(report))]
     if args.csv:
         outputs.append((args.csv, lambda: to_csv(report)))
     if args.markdown:

@@ -17,6 +17,7 @@ from .checker import Mismatch, _Checker
 from .config import MAX_HEAD_DIM
 from .profile.check import check_profiles
 from .report import Report
+from .samples import Samples
 from .stats import merge_round_summaries, speedup_percent
 from .sweep_check import check_sweep
 
@@ -129,10 +130,10 @@ def check_report(report: Report) -> list[Mismatch]:
                                       f"{sweep}: multiple of {tile} at or below {n}, +1, and {n}"))
 
     if report.phase_timings:
-        for name, s in report.phase_timings.items():
-            c.summary_shape(f"$.phase_timings.{name}", s)
+        for name, summary in report.phase_timings.items():
+            c.summary_shape(f"$.phase_timings.{name}", summary)
             if report.samples is None:
-                c.eq(f"$.phase_timings.{name}.count", s.count, report.iterations,
+                c.eq(f"$.phase_timings.{name}.count", summary.count, report.iterations,
                      "one sample per iteration")
 
     d = report.manual_decomposition_vs_public_sage2
@@ -155,7 +156,7 @@ def check_report(report: Report) -> list[Mismatch]:
 
 def _check_variants(c: _Checker, report: Report) -> None:
     variants = report.variants or []
-    samples = report.samples or {}
+    samples = report.samples or Samples()
     base_name = report.baseline or (variants[0].name if variants else None)
     base = report.variant(base_name) if base_name else None
     ref_sha = report.reference_output_sha256 or (base.output_sha256 if base else None)

@@ -150,11 +150,11 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
             lines.append(f"| {name} | {ms(s.p50_s)} | {ms(s.p90_s)} | {share} |")
         lines.append("")
     if report.scheduler:
-        s = report.scheduler
-        lines.append(f"Scheduler: grid {s.grid_ctas} CTAs ({s.q_ctas_per_head} per head), "
-                     f"{s.k_iterations_per_cta} K iterations per CTA, q tail {s.q_tail_rows}, "
-                     f"k tail {s.k_tail_rows}, {s.dynamic_shared_memory_bytes} B shared memory, "
-                     f"{s.warps_per_cta} warps.")
+        g = report.scheduler
+        lines.append(f"Scheduler: grid {g.grid_ctas} CTAs ({g.q_ctas_per_head} per head), "
+                     f"{g.k_iterations_per_cta} K iterations per CTA, q tail {g.q_tail_rows}, "
+                     f"k tail {g.k_tail_rows}, {g.dynamic_shared_memory_bytes} B shared memory, "
+                     f"{g.warps_per_cta} warps.")
         lines.append("")
     lines += mainloop_lines(report.mainloop_profiles or [], report.baseline)
     for f in report.faults or []:

@@ -10,7 +10,7 @@ under `metadata`, which travels as given.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     Field,
@@ -59,9 +59,13 @@ def _serialize_samples(value: Samples, info: SerializationInfo) -> Any:
 
 
 # raw per-iteration seconds: samples[variant][phase][round] -> [iteration...]; phase "total".
-# JSON lists outside, arrays inside (see samples.py).
-SamplesField = Annotated[SampleLists, WrapValidator(_validate_samples),
-                         PlainSerializer(_serialize_samples)]
+# JSON lists outside, arrays inside (see samples.py): pydantic validates the lists, the field
+# holds Samples, and the type checker is told so.
+if TYPE_CHECKING:
+    SamplesField = Samples
+else:
+    SamplesField = Annotated[SampleLists, WrapValidator(_validate_samples),
+                             PlainSerializer(_serialize_samples)]
 
 
 class DecompositionCheck(Model):

@@ -271,9 +271,9 @@ class Engine:
                 if self.cancel.is_set():
                     break
                 self.board.iteration = i
-                clk = CpuClock(leaves)
-                out = self._call(be, TrackingClock(clk, leaves, self.board))
-                stream.add(clk.result())
+                cpu = CpuClock(leaves)
+                out = self._call(be, TrackingClock(cpu, leaves, self.board))
+                stream.add(cpu.result())
                 done += 1
         stream.flush()
         t = time.perf_counter()

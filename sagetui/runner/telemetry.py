@@ -61,8 +61,8 @@ def reason_bits(nvml: Any) -> dict[str, int]:
     for name, (suffix, documented) in _REASON_CONSTANTS.items():
         value = getattr(nvml, f"nvmlClocksEventReason{suffix}", None)
         if value is None:
-            value = getattr(nvml, f"nvmlClocksThrottleReason{suffix}", documented)
-        bits[name] = int(value)
+            value = getattr(nvml, f"nvmlClocksThrottleReason{suffix}", None)
+        bits[name] = int(value) if value is not None else documented
     return bits
 
 

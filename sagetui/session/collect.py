@@ -290,7 +290,8 @@ class Collector:
                 entry["achieved"] = _achieved(ops, entry["phase_timings"], entry["timing"],
                                               peak["peak_tops"] if peak else None)
                 if peak:
-                    entry["peak"] = {k: peak[k] for k in ("qk_type", "pv_type", "source")}
+                    entry["peak"] = {"qk_type": peak["qk_type"], "pv_type": peak["pv_type"],
+                                     "source": peak["source"]}
             if v.hashes:
                 entry["output_sha256"] = v.hashes[-1]
                 entry["deterministic"] = len(set(v.hashes)) == 1

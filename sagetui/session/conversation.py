@@ -204,7 +204,7 @@ class RunnerSession:
         """After the timed rounds: nothing more here (Session checks correctness)."""
 
     def _more_rounds(self, r: int) -> bool:
-        return self.collector.active() and more_rounds(
+        return bool(self.collector.active()) and more_rounds(
             self.controls.config, r, lambda: list(self.collector.verdicts().values()))
 
     def _start_runner(self, exclude: set[str] | None = None) -> None:

@@ -43,8 +43,9 @@ class SweepSession(Session):
             run = measure_point(self, self.base.model_copy(update={"shape": shape}))
             err = run.setup_error
             rep = None if err else run.collector.report()
-            pt = sweep_build.point(i, shape, self.axes, rep, error=err and err.message,
-                                   fault_kind=err and err.kind, elapsed_s=run.elapsed_s)
+            pt = sweep_build.point(i, shape, self.axes, rep,
+                                   error=err.message if err else None,
+                                   fault_kind=err.kind if err else None, elapsed_s=run.elapsed_s)
             if err:
                 pt = pt.model_copy(update={"faults": [Fault(
                     kind=err.kind or "setup", message=err.message or "failed")]

@@ -86,11 +86,11 @@ def _cells(data: RunData) -> dict[tuple[str, str], Cell]:
         out[(name, "total")] = Cell(v.p50_s(), v.p90_s(), v.speedup_percent, verdict, name,
                                     accuracy_cells(v.accuracy)[0] if v.accuracy else "")
     names: list[str | None] = [*data.variants] or [None]
-    for name in names:
-        whose, rows = data.phase_rows(name)
-        if name is not None and whose != name:
+    for who in names:
+        whose, rows = data.phase_rows(who)
+        if who is not None and whose != who:
             continue  # no phases of its own: listed under (phases) or nowhere
-        group = PHASES_GROUP if name is None or name == base else name
+        group = PHASES_GROUP if who is None or who == base else who
         for r in rows:
             if r.p50_s is not None:
                 out[(group, r.name)] = Cell(r.p50_s, r.p90_s)

@@ -7,6 +7,7 @@ from sagetui.core.analysis import report_threshold
 from sagetui.core.eventlog import LogLine, fault_line
 from sagetui.core.phases import PARENTS
 from sagetui.core.report import Report
+from sagetui.core.samples import Samples
 
 from .phase_stats import PhaseStore
 from .run_data import RunData
@@ -67,7 +68,7 @@ def load_report(data: RunData, report: Report) -> None:
         view.sdpa_backend = v.sdpa_backend
         view.outliers = v.outliers.count if v.outliers else None
         view.phase_summaries = {n: s.model_dump() for n, s in (v.phase_timings or {}).items()}
-        samples = (report.samples or {}).get(v.name) or {}
+        samples = (report.samples or Samples()).get(v.name) or {}
         numbers = rounds_of.get(v.name) or list(range(len(samples.get("total", []))))
         order = list(samples) if samples else list(view.phase_summaries)
         view.phases = [(n, PARENTS.get(n) if PARENTS.get(n) in order else None)

@@ -17,7 +17,7 @@ from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.report import Report
 from sagetui.core.telemetry import merge_blocks
 
-from .phase_stats import PhaseRow, ci_half
+from .phase_stats import PhaseRow, ci_half, summary_stats
 from .phase_stats import phase_rows as build_rows
 from .progress import Progress
 from .variant_view import VariantView, rows_for
@@ -89,17 +89,17 @@ class RunData:
             return v.name, rows_for(v)
         if self.report_phases:
             tree = [(n, PARENTS.get(n)) for n in self.report_phases]
-            return "report", build_rows(tree, {n: (s.get("p50_s"), s.get("p90_s"), None,
-                                              s.get("count")) for n, s in
-                                          self.report_phases.items()})
+            return "report", build_rows(tree, {n: summary_stats(s)
+                                               for n, s in self.report_phases.items()})
         return variant or "-", []
 
     def total_row(self, variant: str | None) -> PhaseRow | None:
         v = self.variants.get(variant) if variant else None
         if v is None or v.p50_s() is None:
             return None
+        count = len(v.totals) or (v.timing or {}).get("count")
         return PhaseRow("total (one call)", 0, v.p50_s(), v.p90_s(), None,
-                        ci_half(v.total), len(v.totals) or (v.timing or {}).get("count"))
+                        ci_half(v.total), int(count) if count is not None else None)
 
     def gpu_telemetry(self) -> dict[int, dict[str, Any]]:
         """Per round, in order, the telemetry of every variant merged: the variants share the

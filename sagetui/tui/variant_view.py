@@ -8,7 +8,7 @@ from typing import Any
 
 from sagetui.core.phases import PARENTS
 
-from .phase_stats import PhaseRow, PhaseStore, ci_half
+from .phase_stats import PhaseRow, PhaseStore, ci_half, summary_stats
 from .phase_stats import phase_rows as build_rows
 from .series import MinMaxSeries
 
@@ -107,6 +107,5 @@ def rows_for(v: VariantView) -> list[PhaseRow]:
             p50, p90 = store.quantiles()
             stats[name] = (p50, p90, ci_half(store), len(store.values))
         elif name in v.phase_summaries:
-            s = v.phase_summaries[name]
-            stats[name] = (s.get("p50_s"), s.get("p90_s"), None, s.get("count"))
+            stats[name] = summary_stats(v.phase_summaries[name])
     return build_rows(tree, stats)

@@ -4,6 +4,8 @@ The title names the files (A = ..., B = ...) and the sign convention."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -25,9 +27,9 @@ def compare_hint(reports: int) -> Text:
 class CompareTable(DataTable):
     BINDINGS = VIM_KEYS
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, fixed_columns=2,
-                         **kwargs)  # type: ignore[arg-type]
+                         **kwargs)
         self._columns_for: tuple[int, bool] = (-1, False)
 
     def _columns(self, n: int, cos: bool) -> None:

@@ -10,6 +10,7 @@ main loop leaves a 0.14 ms phase a sliver of a cell.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import DataTable
@@ -47,8 +48,8 @@ def axis(lo: int, hi: float, width: int) -> str:
 class PhaseView(DataTable):
     BINDINGS = VIM_KEYS
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
         self._last: tuple[RunData, ViewContext] | None = None
         self._width = 0
 
