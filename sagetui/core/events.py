@@ -248,11 +248,12 @@ class RoundStarted:
 class RoundDone:
     NAME: ClassVar[str] = "round_done"
     round: int
-    verdicts: dict[str, dict[str, Any]]  # variant -> Verdict.to_dict()
-    # variant -> Drift.to_dict(), for the variants it was computed for this round (it is
-    # computed at most every Session.DRIFT_EVERY_S: rounds of milliseconds do not wait on it)
+    # variant -> the analysis' verdict dict (core/analysis.py), threshold fields included
+    verdicts: dict[str, dict[str, Any]]
+    # variant -> Drift.to_dict() and variant -> p50 speedup %, both computed at most every
+    # conversation.DRIFT_EVERY_S (empty otherwise): rounds of milliseconds do not wait on them
     drift: dict[str, dict[str, Any]] = field(default_factory=dict)
-    speedups: dict[str, float | None] = field(default_factory=dict)  # variant -> p50 speedup %
+    speedups: dict[str, float | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
