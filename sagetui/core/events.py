@@ -26,6 +26,8 @@ from pydantic.dataclasses import dataclass as wire
 from .report import Fault
 
 if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
     from .report import Report
     from .sweep_model import SweepPoint
 
@@ -53,9 +55,9 @@ def unexpected(ev: Never) -> None:
         raise UnexpectedEvent(f"no handler for {type(ev).__name__}")
 
 
-def to_dict(e: object) -> dict[str, Any]:
+def to_dict(e: DataclassInstance) -> dict[str, Any]:
     """An event's fields as a dict (shallow; the None ones left out)."""
-    return {f.name: v for f in fields(e) if (v := getattr(e, f.name)) is not None}  # type: ignore[arg-type]
+    return {f.name: v for f in fields(e) if (v := getattr(e, f.name)) is not None}
 
 
 # -- runner events ------------------------------------------------------------------------------

@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import fields
-from typing import Any, TypeVar, get_args
+from typing import Any, TypeVar, cast, get_args
 
 from pydantic import ValidationError
 
-from .events import Command, CommandT, RunnerEvent, RunnerEventT
+from .events import Command, CommandT, RunnerEvent, RunnerEventT, to_dict
 
 PROTOCOL_VERSION = 2
 # a block's iterations are sent when this long has passed since the last send, and at its
@@ -49,7 +48,7 @@ def encode(msg: RunnerEvent | Command) -> str:
     """One line. NaN and infinite numbers (a kernel's bad output) travel as null, their paths
     in the event's `nonfinite`."""
     key = "event" if isinstance(msg, RunnerEvent) else "cmd"
-    body = {f.name: v for f in fields(msg) if (v := getattr(msg, f.name)) is not None}
+    body = to_dict(msg)
     try:
         return json.dumps({key: msg.NAME, **body}, separators=(",", ":"), allow_nan=False) + "\n"
     except ValueError:
@@ -62,11 +61,12 @@ def encode(msg: RunnerEvent | Command) -> str:
 
 
 def decode_event(line: str | bytes) -> RunnerEventT:
-    return _decode(line, "event", EVENTS)  # type: ignore[return-value]
+    # EVENTS holds exactly RunnerEventT's classes (built from it), which mypy cannot follow
+    return cast(RunnerEventT, _decode(line, "event", EVENTS))
 
 
 def decode_command(line: str | bytes) -> CommandT:
-    return _decode(line, "cmd", COMMANDS)  # type: ignore[return-value]
+    return cast(CommandT, _decode(line, "cmd", COMMANDS))  # COMMANDS: CommandT's classes
 
 
 def _decode(line: str | bytes, key: str, registry: dict[str, type[M]]) -> M:

@@ -28,10 +28,10 @@ def synthetic(config: RunConfig, device: str) -> tuple[torch.Tensor, torch.Tenso
     shapes = s.tensor_shapes()
     dtype = DTYPES[s.dtype]
     gen = torch.Generator(device=device).manual_seed(config.seed)
-    return tuple(  # type: ignore[return-value]
-        torch.randn(shapes[k], generator=gen, device=device, dtype=torch.float32).to(dtype)
-        for k in ("q_shape", "k_shape", "v_shape")
-    )
+    q, k, v = (torch.randn(shapes[name], generator=gen, device=device,
+                           dtype=torch.float32).to(dtype)
+               for name in ("q_shape", "k_shape", "v_shape"))
+    return q, k, v
 
 
 def from_file(path: str, config: RunConfig, device: str):

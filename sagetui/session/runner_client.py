@@ -180,7 +180,8 @@ class RunnerClient:
             self.send(ev.Cancel())
             self.send(ev.Quit())
             try:
-                self.proc.stdin.close()  # type: ignore[union-attr]
+                if self.proc.stdin is not None:
+                    self.proc.stdin.close()
             except OSError:
                 pass
             deadline = time.monotonic() + timeout

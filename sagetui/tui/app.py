@@ -201,7 +201,7 @@ class SageTUI(App[int]):
         key = (id(data), data.version, ctx, self.theme)
         for widget in panels:
             if force or self._synced.get(widget.id or "") != key:
-                widget.sync(data, ctx)  # type: ignore[attr-defined]
+                widget.sync(data, ctx)  # type: ignore[attr-defined]  # every panel has sync
                 self._synced[widget.id or ""] = key
         status.sync(data, ctx)  # cheap, and its ETA moves with time
         self.sweeps.sync(data, ctx, sweep_table, sweep_plot)

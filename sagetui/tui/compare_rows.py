@@ -109,10 +109,11 @@ def match(a: RunData, b: RunData) -> dict[str, tuple[str, str]]:
     out = {n: (n, "name") for n in b_names if n in a_names}
     free_a = [n for n in a_names if n not in out]
     free_b = [n for n in b_names if n not in out]
-    if a.baseline in free_a and b.baseline in free_b:
-        out[b.baseline] = (a.baseline, "baseline")  # type: ignore[index]
-        free_a.remove(a.baseline)  # type: ignore[arg-type]
-        free_b.remove(b.baseline)  # type: ignore[arg-type]
+    ab, bb = a.baseline, b.baseline
+    if ab is not None and bb is not None and ab in free_a and bb in free_b:
+        out[bb] = (ab, "baseline")
+        free_a.remove(ab)
+        free_b.remove(bb)
     for x, y in zip(free_b, free_a, strict=False):
         out[x] = (y, "position")
     return out
