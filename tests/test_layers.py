@@ -44,3 +44,15 @@ def test_the_import_graph_has_no_cycle():
                 cycles.append((module, other))
     assert not cycles, cycles
 
+
+
+def test_every_package_is_installed():
+    """pyproject lists its packages by hand: a new one (core/profile) must be in the list, or
+    `pip install .` leaves it out and the report model cannot be imported."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts)
+             for p in (ROOT / "sagetui").rglob("__init__.py")}
+    assert found <= listed, found - listed
