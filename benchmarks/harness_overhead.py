@@ -28,6 +28,7 @@ def main() -> int:
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--json")
     a = ap.parse_args()
+    from sagetui.core import events as ev
     from sagetui.core.config import RunConfig, Shape, VariantSpec
     from sagetui.session.session import Session
 
@@ -35,13 +36,14 @@ def main() -> int:
     host: dict[str, float] = {}
 
     def on_event(e) -> None:
-        if e.kind == "block":
-            for k, v in (e.data.get("host") or {}).items():
-                host[k] = host.get(k, 0.0) + v
-        if e.kind == "round" and e.data["phase"] == "start":
-            marks.setdefault("first_round", time.perf_counter())
-        if e.kind == "round" and e.data["phase"] == "done":
-            marks["last_round"] = time.perf_counter()
+        match e:
+            case ev.BlockDone():
+                for k, v in e.host.items():
+                    host[k] = host.get(k, 0.0) + v
+            case ev.RoundStarted():
+                marks.setdefault("first_round", time.perf_counter())
+            case ev.RoundDone():
+                marks["last_round"] = time.perf_counter()
 
     cfg = RunConfig(shape=Shape(q_len=a.q_len, heads=a.heads, head_dim=128),
                     variants=[VariantSpec.parse(a.backend)], warmup=3, rounds=a.rounds,

@@ -80,7 +80,7 @@ def watch(out) -> None:  # type: ignore[no-untyped-def]
     import gc
     import threading
 
-    from sagetui.session import session as session_mod
+    from sagetui.session import autosave as autosave_mod
 
     def on_gc(phase: str, info: dict) -> None:
         if info["generation"] == 2:
@@ -89,7 +89,7 @@ def watch(out) -> None:  # type: ignore[no-untyped-def]
             out.write(f"{tag} {time.monotonic():.6f}{extra}\n")
 
     gc.callbacks.append(on_gc)
-    save = session_mod.Session._round_autosave
+    save = autosave_mod.Autosaver._round_autosave
 
     def round_autosave(self) -> None:  # type: ignore[no-untyped-def]
         out.write(f"saves {time.monotonic():.6f}\n")
@@ -98,7 +98,7 @@ def watch(out) -> None:  # type: ignore[no-untyped-def]
         finally:
             out.write(f"savee {time.monotonic():.6f}\n")
 
-    session_mod.Session._round_autosave = round_autosave  # type: ignore[method-assign]
+    autosave_mod.Autosaver._round_autosave = round_autosave  # type: ignore[method-assign]
     main = threading.get_ident()
 
     def sample() -> None:

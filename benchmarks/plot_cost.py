@@ -48,7 +48,7 @@ NO_TELEMETRY = {"available": False, "reason": "no GPU: telemetry is NVML's", "sa
 
 def fill(data, samples: int, per_round: int, seed: int = 0) -> None:
     """`samples` iterations into a live RunData, split over 2 variants, `per_round` a round, as
-    RunData.on_iterations and the round events would leave them (filled in bulk: folding 10^6
+    live_fold's iterations and round events would leave them (filled in bulk: folding 10^6
     events one by one takes a minute and ends in the same arrays)."""
     from sagetui.tui.phase_stats import PhaseStore
 
@@ -88,16 +88,20 @@ def fill(data, samples: int, per_round: int, seed: int = 0) -> None:
     data.touch()
 
 
-def new_batch(data, n: int = 200) -> list[dict]:
-    """The next n iterations of the round in progress, as the session's bridge posts them."""
-    names = list(data.variants)
+def new_batch(data, n: int = 200) -> list:
+    """The next n iterations of the round in progress (n / 2 a variant), as `iterations`
+    events, the columns the runner sends."""
+    from sagetui.core.events import Iterations
+
     r = data.rounds_done
     out = []
-    for i in range(n):
-        name = names[i % len(names)]
-        phases = {leaf: m * (1 + 0.01 * (i % 7)) for leaf, m in LEAF_MEANS.items()}
-        out.append({"variant": name, "round": r, "half": 0, "index": i, "phases": phases,
-                    "total_s": sum(phases.values())})
+    for name in data.variants:
+        k = n // len(data.variants)
+        cols = {leaf: [m * (1 + 0.01 * (i % 7)) for i in range(k)]
+                for leaf, m in LEAF_MEANS.items()}
+        total = [sum(xs) for xs in zip(*cols.values(), strict=True)]
+        out.append(Iterations(variant=name, round=r, half=0, start=0, phases=cols,
+                              total_s=total))
     return out
 
 
@@ -105,6 +109,7 @@ async def measure(samples: int, per_round: int, size: tuple[int, int], reps: int
                   ) -> dict[str, tuple[float, float, float, int]]:
     """plot id -> median (draw, paint, of which build) ms and the points drawn."""
     from sagetui.tui.app import SageTUI
+    from sagetui.tui.live_fold import fold_iterations
     from sagetui.tui.widgets.plots import SeriesPlot
 
     app = SageTUI(config=bench_config(variants=2, rounds=10**5, iterations=per_round),
@@ -132,10 +137,11 @@ async def measure(samples: int, per_round: int, size: tuple[int, int], reps: int
             await pilot.pause()
             draws, builds, paints, syncs = [], [], [], []
             for _ in range(reps):
-                app.live.on_iterations(new_batch(app.live))  # a live tick's worth of samples
+                for e in new_batch(app.live):  # a live tick's worth of samples
+                    fold_iterations(app.live, e)
                 app.live.touch()  # and a block or round event: the version moves
                 t = time.perf_counter()
-                app._sync_panels()  # every panel syncs on the tick (not a plot: apart)
+                app.sync_panels()  # every panel syncs on the tick (not a plot: apart)
                 syncs.append(time.perf_counter() - t)
                 t0 = time.perf_counter()
                 drawn = plot.redraw_if_due(0.0)

@@ -85,30 +85,29 @@ class Probe:
     last_handled: float | None = None
 
     def install(self) -> None:
-        live = self.app.live  # type: ignore[attr-defined]
-        fold = live.on_runs
+        from sagetui.core.events import Iterations
 
-        def on_runs(runs: list) -> None:  # runs of columns (run_data.IterationRun)
+        control = self.app.run_control  # type: ignore[attr-defined]
+        fold = control.on_event
+
+        def on_event(e: object) -> None:  # what one SessionEvent message carries
             now = time.monotonic()
-            fold(runs)
-            n = sum(run.n for run in runs)
-            if n:
-                self.handled += n
-                self.batch_sizes.append(n)
-                t0 = runs[0].first.get("t_emit")  # the synthetic runner's stamp
-                if t0 is not None:
-                    self.batch_age_s.append(now - t0)
+            fold(e)
+            if isinstance(e, Iterations) and e.n:
+                self.handled += e.n
+                self.batch_sizes.append(e.n)
+                if e.t_emit is not None:  # the synthetic runner's stamp
+                    self.batch_age_s.append(now - e.t_emit)
                 self.first_handled = self.first_handled or now
                 self.last_handled = time.monotonic()
 
-        live.on_runs = on_runs  # the app calls self.live.on_runs(message.runs)
+        control.on_event = on_event  # the app calls self.run_control.on_event(message.event)
 
     def sample(self) -> Sample:
         app = self.app
         session = app.session  # type: ignore[attr-defined]
-        client = session.client if session is not None else None
         s = Sample(time.monotonic(), read_counter(self.counter), self.handled,
-                   client.pending() if client is not None else 0,
+                   session.pending_events() if session is not None else 0,
                    app._message_queue.qsize())  # type: ignore[attr-defined]
         self.samples.append(s)
         return s

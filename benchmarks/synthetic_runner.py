@@ -11,18 +11,19 @@ and never by hand. It answers:
   setup     -> one `variant` per configured variant (the reference backend's 8-phase tree),
                then `ready`
   warmup    -> warmup_done
-  block     -> `iterations` iteration events, then block_done; a `cancel` stops it between
-               iterations
+  block     -> the block's iterations as `iterations` events (columns, one every
+               STREAM_CHUNK_S as the real runner sends them), then block_done; a `cancel` stops
+               it between iterations
   decompose -> decomposition {skipped}
   tail      -> tail_done
   quit      -> bye, and exits
 
 --rate 0 (the default) emits as fast as it can (well over 10,000 events/s on one core); a
-positive rate paces the events in 1 ms slices. Every iteration event carries `t_emit`, the
-runner's time.monotonic() when it wrote it (CLOCK_MONOTONIC: the same clock in every process
-of the machine), so a reader can tell how far behind it is; the protocol allows extra fields
-and the session and the console ignore them. With --counter, the number of iteration events
-written so far is kept in FILE (8 bytes, little-endian), updated after every slice.
+positive rate paces the iterations in 1 ms slices. Every `iterations` event carries `t_emit`,
+the runner's time.monotonic() when its first iteration was made (CLOCK_MONOTONIC: the same
+clock in every process of the machine), so a reader can tell how far behind it is. With
+--counter, the number of iterations written so far is kept in FILE (8 bytes, little-endian),
+updated after every event.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ LEAVES = [n for n, _ in PHASES if n not in _PARENTS]
 LEAF_MEANS = dict(zip(LEAVES, [2e-5, 3e-5, 5e-5, 4e-5, 6e-5, 8e-4], strict=True))
 BACKENDS = ("reference", "sdpa", "sage-triton", "sage2-sm89", "sage2-sm90", "sage2-auto")
 SLICE_S = 0.001
+STREAM_CHUNK_S = 0.05  # sagetui.core.protocol.STREAM_CHUNK_S (this file imports nothing of it)
+PROTOCOL = 2
 HERE = os.path.abspath(__file__)
 
 
@@ -114,7 +117,7 @@ def load_average() -> str:
 
 def _encode(msg: dict[str, Any]) -> str:
     # what sagetui.core.protocol.encode writes; inlined so that this file needs nothing but
-    # the standard library (the protocol module validates names, which these are)
+    # the standard library (the session's decoder checks every field of it)
     return json.dumps(msg, separators=(",", ":"), allow_nan=False) + "\n"
 
 
@@ -151,7 +154,7 @@ class Runner:
 
     def main(self) -> int:
         threading.Thread(target=self.read_commands, daemon=True).start()
-        self.emit("hello", protocol=1, pid=os.getpid(), python=platform.python_version(),
+        self.emit("hello", protocol=PROTOCOL, pid=os.getpid(), python=platform.python_version(),
                   torch="synthetic", device="cpu", backends={b: None for b in BACKENDS})
         while True:
             msg = self.commands.get()
@@ -187,9 +190,11 @@ class Runner:
         slow = 1.0 + 0.1 * (self._variants.index(variant) if variant in self._variants else 0)
         means = [(leaf, m * slow) for leaf, m in LEAF_MEANS.items()]
         noise, n_noise = self._noise, len(self._noise)
-        write, enc = self.out.write, _encode
         per_slice = max(1, int(self.rate * SLICE_S)) if self.rate > 0 else 256
         start = time.monotonic()
+        cols: dict[str, list[float]] = {leaf: [] for leaf in LEAVES}
+        total: list[float] = []
+        sent, t_first, last_send = 0, None, start
         i = 0
         while i < iterations and not self.cancel.is_set():
             if self.rate > 0:  # paced: never ahead of rate x elapsed
@@ -198,21 +203,32 @@ class Runner:
                 if due > now:
                     time.sleep(due - now)
             end = min(iterations, i + per_slice)
-            t = time.monotonic()
+            t_first = t_first or time.monotonic()
             for j in range(i, end):
-                k = (self.emitted + j - i) * 7
-                phases = {leaf: m * noise[(k + h) % n_noise] for h, (leaf, m) in
-                          enumerate(means)}
-                write(enc({"event": "iteration", "variant": variant, "round": round_,
-                           "half": half, "index": j, "phases": phases,
-                           "total_s": sum(phases.values()), "t_emit": t}))
-            self.out.flush()
-            self.emitted += end - i
+                k = (self.emitted + j - sent) * 7
+                s = 0.0
+                for h, (leaf, m) in enumerate(means):
+                    x = m * noise[(k + h) % n_noise]
+                    cols[leaf].append(x)
+                    s += x
+                total.append(s)
             i = end
-            self._count()
+            if time.monotonic() - last_send >= STREAM_CHUNK_S or i >= iterations:
+                self._send(variant, round_, half, sent, cols, total, t_first)
+                sent, t_first, last_send = i, None, time.monotonic()
+                cols, total = {leaf: [] for leaf in LEAVES}, []
+        if total:  # cancelled inside a chunk
+            self._send(variant, round_, half, sent, cols, total, t_first)
         self.emit("block_done", variant=variant, round=round_, half=half, iterations=i,
                   cancelled=i < iterations, output_sha256="ab" * 32, checksum=0.0,
                   telemetry={"available": False, "reason": "synthetic runner"}, host={})
+
+    def _send(self, variant: str, round_: int, half: int, start: int,
+              cols: dict[str, list[float]], total: list[float], t_first: float | None) -> None:
+        self.emit("iterations", variant=variant, round=round_, half=half, start=start,
+                  phases=cols, total_s=total, t_emit=t_first)
+        self.emitted += len(total)
+        self._count()
 
 
 def main(argv: list[str] | None = None) -> int:

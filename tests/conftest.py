@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# an event that a display's `match` does not handle raises in the tests (core/events.unexpected)
+os.environ.setdefault("SAGETUI_STRICT_EVENTS", "1")
 SAMPLES = ROOT / "sample_results"
 REF_000 = SAMPLES / "000_a7d5760a8f7ea9fe.json"
 REF_001 = SAMPLES / "001_c3fd8b591d904547.json"

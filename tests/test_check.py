@@ -143,6 +143,7 @@ def _made_report():
 
 def _made_collector():
     """The session's collector, fed synthetic events (no runner)."""
+    from sagetui.core import events as ev
     from sagetui.core.config import RunConfig, Shape, VariantSpec
     from sagetui.session.collect import Collector
 
@@ -150,21 +151,23 @@ def _made_collector():
                     variants=[VariantSpec(name="a", backend="reference"),
                               VariantSpec(name="b", backend="reference")], rounds=3, iterations=4)
     c = Collector(cfg)
-    phases = [["k_mean_and_smoothing_preparation", None], ["fused_mainloop", None]]
+    phases = [("k_mean_and_smoothing_preparation", None), ("fused_mainloop", None)]
     for n in ("a", "b"):
-        c.on_variant({"name": n, "status": "ok", "kernel": "sm89", "phases": phases})
-    c.ready = {"input_sha256": "0" * 64, "device": "cpu",
-               "scheduler": {"cta_q": 128, "cta_k": 64, "warp_q": 32, "warp_k": 64,
-                             "kernel": "sm89"}}
+        c.on_variant(ev.VariantLoaded(name=n, backend="reference", status="ok", kernel="sm89",
+                                      phases=phases))
+    c.ready = ev.Ready(input_sha256="0" * 64, device="cpu",
+                       scheduler={"cta_q": 128, "cta_k": 64, "warp_q": 32, "warp_k": 64,
+                                  "kernel": "sm89"})
     t = 0.01
     for r in range(3):
         for n in ("a", "b"):
             for i in range(4):
                 t += 0.0001
                 ph = {"k_mean_and_smoothing_preparation": t / 10, "fused_mainloop": t}
-                c.on_iteration({"variant": n, "round": r, "half": 0, "index": i, "phases": ph,
-                                "total_s": sum(ph.values())})
-            c.on_block({"variant": n, "round": r, "half": 0, "iterations": 4,
-                        "output_sha256": "a" * 64, "checksum": 1.0, "telemetry": {}})
+                c.on_iterations(ev.Iterations(
+                    variant=n, round=r, half=0, start=i, total_s=[sum(ph.values())],
+                    phases={k: [x] for k, x in ph.items()}))
+            c.on_block(ev.BlockDone(variant=n, round=r, half=0, iterations=4, cancelled=False,
+                                    output_sha256="a" * 64, checksum=1.0, telemetry={}))
         c.complete_round(r, list(c.variants))
     return c

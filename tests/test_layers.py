@@ -23,3 +23,36 @@ def test_cli_and_console_modules_do_not_import_torch():
             "print(bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_no_module_is_over_400_lines():
+    """Small modules named for what they hold (the team's rule)."""
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "sagetui").rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 400}
+    assert not long, long
+
+
+def test_the_import_graph_has_no_cycle():
+    """Between sagetui's modules, counting imports made only for type checking too."""
+    import grimp
+
+    graph = grimp.build_graph("sagetui")
+    cycles = []
+    for module in sorted(graph.modules):
+        for other in graph.find_modules_directly_imported_by(module):
+            if graph.chain_exists(importer=other, imported=module):
+                cycles.append((module, other))
+    assert not cycles, cycles
+
+
+
+def test_every_package_is_installed():
+    """pyproject lists its packages by hand: a new one (core/profile) must be in the list, or
+    `pip install .` leaves it out and the report model cannot be imported."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts)
+             for p in (ROOT / "sagetui").rglob("__init__.py")}
+    assert found <= listed, found - listed

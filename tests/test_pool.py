@@ -3,6 +3,7 @@ split, the merged report and a fault on one runner are tested for real on this m
 
 import pytest
 
+from sagetui.core import events as ev
 from sagetui.core import sweep as sw
 from sagetui.core.check import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
@@ -105,9 +106,12 @@ def test_two_runners_split_the_points_into_a_single_runners_report(single, poole
     for p in b.points:  # a point's variants all ran on one runner, ABBA-interleaved there
         assert [v.name for v in p.variants] == ["a", "b"]
         assert all(v.rounds == 2 for v in p.variants)
-    starts = [e for e in events if e.kind == "point_start"]
-    assert {e.data["runner"] for e in starts} == {"cpu 0", "cpu 1"}
-    assert [e.kind for e in events].count("finished") == 1 and events[-1].kind == "finished"
+    # each runner's events come wrapped with its label; one `finished`, the pool's, last
+    starts = [e for e in events
+              if isinstance(e, ev.FromRunner) and isinstance(e.event, ev.PointStarted)]
+    assert {e.runner for e in starts} == {"cpu 0", "cpu 1"}
+    assert sum(isinstance(e, ev.Finished) for e in events) == 1
+    assert isinstance(events[-1], ev.Finished)
     assert check_report(report) == []
 
 
@@ -148,15 +152,22 @@ def test_one_status_line_per_runner():
     from rich.console import Console
 
     from sagetui.cli.runner_lines import RunnerLines
-    from sagetui.session.session import SessionEvent as E
+    from sagetui.core.report import Fault
+    from sagetui.core.sweep_model import SweepPoint
+
+    def hello():
+        return ev.Hello(protocol=2, pid=1, python="3.12", torch="2.11", device="cuda:0",
+                        backends={})
+
+    def on(runner, e):
+        return ev.FromRunner(runner=runner, event=e)
 
     lines = RunnerLines(Console(file=io.StringIO()))  # not a terminal: no Live, the lines kept
-    for e in [E("hello", {"runner": "gpu 0", "device": "cuda:0"}),
-              E("hello", {"runner": "gpu 1", "device": "cuda:0"}),
-              E("point_start", {"runner": "gpu 0", "index": 0, "total": 3, "shape": "1x128"}),
-              E("point_start", {"runner": "gpu 1", "index": 1, "total": 3, "shape": "1x256"}),
-              E("fault", {"runner": "gpu 1", "message": "died"}),
-              E("point", {"runner": "gpu 0", "index": 0, "total": 3})]:
+    for e in [on("gpu 0", hello()), on("gpu 1", hello()),
+              on("gpu 0", ev.PointStarted(index=0, total=3, shape="1x128")),
+              on("gpu 1", ev.PointStarted(index=1, total=3, shape="1x256")),
+              on("gpu 1", ev.FaultRaised(fault=Fault(kind="died", message="died"))),
+              on("gpu 0", ev.PointDone(index=0, total=3, point=SweepPoint.model_construct()))]:
         lines.update(e)
     assert lines.lines() == ["gpu 0: idle · 1 done",
                              "gpu 1: point 2/3: 1x256 · 0 done · 1 fault"]

@@ -54,13 +54,14 @@ def test_a_dead_writer_is_reported_not_raised(tmp_path):
 
 def test_the_session_writes_itself_when_the_writer_is_gone(tmp_path, monkeypatch):
     from sagetui.core.config import RunConfig, Shape, VariantSpec
+    from sagetui.session import autosave
     from sagetui.session import session as session_mod
 
     class Dead(RecoveryWriter):
         def __init__(self) -> None:
             self.proc = None
 
-    monkeypatch.setattr(session_mod, "RecoveryWriter", Dead)
+    monkeypatch.setattr(autosave, "RecoveryWriter", Dead)
     cfg = RunConfig(shape=Shape(heads=1, q_len=64, head_dim=64),
                     variants=[VariantSpec(name="ref", backend="reference")], rounds=2,
                     iterations=2, warmup=1)

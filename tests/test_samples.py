@@ -101,13 +101,14 @@ def test_growable_array_views_survive_appends():
 def test_the_console_adopts_a_reports_samples_without_copying():
     """After a run the console shows the final report: its panels read the report's arrays
     (the session's), so each sample is held once; and the numbers are the same."""
+    from sagetui.tui.report_view import load_report
     from sagetui.tui.run_data import RunData
 
     from .test_check import _made_report
 
     report = _made_report()
     data = RunData("run", live=True)
-    data.load_report(report)
+    load_report(data, report)
     for name in ("a", "b"):
         view = data.variants[name]
         assert np.shares_memory(view.total.values.view, report.samples[name]["total"].values)

@@ -2,6 +2,7 @@
 
 import threading
 
+from sagetui.core import events as ev
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.io import load_report
 from sagetui.session.schedule import round_order
@@ -42,9 +43,9 @@ def test_run_records_schedule_inputs_and_recovery(tmp_path):
     assert b.verdict is not None and b.verdict.rounds == 3
     assert a.drift is not None and a.outliers is not None and len(a.telemetry) == 3
     assert not a.telemetry[0].available and "GPU" in a.telemetry[0].reason
-    kinds = [e.kind for e in events]
-    assert kinds.count("iteration") == 3 * 2 * 4
-    assert kinds[-1] == "finished"
+    # every timed iteration streamed, as columns (one or more `iterations` events a block)
+    assert sum(e.n for e in events if isinstance(e, ev.Iterations)) == 3 * 2 * 4
+    assert isinstance(events[-1], ev.Finished)
     assert load_report(recovery) == report
 
 
@@ -78,7 +79,7 @@ def test_disable_a_variant_and_change_baseline_take_effect_next_round():
 
     def control(e):
         seen.append(e)
-        if e.kind == "round" and e.data["phase"] == "done" and e.data["round"] == 0:
+        if isinstance(e, ev.RoundDone) and e.round == 0:
             s.set_enabled("b", False)
             s.set_baseline("b")
     s.on_event = control
@@ -93,7 +94,7 @@ def test_cancel_stops_between_iterations_and_keeps_completed_rounds():
     s = Session(config("a=reference", rounds=50, iterations=4))
 
     def on_event(e):
-        if e.kind == "round" and e.data["phase"] == "done" and e.data["round"] == 1:
+        if isinstance(e, ev.RoundDone) and e.round == 1:
             threading.Thread(target=s.cancel).start()
     s.on_event = on_event
     report = s.run()
@@ -116,7 +117,7 @@ def test_adaptive_stopping_can_be_switched_on_during_a_run():
                        max_rounds=6))  # 3 rounds, unless adaptive stopping asks for more
 
     def on_event(e):
-        if e.kind == "round" and e.data["phase"] == "done" and e.data["round"] == 0:
+        if isinstance(e, ev.RoundDone) and e.round == 0:
             s.set_until_ci(1e-6)  # unreachable: runs to --max-rounds
     s.on_event = on_event
     report = s.run()

@@ -114,9 +114,10 @@ def sweep_report(tmp_path_factory) -> Report:
     events = []
     report = SweepSession(cfg, sw.Axes(q_lens=[128, 256], head_dims=[64], causal=[False, True]),
                           on_event=events.append).run()
-    kinds = [e.kind for e in events]
-    assert kinds.count("point") == 4 and kinds[-1] == "finished"
-    assert "iteration" not in kinds  # a point's own progress stays in the session
+    kinds = [e.NAME for e in events]
+    assert kinds.count("point") == 4 and kinds.count("point_start") == 4
+    assert kinds[-1] == "finished"
+    assert "iterations" not in kinds  # a point's own progress stays in the session
     return report
 
 
@@ -201,8 +202,8 @@ def test_a_second_setup_frees_the_first_points_inputs():
 
     events = []
 
-    def emit(_event, /, **fields):
-        events.append(_event)
+    def emit(event):
+        events.append(event.NAME)
 
     engine = new_engine(cfg(256), emit, StatusBoard(None), threading.Event())
     engine.block("reference", 0, 0, 1)  # keeps a first output too

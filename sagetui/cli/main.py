@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from sagetui import __version__
 
@@ -12,7 +13,7 @@ from .errors import UsageError
 
 
 class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line instead of usage + error
+    def error(self, message: str) -> NoReturn:  # one line instead of usage + error
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 

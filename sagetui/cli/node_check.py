@@ -11,10 +11,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from sagetui.core import events as ev
 from sagetui.core import node_check as nc
 from sagetui.core.io import atomic_write_text
 from sagetui.session.node_check import run_node_check
-from sagetui.session.session import SessionEvent
 
 from .errors import UsageError, stdout_console
 from .node_options import slots_from_args
@@ -65,14 +65,14 @@ def cmd_node_check(args: argparse.Namespace) -> int:
     err.print(f"node-check: {config.variants[0].spec} on {len(slots)} "
               f"runner{'s' * (len(slots) > 1)} ({', '.join(s.label for s in slots)}) at once")
 
-    def progress(e: SessionEvent) -> None:
+    def progress(e: ev.Event) -> None:
         if args.quiet:
             return
-        d = e.data
-        if e.kind == "round" and d.get("phase") == "done":
-            err.print(escape(f"[{d['runner']}] round {d['round'] + 1} done"))
-        elif e.kind == "fault":
-            err.print(escape(f"[{d['runner']}] fault: {d.get('message')}"))
+        match e:
+            case ev.FromRunner(runner=who, event=ev.RoundDone(round=r)):
+                err.print(escape(f"[{who}] round {r + 1} done"))
+            case ev.FromRunner(runner=who, event=ev.FaultRaised(fault=f)):
+                err.print(escape(f"[{who}] fault: {f.message}"))
 
     runs = run_node_check(config, slots, on_event=progress)
     rows = [nc.gpu_result(s.label, rep, why) for s, rep, why in runs]

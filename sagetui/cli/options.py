@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sagetui.core import paths
 from sagetui.core.config import (
     BACKEND_NAMES,
     CPU_DEFAULT_SHAPE,
@@ -161,8 +162,7 @@ def recovery_dir(args: argparse.Namespace | None = None) -> Path:
     given = getattr(args, "recovery_dir", None) if args else None
     if given:
         return Path(given)
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(Path.home(), ".local", "state")
-    return Path(base) / "sagetui" / "recovery"
+    return paths.recovery_dir()
 
 
 def recovery_file(args: argparse.Namespace | None = None) -> Path:

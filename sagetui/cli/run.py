@@ -6,15 +6,18 @@ import argparse
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from sagetui.core.config import RunConfig
+from sagetui.core.eventlog import log_line
+from sagetui.core.events import Event
 from sagetui.core.export import (
     kernel_cells,
     paired_text,
@@ -24,7 +27,8 @@ from sagetui.core.export import (
 )
 from sagetui.core.io import atomic_write_text, iter_report_json
 from sagetui.core.report import Report
-from sagetui.session.session import NotRunnable, Session, SessionEvent
+from sagetui.session.errors import NotRunnable
+from sagetui.session.session import Session
 
 from .errors import UsageError, stdout_console
 from .options import check_outputs, config_from_args, default_report_path, recovery_file
@@ -40,8 +44,9 @@ def _say(console: Console, *objects: Any, **kw: Any) -> None:
 
 
 class Progress:
-    """One line per round and per fault on stderr; quiet with --quiet. Text from the runner
-    (error messages, stderr lines) is printed as it is, never read as markup."""
+    """The session's log lines (core/eventlog.py, the console's too) on stderr, each after the
+    seconds since the start; faults only with --quiet. Text from the runner (error messages,
+    stderr lines) is printed as it is, never read as markup."""
 
     def __init__(self, console: Console, quiet: bool) -> None:
         self.c = console
@@ -49,44 +54,21 @@ class Progress:
         self.total_rounds = 0
         self.t0 = time.monotonic()
 
-    def __call__(self, e: SessionEvent) -> None:
+    def __call__(self, e: Event) -> None:
         try:
             self._show(e)
         except OSError:  # the terminal is gone: stay quiet, the session goes on
             self.quiet = True
 
-    def _show(self, e: SessionEvent) -> None:
-        d = e.data
-        if e.kind == "fault":
-            where = ", ".join(f"{k} {d[k]}" for k in ("variant", "phase") if d.get(k))
-            self.c.print(f"[red]fault[/]: {escape(str(d.get('message')))}"
-                         + (escape(f" ({where})") if where else ""))
-            for line in (d.get("stderr_tail") or [])[-5:]:
-                self.c.print(f"    {line}", markup=False, highlight=False, style="dim")
-        if self.quiet:
-            return
-        if e.kind == "hello":
-            self.c.print(f"runner up: torch {d.get('torch')} on {d.get('device')}")
-        elif e.kind == "variant":
-            state = ("loaded" if d["status"] == "ok"
-                     else f"[red]failed[/]: {escape(str(d.get('error')))}")
-            self.c.print(f"variant {d['name']} ({d['backend']}): {state}")
-        elif e.kind == "ready":
-            gpu = (d.get("gpu") or {}).get("name") or d.get("device")
-            self.c.print(f"inputs ready on {gpu} (sha256 {d['input_sha256'][:12]})")
-        elif e.kind == "round" and d["phase"] == "done":
-            line = f"round {d['round'] + 1} done ({time.monotonic() - self.t0:.1f} s)"
-            for name, v in d.get("verdicts", {}).items():
-                line += f"  {name}: {v['state']}"
-                if v.get("ci_low_percent") is not None:
-                    line += f" [{v['ci_low_percent']:+.2f}, {v['ci_high_percent']:+.2f}] %"
-            self.c.print(line)
-        elif e.kind == "block" and d.get("sdpa_backend"):
-            self.c.print(f"variant {d['variant']}: torch's SDPA ran the "
-                         f"{d['sdpa_backend']} backend ({d.get('sdpa_backend_method')})",
-                         markup=False, highlight=False)
-        elif e.kind == "log":
-            self.c.print(str(d.get("message")), markup=False, highlight=False, style="dim")
+    def _show(self, e: Event) -> None:
+        line = log_line(e)
+        if line is None or (self.quiet and line.severity != "error"):
+            return  # --quiet: faults only
+        style = {"error": "red", "warning": "yellow"}.get(line.severity, "")
+        self.c.print(Text(f"{time.monotonic() - self.t0:7.1f} s  ", style="dim")
+                     + Text(line.text, style=style))
+        for detail in line.detail:
+            self.c.print(f"    {detail}", markup=False, highlight=False, style="dim")
 
 
 def summary_table(report: Report) -> Table:
@@ -163,8 +145,7 @@ def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *
         stops["n"] += 1
         session.cancel()  # first: printing may fail when the terminal hung up
         if stops["n"] > 1:  # a second interrupt: stop waiting for the runner
-            if session.client:
-                session.client.kill()
+            session.kill()
         _say(console, f"[yellow]{signal.Signals(signum).name}: stopping; what was measured "
                       f"is kept[/]")
 
@@ -181,8 +162,7 @@ def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *
         raise UsageError(str(result["error"]))
     if "report" not in result:
         _say(console, f"[red]the session failed[/]: {escape(repr(result.get('error')))}")
-        report = session.report()
-        session._autosave(report)
+        report = session.save_recovery()
     else:
         report = result["report"]
     if session.recovery_error:
@@ -195,7 +175,8 @@ def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *
 
 def write_outputs(report: Report, args: argparse.Namespace, console: Console) -> list[str]:
     """Write every output (each atomically); the ones that failed, each with its reason."""
-    outputs = [(args.json or default_report_path(), lambda: iter_report_json(report))]
+    outputs: list[tuple[str, Callable[[], str | Iterator[str]]]] = [
+        (args.json or default_report_path(), lambda: iter_report_json(report))]
     if args.csv:
         outputs.append((args.csv, lambda: to_csv(report)))
     if args.markdown:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from sagetui.session.session import SessionEvent
+from sagetui.core import events as ev
 
 
 @dataclass
@@ -30,19 +30,20 @@ class RunnerLines:
         self._lock = threading.Lock()  # every runner's thread reports here
         self._live: Live | None = None
 
-    def update(self, e: SessionEvent) -> None:
-        d = e.data
+    def update(self, e: ev.FromRunner) -> None:
+        inner = e.event
         with self._lock:
-            s = self.state.setdefault(d["runner"], RunnerState())
-            if e.kind == "hello":
-                s.doing, s.device = "up", str(d.get("device") or "")
-            elif e.kind == "point_start":
-                s.doing = f"point {d['index'] + 1}/{d['total']}: {d['shape']}"
-            elif e.kind == "point":
-                s.done += 1
-                s.doing = "idle"
-            elif e.kind == "fault":
-                s.faults += 1
+            s = self.state.setdefault(e.runner, RunnerState())
+            match inner:
+                case ev.Hello():
+                    s.doing, s.device = "up", str(inner.device or "")
+                case ev.PointStarted():
+                    s.doing = f"point {inner.index + 1}/{inner.total}: {inner.shape}"
+                case ev.PointDone():
+                    s.done += 1
+                    s.doing = "idle"
+                case ev.FaultRaised():
+                    s.faults += 1
             if self.console.is_terminal and self._live is None:
                 self._live = Live(self.render(), console=self.console, transient=True,
                                   auto_refresh=False)

@@ -8,11 +8,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from sagetui.core import events as ev
 from sagetui.core.io import atomic_write_text
 from sagetui.core.report import Report
 from sagetui.core.sweep import plan
-from sagetui.core.sweep_model import SweepPoint
-from sagetui.session.session import SessionEvent
 from sagetui.session.sweep import SweepSession
 
 from .errors import UsageError, stdout_console
@@ -23,38 +22,19 @@ from .sweep_options import sweep_config
 
 
 class SweepProgress(Progress):
+    """The common log lines (a runner's prefixed with its label), and with --gpus one status
+    line per runner kept at the bottom of a terminal."""
+
     def __init__(self, console: Console, quiet: bool) -> None:
         super().__init__(console, quiet)
-        self.runners = RunnerLines(console)  # --gpus: a status line per runner
+        self.runners = RunnerLines(console)
 
-    def _show(self, e: SessionEvent) -> None:
-        who = f"[{e.data['runner']}] " if e.data.get("runner") else ""  # --gpus: which runner
-        if who and not self.quiet:
+    def _show(self, e: ev.Event) -> None:
+        if isinstance(e, ev.FromRunner) and not self.quiet:
             self.runners.update(e)
-        if e.kind == "finished":
+        if isinstance(e, ev.Finished):
             self.runners.stop()
-        if who and e.kind == "hello" and not self.quiet:
-            self.c.print(escape(f"{who}runner up on {e.data.get('device')}"))
-            return
-        if e.kind == "point_start" and not self.quiet:
-            self.c.print(escape(f"{who}point {e.data['index'] + 1}/{e.data['total']}: "
-                                f"{e.data['shape']}"))
-        elif e.kind == "point" and not self.quiet:
-            self.c.print(escape(who + point_line(e.data["point"]).lstrip()))
-        elif e.kind not in ("point_start", "point"):
-            super()._show(e)
-
-
-def point_line(p: SweepPoint) -> str:
-    if p.status == "failed":
-        return f"  failed: {p.error or 'every variant failed'}"
-    parts = []
-    for v in p.variants:
-        if v.status != "ok":
-            parts.append(f"{v.name} failed ({v.error})")
-        else:
-            parts.append(f"{v.name} {v.kernel_tops:.3g} TOPS kernel, {v.e2e_tops:.3g} e2e")
-    return "  " + "; ".join(parts)
+        super()._show(e)
 
 
 def _pct(x: float | None) -> str:
@@ -124,7 +104,8 @@ def finish_sweep(report: Report, args: argparse.Namespace, err: Console, recover
     _say(out, sweep_table(report))
     assert report.sweep is not None
     for x in report.sweep.crossovers:
-        _say(out, escape(f"crossover ({x.group}): {x.after} overtakes {x.before} at "
+        what = "kernel" if x.metric == "kernel_tops" else "end-to-end"
+        _say(out, escape(f"{what} crossover ({x.group}): {x.after} overtakes {x.before} at "
                          f"{report.sweep.x_axis} ~ {x.x:.0f} (between {x.x_low} and "
                          f"{x.x_high})"))
     if report.sweep.largest_fit:
@@ -152,7 +133,6 @@ def _console(args: argparse.Namespace, config, axes) -> int:
     from .options import recovery_file
 
     app = SageTUI(config=config, refresh_hz=getattr(args, "refresh", 2.0),
-                  theme_name=args.theme, recovery_path=recovery_file(args))
-    app.sweep_axes = axes
+                  theme_name=args.theme, recovery_path=recovery_file(args), sweep_axes=axes)
     app.run(mouse=not args.no_mouse)
     return app.return_code or 0

@@ -11,103 +11,17 @@ for summaries of at most 10 samples, the linear-interpolation link between p90, 
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-
 from . import scheduler as geo
 from .check_kernels import check_kernel_fields
+from .checker import Mismatch, _Checker
 from .config import MAX_HEAD_DIM
 from .profile.check import check_profiles
-from .report import Report, Summary
-from .stats import merge_round_summaries, speedup_percent, summarize
+from .report import Report
+from .samples import Samples
+from .stats import merge_round_summaries, speedup_percent
 from .sweep_check import check_sweep
 
-REL_TOL = 1e-9
 MAX_CAUSAL_CTAS = 10**6  # q CTAs per head beyond which the causal K-iteration sums are skipped
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    path: str
-    recorded: Any
-    expected: Any
-    why: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: recorded {self.recorded!r}, recomputed {self.expected!r} ({self.why})"
-
-
-def _close(a: Any, b: Any) -> bool:
-    if isinstance(a, bool) or isinstance(b, bool) or isinstance(a, str) or isinstance(b, str):
-        return a == b
-    if isinstance(a, int) and isinstance(b, int):
-        return a == b
-    try:
-        return math.isclose(float(a), float(b), rel_tol=REL_TOL, abs_tol=1e-15)
-    except OverflowError:  # an integer beyond any float: only equality can hold
-        return a == b
-
-
-class _Checker:
-    def __init__(self) -> None:
-        self.out: list[Mismatch] = []
-
-    def eq(self, path: str, recorded: Any, expected: Any, why: str) -> None:
-        if recorded is not None and expected is not None and not _close(recorded, expected):
-            self.out.append(Mismatch(path, recorded, expected, why))
-
-    def summary_from_samples(self, path: str, s: Summary | None, samples: np.ndarray) -> None:
-        if s is None or not len(samples):
-            return
-        want = summarize(samples)
-        for k, v in want.items():
-            self.eq(f"{path}.{k}", getattr(s, k), v, "from the raw samples")
-
-    def summary_shape(self, path: str, s: Summary) -> None:
-        order = [s.min_s, s.p50_s, s.p90_s, s.p95_s, s.p99_s, s.max_s]
-        if any(a > b * (1 + REL_TOL) for a, b in zip(order, order[1:], strict=False)):
-            self.out.append(Mismatch(path, "min..max out of order", "min<=p50<=p90<=p95<=p99<=max",
-                                     "percentiles must be ordered"))
-        if not (s.min_s * (1 - REL_TOL) <= s.mean_s <= s.max_s * (1 + REL_TOL)):
-            self.out.append(Mismatch(f"{path}.mean_s", s.mean_s, "between min_s and max_s",
-                                     "a mean lies between min and max"))
-        if 2 <= s.count <= 10:
-            self._top_interpolation(path, s)
-
-    def _top_interpolation(self, path: str, s: Summary) -> None:
-        # With n <= 10 the ranks (n-1)p of p90, p95 and p99 all lie in [n-2, n-1]: each is
-        # x[n-2] + w (x[n-1] - x[n-2]) with w the rank's fraction, and max is w = 1.
-        n = s.count
-        w = {f"p{p}_s": (n - 1) * p / 100 - (n - 2) for p in (90, 95, 99)}
-        if any(not 0 <= x <= 1 for x in w.values()):
-            return
-        w["max_s"] = 1.0
-        vals = {k: getattr(s, k) for k in w}
-
-        def predict(known: list[str], target: str) -> float:
-            (a, wa), (b, wb) = [(vals[k], w[k]) for k in known]
-            if wa == wb:
-                return vals[target]
-            d = (b - a) / (wb - wa)
-            return a + (w[target] - wa) * d
-
-        def consistent(fields: list[str]) -> bool:
-            return all(_close(vals[t], predict(fields[:2], t)) for t in fields[2:])
-
-        names = list(w)
-        if consistent(names):
-            return
-        for culprit in names:
-            rest = [k for k in names if k != culprit]
-            if consistent(rest):
-                self.eq(f"{path}.{culprit}", vals[culprit], predict(rest[:2], culprit),
-                        f"linear percentile of {n} samples, from the other top percentiles")
-                return
-        self.out.append(Mismatch(f"{path}", "p90/p95/p99/max", "linearly related",
-                                 f"linear percentiles of {n} samples"))
 
 
 def _dims(report: Report) -> dict[str, int] | None:
@@ -216,10 +130,10 @@ def check_report(report: Report) -> list[Mismatch]:
                                       f"{sweep}: multiple of {tile} at or below {n}, +1, and {n}"))
 
     if report.phase_timings:
-        for name, s in report.phase_timings.items():
-            c.summary_shape(f"$.phase_timings.{name}", s)
+        for name, summary in report.phase_timings.items():
+            c.summary_shape(f"$.phase_timings.{name}", summary)
             if report.samples is None:
-                c.eq(f"$.phase_timings.{name}.count", s.count, report.iterations,
+                c.eq(f"$.phase_timings.{name}.count", summary.count, report.iterations,
                      "one sample per iteration")
 
     d = report.manual_decomposition_vs_public_sage2
@@ -242,7 +156,7 @@ def check_report(report: Report) -> list[Mismatch]:
 
 def _check_variants(c: _Checker, report: Report) -> None:
     variants = report.variants or []
-    samples = report.samples or {}
+    samples = report.samples or Samples()
     base_name = report.baseline or (variants[0].name if variants else None)
     base = report.variant(base_name) if base_name else None
     ref_sha = report.reference_output_sha256 or (base.output_sha256 if base else None)

@@ -10,7 +10,7 @@ from .peaks import kernel_peak
 from .scheduler import attention_ops
 
 if TYPE_CHECKING:
-    from .check import _Checker
+    from .checker import _Checker
     from .report import Report
 
 
@@ -36,7 +36,7 @@ def _specs(report: Report) -> dict[str, dict[str, Any]]:
 
 
 def check_kernel_fields(c: _Checker, report: Report) -> None:
-    from .check import Mismatch
+    from .checker import Mismatch
 
     env_gpu = (report.environment or {}).get("gpu")
     gpu = env_gpu.get("name") if isinstance(env_gpu, dict) else None

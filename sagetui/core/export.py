@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .analysis import Threshold
+from .csv_cell import inert_cell
 from .phases import PARENTS
 from .profile.markdown import mainloop_lines
 from .report import Report, Variant
@@ -36,7 +37,8 @@ def to_csv(report: Report) -> str:
             for r, values in enumerate(per_round):
                 label = (numbers[r] if numbers and r < len(numbers) else r) + 1
                 for i, s in enumerate(values.tolist(), start=1):
-                    w.writerow([_cell(variant), _cell(phase), label, i, SECONDS.format(s)])
+                    w.writerow([inert_cell(variant), inert_cell(phase), label, i,
+                                SECONDS.format(s)])
     return buf.getvalue()
 
 
@@ -75,12 +77,6 @@ def export_stem(report: Report, stamp: str) -> str:
         parts.append("x".join(str(n) for n in report.q_shape))
     parts += [x for x in (dtype(report), stamp) if x]
     return "".join(c if c.isalnum() or c in "+-_.x" else "-" for c in "_".join(parts))
-
-
-def _cell(text: str) -> str:
-    """A name from a report, made inert for spreadsheets: a leading =, +, - or @ would be read
-    as a formula (CSV injection), so it gets a leading apostrophe."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
 def paired_text(v: Mapping[str, Any] | None) -> str:
@@ -162,11 +158,11 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
             lines.append(f"| {name} | {ms(s.p50_s)} | {ms(s.p90_s)} | {share} |")
         lines.append("")
     if report.scheduler:
-        s = report.scheduler
-        lines.append(f"Scheduler: grid {s.grid_ctas} CTAs ({s.q_ctas_per_head} per head), "
-                     f"{s.k_iterations_per_cta} K iterations per CTA, q tail {s.q_tail_rows}, "
-                     f"k tail {s.k_tail_rows}, {s.dynamic_shared_memory_bytes} B shared memory, "
-                     f"{s.warps_per_cta} warps.")
+        g = report.scheduler
+        lines.append(f"Scheduler: grid {g.grid_ctas} CTAs ({g.q_ctas_per_head} per head), "
+                     f"{g.k_iterations_per_cta} K iterations per CTA, q tail {g.q_tail_rows}, "
+                     f"k tail {g.k_tail_rows}, {g.dynamic_shared_memory_bytes} B shared memory, "
+                     f"{g.warps_per_cta} warps.")
         lines.append("")
     lines += mainloop_lines(report.mainloop_profiles or [], report.baseline)
     for f in report.faults or []:

@@ -27,6 +27,9 @@ accumulate rates (on the data-centre parts both rates are the same).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TypedDict
+
 # device-name substring (matched longest first, case-insensitive) -> type -> dense TOPS
 DATASHEET: dict[str, dict[str, float]] = {
     "A100": {"fp16": 312.0, "bf16": 312.0, "int8": 624.0},
@@ -88,7 +91,7 @@ def type_peak(device_name: str | None, dtype: str) -> float | None:
     return table.get(dtype, table.get(dtype.removesuffix("_f16acc")))
 
 
-def kernel_types(backend: str, options: dict[str, object], input_dtype: str,
+def kernel_types(backend: str, options: Mapping[str, object], input_dtype: str,
                  device_name: str | None = None) -> tuple[str, str]:
     """The tensor-core types of QK and PV for a variant. sage2-auto: those of the kernel it
     picks on this GPU. Baselines (sdpa, flash-attn) compute both in the inputs' type."""
@@ -111,8 +114,15 @@ def blended_peak(p_qk: float, p_pv: float) -> float:
     return 2.0 / (1.0 / p_qk + 1.0 / p_pv)
 
 
-def kernel_peak(device_name: str | None, backend: str, options: dict[str, object],
-                input_dtype: str) -> dict[str, object] | None:
+class KernelPeak(TypedDict):
+    peak_tops: float
+    qk_type: str
+    pv_type: str
+    source: str
+
+
+def kernel_peak(device_name: str | None, backend: str, options: Mapping[str, object],
+                input_dtype: str) -> KernelPeak | None:
     """{"peak_tops", "qk_type", "pv_type", "source"} for a variant on this GPU, or None."""
     if backend == "reference":
         return None

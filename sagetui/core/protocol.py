@@ -1,79 +1,103 @@
-"""The runner protocol, version 1: one JSON object per line.
+"""The runner protocol, version 2: one JSON object per line; the one codec of events.py's
+runner events and commands, used by the runner and the session alike.
 
-The session writes commands to the runner's stdin; the runner writes events to its stdout
-(nothing else goes there: the runner points fd 1 at stderr for everything but this channel, so a
-stray print in a kernel build cannot corrupt the stream). The runner's stderr is kept by the
-session for diagnostics: its last lines go into every fault the user sees.
+The session writes commands to the runner's stdin, each {"cmd": NAME, field: value...}; the
+runner writes events to its stdout, each {"event": NAME, field: value...} (nothing else goes
+there: the runner points fd 1 at stderr for everything but this channel, so a stray print in a
+kernel build cannot corrupt the stream). The runner's stderr is kept by the session for
+diagnostics: its last lines go into every fault the user sees. The names and fields are the
+dataclasses' in events.py; a field left out is its default (None fields are not written).
 
-Commands (session -> runner), each {"cmd": NAME, ...}:
-  setup      {config: RunConfig as JSON}          build inputs, load every variant (a second
-                                                  setup drops the first's inputs: a sweep's
-                                                  points, the tail study's rows)
-  warmup     {variant, calls}                     uncounted calls (JIT, autotune, allocator)
-  block      {variant, round, half, iterations}   timed iterations, streamed
-  decompose  {variant}                            decomposed output vs the public API
-  cancel     {}                                   stop the current block between iterations
-  quit       {}                                   exit cleanly
+A conversation: hello; setup -> variant (one per variant), ready; warmup -> warmup_done;
+block -> iterations (one or more: columns of the block's iterations, at least every
+STREAM_CHUNK_S) then block_done; decompose -> decomposition; cancel
+stops a block between iterations; quit -> bye. A command that fails -> error. A second setup
+drops the first's inputs (a sweep's points each set up anew).
 
-Events (runner -> session), each {"event": NAME, ...}:
-  hello        {protocol, pid, python, torch, device, backends: {name: null | reason}}
-  variant      {name, backend, status: "ok" | "failed", error?, phases: [[name, parent]],
-                kernel?, path?, provenance?: {files: [{module, path, sha256, size_bytes,
-                mtime_utc}], sageattention_dist?, sageattention_version?}}
-  ready        {input_sha256, device, gpu?: {...}, scheduler?: {...}}
-  warmup_done  {variant, calls, seconds}
-  iteration    {variant, round, half, index, phases: {leaf: seconds}, total_s}
-  block_done   {variant, round, half, iterations, cancelled, output_sha256, checksum,
-                max_abs_diff?, mean_abs_diff?, byte_exact?, telemetry: {...},
-                and in a variant's first block only: accuracy?: {cosine_similarity,
-                relative_l1, rmse, max_abs_error, reference, rows, heads, elements} or
-                accuracy_error?, sdpa_backend?, sdpa_backend_method?}
-  decomposition {variant, equal, max_abs, mean_abs, decomposed_sha256, public_sha256,
-                 manual_checksum, reference_checksum} or {variant, skipped: reason}
-  phase        {variant, phase}     the leaf about to run, when a block starts (for faults)
-  error        {kind, message, variant?, phase?, fatal: bool, traceback?}
-  bye          {}
+Version 2 (from 1): every message is a typed dataclass and decoding checks each field; one
+`iterations` event carries a block's iterations as columns instead of one `iteration` event
+per iteration (`start` is the first one's index).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import math
+from typing import Any, TypeVar, cast, get_args
 
-PROTOCOL_VERSION = 1
+from pydantic import ValidationError
 
-COMMANDS = frozenset({"setup", "warmup", "block", "decompose", "cancel", "quit"})
-EVENTS = frozenset({"hello", "variant", "ready", "warmup_done", "iteration", "block_done",
-                    "decomposition", "phase", "error", "bye"})
+from .events import Command, CommandT, RunnerEvent, RunnerEventT, to_dict
+
+PROTOCOL_VERSION = 2
+# a block's iterations are sent when this long has passed since the last send, and at its
+# end: live plots move as a block runs, and a fast kernel does not cost one line per call
+STREAM_CHUNK_S = 0.05
+
+EVENTS: dict[str, type[RunnerEvent]] = {c.NAME: c for c in get_args(RunnerEventT)}
+COMMANDS: dict[str, type[Command]] = {c.NAME: c for c in get_args(CommandT)}
+
+M = TypeVar("M", RunnerEvent, Command)
 
 
 class ProtocolError(ValueError):
     pass
 
 
-def encode(msg: dict[str, Any]) -> str:
-    return json.dumps(msg, separators=(",", ":"), allow_nan=False) + "\n"
+def encode(msg: RunnerEvent | Command) -> str:
+    """One line. NaN and infinite numbers (a kernel's bad output) travel as null, their paths
+    in the event's `nonfinite`."""
+    key = "event" if isinstance(msg, RunnerEvent) else "cmd"
+    body = to_dict(msg)
+    try:
+        return json.dumps({key: msg.NAME, **body}, separators=(",", ":"), allow_nan=False) + "\n"
+    except ValueError:
+        if not isinstance(msg, RunnerEvent):
+            raise
+    bad: list[str] = []
+    clean = _finite(body, "", bad)
+    return json.dumps({key: msg.NAME, **clean, "nonfinite": bad}, separators=(",", ":"),
+                      allow_nan=False) + "\n"
 
 
-def command(cmd: str, /, **fields: Any) -> str:
-    if cmd not in COMMANDS:
-        raise ProtocolError(f"unknown command {cmd!r}")
-    return encode({"cmd": cmd, **fields})
+def decode_event(line: str | bytes) -> RunnerEventT:
+    # EVENTS holds exactly RunnerEventT's classes (built from it), which mypy cannot follow
+    return cast(RunnerEventT, _decode(line, "event", EVENTS))
 
 
-def event(name: str, /, **fields: Any) -> str:
-    if name not in EVENTS:
-        raise ProtocolError(f"unknown event {name!r}")
-    return encode({"event": name, **fields})
+def decode_command(line: str | bytes) -> CommandT:
+    return cast(CommandT, _decode(line, "cmd", COMMANDS))  # COMMANDS: CommandT's classes
 
 
-def decode(line: str | bytes, key: str) -> dict[str, Any]:
-    """Parse one line; `key` is "cmd" or "event". Raises ProtocolError with the reason."""
+def _decode(line: str | bytes, key: str, registry: dict[str, type[M]]) -> M:
+    """Parse and check one line; raises ProtocolError with the reason."""
     try:
         msg = json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"not a JSON line: {exc}") from None
-    allowed = COMMANDS if key == "cmd" else EVENTS
-    if not isinstance(msg, dict) or msg.get(key) not in allowed:
-        raise ProtocolError(f"not a known {key}: {str(line)[:120]!r}")
-    return msg
+    name = msg.pop(key, None) if isinstance(msg, dict) else None
+    cls = registry.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ProtocolError(f"not a known {key}: {_clip(line)}")
+    try:
+        return cls(**msg)
+    except (ValidationError, TypeError) as exc:
+        why = str(exc).splitlines()
+        raise ProtocolError(f"a malformed {cls.NAME}: {'; '.join(why[1:3]) or why[0]}: "
+                            f"{_clip(line)}") from None
+
+
+def _clip(line: str | bytes) -> str:
+    return repr(line[:120] if isinstance(line, str) else line[:120].decode(errors="replace"))
+
+
+def _finite(value: Any, where: str, bad: list[str]) -> Any:
+    """`value` with every NaN or infinite float replaced by None; their paths go to `bad`."""
+    if isinstance(value, float) and not math.isfinite(value):
+        bad.append(where)
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v, f"{where}.{k}" if where else str(k), bad) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v, f"{where}[{i}]", bad) for i, v in enumerate(value)]
+    return value

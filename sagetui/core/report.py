@@ -10,11 +10,9 @@ under `metadata`, which travels as given.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     PlainSerializer,
     SerializationInfo,
@@ -24,14 +22,14 @@ from pydantic import (
 )
 
 from .profile.model import MainloopProfile
+from .report_base import Count, Fault, Model, Scheduler, Summary
 from .samples import RoundSeries, Samples
+from .sweep_model import Sweep
 
 # 2: mainloop_profiles (core/profile/model.py), the `sweep` block (core/sweep_model.py),
 #    accuracy, provenance and peaks per variant
 SCHEMA_VERSION = 2
 
-Seconds = Annotated[float, Field(gt=0, le=1e6, description="seconds")]
-Count = Annotated[int, Field(ge=0, le=10**9)]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Shape4 = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=4, max_length=4)]
 
@@ -61,56 +59,13 @@ def _serialize_samples(value: Samples, info: SerializationInfo) -> Any:
 
 
 # raw per-iteration seconds: samples[variant][phase][round] -> [iteration...]; phase "total".
-# JSON lists outside, arrays inside (see samples.py).
-SamplesField = Annotated[SampleLists, WrapValidator(_validate_samples),
-                         PlainSerializer(_serialize_samples)]
-
-
-class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-
-class Summary(Model):
-    """Latency summary; percentiles by numpy's "linear" method (see core.stats)."""
-
-    count: Annotated[int, Field(ge=1, le=10**9)]
-    mean_s: Seconds
-    p50_s: Seconds
-    p90_s: Seconds
-    p95_s: Seconds
-    p99_s: Seconds
-    min_s: Seconds
-    max_s: Seconds
-
-
-class Scheduler(Model):
-    cta_q: Annotated[int, Field(ge=1, le=4096)]
-    cta_k: Annotated[int, Field(ge=1, le=4096)]
-    warp_q: Annotated[int, Field(ge=1, le=4096)] | None = None
-    warp_k: Annotated[int, Field(ge=1, le=4096)] | None = None
-    warps_per_cta: Count | None = None
-    threads_per_cta: Count | None = None
-    dynamic_shared_memory_bytes: Count | None = None
-    q_ctas_per_head: Count | None = None
-    heads: Count | None = None
-    grid_ctas: Count | None = None
-    k_iterations_per_cta: Count | None = None
-    q_tail_rows: Count | None = None
-    k_tail_rows: Count | None = None
-    explicit_pipeline_stages: Count | None = None
-    # sagetui's additions
-    kernel: str | None = None
-    batch: Count | None = None
-    q_len: Count | None = None
-    kv_len: Count | None = None
-    head_dim: Count | None = None
-    causal: bool | None = None
-    k_iterations_total: Count | None = None
-    scheduled_q_rows: Count | None = None
-    q_row_efficiency: Annotated[float, Field(gt=0, le=1)] | None = None
-    sm_count: Count | None = None
-    ctas_per_sm: Count | None = None
-    waves: Annotated[float, Field(ge=0)] | None = None
+# JSON lists outside, arrays inside (see samples.py): pydantic validates the lists, the field
+# holds Samples, and the type checker is told so.
+if TYPE_CHECKING:
+    SamplesField = Samples
+else:
+    SamplesField = Annotated[SampleLists, WrapValidator(_validate_samples),
+                             PlainSerializer(_serialize_samples)]
 
 
 class DecompositionCheck(Model):
@@ -272,17 +227,6 @@ class ScheduleEntry(Model):
     iterations: Count
 
 
-class Fault(Model):
-    """Something that went wrong during the run and what was kept."""
-
-    kind: str
-    message: str
-    variant: str | None = None
-    phase: str | None = None
-    round: Count | None = None
-    stderr_tail: list[str] = Field(default_factory=list)
-
-
 class Tool(Model):
     name: str = "sagetui"
     version: str
@@ -356,8 +300,3 @@ class Report(Model):
     def variant(self, name: str) -> Variant | None:
         return next((v for v in self.variants or [] if v.name == name), None)
 
-
-# last: sweep_model builds on the models above
-from .sweep_model import Sweep  # noqa: E402
-
-Report.model_rebuild()

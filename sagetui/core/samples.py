@@ -102,7 +102,7 @@ class RoundSeries:
         return np.array_equal(self.bounds, other.bounds) and \
             np.array_equal(self.values, other.values)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # compared by value (==): unhashable
 
     def __repr__(self) -> str:
         return f"RoundSeries({len(self)} rounds, {self.values.size} samples)"

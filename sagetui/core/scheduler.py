@@ -18,6 +18,7 @@ Head dims other than 64 and 128 are padded up to one of them, as SageAttention d
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def grid_facts(kernel: str, *, batch: int, heads: int, q_len: int, kv_len: int, 
         k_iters = ceil_div(kv_len, t.cta_k)
         k_total = k_iters * q_ctas * heads * batch
     smem = t.shared_memory(d)
-    facts = {
+    facts: dict[str, Any] = {
         "cta_q": t.cta_q,
         "cta_k": t.cta_k,
         "warp_q": t.warp_q,

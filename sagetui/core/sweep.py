@@ -102,7 +102,7 @@ def peak_tops(gpu: dict[str, Any] | None, spec: str | None, dtype: str) -> float
         return None
     v = VariantSpec.parse(spec)
     peak = kernel_peak((gpu or {}).get("name"), v.backend, v.options, dtype)
-    return float(peak["peak_tops"]) if peak else None  # type: ignore[arg-type]
+    return peak["peak_tops"] if peak else None
 
 
 def share(value: float | None, peak: float | None) -> float | None:

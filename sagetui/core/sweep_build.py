@@ -11,6 +11,7 @@ import numpy as np
 from . import sweep as sw
 from .config import RunConfig, Shape
 from .report import SCHEMA_VERSION, Fault, Report, Variant
+from .samples import Samples
 from .sweep_model import Sweep, SweepPoint
 
 
@@ -27,7 +28,7 @@ def variant_point(v: Variant, rep: Report, shape_ops: float, baseline: str | Non
         return entry
     assert v.timing is not None
     peak = sw.peak_tops(gpu, v.spec, dtype)
-    kept: dict[str, Any] = dict((rep.samples or {}).get(v.name, {}))  # RoundSeries each
+    kept = dict((rep.samples or Samples()).get(v.name, {}))
     samples = {p: s.tolist() for p, s in kept.items()}
     phase = sw.kernel_phase(list(v.phase_timings or {}))
     kernel = v.timing if phase == "total" else (v.phase_timings or {})[phase]

@@ -15,7 +15,7 @@ from .report import Report
 from .sweep_model import Sweep, SweepPoint, SweepVariantPoint
 
 if TYPE_CHECKING:
-    from .check import _Checker
+    from .checker import _Checker
 
 # grid facts that depend on the GPU, not on the shape: checked through `waves` alone
 _GPU_FACTS = {"sm_count", "ctas_per_sm", "waves"}
@@ -55,7 +55,7 @@ def check_sweep(c: _Checker, report: Report) -> None:
 
 
 def _mismatch(path: str, recorded: object, expected: object, why: str):
-    from .check import Mismatch
+    from .checker import Mismatch
 
     return Mismatch(path, recorded, expected, why)
 

@@ -10,6 +10,7 @@ import math
 from typing import Any
 from xml.sax.saxutils import escape
 
+from .csv_cell import inert_cell  # names from a report, made inert for spreadsheets
 from .palette import OKABE_ITO
 from .report import Report
 from .sweep import series_of
@@ -29,7 +30,6 @@ def _sweep(report: Report) -> Sweep:
 
 
 def to_csv(report: Report) -> str:
-    from .export import _cell  # names from a report, made inert for spreadsheets
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -39,17 +39,17 @@ def to_csv(report: Report) -> str:
         fixed = [p.index, p.group, p.x, s.batch, s.heads, s.q_len, s.n_kv_len, s.head_dim,
                  s.causal, s.dtype]
         if not p.variants:
-            w.writerow([*fixed, "", p.status, *[""] * 12, _cell(p.error or "")])
+            w.writerow([*fixed, "", p.status, *[""] * 12, inert_cell(p.error or "")])
         for v in p.variants:
             acc = v.accuracy or {}
-            w.writerow([*fixed, _cell(v.name), v.status, v.kernel_phase or "",
+            w.writerow([*fixed, inert_cell(v.name), v.status, v.kernel_phase or "",
                         *(_num(x) for x in (
                             v.timing.p50_s if v.timing else None, v.p50_ci_percent,
                             v.kernel.p50_s if v.kernel else None, v.kernel_p50_ci_percent,
                             v.kernel_tops, v.e2e_tops, v.kernel_share_of_peak,
                             v.e2e_share_of_peak, acc.get("cosine_similarity"),
                             acc.get("relative_l1"), acc.get("max_abs_diff"))),
-                        _cell(v.error or "")])
+                        inert_cell(v.error or "")])
     return buf.getvalue()
 
 

@@ -10,9 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from .config import Shape
-
-# report.py imports this module at its end (its `sweep` field), after these are defined
-from .report import Count, Fault, Model, Scheduler, Seconds, Summary
+from .report_base import Count, Fault, Model, Scheduler, Seconds, Summary
 
 Tops = Annotated[float, Field(ge=0, description="tera-operations per second")]
 Share = Annotated[float, Field(ge=0)]

@@ -83,10 +83,10 @@ def merge_blocks(blocks: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
     the result equals summarising all the round's samples at once. Blocks without telemetry are
     skipped; if none has any, the round is unavailable with the first reason given.
     """
-    blocks = [b for b in blocks if b]
-    live = [b for b in blocks if b.get("available") and b.get("samples", 0) > 0]
+    given = [b for b in blocks if b]
+    live = [b for b in given if b.get("available") and b.get("samples", 0) > 0]
     if not live:
-        reasons = [b.get("reason") for b in blocks if b.get("reason")]
+        reasons = [b.get("reason") for b in given if b.get("reason")]
         return unavailable(str(reasons[0]) if reasons else "no telemetry for this round")
     out: dict[str, Any] = {
         "available": True,

@@ -11,6 +11,8 @@ import platform
 import sys
 from typing import Any
 
+from .nvml import NvmlUnavailable, nvml_open
+
 MODULES = ("sageattention", "sageattention._qattn_sm80", "sageattention._qattn_sm89",
            "sageattention._qattn_sm90", "sageattention._fused", "triton")
 
@@ -46,11 +48,11 @@ def diagnose(peak: bool = False) -> dict[str, Any]:
         out["sageattention_dist"] = f"not installed ({type(exc).__name__})"
     out["modules"] = {m: _try_import(m) for m in MODULES}
     try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        out["nvml"] = {"ok": True, "driver": pynvml.nvmlSystemGetDriverVersion(),
-                       "devices": pynvml.nvmlDeviceGetCount()}
+        with nvml_open() as nvml:
+            out["nvml"] = {"ok": True, "driver": nvml.nvmlSystemGetDriverVersion(),
+                           "devices": nvml.nvmlDeviceGetCount()}
+    except NvmlUnavailable as exc:
+        out["nvml"] = {"ok": False, "error": str(exc)}
     except Exception as exc:
         out["nvml"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
     from .backends import availability

@@ -12,8 +12,10 @@ from typing import Any
 
 import torch
 
+from sagetui.core import events as ev
 from sagetui.core import scheduler as geo
 from sagetui.core.config import RunConfig, VariantSpec
+from sagetui.core.protocol import STREAM_CHUNK_S
 from sagetui.core.status import StatusBoard
 
 from .accuracy import ExactReference
@@ -21,10 +23,46 @@ from .backends import backend_class
 from .backends.base import Backend, Inputs, NullClock, VariantLoadError
 from .faults import maybe_inject, maybe_inject_setup
 from .inputs import build_inputs, checksum, tensor_sha256
+from .nvml import nvml_open
 from .provenance import provenance
 from .timing import CpuClock, CudaEventClock, gate_stream
 
-Emit = Callable[..., None]
+Emit = Callable[[ev.RunnerEventT], None]
+
+
+class IterationStream:
+    """A block's iterations, sent as columns (one `iterations` event) every STREAM_CHUNK_S
+    and at the block's end: on the CPU (about 0.1 s a call at the default shape) nearly every
+    call is sent as it ends; a fast kernel's thousands of calls go in a few lines."""
+
+    def __init__(self, emit: Emit, variant: str, round_: int, half: int) -> None:
+        self.emit, self.variant, self.round, self.half = emit, variant, round_, half
+        self.sent = 0
+        self._cols: dict[str, list[float]] = {}
+        self._total: list[float] = []
+        self._since = time.perf_counter()
+
+    def add(self, phases: dict[str, float], flush_due: bool = True) -> None:
+        """One iteration's phase times (seconds, by leaf)."""
+        if self._total and phases.keys() != self._cols.keys():
+            self.flush()  # columns hold the same phases for every iteration
+        if not self._total:
+            self._cols = {leaf: [] for leaf in phases}
+        for leaf, seconds in phases.items():
+            self._cols[leaf].append(seconds)
+        self._total.append(sum(phases.values()))
+        if flush_due and time.perf_counter() - self._since >= STREAM_CHUNK_S:
+            self.flush()
+
+    def flush(self) -> None:
+        self._since = time.perf_counter()
+        if not self._total:
+            return
+        n = len(self._total)
+        self.emit(ev.Iterations(variant=self.variant, round=self.round, half=self.half,
+                                start=self.sent, phases=self._cols, total_s=self._total))
+        self.sent += n
+        self._cols, self._total = {}, []
 
 
 class TrackingClock:
@@ -72,12 +110,10 @@ def gpu_info(device: str) -> dict[str, Any] | None:
         "uuid": str(p.uuid) if getattr(p, "uuid", None) else None,
     }
     try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        h = pynvml.nvmlDeviceGetHandleByIndex(idx)
-        info["driver"] = pynvml.nvmlSystemGetDriverVersion()
-        info["max_sm_clock_mhz"] = pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)
+        with nvml_open() as nvml:
+            h = nvml.nvmlDeviceGetHandleByIndex(idx)
+            info["driver"] = nvml.nvmlSystemGetDriverVersion()
+            info["max_sm_clock_mhz"] = nvml.nvmlDeviceGetMaxClockInfo(h, nvml.NVML_CLOCK_SM)
     except Exception as exc:  # telemetry is optional
         info["nvml"] = f"unavailable: {exc}"
     return info
@@ -120,12 +156,11 @@ class Engine:
         maybe_inject_setup(self.config.shape.q_len)
         self.inputs = build_inputs(self.config, self.device)
         i = self.inputs
-        ready: dict[str, Any] = {"input_sha256": tensor_sha256(i.q, i.k, i.v),
-                                 "device": self.device, "gpu": self.gpu}
+        scheduler = None
         kernel = next((b.kernel for b in self.backends.values() if b.kernel), None)
         if kernel:
             s = self.config.shape
-            ready["scheduler"] = geo.grid_facts(
+            scheduler = geo.grid_facts(
                 kernel, batch=s.batch, heads=s.heads, q_len=s.q_len, kv_len=s.n_kv_len,
                 head_dim=s.head_dim, causal=s.causal,
                 sm_count=(self.gpu or {}).get("sm_count"),
@@ -134,7 +169,8 @@ class Engine:
             self._flush = torch.empty(int(self.gpu["l2_cache_bytes"]), dtype=torch.uint8,
                                       device=self.device)
         self._sampler = self._make_sampler()
-        self.emit("ready", **ready)
+        self.emit(ev.Ready(input_sha256=tensor_sha256(i.q, i.k, i.v), device=self.device,
+                           gpu=self.gpu, scheduler=scheduler))
 
     def _make_sampler(self):
         try:
@@ -146,7 +182,6 @@ class Engine:
             return None
 
     def _load(self, spec: VariantSpec) -> None:
-        fields: dict[str, Any] = {"name": spec.name, "backend": spec.backend, "path": spec.path}
         try:
             cls = backend_class(spec.backend)
             cls.check_available(self.device)
@@ -156,14 +191,14 @@ class Engine:
                 raise VariantLoadError(f"{spec.backend} loads no extension module, so "
                                        f"{spec.path} would be ignored")
         except Exception as exc:
-            self.emit("variant", status="failed", error=f"{type(exc).__name__}: {exc}", **fields)
+            self.emit(ev.VariantLoaded(name=spec.name, backend=spec.backend, path=spec.path,
+                                       status="failed", error=f"{type(exc).__name__}: {exc}"))
             return
         self.backends[spec.name] = be
-        prov = provenance(be)
-        if prov:
-            fields["provenance"] = prov
-        self.emit("variant", status="ok", kernel=be.kernel,
-                  phases=[[p.name, p.parent] for p in be.phases()], **fields)
+        self.emit(ev.VariantLoaded(name=spec.name, backend=spec.backend, path=spec.path,
+                                   status="ok", kernel=be.kernel,
+                                   phases=[(p.name, p.parent) for p in be.phases()],
+                                   provenance=provenance(be)))
 
     # -- timed work -------------------------------------------------------------------------
     def _call(self, be: Backend, clock: Any) -> torch.Tensor:
@@ -190,7 +225,7 @@ class Engine:
             self._enqueue_s[variant] = time.perf_counter() - t
             self._sync()
             self._gpu_s[variant] = sum(clk.result().values())
-        self.emit("warmup_done", variant=variant, calls=calls, seconds=time.perf_counter() - t0)
+        self.emit(ev.WarmupDone(variant=variant, calls=calls, seconds=time.perf_counter() - t0))
 
     def _backend(self, variant: str) -> Backend:
         if variant not in self.backends:
@@ -210,6 +245,7 @@ class Engine:
         host["telemetry_start_s"] = time.perf_counter() - t
         done = 0
         out = None
+        stream = IterationStream(self.emit, variant, round_, half)
         if self.is_gpu:
             clocks = []
             t = time.perf_counter()
@@ -227,31 +263,32 @@ class Engine:
             t = time.perf_counter()
             self._sync()
             host["sync_wait_s"] = time.perf_counter() - t
-            for i, clk in enumerate(clocks):
-                self._emit_iteration(variant, round_, half, i, clk.result())
+            for clk in clocks:  # read after the one synchronise: sent as one event
+                stream.add(clk.result(), flush_due=False)
             done = len(clocks)
         else:
             for i in range(iterations):
                 if self.cancel.is_set():
                     break
                 self.board.iteration = i
-                clk = CpuClock(leaves)
-                out = self._call(be, TrackingClock(clk, leaves, self.board))
-                self._emit_iteration(variant, round_, half, i, clk.result())
+                cpu = CpuClock(leaves)
+                out = self._call(be, TrackingClock(cpu, leaves, self.board))
+                stream.add(cpu.result())
                 done += 1
+        stream.flush()
         t = time.perf_counter()
         telemetry = self._sampler.stop() if self._sampler else {
             "available": False, "reason": "no GPU: telemetry is NVML's"}
         host["telemetry_stop_s"] = time.perf_counter() - t
         self.board.set("checking output")
-        result: dict[str, Any] = {"variant": variant, "round": round_, "half": half,
-                                  "iterations": done, "cancelled": done < iterations,
-                                  "telemetry": telemetry, "host": host}
+        facts: dict[str, Any] = {}
         if out is not None:
             t = time.perf_counter()
-            result.update(self._output_facts(variant, out))
+            facts = self._output_facts(variant, out)
             host["output_checks_s"] = time.perf_counter() - t
-        self.emit("block_done", **result)
+        self.emit(ev.BlockDone(variant=variant, round=round_, half=half, iterations=done,
+                               cancelled=done < iterations, telemetry=telemetry, host=host,
+                               **facts))
 
     def _gate_s(self, variant: str, iterations: int) -> float:
         """How long to hold the stream so the host can enqueue the block ahead of the GPU: the
@@ -261,11 +298,6 @@ class Engine:
         enqueue = self._enqueue_s.get(variant, 1e-3)
         gpu = self._gpu_s.get(variant, 0.0)
         return min(0.05, iterations * max(0.0, enqueue - gpu) + 2 * enqueue)
-
-    def _emit_iteration(self, variant: str, round_: int, half: int, i: int,
-                        phases: dict[str, float]) -> None:
-        self.emit("iteration", variant=variant, round=round_, half=half, index=i,
-                  phases=phases, total_s=sum(phases.values()))
 
     def _clock_hz(self) -> float:
         mhz = (self.gpu or {}).get("max_sm_clock_mhz") or 1500
@@ -318,14 +350,15 @@ class Engine:
         self.board.set("decomposition check")
         pub = be.public(self.inputs)
         if pub is None:
-            self.emit("decomposition", variant=variant,
-                      skipped=f"{be.name} has no separate public API to compare with")
+            self.emit(ev.Decomposition(
+                variant=variant, skipped=f"{be.name} has no separate public API to compare with"))
             return
         dec = self._call(be, NullClock())
         self._sync()
         d = (dec.float() - pub.float()).abs()
-        self.emit("decomposition", variant=variant,
-                  equal=bool(torch.equal(dec, pub)), max_abs=float(d.max().item()),
-                  mean_abs=float(d.mean().item()), decomposed_sha256=tensor_sha256(dec),
-                  public_sha256=tensor_sha256(pub), manual_checksum=checksum(dec),
-                  reference_checksum=checksum(pub))
+        self.emit(ev.Decomposition(
+            variant=variant, equal=bool(torch.equal(dec, pub)), max_abs=float(d.max().item()),
+            mean_abs=float(d.mean().item()), decomposed_sha256=tensor_sha256(dec),
+            public_sha256=tensor_sha256(pub), manual_checksum=checksum(dec),
+            reference_checksum=checksum(pub)))
+

@@ -28,10 +28,10 @@ def synthetic(config: RunConfig, device: str) -> tuple[torch.Tensor, torch.Tenso
     shapes = s.tensor_shapes()
     dtype = DTYPES[s.dtype]
     gen = torch.Generator(device=device).manual_seed(config.seed)
-    return tuple(  # type: ignore[return-value]
-        torch.randn(shapes[k], generator=gen, device=device, dtype=torch.float32).to(dtype)
-        for k in ("q_shape", "k_shape", "v_shape")
-    )
+    q, k, v = (torch.randn(shapes[name], generator=gen, device=device,
+                           dtype=torch.float32).to(dtype)
+               for name in ("q_shape", "k_shape", "v_shape"))
+    return q, k, v
 
 
 def from_file(path: str, config: RunConfig, device: str):
@@ -73,9 +73,9 @@ def from_file(path: str, config: RunConfig, device: str):
                              "dict of tensors)") from None
         raise InputError(f"{p}: cannot load: {type(exc).__name__}: {exc}") from None
     want = config.shape.tensor_shapes()
-    for name, t in zip(("q_shape", "k_shape", "v_shape"), (q, k, v), strict=True):
-        if list(t.shape) != want[name]:
-            raise InputError(f"{p}: {name[0]} has shape {list(t.shape)}, the configuration "
+    for name, x in zip(("q_shape", "k_shape", "v_shape"), (q, k, v), strict=True):
+        if list(x.shape) != want[name]:
+            raise InputError(f"{p}: {name[0]} has shape {list(x.shape)}, the configuration "
                              f"says {want[name]}")
     dtype = DTYPES[config.shape.dtype]
     return tuple(t.to(device=device, dtype=dtype).contiguous() for t in (q, k, v))

@@ -7,19 +7,22 @@ or library prints cannot corrupt the event stream.
 
 from __future__ import annotations
 
-import math
 import os
 import platform
 import queue
 import sys
 import threading
 import traceback
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from sagetui.core import events as ev
 from sagetui.core import protocol
 from sagetui.core.config import RunConfig
 from sagetui.core.status import ENV as STATUS_ENV
 from sagetui.core.status import StatusBoard
+
+if TYPE_CHECKING:  # the engine imports torch: loaded after the hello, not at import
+    from .engine import Emit, Engine
 
 
 class Channel:
@@ -29,27 +32,11 @@ class Channel:
         self._stream = stream
         self._lock = threading.Lock()
 
-    def __call__(self, _event: str, /, **fields: Any) -> None:
-        try:
-            line = protocol.event(_event, **fields)
-        except ValueError:  # NaN or Inf (a kernel's bad output): JSON has no such numbers
-            bad: list[str] = []
-            line = protocol.event(_event, **_finite(fields, "", bad), nonfinite=bad)
+    def __call__(self, event: ev.RunnerEventT) -> None:
+        line = protocol.encode(event)
         with self._lock:
             self._stream.write(line)
             self._stream.flush()
-
-
-def _finite(value: Any, where: str, bad: list[str]) -> Any:
-    """`value` with every NaN or infinite float replaced by None; their paths go to `bad`."""
-    if isinstance(value, float) and not math.isfinite(value):
-        bad.append(where)
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v, f"{where}.{k}" if where else str(k), bad) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v, f"{where}[{i}]", bad) for i, v in enumerate(value)]
-    return value
 
 
 def _protocol_stream() -> TextIO:
@@ -59,26 +46,30 @@ def _protocol_stream() -> TextIO:
     return os.fdopen(fd, "w", buffering=1, encoding="utf-8")
 
 
-def _reader(commands: queue.Queue, cancel: threading.Event) -> None:
+# what the reader hands the main thread: a command, or why a line was not one
+Incoming = ev.CommandT | protocol.ProtocolError
+
+
+def _reader(commands: queue.Queue[Incoming], cancel: threading.Event) -> None:
     for line in sys.stdin:
         if not line.strip():
             continue
         try:
-            msg = protocol.decode(line, "cmd")
+            cmd = protocol.decode_command(line)
         except protocol.ProtocolError as exc:
-            commands.put({"cmd": "_bad", "error": str(exc)})
+            commands.put(exc)
             continue
-        if msg["cmd"] == "cancel":
+        if isinstance(cmd, ev.Cancel):
             cancel.set()  # seen between iterations, while the main thread is busy
         else:
-            commands.put(msg)
-    commands.put({"cmd": "quit"})  # stdin closed: the session is gone
+            commands.put(cmd)
+    commands.put(ev.Quit())  # stdin closed: the session is gone
 
 
 def main() -> int:
     emit = Channel(_protocol_stream())
     cancel = threading.Event()
-    commands: queue.Queue = queue.Queue()
+    commands: queue.Queue[Incoming] = queue.Queue()
     threading.Thread(target=_reader, args=(commands, cancel), daemon=True).start()
     board = StatusBoard(os.environ.get(STATUS_ENV))
 
@@ -91,47 +82,51 @@ def main() -> int:
         # One thread: on a shared or small machine a second busy process steals a core from a
         # multi-threaded matmul and its time doubles; one thread keeps rounds comparable.
         torch.set_num_threads(int(os.environ.get("SAGETUI_CPU_THREADS", "1")))
-    emit("hello", protocol=protocol.PROTOCOL_VERSION, pid=os.getpid(),
-         python=platform.python_version(), torch=torch.__version__, device=device,
-         backends=availability(device))
+    emit(ev.Hello(protocol=protocol.PROTOCOL_VERSION, pid=os.getpid(),
+                  python=platform.python_version(), torch=torch.__version__, device=device,
+                  backends=availability(device)))
 
-    engine = None
+    engine: Engine | None = None
     while True:
         msg = commands.get()
-        cmd = msg["cmd"]
-        if cmd == "quit":
-            emit("bye")  # flushed: the session has everything
+        if isinstance(msg, protocol.ProtocolError):
+            emit(ev.RunnerError(kind="protocol", message=str(msg)))
+            continue
+        if isinstance(msg, ev.Quit):
+            emit(ev.Bye())  # flushed: the session has everything
             # Skip the interpreter's teardown (torch's takes a few hundred milliseconds, more
             # on a busy machine): a quitting console must not wait for it. The OS releases the
             # CUDA context, NVML and the files like any other process exit.
             sys.stderr.flush()
             os._exit(0)
-        if cmd == "_bad":
-            emit("error", kind="protocol", message=msg["error"], fatal=False)
-            continue
         cancel.clear()
         try:
-            if cmd == "setup":
-                engine = None  # the last point's inputs and outputs go before the next's come
-                free_memory()
-                engine = new_engine(RunConfig.model_validate(msg["config"]), emit, board, cancel)
-            elif engine is None:
-                emit("error", kind="protocol", message=f"{cmd} before setup", fatal=False)
-            elif cmd == "warmup":
-                engine.warmup(msg["variant"], int(msg["calls"]))
-            elif cmd == "block":
-                engine.block(msg["variant"], int(msg["round"]), int(msg["half"]),
-                             int(msg["iterations"]))
-            elif cmd == "decompose":
-                engine.decompose(msg["variant"])
+            match msg:
+                case ev.Setup(config=config):
+                    engine = None  # the last point's inputs and outputs go before the next's
+                    free_memory()
+                    engine = new_engine(RunConfig.model_validate(config), emit, board, cancel)
+                case _ if engine is None:
+                    emit(ev.RunnerError(kind="protocol", message=f"{msg.NAME} before setup"))
+                case ev.Warmup(variant=variant, calls=calls):
+                    engine.warmup(variant, calls)
+                case ev.Block(variant=variant, round=round_, half=half, iterations=n):
+                    engine.block(variant, round_, half, n)
+                case ev.Decompose(variant=variant):
+                    engine.decompose(variant)
+                case ev.Cancel():
+                    pass  # the reader keeps it (it never reaches this queue)
+                case _:
+                    ev.unexpected(msg)
         except Exception as exc:
-            emit("error", **describe(exc, board, msg))
+            emit(describe(exc, board, msg))
             if _poisoned(exc):
-                emit("bye")
+                emit(ev.Bye())
                 return 3
 
 
-def new_engine(config: RunConfig, emit: Any, board: StatusBoard, cancel: threading.Event):
+def new_engine(config: RunConfig, emit: Emit, board: StatusBoard,
+               cancel: threading.Event) -> Engine:
     """A set-up Engine for `config` (its inputs built, its variants loaded)."""
     from .engine import Engine
 
@@ -160,14 +155,14 @@ def _poisoned(exc: BaseException) -> bool:
     return "CUDA error" in text or "AcceleratorError" in text or "illegal" in text.lower()
 
 
-def describe(exc: BaseException, board: StatusBoard, msg: dict[str, Any]) -> dict[str, Any]:
+def describe(exc: BaseException, board: StatusBoard, cmd: ev.CommandT) -> ev.RunnerError:
     text = f"{type(exc).__name__}: {exc}"
     kind = "oom" if "out of memory" in text.lower() else (
         "cuda" if _poisoned(exc) else "exception")
-    return {"kind": kind, "message": text.strip().splitlines()[0][:500],
-            "variant": msg.get("variant") or board.variant or None,
-            "phase": board.phase or None, "command": msg.get("cmd"),
-            "fatal": _poisoned(exc), "traceback": traceback.format_exc()[-4000:]}
+    return ev.RunnerError(kind=kind, message=text.strip().splitlines()[0][:500],
+                          variant=getattr(cmd, "variant", None) or board.variant or None,
+                          phase=board.phase or None, command=cmd.NAME, fatal=_poisoned(exc),
+                          traceback=traceback.format_exc()[-4000:])
 
 
 if __name__ == "__main__":

@@ -35,6 +35,8 @@ from sagetui.core.telemetry import (
     unavailable,
 )
 
+from .nvml import NvmlUnavailable, close_nvml, describe, open_nvml
+
 DEFAULT_INTERVAL_S = 0.02
 
 # pynvml constant suffix for each reason, and NVML's documented bit as a last resort for a
@@ -59,13 +61,9 @@ def reason_bits(nvml: Any) -> dict[str, int]:
     for name, (suffix, documented) in _REASON_CONSTANTS.items():
         value = getattr(nvml, f"nvmlClocksEventReason{suffix}", None)
         if value is None:
-            value = getattr(nvml, f"nvmlClocksThrottleReason{suffix}", documented)
-        bits[name] = int(value)
+            value = getattr(nvml, f"nvmlClocksThrottleReason{suffix}", None)
+        bits[name] = int(value) if value is not None else documented
     return bits
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
 
 
 class TelemetrySampler:
@@ -108,20 +106,15 @@ class TelemetrySampler:
             return self._reason
         self._opened = True
         try:
-            import pynvml
-        except Exception as exc:  # ImportError, or a broken install
-            self._reason = f"nvidia-ml-py is not importable ({_describe(exc)})"
-            return self._reason
-        try:
-            pynvml.nvmlInit()
-        except Exception as exc:
-            self._reason = f"NVML unavailable ({_describe(exc)})"
+            pynvml = open_nvml()
+        except NvmlUnavailable as exc:
+            self._reason = str(exc)
             return self._reason
         self._nvml = pynvml
         try:
             self._handle = self._resolve_handle(pynvml)
         except Exception as exc:
-            self._reason = f"NVML cannot open the GPU ({_describe(exc)})"
+            self._reason = f"NVML cannot open the GPU ({describe(exc)})"
             self._shutdown()
             return self._reason
         self._bits = reason_bits(pynvml)
@@ -143,10 +136,7 @@ class TelemetrySampler:
 
     def _shutdown(self) -> None:
         if self._nvml is not None:
-            try:
-                self._nvml.nvmlShutdown()
-            except Exception:
-                pass
+            close_nvml(self._nvml)
         self._nvml = None
         self._handle = None
 
@@ -221,7 +211,7 @@ class TelemetrySampler:
             while not self._stop.wait(self.interval_s):
                 self._take()
         except Exception as exc:  # never let a sampling bug reach the timing loop
-            self._thread_error = _describe(exc)
+            self._thread_error = describe(exc)
 
     def start(self) -> None:
         """Begin a block: one reading now, then one every interval_s until stop()."""
@@ -235,7 +225,7 @@ class TelemetrySampler:
         try:
             self._take()
         except Exception as exc:
-            self._thread_error = _describe(exc)
+            self._thread_error = describe(exc)
             return
         self._stop.clear()
         self._thread = threading.Thread(target=self._loop, name="sagetui-telemetry", daemon=True)
@@ -254,7 +244,7 @@ class TelemetrySampler:
             try:
                 self._take()
             except Exception as exc:
-                self._thread_error = _describe(exc)
+                self._thread_error = describe(exc)
         with self._lock:
             samples, self._samples = self._samples, []
         if not samples:

@@ -128,5 +128,6 @@ def load_extension(path: str | Path, module_name: str, variant_name: str) -> Mod
         raise VariantLoadError(_explain_dlopen_error(so_path, str(exc))) from exc
     except Exception as exc:  # a module whose init raises: keep its own words
         raise VariantLoadError(f"{so_path}: {init} failed: {type(exc).__name__}: {exc}") from exc
+    # ModuleType declares no such attribute; a module takes new ones (provenance reads it)
     module.__variant_path__ = str(so_path)  # type: ignore[attr-defined]
     return module

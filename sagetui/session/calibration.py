@@ -25,12 +25,13 @@ from typing import Any
 from sagetui.core.analysis import NoiseTooLarge, Threshold, age, calibrated, check_noise_floor
 from sagetui.core.config import RunConfig, VariantSpec
 from sagetui.core.io import atomic_write_text
+from sagetui.core.paths import calibration_file
 from sagetui.core.report import Report
+from sagetui.core.samples import Samples
 
 
 def calibration_path() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(Path.home(), ".local", "state")
-    return Path(base) / "sagetui" / "calibration.json"
+    return calibration_file()
 
 
 def _baseline(config: RunConfig) -> VariantSpec:
@@ -93,7 +94,9 @@ def stored_threshold(config: RunConfig, gpu: dict[str, Any] | None = None,
     None without one, or when the stored floor breaks the rule (it is never used then)."""
     k = key(config, gpu, device)
     entry = entries().get(k)
-    value = entry.get("noise_floor_percent") if entry else None
+    if not entry:
+        return None
+    value = entry.get("noise_floor_percent")
     if not isinstance(value, int | float) or isinstance(value, bool) or not entry.get("host"):
         return None
     try:
@@ -181,7 +184,7 @@ def measured_noise_floor(report: Report) -> float | None:
     from sagetui.core.verdict import noise_floor_percent
 
     names = [v.name for v in report.variants or []]
-    samples = report.samples or {}
+    samples = report.samples or Samples()
     if len(names) != 2 or not all(samples.get(n, {}).get("total") for n in names):
         return None
     a, b = ([float(np.median(r)) for r in samples[n]["total"]] for n in names)

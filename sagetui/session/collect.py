@@ -1,7 +1,8 @@
 """Everything a run has measured so far, and the report built from it.
 
-The collector is fed protocol events; `report()` can be called at any time (after every round
-for the recovery file, at the end for the final report) and always gives a valid Report.
+The collector is fed the runner's typed events (core/events.py); `report()` can be called at
+any time (after every round for the recovery file, at the end for the final report) and always
+gives a valid Report.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from sagetui import __version__
+from sagetui.core import events as ev
 from sagetui.core import verdict as vd
 from sagetui.core.analysis import (
     SOURCE_CALIBRATION,
@@ -69,7 +71,7 @@ class VariantData:
     store: dict[str, PhaseRounds] = field(default_factory=dict)
     medians: list[float] = field(default_factory=list)  # the completed rounds' total medians
     round_summaries: list[dict[str, Any]] = field(default_factory=list)  # their total's
-    blocks: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
+    blocks: dict[tuple[int, int], ev.BlockDone] = field(default_factory=dict)
     hashes: list[str] = field(default_factory=list)
     # once per variant: provenance (variant event), accuracy and sdpa facts (first block)
     facts: dict[str, Any] = field(default_factory=dict)
@@ -129,11 +131,11 @@ class Collector:
             v.name: VariantData(v.name, v.backend, v.spec, v.path, dict(v.options))
             for v in config.variants}
         self.baseline = config.baseline_name
-        self.hello: dict[str, Any] = {}
-        self.ready: dict[str, Any] = {}
+        self.hello: ev.Hello | None = None
+        self.ready: ev.Ready | None = None
         self.schedule: list[dict[str, Any]] = []
-        self.decomposition: dict[str, Any] | None = None
-        self.tail_rows: list[dict[str, Any]] = []
+        self.decomposition: ev.Decomposition | None = None  # a comparison made (not skipped)
+        self.tail_rows: list[ev.TailRow] = []
         self.faults: list[Fault] = []
         self.completed_rounds: list[int] = []
         self.warmups: dict[str, int] = {}
@@ -142,42 +144,45 @@ class Collector:
         self._threshold: Threshold | None = None
 
     # -- events ------------------------------------------------------------------------------
-    def on_variant(self, ev: dict[str, Any]) -> None:
-        v = self.variants[ev["name"]]
-        if ev["status"] == "ok":
-            v.status, v.kernel = "ok", ev.get("kernel")
-            v.phases = [(n, p) for n, p in ev.get("phases", [])]
-            if ev.get("provenance"):
-                v.facts["provenance"] = ev["provenance"]
+    def on_variant(self, e: ev.VariantLoaded) -> None:
+        v = self.variants[e.name]
+        if e.status == "ok":
+            v.status, v.kernel = "ok", e.kernel
+            v.phases = list(e.phases)
+            if e.provenance:
+                v.facts["provenance"] = e.provenance
         else:
-            v.status, v.error = "failed", ev.get("error")
+            v.status, v.error = "failed", e.error
 
-    def on_iteration(self, ev: dict[str, Any]) -> None:
-        v = self.variants[ev["variant"]]
-        pending = v.pending[ev["round"]]
-        for leaf, s in ev["phases"].items():
-            pending[leaf].append(s)
+    def on_iterations(self, e: ev.Iterations) -> None:
+        """A block's iterations, as columns; a parent phase gets the sum of its children when
+        all of them were timed."""
+        v = self.variants[e.variant]
+        pending = v.pending[e.round]
+        for leaf, col in e.phases.items():
+            pending[leaf].extend(col)
         for n, p in v.phases:
-            if n in ev["phases"] or p is not None:
+            if n in e.phases or p is not None:
                 continue
             kids = v.children(n)
-            if kids and all(k in ev["phases"] for k in kids):
-                pending[n].append(sum(ev["phases"][k] for k in kids))
-        pending["total"].append(ev["total_s"])
+            if kids and all(k in e.phases for k in kids):
+                cols = [e.phases[k] for k in kids]
+                pending[n].extend(sum(xs) for xs in zip(*cols, strict=True))
+        pending["total"].extend(e.total_s)
 
-    def on_block(self, ev: dict[str, Any]) -> None:
-        v = self.variants[ev["variant"]]
-        v.blocks[(ev["round"], ev["half"])] = ev
+    def on_block(self, e: ev.BlockDone) -> None:
+        v = self.variants[e.variant]
+        v.blocks[(e.round, e.half)] = e
         for key in FIRST_BLOCK_FACTS:
-            if ev.get(key) is not None:
-                v.facts.setdefault(key, ev[key])
-        if ev.get("output_sha256"):
-            v.hashes.append(ev["output_sha256"])
-        self.schedule.append({"round": ev["round"], "variant": ev["variant"], "half": ev["half"],
-                              "iterations": ev["iterations"]})
+            if (fact := getattr(e, key)) is not None:
+                v.facts.setdefault(key, fact)
+        if e.output_sha256:
+            v.hashes.append(e.output_sha256)
+        self.schedule.append({"round": e.round, "variant": e.variant, "half": e.half,
+                              "iterations": e.iterations})
 
-    def on_tail_row(self, ev: dict[str, Any]) -> None:
-        self.tail_rows.append(ev)
+    def on_tail_row(self, e: ev.TailRow) -> None:
+        self.tail_rows.append(e)
 
     def complete_round(self, round_: int, done: list[str]) -> None:
         """The round is over: it holds the variants in `done` whole, and no others (a variant
@@ -189,6 +194,13 @@ class Collector:
                 v.complete(round_)
             else:
                 v.pending.pop(round_, None)
+
+    def fault(self, fault: Fault, fail: str | None = None) -> None:
+        """Keep a fault; the variant `fail` (if it is one) failed with it."""
+        if fail in self.variants:
+            self.variants[fail].status = "failed"
+            self.variants[fail].error = fault.message
+        self.faults.append(fault)
 
     # -- derived ------------------------------------------------------------------------------
     def active(self) -> list[str]:
@@ -203,8 +215,8 @@ class Collector:
         cfg = self.config
         stored = None
         if self.ready:
-            stored = stored_threshold(cfg, self.ready.get("gpu"),
-                                      self.ready.get("device") or self.hello.get("device"))
+            stored = stored_threshold(cfg, self.ready.gpu, self.ready.device
+                                      or (self.hello.device if self.hello else None))
         t = resolve_threshold(cfg.threshold_percent, cfg.noise_floor_percent, stored)
         if self.ready:
             self._threshold = t
@@ -269,16 +281,17 @@ class Collector:
                     entry["drift"] = dr.to_dict()
                 by_round: dict[int, list[dict[str, Any]]] = defaultdict(list)
                 for (r, _), b in sorted(v.blocks.items()):  # once, not once per round
-                    by_round[r].append(b.get("telemetry") or {})
+                    by_round[r].append(b.telemetry or {})
                 tel = [merge_blocks(by_round.get(rr, [])) for rr in rs]
                 entry["telemetry"] = tel
                 ops = _ops(shape)
-                peak = kernel_peak((self.ready.get("gpu") or {}).get("name"), v.backend,
-                                   v.options, shape.dtype)
+                gpu = (self.ready.gpu if self.ready else None) or {}
+                peak = kernel_peak(gpu.get("name"), v.backend, v.options, shape.dtype)
                 entry["achieved"] = _achieved(ops, entry["phase_timings"], entry["timing"],
                                               peak["peak_tops"] if peak else None)
                 if peak:
-                    entry["peak"] = {k: peak[k] for k in ("qk_type", "pv_type", "source")}
+                    entry["peak"] = {"qk_type": peak["qk_type"], "pv_type": peak["pv_type"],
+                                     "source": peak["source"]}
             if v.hashes:
                 entry["output_sha256"] = v.hashes[-1]
                 entry["deterministic"] = len(set(v.hashes)) == 1
@@ -286,9 +299,9 @@ class Collector:
                     entry["byte_exact"] = v.hashes[-1] == base_sha
                 last = v.blocks[max(v.blocks)]
                 for k in ("checksum", "max_abs_diff", "mean_abs_diff"):
-                    if last.get(k) is not None:
-                        entry[k] = last[k]
-            entry["input_sha256"] = self.ready.get("input_sha256")
+                    if getattr(last, k) is not None:
+                        entry[k] = getattr(last, k)
+            entry["input_sha256"] = self.ready.input_sha256 if self.ready else None
             entry.update(v.facts)
             entry["verdict"] = an.verdict_dict(name)
             if name in an.variants:
@@ -315,8 +328,9 @@ class Collector:
             "samples": samples or None,
             "faults": [f.model_dump() for f in self.faults] or None,
         }
-        if self.ready.get("scheduler"):
-            data["scheduler"] = self.ready["scheduler"]
+        scheduler = self.ready.scheduler if self.ready else None
+        if scheduler:
+            data["scheduler"] = scheduler
         base_entry = _entry(variants, base.name) if base else {}
         if base and base.status in ("ok", "excluded") and "phase_timings" in base_entry:
             data["phase_timings"] = _entry(variants, base.name)["phase_timings"]
@@ -324,24 +338,24 @@ class Collector:
                 data["fused_mainloop_phases"] = FUSED_MAINLOOP_PHASES
             data["achieved"] = _entry(variants, base.name).get("achieved")
         d = self.decomposition
-        if d and "equal" in d:
+        if d and d.equal is not None:
             data["manual_decomposition_vs_public_sage2"] = {
-                k: d[k] for k in ("equal", "max_abs", "mean_abs", "decomposed_sha256",
-                                  "public_sha256", "variant")}
-            data["manual_checksum"] = d["manual_checksum"]
-            data["reference_checksum"] = d["reference_checksum"]
+                k: getattr(d, k) for k in ("equal", "max_abs", "mean_abs", "decomposed_sha256",
+                                           "public_sha256", "variant")}
+            data["manual_checksum"] = d.manual_checksum
+            data["reference_checksum"] = d.reference_checksum
         if self.tail_rows:
-            data["tail_study"] = [_tail(row, self.ready.get("scheduler")) for row in self.tail_rows]
+            data["tail_study"] = [_tail(row, scheduler) for row in self.tail_rows]
         if not variants or not any(e.get("timing") for e in variants):
             data.setdefault("variants", variants)
         return Report.model_validate(_drop_none(data))
 
     def _environment(self) -> dict[str, Any]:
-        h = self.hello
-        return _drop_none({"python": h.get("python"), "torch": h.get("torch"),
-                           "device": self.ready.get("device") or h.get("device"),
-                           "gpu": self.ready.get("gpu"), "platform": platform.platform(),
-                           "host": platform.node(), "protocol": h.get("protocol")})
+        h, r = self.hello, self.ready
+        return _drop_none({"python": h and h.python, "torch": h and h.torch,
+                           "device": (r and r.device) or (h and h.device),
+                           "gpu": r and r.gpu, "platform": platform.platform(),
+                           "host": platform.node(), "protocol": h and h.protocol})
 
 
 def _entry(variants: list[dict[str, Any]], name: str) -> dict[str, Any]:
@@ -367,13 +381,14 @@ def _achieved(ops: float, phases: dict, timing: dict, peak: float | None) -> dic
     return out
 
 
-def _tail(row: dict[str, Any], sched: dict[str, Any] | None) -> dict[str, Any]:
+def _tail(row: ev.TailRow, sched: dict[str, Any] | None) -> dict[str, Any]:
     from sagetui.core.scheduler import tail_row
 
     kernel = (sched or {}).get("kernel", "sm89")
-    geo = tail_row(row["sweep"], kernel, row["q_len"], row["kv_len"])
-    return {**geo, "mainloop": summarize(row["mainloop"]), "checksum": row["checksum"],
-            "variant": row["variant"], "phase": row["phase"]}
+    geo = tail_row(row.sweep, kernel, row.q_len, row.kv_len)
+    times = [t for t in row.mainloop if t is not None]  # a row with NaN never gets here
+    return {**geo, "mainloop": summarize(times), "checksum": row.checksum,
+            "variant": row.variant, "phase": row.phase}
 
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:

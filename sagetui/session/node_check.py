@@ -6,17 +6,18 @@ others are measured regardless."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 
+from sagetui.core import events as ev
 from sagetui.core.config import RunConfig
 from sagetui.core.gpus import Slot
 from sagetui.core.report import Report
 
-from .session import Session, SessionEvent
+from .conversation import OnEvent
+from .session import Session
 
 
 def run_node_check(config: RunConfig, slots: list[Slot],
-                   on_event: Callable[[SessionEvent], None] | None = None,
+                   on_event: OnEvent | None = None,
                    runner_argv: list[str] | None = None
                    ) -> list[tuple[Slot, Report | None, str | None]]:
     """Each slot's report (None and why where its run raised)."""
@@ -24,8 +25,8 @@ def run_node_check(config: RunConfig, slots: list[Slot],
     out: dict[str, tuple[Report | None, str | None]] = {}
 
     def one(slot: Slot) -> None:
-        def relay(e: SessionEvent) -> None:
-            emit(SessionEvent(e.kind, {**e.data, "runner": slot.label}))
+        def relay(e: ev.Event) -> None:
+            emit(ev.FromRunner(runner=slot.label, event=e))
         s = Session(config.model_copy(update={"device": slot.device}), on_event=relay,
                     runner_env=slot.runner_env(), runner_argv=runner_argv)
         try:

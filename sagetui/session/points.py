@@ -8,41 +8,44 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from sagetui.core import events as ev
 from sagetui.core import scheduler as geo
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.samples import RoundSeries
 
 from .collect import Collector
+from .errors import SetupFailed
+from .faults import gone_fault
+from .runner_client import RunnerFault
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .conversation import RunnerSession
 
-PASSED_ON = frozenset({"fault", "log"})  # a point's own progress events stay in the session
+PASSED_ON = (ev.FaultRaised, ev.LogMessage)  # a point's own progress stays in the session
 
 
 @dataclass
 class PointRun:
     collector: Collector
-    setup_error: dict[str, Any] | None  # the runner's error event when setup failed
+    setup_error: ev.RunnerError | None  # why setup failed (the runner's error, or its death)
     elapsed_s: float
 
 
-def measure_point(session: Session, config: RunConfig) -> PointRun:
+def measure_point(session: RunnerSession, config: RunConfig) -> PointRun:
     """Set the session's runner up at `config` and run its rounds; the session's collector is
     the point's from here on (the caller restores its own if it has one)."""
-    from .session import RunnerFault, SetupFailed
 
     c = Collector(config)
     c.hello = session.collector.hello
-    with session._lock:
-        session.config, session.collector = config, c
-        session._enabled = {v.name: True for v in config.variants}
+    with session._data:
+        session.controls.swap(config)
+        session.collector = c
     session.round = -1
     t0 = time.monotonic()
     on_event = session.on_event
-    session.on_event = lambda e: on_event(e) if e.kind in PASSED_ON else None
+    session.on_event = lambda e: on_event(e) if isinstance(e, PASSED_ON) else None
     try:
         if session.client is None:  # the last point's runner died
             session._spawn()
@@ -52,12 +55,12 @@ def measure_point(session: Session, config: RunConfig) -> PointRun:
         c.status = "failed"
         return PointRun(c, exc.event, time.monotonic() - t0)
     except RunnerFault as f:  # died outside any block (setup): this point is lost, not the rest
-        session._fault(f.gone, None, None)
+        session._record(gone_fault(f.gone, None, None))
         if session.client:
             session.client.stop(timeout=0.5)
         session.client = None
         c.status = "failed"
-        return PointRun(c, {"kind": f.gone.kind, "message": f.gone.message},
+        return PointRun(c, ev.RunnerError(kind=f.gone.kind, message=f.gone.message),
                         time.monotonic() - t0)
     finally:
         session.on_event = on_event
@@ -76,11 +79,11 @@ def kernel_series(c: Collector, variant: str) -> tuple[str, RoundSeries | None]:
     return phase, v.series(phase)
 
 
-def tail_study(session: Session, base: str) -> None:
+def tail_study(session: RunnerSession, base: str) -> None:
     """Report 000's tail study as a sweep of the baseline variant over the tail plan's shapes
     (synthetic inputs from the run's seed at each shape), each a point of one round of
     `tail_iterations` calls; every row becomes a `tail` event and a `tail_study` row."""
-    main_cfg, main_c, main_enabled = session.config, session.collector, session._enabled
+    main_cfg, main_c, main_enabled = session.config, session.collector, session.enabled()
     spec = next(v for v in main_cfg.variants if v.name == base)
     s = main_cfg.shape
     kernel = main_c.variants[base].kernel or "sm89"
@@ -97,16 +100,17 @@ def tail_study(session: Session, base: str) -> None:
             main_c.faults.extend(run.collector.faults)
             row = _tail_row(run.collector, base, sweep, q_len, kv_len)
             if row is not None:
-                with session._lock:
+                with session._data:
                     main_c.on_tail_row(row)
-                session._emit("tail", **row)
+                session._emit(row)
     finally:
-        with session._lock:
-            session.config, session.collector, session._enabled = main_cfg, main_c, main_enabled
+        with session._data:
+            session.controls.swap(main_cfg, main_enabled)
+            session.collector = main_c
 
 
 def _tail_row(c: Collector, base: str, sweep: str, q_len: int,
-              kv_len: int) -> dict[str, Any] | None:
+              kv_len: int) -> ev.TailRow | None:
     v = c.variants[base]
     if v.status != "ok" or not v.rounds:
         return None
@@ -114,6 +118,6 @@ def _tail_row(c: Collector, base: str, sweep: str, q_len: int,
     if series is None:
         return None
     last = v.blocks[max(v.blocks)]
-    return {"variant": base, "sweep": sweep, "q_len": q_len, "kv_len": kv_len,
-            "mainloop": series.values.tolist(), "phase": phase,
-            "checksum": last.get("checksum") or 0.0}
+    return ev.TailRow(variant=base, sweep=sweep, q_len=q_len, kv_len=kv_len,
+                      mainloop=series.values.tolist(), phase=phase,
+                      checksum=last.checksum or 0.0)

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from sagetui.core import events as ev
 from sagetui.core import sweep_build
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.gpus import Slot
@@ -29,7 +30,8 @@ from sagetui.core.report import Fault, Report
 from sagetui.core.sweep import Axes, plan
 from sagetui.core.sweep_model import SweepPoint
 
-from .session import SETUP_TIMEOUT_S, NotRunnable, SessionEvent
+from .conversation import SETUP_TIMEOUT_S, OnEvent
+from .errors import NotRunnable
 from .sweep import SweepSession
 
 
@@ -60,7 +62,7 @@ class PoolSweep:
     cancel(), client, recovery_error, _autosave()."""
 
     def __init__(self, config: RunConfig, axes: Axes, slots: list[Slot], *,
-                 on_event: Callable[[SessionEvent], None] | None = None,
+                 on_event: OnEvent | None = None,
                  recovery_path: str | Path | None = None, python: str | None = None,
                  runner_argv: list[str] | None = None,
                  runner_env: dict[str, str] | None = None,
@@ -102,12 +104,12 @@ class PoolSweep:
     def cancelled(self) -> bool:
         return self._cancelled.is_set()
 
-    def _relay(self, slot: Slot) -> Callable[[SessionEvent], None]:
-        def relay(e: SessionEvent) -> None:
-            if e.kind == "finished":
+    def _relay(self, slot: Slot) -> OnEvent:
+        def relay(e: ev.Event) -> None:
+            if isinstance(e, ev.Finished):
                 return  # the pool's own comes when every runner is done
-            self.on_event(SessionEvent(e.kind, {**e.data, "runner": slot.label}))
-            if e.kind == "point":
+            self.on_event(ev.FromRunner(runner=slot.label, event=e))
+            if isinstance(e, ev.PointDone):
                 self._autosave(self.report())
         return relay
 
@@ -123,7 +125,7 @@ class PoolSweep:
             raise self._unrunnable[0]  # nothing ran anywhere: no report (exit 2)
         report = self.report()
         self._autosave(report)
-        self.on_event(SessionEvent("finished", {"status": report.status, "report": report}))
+        self.on_event(ev.Finished(status=report.status or "failed", report=report))
         return report
 
     def _run_one(self, w: PoolWorker) -> None:
@@ -132,7 +134,7 @@ class PoolSweep:
         except NotRunnable as exc:
             self._unrunnable.append(exc)
         except Exception as exc:  # a bug in one slot: the others go on
-            with w._lock:
+            with w._data:
                 w.collector.faults.append(Fault(kind="session", message=f"{w.slot_label}: "
                                                 f"{type(exc).__name__}: {exc}"[:500]))
         finally:  # one that never reached the barrier (its runner did not start) frees the
@@ -145,7 +147,7 @@ class PoolSweep:
         points = self.points()
         faults: list[Fault] = [f for p in points for f in p.faults or []]
         for w in self.workers:  # a point cut short, a runner that never came up
-            with w._lock:
+            with w._data:
                 faults += [f for f in w.collector.faults if f not in faults]
         base = next((w.base for w in self.workers if w.points), self.workers[0].base)
         status = "cancelled" if self.cancelled else sweep_build.points_status(
@@ -159,7 +161,7 @@ class PoolSweep:
         env: dict[str, Any] = next((dict(w._environment) for w in self.workers
                                     if w._environment), {})
         env["runners"] = [{"runner": s.label, "cuda_visible_devices": s.visible,
-                           "gpu": (w.collector.ready or {}).get("gpu"),
+                           "gpu": w.collector.ready.gpu if w.collector.ready else None,
                            "points": [p.index for p in points
                                       if p.measured_on and p.measured_on.runner == s.label]}
                           for w, s in zip(self.workers, self.slots, strict=True)]

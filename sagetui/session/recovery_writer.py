@@ -14,12 +14,13 @@ rounds + 1) and its values (float64); the answer is {"ok": true} or {"errno": n,
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO
+from typing import cast
 
 import numpy as np
 
@@ -50,8 +51,8 @@ class RecoveryWriter:
         try:
             proc.stdin.write(json.dumps(header).encode() + b"\n")
             for _, _, s in series:
-                proc.stdin.write(memoryview(np.ascontiguousarray(s.bounds, dtype="<i8")))
-                proc.stdin.write(memoryview(np.ascontiguousarray(s.values, dtype="<f8")))
+                proc.stdin.write(np.ascontiguousarray(s.bounds, dtype="<i8").data)
+                proc.stdin.write(np.ascontiguousarray(s.values, dtype="<f8").data)
             proc.stdin.flush()
             answer = json.loads(proc.stdout.readline() or b"null")
         except (OSError, ValueError):
@@ -76,9 +77,9 @@ class RecoveryWriter:
             proc.wait()
 
 
-def _read_array(stream: IO[bytes], n: int, dtype: str) -> np.ndarray:
+def _read_array(stream: io.BufferedIOBase, n: int, dtype: str) -> np.ndarray:
     out = np.empty(n, dtype=dtype)
-    view, got = memoryview(out).cast("B"), 0
+    view, got = out.data.cast("B"), 0
     while got < len(view):
         k = stream.readinto(view[got:])
         if not k:
@@ -88,7 +89,9 @@ def _read_array(stream: IO[bytes], n: int, dtype: str) -> np.ndarray:
 
 
 def main() -> int:
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    # typeshed says BinaryIO; the process's standard streams are buffered readers and writers
+    stdin = cast(io.BufferedReader, sys.stdin.buffer)
+    stdout = sys.stdout.buffer
     while line := stdin.readline():
         header = json.loads(line)
         samples = Samples({v: {} for v in header["samples"] or []})
@@ -100,7 +103,7 @@ def main() -> int:
             atomic_write_text(header["path"], iter_json_document(
                 header["head"], samples if header["samples"] is not None else None),
                 overwrite=True)
-            answer = {"ok": True}
+            answer: dict[str, object] = {"ok": True}
         except OSError as exc:
             answer = {"errno": exc.errno, "error": exc.strerror or str(exc)}
         stdout.write(json.dumps(answer).encode() + b"\n")

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from sagetui.core import events as ev
 from sagetui.core import protocol
 from sagetui.core.status import ENV as STATUS_ENV
 from sagetui.core.status import read_status
@@ -30,6 +31,14 @@ class RunnerGone:
     returncode: int | None
     status: dict[str, Any] | None
     stderr_tail: list[str]
+
+
+class RunnerFault(Exception):
+    """The runner died or stopped answering (see RunnerClient.take)."""
+
+    def __init__(self, gone: RunnerGone) -> None:
+        super().__init__(gone.message)
+        self.gone = gone
 
 
 def _die_with_parent() -> None:
@@ -63,8 +72,8 @@ class RunnerClient:
             env=child_env, text=True, bufsize=1, preexec_fn=_die_with_parent, process_group=0,
         )
         # lists of events, one per read of the pipe; None at the end of the stream
-        self.events: queue.Queue = queue.Queue()
-        self._ready: collections.deque[dict[str, Any]] = collections.deque()  # taken, unread
+        self.events: queue.Queue[list[ev.RunnerEventT] | None] = queue.Queue()
+        self._ready: collections.deque[ev.RunnerEventT] = collections.deque()  # taken, unread
         self.stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._threads = [
             threading.Thread(target=self._read_stdout, daemon=True),
@@ -75,10 +84,9 @@ class RunnerClient:
 
     def _read_stdout(self) -> None:
         """Decode events as they come, a pipe-full at a time: the lines of one read go to the
-        session as one list. (At 10,000 events a second, one queue hand-off each would wake the
-        session's thread 10,000 times a second, and every wake-up passes the GIL between the
-        threads the console's UI thread waits on too.) A read returns what the pipe holds, so
-        nothing waits for a batch to fill."""
+        session as one list (one queue hand-off wakes the session's thread once, and every
+        wake-up passes the GIL between the threads the console's UI thread waits on too). A
+        read returns what the pipe holds, so nothing waits for a batch to fill."""
         assert self.proc.stdout is not None
         fd, rest = self.proc.stdout.fileno(), b""
         while True:
@@ -88,12 +96,12 @@ class RunnerClient:
                 chunk = b""
             lines = (rest + chunk).split(b"\n")
             rest = lines.pop() if chunk else b""  # an unfinished line waits for its end
-            batch = []
+            batch: list[ev.RunnerEventT] = []
             for line in lines:
                 if not chunk and not line:
                     continue  # the end of a stream that ended with a newline
                 try:
-                    batch.append(protocol.decode(line, "event"))
+                    batch.append(protocol.decode_event(line))
                 except protocol.ProtocolError as exc:
                     self.stderr.append(f"[sagetui] unreadable runner line: {exc}")
             if batch:
@@ -107,16 +115,16 @@ class RunnerClient:
         for line in self.proc.stderr:
             self.stderr.append(line.rstrip("\n"))
 
-    def send(self, cmd: str, **fields: Any) -> bool:
+    def send(self, cmd: ev.CommandT) -> bool:
         try:
             assert self.proc.stdin is not None
-            self.proc.stdin.write(protocol.command(cmd, **fields))
+            self.proc.stdin.write(protocol.encode(cmd))
             self.proc.stdin.flush()
             return True
         except (BrokenPipeError, OSError, ValueError):
             return False
 
-    def next_event(self, timeout: float | None) -> dict[str, Any] | None:
+    def next_event(self, timeout: float | None) -> ev.RunnerEventT | None:
         """The next event; None when the stream ended; raises queue.Empty on timeout. (One
         thread, the session's, takes events.)"""
         if not self._ready:
@@ -125,6 +133,18 @@ class RunnerClient:
                 return None
             self._ready.extend(batch)
         return self._ready.popleft()
+
+    def take(self, timeout: float) -> ev.RunnerEventT:
+        """The next event; raises RunnerFault when the stream ended (the runner died) or
+        nothing came for `timeout` seconds (the runner hung: it is killed)."""
+        try:
+            e = self.next_event(timeout=timeout)
+        except queue.Empty:
+            self.kill()
+            raise RunnerFault(self.gone("hung")) from None
+        if e is None:
+            raise RunnerFault(self.gone())
+        return e
 
     def pending(self) -> int:
         """Events decoded and not yet taken (a diagnostic: it is read without a lock)."""
@@ -157,10 +177,11 @@ class RunnerClient:
     def stop(self, timeout: float = 1.0) -> None:
         """Ask the runner to quit; kill it if it does not within `timeout` seconds."""
         if self.alive():
-            self.send("cancel")
-            self.send("quit")
+            self.send(ev.Cancel())
+            self.send(ev.Quit())
             try:
-                self.proc.stdin.close()  # type: ignore[union-attr]
+                if self.proc.stdin is not None:
+                    self.proc.stdin.close()
             except OSError:
                 pass
             deadline = time.monotonic() + timeout
@@ -182,6 +203,10 @@ class RunnerClient:
             os.unlink(self.status_path)
         except OSError:
             pass
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
 
     def kill(self) -> None:
         if self.alive():

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from sagetui.core import events as ev
 from sagetui.core import sweep_build
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.gpus import measured_on
@@ -45,25 +46,28 @@ class SweepSession(Session):
         for i, shape in self._work():
             if self.cancelled:
                 break
-            self._emit("point_start", index=i, total=len(self.shapes), shape=shape.describe())
+            self._emit(ev.PointStarted(index=i, total=len(self.shapes), shape=shape.describe()))
             run = measure_point(self, self.base.model_copy(update={"shape": shape}))
-            err = run.setup_error or {}
-            rep = None if run.setup_error else run.collector.report()
-            ready, hello = run.collector.ready or {}, run.collector.hello or {}
-            pt = sweep_build.point(i, shape, self.axes, rep, error=err.get("message"),
-                                   fault_kind=err.get("kind"), elapsed_s=run.elapsed_s,
+            err = run.setup_error
+            rep = None if err else run.collector.report()
+            ready, hello = run.collector.ready, run.collector.hello
+            pt = sweep_build.point(i, shape, self.axes, rep,
+                                   error=err.message if err else None,
+                                   fault_kind=err.kind if err else None, elapsed_s=run.elapsed_s,
                                    measured_on=measured_on(
-                                       self.slot_label, ready.get("device") or hello.get(
-                                           "device"), ready.get("gpu")))
-            if run.setup_error:
+                                       self.slot_label,
+                                       (ready.device if ready else None)
+                                       or (hello.device if hello else None),
+                                       ready.gpu if ready else None))
+            if err:
                 pt = pt.model_copy(update={"faults": [Fault(
-                    kind=err.get("kind") or "setup", message=err.get("message") or "failed")]
+                    kind=err.kind or "setup", message=err.message or "failed")]
                     + list(run.collector.faults)})
-            with self._lock:
+            with self._data:
                 self.points.append(pt)
                 if rep is not None and rep.environment:
                     self._environment = rep.environment
-            self._emit("point", index=i, total=len(self.shapes), point=pt)
+            self._emit(ev.PointDone(index=i, total=len(self.shapes), point=pt))
         self._done = not self.cancelled
 
     def _status(self) -> str:
@@ -76,7 +80,7 @@ class SweepSession(Session):
             p.status in ("ok", "partial") for p in self.points) else "failed")
 
     def report(self) -> Report:
-        with self._lock:
+        with self._data:
             points = list(self.points)
             env = dict(self._environment) or self.collector._environment()
             faults = [f for p in points for f in p.faults or []]

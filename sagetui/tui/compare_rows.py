@@ -86,11 +86,11 @@ def _cells(data: RunData) -> dict[tuple[str, str], Cell]:
         out[(name, "total")] = Cell(v.p50_s(), v.p90_s(), v.speedup_percent, verdict, name,
                                     accuracy_cells(v.accuracy)[0] if v.accuracy else "")
     names: list[str | None] = [*data.variants] or [None]
-    for name in names:
-        whose, rows = data.phase_rows(name)
-        if name is not None and whose != name:
+    for who in names:
+        whose, rows = data.phase_rows(who)
+        if who is not None and whose != who:
             continue  # no phases of its own: listed under (phases) or nowhere
-        group = PHASES_GROUP if name is None or name == base else name
+        group = PHASES_GROUP if who is None or who == base else who
         for r in rows:
             if r.p50_s is not None:
                 out[(group, r.name)] = Cell(r.p50_s, r.p90_s)
@@ -109,10 +109,11 @@ def match(a: RunData, b: RunData) -> dict[str, tuple[str, str]]:
     out = {n: (n, "name") for n in b_names if n in a_names}
     free_a = [n for n in a_names if n not in out]
     free_b = [n for n in b_names if n not in out]
-    if a.baseline in free_a and b.baseline in free_b:
-        out[b.baseline] = (a.baseline, "baseline")  # type: ignore[index]
-        free_a.remove(a.baseline)  # type: ignore[arg-type]
-        free_b.remove(b.baseline)  # type: ignore[arg-type]
+    ab, bb = a.baseline, b.baseline
+    if ab is not None and bb is not None and ab in free_a and bb in free_b:
+        out[bb] = (ab, "baseline")
+        free_a.remove(ab)
+        free_b.remove(bb)
     for x, y in zip(free_b, free_a, strict=False):
         out[x] = (y, "position")
     return out

@@ -1,62 +1,72 @@
 """Export from the console: ask where, ask before overwriting, write atomically, say where.
 
-A mixin of SageTUI (app.py). The dialogs are modals.py's; the contents and the atomic write
-are exporting.py's. A failed write keeps everything in memory and says why.
+A plain object the app delegates its export actions to. The dialogs are modals.py's; the
+contents and the atomic write are exporting.py's. A failed write keeps everything in memory
+and says why.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from textual.app import App
+
+from sagetui.core.eventlog import LogLine
 from sagetui.core.export import export_stem
 from sagetui.core.report import Report
-from sagetui.session.session import Session
 
 from . import exporting
 from .modals import ConfirmScreen, PathPromptScreen
+from .run_control import RunControl
+from .run_data import RunData
 
-if TYPE_CHECKING:
-    from .app import SageTUI
+
+class ExportView(Protocol):
+    @property
+    def data(self) -> RunData: ...  # the source the panels show
+    def write_log(self, line: LogLine) -> None: ...
 
 
 class ExportFlow:
-    export_dir: Path
-    session: Session | None
-    final_report: Report | None
-    run_recovery: Path | None
-    run_stem: str
+    def __init__(self, app: App[int], view: ExportView, run: RunControl,
+                 export_dir: Path) -> None:
+        self.app, self.view, self.run = app, view, run
+        self.export_dir = export_dir
 
-    def report_to_export(self: SageTUI) -> Report | None:
-        data = self.data
+    def _log(self, text: str, severity: str = "information") -> None:
+        self.view.write_log(LogLine(text, "error" if severity == "error" else "information"))
+
+    def report_to_export(self) -> Report | None:
+        data = self.view.data
         if data.live:
-            if self.session is not None:
-                return self.session.report()  # thread-safe: a snapshot of what is measured
-            return self.final_report
+            if self.run.session is not None:
+                return self.run.session.report()  # thread-safe: a snapshot of what is measured
+            return self.run.final_report
         return data.report
 
-    def _stem(self: SageTUI) -> str:
+    def _stem(self) -> str:
         """A live run's exports are named by backend, shape, dtype and the run's start;
         a saved report's by its file."""
-        data = self.data
+        data = self.view.data
         if not data.live:
             return f"{Path(data.label).stem}-sagetui"
         report = self.report_to_export()
-        stamp = self.run_stem.removeprefix("sagetui-")
-        return export_stem(report, stamp) if report is not None else self.run_stem
+        stamp = self.run.run_stem.removeprefix("sagetui-")
+        return export_stem(report, stamp) if report is not None else self.run.run_stem
 
-    def action_export(self: SageTUI, kind: str) -> None:
-        svg = self.export_screenshot() if kind == "svg" else None  # before a dialog covers it
+    def export(self, kind: str) -> None:
+        svg = self.app.export_screenshot() if kind == "svg" else None  # before a dialog covers it
         try:
             text = exporting.render(kind, self.report_to_export(), svg,
-                                    title=f"sagetui report: {self.data.label}")
+                                    title=f"sagetui report: {self.view.data.label}")
         except ValueError as exc:
-            self.notify(str(exc), severity="warning")
+            self.app.notify(str(exc), severity="warning")
             return
         self.export_text(kind, text)
 
-    def export_text(self: SageTUI, kind: str, text: exporting.Content,
+    def export_text(self, kind: str, text: exporting.Content,
                     then: Callable[[], object] | None = None) -> None:
         """Ask for the path (prefilled), then write; `then` runs after a successful write."""
         what = exporting.KINDS[kind].what
@@ -66,9 +76,9 @@ class ExportFlow:
             if path:
                 self._write_checked(Path(path).expanduser(), kind, text, then)
 
-        self.push_screen(PathPromptScreen(f"Export the {what} to:", str(default)), chosen)
+        self.app.push_screen(PathPromptScreen(f"Export the {what} to:", str(default)), chosen)
 
-    def _write_checked(self: SageTUI, path: Path, kind: str, text: exporting.Content,
+    def _write_checked(self, path: Path, kind: str, text: exporting.Content,
                        then: Callable[[], object] | None) -> None:
         if not path.is_absolute():
             path = self.export_dir / path
@@ -80,13 +90,13 @@ class ExportFlow:
             if yes:
                 self._write(path, kind, text, then, overwrite=True)
             else:
-                self.log_line(f"not written: {path} exists and was kept")
-                self.notify(f"Not written: {path} was kept.")
+                self._log(f"not written: {path} exists and was kept")
+                self.app.notify(f"Not written: {path} was kept.")
 
-        self.push_screen(ConfirmScreen(f"{path} exists. Overwrite it?", yes="Overwrite",
-                                       no="Keep it"), answered)
+        self.app.push_screen(ConfirmScreen(f"{path} exists. Overwrite it?", yes="Overwrite",
+                                           no="Keep it"), answered)
 
-    def _write(self: SageTUI, path: Path, kind: str, text: exporting.Content,
+    def _write(self, path: Path, kind: str, text: exporting.Content,
                then: Callable[[], object] | None, *, overwrite: bool) -> None:
         what = exporting.KINDS[kind].what
         try:
@@ -95,14 +105,15 @@ class ExportFlow:
             self._write_checked(path, kind, text, then)  # it appeared meanwhile: ask
             return
         except OSError as exc:
-            kept = (f" and in the recovery file {self.run_recovery}"
-                    if self.data.live and self.run_recovery else "")
+            recovery = self.run.run_recovery
+            kept = (f" and in the recovery file {recovery}"
+                    if self.view.data.live and recovery else "")
             msg = (f"Could not write {path}: {exporting.why(exc)}. Nothing is lost: the data is "
                    f"still here{kept}; export again to another path.")
-            self.log_line(msg, "error")
-            self.notify(msg, severity="error", timeout=12)
+            self._log(msg, "error")
+            self.app.notify(msg, severity="error", timeout=12)
             return
-        self.log_line(f"wrote the {what} to {path}")
-        self.notify(f"Wrote the {what} to {path}")
+        self._log(f"wrote the {what} to {path}")
+        self.app.notify(f"Wrote the {what} to {path}")
         if then is not None:
             then()

@@ -98,3 +98,19 @@ def until_ci_line(config: RunConfig, running: bool) -> str:
                 f"next round; {limit})")
     return (f"the next run (r) stops once every 95 % interval is narrower than {target:g} % "
             f"({limit})")
+
+
+def parse_until_ci(value: str) -> float | None:
+    """The `u` dialog's value: a width in percent, or None for off (ValueError if neither)."""
+    target = None if value.lower() in ("off", "0", "none") else float(value)
+    if target is not None and not 0 < target <= 100:
+        raise ValueError(value)
+    return target
+
+
+def until_ci_problem(value: str) -> str | None:
+    try:
+        parse_until_ci(value)
+    except ValueError:
+        return f"not a width in percent (0 < width <= 100, or off): {value!r}"
+    return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ KEYS: tuple[KeyAction, ...] = (
 FOOTER_FIRST = ("toggle_run", "help", "quit")
 
 
-def bindings() -> list[Binding]:
+def bindings() -> list[BindingType]:
     ordered = sorted(KEYS, key=lambda k: (k.action not in FOOTER_FIRST,
                                           FOOTER_FIRST.index(k.action)
                                           if k.action in FOOTER_FIRST else 0))

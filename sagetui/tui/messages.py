@@ -1,31 +1,21 @@
-"""Textual messages that carry a session's events from its worker thread to the UI."""
+"""Textual messages: a session's events from its worker thread to the UI, and results
+computed off the UI thread."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual.message import Message
 
-if TYPE_CHECKING:
-    from .run_data import IterationRun
+from sagetui.core.events import Event
 
 
-class RunEvent(Message):
-    """One SessionEvent (hello, variant, ready, warmup, round, block, tail, fault, log...)."""
+class SessionEvent(Message):
+    """One of the session's typed events (core/events.py), every kind of them."""
 
-    def __init__(self, kind: str, data: dict[str, Any]) -> None:
+    def __init__(self, event: Event) -> None:
         super().__init__()
-        self.kind = kind
-        self.data = data
-
-
-class IterationBatch(Message):
-    """Iteration events, batched: a fast kernel streams thousands a second, and one message
-    each would flood the UI's queue. They come as runs of columns (run_data.IterationRun)."""
-
-    def __init__(self, runs: list[IterationRun]) -> None:
-        super().__init__()
-        self.runs = runs
+        self.event = event
 
 
 class DerivedReady(Message):

@@ -194,9 +194,16 @@ def _linear_percentiles(n: int, qs: tuple[float, ...],
     return out
 
 
-def phase_rows(tree: list[tuple[str, str | None]],
-          stats: dict[str, tuple[float | None, float | None, float | None, int | None]]
-          ) -> list[PhaseRow]:
+Stats = tuple[float | None, float | None, float | None, int | None]  # p50, p90, CI half, n
+
+
+def summary_stats(s: dict[str, float]) -> Stats:
+    """A recorded summary's row figures (a report keeps no CI half-width)."""
+    count = s.get("count")
+    return s.get("p50_s"), s.get("p90_s"), None, int(count) if count is not None else None
+
+
+def phase_rows(tree: list[tuple[str, str | None]], stats: dict[str, Stats]) -> list[PhaseRow]:
     parents = {p for _, p in tree if p}
     leaves_total = sum((stats.get(n, (None,))[0] or 0.0) for n, _ in tree if n not in parents)
     depth: dict[str, int] = {}

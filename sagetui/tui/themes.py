@@ -12,7 +12,6 @@ set as the CSS variables $series-1 ... so that tables can show the same colours 
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -24,6 +23,7 @@ from typing import Any
 from textual.theme import Theme
 
 from sagetui.core.palette import OKABE_ITO
+from sagetui.core.paths import themes_dir
 
 DEFAULT_TRUECOLOR = "sage-dark"
 DEFAULT_256 = "sage-256"
@@ -77,8 +77,7 @@ def _packaged() -> Iterable[tuple[str, str]]:
 
 
 def _user_dir() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(Path.home(), ".config")
-    return Path(base) / "sagetui" / "themes"
+    return themes_dir()
 
 
 def _user() -> Iterable[tuple[str, str]]:

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from sagetui.core.events import FaultRaised
 from sagetui.session.session import Session
 
 from .conftest import TINY, build_so, needs_gcc, no_traceback, sagetui, tiny_config
@@ -116,7 +117,7 @@ def test_a_kernel_that_fails_at_run_time(tmp_path):
     assert fault.kind == "exception" and fault.variant == "boom" and fault.round == 1
     assert fault.phase == "k_mean_and_smoothing_preparation"
     assert any("ValueError: kernel failed" in line for line in fault.stderr_tail)
-    assert [e.data["variant"] for e in events if e.kind == "fault"] == ["boom"]
+    assert [e.fault.variant for e in events if isinstance(e, FaultRaised)] == ["boom"]
     assert json.loads(rec.read_text())["variants"][1]["status"] == "failed"
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -15,6 +16,7 @@ import time
 
 import pytest
 
+from sagetui.core.events import LogMessage
 from sagetui.core.report import Report
 from sagetui.session.session import Session
 
@@ -39,6 +41,12 @@ TALKING_RUNNER = [sys.executable, "-c", (
     "print('runner: CUDA_LAUNCH_BLOCKING is not set', file=sys.stderr, flush=True)\n"
     "from sagetui.runner.main import main\n"
     "raise SystemExit(main())\n")]
+
+
+def log_texts(stderr: str) -> list[str]:
+    """`sagetui run`'s progress lines without their "  12.3 s  " prefix (the lines under them,
+    a fault's stderr, as they are)."""
+    return [re.sub(r"^\s*\d+\.\d s  ", "", ln) for ln in stderr.splitlines()]
 
 
 def _run_and_stop_b(session: Session, then: signal.Signals) -> tuple[Report, dict, int]:
@@ -86,7 +94,7 @@ def test_runner_killed_mid_round(tmp_path):
     assert fault.stderr_tail == ["runner: CUDA_LAUNCH_BLOCKING is not set"]
     _kept_rounds(report, 3)
     assert not alive(pid)
-    assert any(e.kind == "log" and "restarting the runner without b" in e.data["message"]
+    assert any(isinstance(e, LogMessage) and "restarting the runner without b" in e.message
                for e in events)
     assert Report.model_validate_json(rec.read_text()) == report
 
@@ -157,8 +165,8 @@ def test_headless_run_with_a_runner_killed_from_outside(tmp_path):
             p.kill()
     assert p.returncode == 1, err
     assert no_traceback(err)
-    assert (f"fault: the runner was killed by SIGKILL (variant b, phase {status['phase']})"
-            in err.splitlines())
+    assert (f"FAULT died: the runner was killed by SIGKILL (variant b, phase {status['phase']}, "
+            "round 1)") in log_texts(err)
     assert "restarting the runner without b" in err
     report = json.loads((tmp_path / "r.json").read_text())
     a, b = report["variants"]
@@ -176,11 +184,12 @@ def test_headless_run_shows_a_cuda_error_and_its_stderr(tmp_path):
                 "--iterations", "3", "--json", "r.json", cwd=tmp_path,
                 extra_env={"SAGETUI_INJECT_FAULT": "cuda@b:0"})
     assert p.returncode == 1 and no_traceback(p.stderr)
-    lines = p.stderr.splitlines()
-    i = next(i for i, ln in enumerate(lines) if ln.startswith("fault: RuntimeError: CUDA error"))
-    assert lines[i].endswith("(variant b, phase k_mean_and_smoothing_preparation)")
+    lines = log_texts(p.stderr)
+    i = next(i for i, ln in enumerate(lines)
+             if ln.startswith("FAULT cuda: RuntimeError: CUDA error"))
+    assert lines[i].endswith("(variant b, phase k_mean_and_smoothing_preparation, round 0)")
     assert any("RuntimeError: CUDA error: an illegal memory access" in ln
-               for ln in lines[i + 1:i + 6])  # the runner's last words, indented below
+               for ln in lines[i + 1:i + 9])  # its last 8 stderr lines, indented below
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["rounds"] == 2 and report["variants"][0]["status"] == "ok"
     assert report["faults"][0]["kind"] == "cuda"

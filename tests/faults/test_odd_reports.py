@@ -143,10 +143,10 @@ def test_exports_of_odd_reports(fresh_report):
 
 
 def test_view_of_an_odd_report_builds_its_panels(fresh_report):
-    from sagetui.tui.run_data import RunData
+    from sagetui.tui.report_view import from_report
 
     for case in ODD:
-        RunData.from_report(_with(fresh_report, ODD[case]), "odd.json", path="odd.json")
+        from_report(_with(fresh_report, ODD[case]), "odd.json", path="odd.json")
 
 
 def test_csv_export_defuses_spreadsheet_formulas(fresh_report):

@@ -42,7 +42,7 @@ def test_a_second_setup_gives_the_first_points_memory_back():
         return RunConfig(shape=Shape(batch=4, heads=32, q_len=q, head_dim=128),
                          variants=[VariantSpec.parse("sage2-sm90")], device="cuda", warmup=1)
 
-    def emit(_event, /, **fields):
+    def emit(event):  # a typed runner event (core/events.py); none is needed here
         pass
 
     engine = new_engine(cfg(16384), emit, StatusBoard(None), threading.Event())

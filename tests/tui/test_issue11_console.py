@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sagetui.core.eventlog import LogLine
 from sagetui.session import calibration as cal
 from sagetui.tui.app import SageTUI
 from sagetui.tui.widgets.status_panel import state_line
@@ -26,13 +27,13 @@ def _private_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def logged(app: SageTUI) -> list[str]:
     """Every log line from now on (the Log tab's text, as written)."""
     lines: list[str] = []
-    write = app.log_line
+    write = app.write_log
 
-    def log_line(message: str, *args: object, **kw: object) -> None:
-        lines.append(message)
-        write(message, *args, **kw)  # type: ignore[arg-type]
+    def write_log(line: LogLine) -> None:
+        lines.append(line.text)
+        write(line)
 
-    app.log_line = log_line  # type: ignore[method-assign]
+    app.write_log = write_log  # type: ignore[method-assign]
     return lines
 
 

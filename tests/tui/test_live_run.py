@@ -104,7 +104,7 @@ async def test_toggle_and_baseline_take_effect_at_the_next_round(tmp_path: Path)
         await pilot.press("v")
         assert app.selected == "slow"
         await pilot.press("b")
-        assert session.collector.baseline == "slow"
+        assert session.baseline == "slow"  # the verdicts' baseline from the next round
         await pilot.press("v", "t")  # "ref" off
         assert app.selected == "ref" and session.enabled()["ref"] is False
         done = app.data.rounds_done

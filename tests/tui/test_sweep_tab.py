@@ -19,14 +19,14 @@ from .conftest import THEME, aio, screen_text, settle, tiny_config, viewer, wait
 @aio
 async def test_a_live_sweep_streams_points_and_reopens_from_its_report(tmp_path: Path) -> None:
     app = SageTUI(config=tiny_config(variants=2), theme_name=THEME,
-                  recovery_path=tmp_path / "recovery.json", export_dir=tmp_path)
-    app.sweep_axes = Axes(q_lens=[128, 256, 512], head_dims=[64], causal=[False])
+                  recovery_path=tmp_path / "recovery.json", export_dir=tmp_path,
+                  sweep_axes=Axes(q_lens=[128, 256, 512], head_dims=[64], causal=[False]))
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         assert app.query_one(TabbedContent).active == "sweep"
         await pilot.press("r")
-        await wait_for(pilot, lambda: app._live_sweep is not None
-                       and len(app._live_sweep.points) >= 1, what="the first point")
+        await wait_for(pilot, lambda: app.sweeps.live_sweep is not None
+                       and len(app.sweeps.live_sweep.points) >= 1, what="the first point")
         app.flush_redraws(force=True)
         await pilot.pause()
         assert app.query_one(SweepTable).row_count >= 2  # one point, two variants so far

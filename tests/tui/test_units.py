@@ -9,7 +9,7 @@ from sagetui.core.io import load_report
 from sagetui.tui import keymap
 from sagetui.tui.app import SageTUI
 from sagetui.tui.formatting import t975
-from sagetui.tui.run_data import RunData
+from sagetui.tui.report_view import from_report
 from sagetui.tui.series import GrowableArray, MinMaxSeries, stride
 from sagetui.tui.themes import (
     OKABE_ITO,
@@ -110,14 +110,14 @@ def test_every_key_has_an_action_and_keys_are_unique() -> None:
 
 
 def test_reference_reports_fill_the_model() -> None:
-    d000 = RunData.from_report(load_report(REF_000), "000")
+    d000 = from_report(load_report(REF_000), "000")
     whose, rows = d000.phase_rows(None)
     assert whose == "report" and len(rows) == 8
     assert rows[2].depth == 1 and rows[0].share is not None
     assert len(d000.tail_rows) == 6 and d000.scheduler["grid_ctas"] == 16576
-    d001 = RunData.from_report(load_report(REF_001), "001")
+    d001 = from_report(load_report(REF_001), "001")
     assert list(d001.variants) == ["baseline", "interleave-softmax"]
     assert len(d001.round_medians("baseline")) == 5
-    syn = RunData.from_report(load_report(SYNTHETIC), "syn")
+    syn = from_report(load_report(SYNTHETIC), "syn")
     assert len(syn.variants["base"].totals) == 72
     assert syn.variants["fast"].throttled_rounds()

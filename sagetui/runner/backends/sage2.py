@@ -326,6 +326,7 @@ class Sage2AutoBackend(Backend):
                                    "of it is another install first on PYTHONPATH, not a .so")
         self._sageattn = importlib.import_module("sageattention").sageattn
         # the instance's tile configuration is whichever kernel sageattn picks on this device
+        # (kernel is a ClassVar for the other backends: set on the instance here, on purpose)
         self.kernel = AUTO_DISPATCH.get(_arch(), (None, None))[1]  # type: ignore[misc]
 
     def provenance_files(self) -> dict[str, str]:

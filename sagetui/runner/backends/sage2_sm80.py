@@ -46,6 +46,7 @@ class Sage2Sm80Backend(Sage2CudaBackend):
                  variant_name: str = "default") -> None:
         super().__init__(options, module_path, variant_name)
         if self.pv_accum == "fp16+fp32":
+            # the class's kernel is its default; this instance runs another tile configuration
             self.kernel = "sm80-inst-buf"  # type: ignore[misc]
 
     @classmethod

@@ -70,7 +70,8 @@ class SdpaBackend(Backend):
                  variant_name: str = "default") -> None:
         super().__init__(options, module_path, variant_name)
         validate_options(self.name, self.options)
-        self.pinned: str | None = self.options.get("backend")  # type: ignore[assignment]
+        pinned = self.options.get("backend")  # validate_options: None or a name
+        self.pinned: str | None = pinned if isinstance(pinned, str) else None
         self.flash_impl = self.pinned.upper() if self.pinned in SDPA_FLASH_IMPLS else None
 
     @classmethod

@@ -4,6 +4,8 @@ The title names the files (A = ..., B = ...) and the sign convention."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -13,12 +15,21 @@ from ..run_data import RunData
 from .vim_keys import VIM_KEYS
 
 
+def compare_hint(reports: int) -> Text:
+    """The line above the Compare table."""
+    if reports < 2:
+        return Text("Open two or more reports to compare them: sagetui view A.json B.json, "
+                    "or o to open one here.", style="dim")
+    return Text(f"{reports} reports side by side; * marks a verdict computed from a report's "
+                "round p50s.", style="dim")
+
+
 class CompareTable(DataTable):
     BINDINGS = VIM_KEYS
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, fixed_columns=2,
-                         **kwargs)  # type: ignore[arg-type]
+                         **kwargs)
         self._columns_for: tuple[int, bool] = (-1, False)
 
     def _columns(self, n: int, cos: bool) -> None:

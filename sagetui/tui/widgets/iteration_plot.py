@@ -14,6 +14,8 @@ braille's dots a row); as a last resort the min and max of each block as dots.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from textual.binding import Binding
 
@@ -39,7 +41,7 @@ class IterationPlot(SeriesPlot):
         Binding("d", "next_mode", "Lines/hist/CDF"),
     ]
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.mode = MODES[0]
         self.cursor: int | None = None  # a sample index (0-based), None: no cursor
@@ -142,7 +144,8 @@ class IterationPlot(SeriesPlot):
         hi_all = max(float(hi.max()) for _, x, _, hi in series if x.size)
         self.set_yticks(lo_all, hi_all)
         plt.xlim(start + 1, max(start + 2, stop))
-        plt.xticks(int_ticks(start + 1, max(start + 2, stop), max(2, width // 10)))
+        # plotext hints ticks as floats; whole-number ticks are ints
+        plt.xticks(int_ticks(start + 1, max(start + 2, stop), max(2, width // 10)))  # type: ignore[arg-type]
         round_start = shown[0].total.round_start
         if 1 < len(round_start) <= 30:
             for s in sorted(round_start.values())[1:]:

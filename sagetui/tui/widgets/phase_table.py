@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -23,8 +25,8 @@ def _cells(row: PhaseRow, bold: bool = False) -> list[Text | str]:
 class PhaseTable(DataTable):
     BINDINGS = VIM_KEYS
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="row", **kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", **kwargs)
 
     def on_mount(self) -> None:
         for label in ("phase", "p50 ms", "p90 ms", "share", "95% CI ms", "n"):

@@ -10,6 +10,7 @@ main loop leaves a 0.14 ms phase a sliver of a cell.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import DataTable
@@ -47,8 +48,8 @@ def axis(lo: int, hi: float, width: int) -> str:
 class PhaseView(DataTable):
     BINDINGS = VIM_KEYS
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
         self._last: tuple[RunData, ViewContext] | None = None
         self._width = 0
 
@@ -62,14 +63,14 @@ class PhaseView(DataTable):
     def sync(self, data: RunData, ctx: ViewContext) -> None:
         self._last = (data, ctx)
         self._width = width = self._bar_width()
-        names = [v.name for v in data.variants.values() if v.enabled]
+        names: list[str | None] = [v.name for v in data.variants.values() if v.enabled]
         if data.baseline in names:  # the baseline first: the others read against it
             names.remove(data.baseline)
-            names.insert(0, data.baseline)  # type: ignore[arg-type]
+            names.insert(0, data.baseline)
         # phase -> variant -> (p50, p90) in s; only what was measured: no empty rows
         table: dict[str, dict[str, tuple[float, float | None]]] = {}
         depth: dict[str, int] = {}
-        for name in names or [None]:  # type: ignore[list-item]
+        for name in names or [None]:
             whose, rows = data.phase_rows(name)
             if name is not None and whose != name:
                 rows = []  # no phases of its own (the report's are the baseline's)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from rich.text import Text
@@ -117,8 +118,8 @@ class LegendEntry:
 class SeriesPlot(PlotextPlot):
     follows_samples = False  # redraw on every batch of iterations, not only per block
 
-    def __init__(self, hide_when_empty: bool = False, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, hide_when_empty: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         # beside other panels (the overview): a saved report with nothing to plot hides the
         # plot (and its container, when all of its plots are hidden) instead of a blank frame
         self.hide_when_empty = hide_when_empty
@@ -227,8 +228,10 @@ class SeriesPlot(PlotextPlot):
         ticks = nice_ticks(lo, hi, max(2, min(8, self.canvas_rows() // 3)))
         if len(ticks) < 2:
             return lo, hi
-        self.plt.yticks(ticks, tick_labels(ticks), yside=yside)
-        self.plt.ylim(ticks[0], ticks[-1], yside=yside)
+        # plotext hints yside as a float; it takes "left" or "right"
+        self.plt.yticks(ticks, tick_labels(ticks), yside=yside)  # type: ignore[arg-type]
+        # plotext hints yside as a float; it takes "left" or "right"
+        self.plt.ylim(ticks[0], ticks[-1], yside=yside)  # type: ignore[arg-type]
         return ticks[0], ticks[-1]
 
     @staticmethod

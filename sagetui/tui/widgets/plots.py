@@ -76,7 +76,8 @@ class RoundPlot(SeriesPlot):
                             marker="x")
         self._clocks(data, ctx, width, telemetry)
         if plotted:  # whole-number ticks among the rounds drawn
-            plt.xticks(int_ticks(min(plotted), max(plotted), max(2, width // 8)))
+            # plotext hints ticks as floats; whole-number ticks are ints
+            plt.xticks(int_ticks(min(plotted), max(plotted), max(2, width // 8)))  # type: ignore[arg-type]
         if throttled:
             reasons = sorted(set().union(*throttled.values()))
             every = " (every round)" if set(throttled) >= plotted else ""
@@ -94,10 +95,10 @@ class RoundPlot(SeriesPlot):
 
     def _clocks(self, data: RunData, ctx: ViewContext, width: int, telemetry: bool) -> None:
         """The GPU's SM clock beside the medians: drift explained, not just seen."""
-        clocks = [(r + 1, (t.get("sm_clock_mhz") or {}).get("mean"))
-                  for r, t in data.gpu_telemetry().items() if t.get("available")] \
+        means = [(r + 1, (t.get("sm_clock_mhz") or {}).get("mean"))
+                 for r, t in data.gpu_telemetry().items() if t.get("available")] \
             if telemetry else []
-        clocks = [(r, c) for r, c in clocks if c is not None]
+        clocks: list[tuple[int, float]] = [(r, float(c)) for r, c in means if c is not None]
         if not clocks:
             return
         lo, hi = min(c for _, c in clocks), max(c for _, c in clocks)
@@ -107,6 +108,8 @@ class RoundPlot(SeriesPlot):
         self.plt.plot([r for r, _ in clocks], [c for _, c in clocks], yside="right",
                       color="gray", marker="braille")
         ticks = nice_ticks(lo - pad, hi + pad, max(2, min(8, self.canvas_rows() // 3)))
-        self.plt.yticks(ticks, tick_labels(ticks), yside="right")
-        self.plt.ylim(ticks[0], ticks[-1], yside="right")
+        # plotext hints yside as a float; it takes "left" or "right"
+        self.plt.yticks(ticks, tick_labels(ticks), yside="right")  # type: ignore[arg-type]
+        # plotext hints yside as a float; it takes "left" or "right"
+        self.plt.ylim(ticks[0], ticks[-1], yside="right")  # type: ignore[arg-type]
         self.add_legend("━", "SM clock, MHz (right axis)", "grey50")

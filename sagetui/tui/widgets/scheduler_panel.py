@@ -39,22 +39,22 @@ def _fact(key: str, value: Any) -> str:
 class SchedulerFacts(DataTable):
     """Two facts per row: the grid fits an 80x24 terminal beside nothing else."""
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="none", show_header=False, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="none", show_header=False, **kwargs)
 
     def sync(self, data: RunData, ctx: ViewContext) -> None:
         self.clear(columns=True)  # columns too: their widths would keep an old row's
         for key in ("fact1", "value1", "fact2", "value2"):
             self.add_column(key, key=key)
         s = data.scheduler or {}
-        cells: list[tuple[str | Text, Text]] = [
+        facts: list[tuple[str, Text]] = [
             (label, Text(_fact(key, s[key]), justify="right"))
             for key, label in FACTS if s.get(key) is not None]
         for key, value in (data.achieved or {}).items():
             if value is not None:
                 text = f"{100 * value:.2f} %" if "share" in key else f"{value:.3f}"
-                cells.append((key.replace("_", " "), Text(text, justify="right")))
-        cells = [(Text(label), value) for label, value in cells]  # report keys: never markup
+                facts.append((key.replace("_", " "), Text(text, justify="right")))
+        cells = [(Text(label), value) for label, value in facts]  # report keys: never markup
         half = (len(cells) + 1) // 2
         for left, right in zip(cells[:half], [*cells[half:], (Text(""), Text(""))],
                                strict=False):
@@ -100,8 +100,8 @@ class TailTable(DataTable):
     BINDINGS = VIM_KEYS
 
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="row", **kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", **kwargs)
 
     def sync(self, data: RunData, ctx: ViewContext) -> None:
         self.clear(columns=True)  # columns too: their widths would keep an old row's

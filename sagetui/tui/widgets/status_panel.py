@@ -67,8 +67,7 @@ def state_line(data: RunData, ctx: ViewContext) -> Text:
 
 
 def machine_line(data: RunData) -> Text:
-    backends = sorted({v.backend or v.kernel for v in data.variants.values()
-                       if v.backend or v.kernel})
+    backends = sorted({b for v in data.variants.values() if (b := v.backend or v.kernel)})
     parts = []
     if backends:
         parts.append(f"backend {', '.join(backends)}")

@@ -21,6 +21,7 @@ class SweepPlot(SeriesPlot):
     def sync(self, data: Any, ctx: ViewContext) -> None:
         """Fed a SweepView by the Sweep tab; the app's RunData syncs are not for it."""
         if isinstance(data, SweepView):
+            # the base class keeps a RunData here; this plot draws a SweepView instead
             self._pending = (data, ctx)  # type: ignore[assignment]
 
     def draw(self, data: Any, ctx: ViewContext, width: int) -> None:

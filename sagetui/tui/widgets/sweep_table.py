@@ -3,6 +3,8 @@ share of peak, accuracy); failed points and variants say why."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -16,8 +18,8 @@ COLUMNS = ("point", "backend", "p50 ms ± CI", "kernel TOPS", "e2e TOPS", "share
 
 
 class SweepTable(DataTable):
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(zebra_stripes=True, cursor_type="row", **kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(zebra_stripes=True, cursor_type="row", **kwargs)
         self._shown: tuple[int, int] | None = None
 
     def on_mount(self) -> None:

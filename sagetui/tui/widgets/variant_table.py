@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -29,8 +31,8 @@ class VariantTable(DataTable):
     BINDINGS = VIM_KEYS
 
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
         self._signature: tuple = ()
         self._accuracy = False  # the accuracy columns are shown (only when a variant has them)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -25,8 +27,8 @@ def drift_cell(drift: dict | None) -> Text:
 class VerdictTable(DataTable):
     BINDINGS = VIM_KEYS
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="none", **kwargs)  # type: ignore[arg-type]
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="none", **kwargs)
 
     def on_mount(self) -> None:
         # "paired %": the verdict's own estimate, the centre of its interval (core.analysis);

@@ -1,0 +1,103 @@
+"""The log line of each event: the one place the console's Log tab and `sagetui run`'s progress
+lines are written from. Plain text (a display must never read it as markup)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from . import events as ev
+from .sweep_model import SweepPoint
+
+Severity = Literal["information", "warning", "error"]
+
+
+@dataclass(frozen=True)
+class LogLine:
+    text: str
+    severity: Severity = "information"
+    detail: list[str] = field(default_factory=list)  # shown indented and dim (stderr lines)
+
+
+def fault_line(kind: str, message: str, where: dict[str, object],
+               tail: list[str]) -> LogLine:
+    """A fault, live or from a saved report: what, where (variant, phase, round), its last
+    stderr lines."""
+    at = ", ".join(f"{k} {v}" for k, v in where.items() if v is not None)
+    return LogLine(f"FAULT {kind}: {message}" + (f" ({at})" if at else ""), "error",
+                   list(tail)[-8:])
+
+
+def _verdicts(verdicts: dict[str, dict[str, object]]) -> str:
+    parts = []
+    for name, v in verdicts.items():
+        text = f"{name}: {v.get('state')}"
+        lo, hi = v.get("ci_low_percent"), v.get("ci_high_percent")
+        if isinstance(lo, int | float) and isinstance(hi, int | float):
+            text += f" [{lo:+.2f}, {hi:+.2f}] %"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def point_line(p: SweepPoint) -> str:
+    """A sweep point's outcome: each variant's TOPS, or why it failed."""
+    if p.status == "failed":
+        return f"  failed: {p.error or 'every variant failed'}"
+    parts = []
+    for v in p.variants:
+        if v.status != "ok":
+            parts.append(f"{v.name} failed ({v.error})")
+        else:
+            parts.append(f"{v.name} {v.kernel_tops:.3g} TOPS kernel, {v.e2e_tops:.3g} e2e")
+    return "  " + "; ".join(parts)
+
+
+def log_line(e: ev.Event) -> LogLine | None:
+    """The line an event writes to the log; None for the events that write none."""
+    match e:
+        case ev.Hello():
+            return LogLine(f"runner up: torch {e.torch} on {e.device}")
+        case ev.VariantLoaded():
+            if e.status == "ok":
+                return LogLine(f"variant {e.name} ({e.backend}): loaded")
+            return LogLine(f"variant {e.name} ({e.backend}): failed: {e.error}", "error")
+        case ev.Ready():
+            gpu = (e.gpu or {}).get("name") or e.device
+            return LogLine(f"inputs ready on {gpu} (sha256 {e.input_sha256[:12]})")
+        case ev.RoundDone():
+            verdicts = _verdicts(e.verdicts)
+            return LogLine(f"round {e.round + 1} done" + (f" · {verdicts}" if verdicts else ""))
+        case ev.BlockDone() if e.sdpa_backend:
+            return LogLine(f"variant {e.variant}: torch's SDPA ran the {e.sdpa_backend} "
+                           f"backend ({e.sdpa_backend_method})")
+        case ev.PointStarted():
+            return LogLine(f"point {e.index + 1}/{e.total}: {e.shape}")
+        case ev.PointDone():
+            return LogLine(f"sweep point {e.index + 1}/{e.total}: {e.point.shape.describe()}"
+                           + point_line(e.point),
+                           "error" if e.point.status == "failed" else "information")
+        case ev.TailRow():
+            return LogLine(f"tail study: {e.sweep} q_len {e.q_len} kv_len {e.kv_len}")
+        case ev.FaultRaised(fault=f):
+            return fault_line(f.kind, f.message,
+                              {"variant": f.variant, "phase": f.phase, "round": f.round},
+                              f.stderr_tail)
+        case ev.RunnerError():
+            return fault_line(e.kind, e.message, {"variant": e.variant, "phase": e.phase},
+                              (e.traceback or "").splitlines())
+        case ev.LogMessage():
+            return LogLine(e.message)
+        case ev.FromRunner():
+            inner = log_line(e.event)
+            return None if inner is None else LogLine(f"[{e.runner}] {inner.text}",
+                                                      inner.severity, inner.detail)
+        case ev.Finished():
+            rounds = e.report.rounds or 0
+            return LogLine(f"run {e.status}: {rounds} rounds kept",
+                           "information" if e.status == "complete" else "warning")
+        case (ev.WarmupDone() | ev.Iterations() | ev.BlockDone() | ev.Decomposition()
+              | ev.PhaseStarted() | ev.Bye() | ev.RoundStarted()):
+            return None
+        case _:
+            ev.unexpected(e)
+            return None

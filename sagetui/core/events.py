@@ -1,0 +1,330 @@
+"""Every event and command of a run, as frozen dataclasses.
+
+Three families:
+- runner events (runner -> session, over the runner's stdout) and commands (session -> runner,
+  over its stdin): pydantic dataclasses, so that a line the runner or the session decodes is
+  checked field by field (strict: no "1" for 1, no unknown field); protocol.py is their codec;
+- session events (the session -> its display: the console, `sagetui run`): plain dataclasses,
+  built in-process and never encoded. The session passes every runner event it is given on to
+  its display too, under the same name.
+
+To add an event: one dataclass here with its NAME, its class in RunnerEventT, CommandT or
+SessionEventT below (the codec's registry is built from them), and one arm in eventlog.log_line
+and in tui/live_fold.apply (mypy points at every `match` that lacks it: they end in
+`unexpected(ev)`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Never
+
+from pydantic import BeforeValidator, ConfigDict, Field
+from pydantic.dataclasses import dataclass as wire
+
+from .report import Fault
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+    from .report import Report
+    from .sweep_model import SweepPoint
+
+_STRICT = ConfigDict(extra="forbid", strict=True, defer_build=True)  # built at first use
+STRICT_ENV = "SAGETUI_STRICT_EVENTS"  # set by the tests: an unexpected event raises
+
+
+def _pairs(v: Any) -> Any:
+    """JSON has no tuples: [name, parent] arrives as a list (strict mode takes no list)."""
+    return [tuple(x) if isinstance(x, list) else x for x in v] if isinstance(v, list) else v
+
+
+PhaseTree = Annotated[list[tuple[str, str | None]], BeforeValidator(_pairs)]
+
+
+class UnexpectedEvent(TypeError):
+    pass
+
+
+def unexpected(ev: Never) -> None:
+    """The last arm of an exhaustive `match` on events: mypy reports the arms that are
+    missing; at run time it raises under the tests (STRICT_ENV) and is a no-op otherwise, so
+    that a display never takes a run down."""
+    if os.environ.get(STRICT_ENV):
+        raise UnexpectedEvent(f"no handler for {type(ev).__name__}")
+
+
+def to_dict(e: DataclassInstance) -> dict[str, Any]:
+    """An event's fields as a dict (shallow; the None ones left out)."""
+    return {f.name: v for f in fields(e) if (v := getattr(e, f.name)) is not None}
+
+
+# -- runner events ------------------------------------------------------------------------------
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class RunnerEvent:
+    NAME: ClassVar[str]
+    # the paths of numbers that were NaN or infinite (JSON has no such numbers: they travel
+    # as null); set by the codec
+    nonfinite: list[str] | None = None
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class Hello(RunnerEvent):
+    NAME: ClassVar[str] = "hello"
+    protocol: int
+    pid: int
+    python: str
+    torch: str
+    device: str
+    backends: dict[str, str | None]  # name -> None when available, else why not
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class VariantLoaded(RunnerEvent):
+    NAME: ClassVar[str] = "variant"
+    name: str
+    backend: str
+    status: str  # "ok" | "failed"
+    path: str | None = None
+    error: str | None = None
+    kernel: str | None = None
+    phases: PhaseTree = Field(default_factory=list)  # (name, parent)
+    # the files the variant's code came from: {files: [{module, path, sha256, size_bytes,
+    # mtime_utc}], sageattention_dist?, sageattention_version?} (runner/provenance.py)
+    provenance: dict[str, Any] | None = None
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class Ready(RunnerEvent):
+    NAME: ClassVar[str] = "ready"
+    input_sha256: str
+    device: str
+    gpu: dict[str, Any] | None = None
+    scheduler: dict[str, Any] | None = None
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class WarmupDone(RunnerEvent):
+    NAME: ClassVar[str] = "warmup_done"
+    variant: str
+    calls: int
+    seconds: float
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class Iterations(RunnerEvent):
+    """Iterations `start` .. `start + n - 1` of a block, as columns: per leaf phase and for the
+    total, one number per iteration (seconds). A block streams one or more of them."""
+
+    NAME: ClassVar[str] = "iterations"
+    variant: str
+    round: int
+    half: int
+    start: int
+    phases: dict[str, list[float]]
+    total_s: list[float]
+    t_emit: float | None = None  # the writer's CLOCK_MONOTONIC (the benchmarks' lag probe)
+
+    @property
+    def n(self) -> int:
+        return len(self.total_s)
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class BlockDone(RunnerEvent):
+    NAME: ClassVar[str] = "block_done"
+    variant: str
+    round: int
+    half: int
+    iterations: int
+    cancelled: bool
+    telemetry: dict[str, Any] = field(default_factory=dict)
+    host: dict[str, float] = field(default_factory=dict)  # where the block's host time went
+    output_sha256: str | None = None
+    checksum: float | None = None
+    max_abs_diff: float | None = None
+    mean_abs_diff: float | None = None
+    # in a variant's first block only (outside the timed region): its accuracy against fp32
+    # attention {cosine_similarity, relative_l1, rmse, max_abs_error, reference, rows, heads,
+    # elements} or why it could not be computed, and which SDPA backend torch ran
+    accuracy: dict[str, Any] | None = None
+    accuracy_error: str | None = None
+    sdpa_backend: str | None = None
+    sdpa_backend_method: str | None = None
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class Decomposition(RunnerEvent):
+    """The decomposed phases' output against the public API's; `skipped` says why not."""
+
+    NAME: ClassVar[str] = "decomposition"
+    variant: str
+    skipped: str | None = None
+    equal: bool | None = None
+    max_abs: float | None = None
+    mean_abs: float | None = None
+    decomposed_sha256: str | None = None
+    public_sha256: str | None = None
+    manual_checksum: float | None = None
+    reference_checksum: float | None = None
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class PhaseStarted(RunnerEvent):
+    NAME: ClassVar[str] = "phase"
+    variant: str
+    phase: str
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class RunnerError(RunnerEvent):
+    NAME: ClassVar[str] = "error"
+    kind: str  # protocol, oom, cuda, exception
+    message: str
+    fatal: bool = False  # the runner exits after it
+    variant: str | None = None
+    phase: str | None = None
+    command: str | None = None
+    traceback: str | None = None
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class Bye(RunnerEvent):
+    NAME: ClassVar[str] = "bye"
+
+
+# -- commands ---------------------------------------------------------------------------------
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class Command:
+    NAME: ClassVar[str]
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class Setup(Command):
+    NAME: ClassVar[str] = "setup"
+    config: dict[str, Any]  # RunConfig as JSON: build inputs, load every variant
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class Warmup(Command):
+    NAME: ClassVar[str] = "warmup"
+    variant: str
+    calls: int
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class Block(Command):
+    NAME: ClassVar[str] = "block"
+    variant: str
+    round: int
+    half: int
+    iterations: int
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class Decompose(Command):
+    NAME: ClassVar[str] = "decompose"
+    variant: str
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class Cancel(Command):
+    NAME: ClassVar[str] = "cancel"
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class Quit(Command):
+    NAME: ClassVar[str] = "quit"
+
+
+# -- session events ---------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
+class RoundStarted:
+    NAME: ClassVar[str] = "round_started"
+    round: int
+    variants: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundDone:
+    NAME: ClassVar[str] = "round_done"
+    round: int
+    # variant -> the analysis' verdict dict (core/analysis.py), threshold fields included
+    verdicts: dict[str, dict[str, Any]]
+    # variant -> Drift.to_dict() and variant -> p50 speedup %, both computed at most every
+    # conversation.DRIFT_EVERY_S (empty otherwise): rounds of milliseconds do not wait on them
+    drift: dict[str, dict[str, Any]] = field(default_factory=dict)
+    speedups: dict[str, float | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TailRow:
+    """One shape of the tail study, measured as a sweep point (session/points.py)."""
+
+    NAME: ClassVar[str] = "tail"
+    variant: str
+    sweep: str
+    q_len: int
+    kv_len: int
+    mainloop: list[float]  # seconds per iteration of `phase`
+    phase: str
+    checksum: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PointStarted:
+    """A sweep's point `index` (of `total`) starts measuring (session/sweep.py)."""
+
+    NAME: ClassVar[str] = "point_start"
+    index: int
+    total: int
+    shape: str  # Shape.describe()
+
+
+@dataclass(frozen=True, kw_only=True)
+class PointDone:
+    NAME: ClassVar[str] = "point"
+    index: int
+    total: int
+    point: SweepPoint
+
+
+@dataclass(frozen=True, kw_only=True)
+class FaultRaised:
+    """Something went wrong: the fault as the report keeps it."""
+
+    NAME: ClassVar[str] = "fault"
+    fault: Fault
+
+
+@dataclass(frozen=True, kw_only=True)
+class LogMessage:
+    NAME: ClassVar[str] = "log"
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finished:
+    NAME: ClassVar[str] = "finished"
+    status: str
+    report: Report
+
+
+@dataclass(frozen=True, kw_only=True)
+class FromRunner:
+    """An event of one of several runners measuring side by side (`--gpus`, node-check):
+    the runner's slot label ("gpu 2", "cpu 1") and the event its session emitted."""
+
+    NAME: ClassVar[str] = "from_runner"
+    runner: str
+    event: Any  # an Event (not FromRunner): Event is defined from this class below
+
+
+# The codec's registries are built from these (protocol.py); a display's `match` covers Event.
+RunnerEventT = (Hello | VariantLoaded | Ready | WarmupDone | Iterations | BlockDone
+                | Decomposition | PhaseStarted | RunnerError | Bye)
+CommandT = Setup | Warmup | Block | Decompose | Cancel | Quit
+SessionEventT = (RoundStarted | RoundDone | TailRow | PointStarted | PointDone | FaultRaised
+                 | LogMessage | Finished | FromRunner)
+Event = RunnerEventT | SessionEventT

@@ -1,0 +1,70 @@
+"""The report's building blocks that the sweep block (sweep_model.py) shares with the report
+model (report.py): the strict base model, its units, the latency summary, the scheduler facts
+and a fault."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Seconds = Annotated[float, Field(gt=0, le=1e6, description="seconds")]
+Count = Annotated[int, Field(ge=0, le=10**9)]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class Summary(Model):
+    """Latency summary; percentiles by numpy's "linear" method (see core.stats)."""
+
+    count: Annotated[int, Field(ge=1, le=10**9)]
+    mean_s: Seconds
+    p50_s: Seconds
+    p90_s: Seconds
+    p95_s: Seconds
+    p99_s: Seconds
+    min_s: Seconds
+    max_s: Seconds
+
+
+class Scheduler(Model):
+    cta_q: Annotated[int, Field(ge=1, le=4096)]
+    cta_k: Annotated[int, Field(ge=1, le=4096)]
+    warp_q: Annotated[int, Field(ge=1, le=4096)] | None = None
+    warp_k: Annotated[int, Field(ge=1, le=4096)] | None = None
+    warps_per_cta: Count | None = None
+    threads_per_cta: Count | None = None
+    dynamic_shared_memory_bytes: Count | None = None
+    q_ctas_per_head: Count | None = None
+    heads: Count | None = None
+    grid_ctas: Count | None = None
+    k_iterations_per_cta: Count | None = None
+    q_tail_rows: Count | None = None
+    k_tail_rows: Count | None = None
+    explicit_pipeline_stages: Count | None = None
+    # sagetui's additions
+    kernel: str | None = None
+    batch: Count | None = None
+    q_len: Count | None = None
+    kv_len: Count | None = None
+    head_dim: Count | None = None
+    causal: bool | None = None
+    k_iterations_total: Count | None = None
+    scheduled_q_rows: Count | None = None
+    q_row_efficiency: Annotated[float, Field(gt=0, le=1)] | None = None
+    sm_count: Count | None = None
+    ctas_per_sm: Count | None = None
+    waves: Annotated[float, Field(ge=0)] | None = None
+
+
+class Fault(Model):
+    """Something that went wrong during the run and what was kept."""
+
+    kind: str
+    message: str
+    variant: str | None = None
+    phase: str | None = None
+    round: Count | None = None
+    stderr_tail: list[str] = Field(default_factory=list)

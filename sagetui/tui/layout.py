@@ -1,0 +1,64 @@
+"""The console's panels: its tabs and what each holds (the app fills them)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Footer, RichLog, Static, TabbedContent, TabPane
+
+from . import keymap
+from .widgets.compare_table import CompareTable
+from .widgets.phase_table import PhaseTable
+from .widgets.phase_view import PhaseView
+from .widgets.plots import IterationPlot, RoundPlot
+from .widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
+from .widgets.status_panel import StatusPanel
+from .widgets.sweep_plot import SweepPlot
+from .widgets.sweep_table import SweepTable
+from .widgets.variant_table import VariantTable
+from .widgets.verdict_table import VerdictTable
+
+PANEL_TITLES = {"variants": "Variants · t toggle · b baseline",
+                "verdicts": "Verdicts vs baseline", "facts": "Scheduler grid",
+                "tail": "Tail study (main loop)", "compare-table": "Compare",
+                "decomposition": "Correctness"}
+
+
+def compose_console(initial: str) -> ComposeResult:
+    """Every tab; `initial` is the one shown first (Compare with two or more reports open,
+    Sweep for a sweep)."""
+    titles = dict(keymap.TABS)
+    label = {tab: f"{i + 1} {titles[tab]}" for i, (tab, _) in enumerate(keymap.TABS)}
+    with TabbedContent(initial=initial, id="tabs"):
+        with TabPane(label["overview"], id="overview"):
+            yield StatusPanel(id="status")
+            with Horizontal(id="tables"):
+                yield VariantTable(id="variants")
+                yield VerdictTable(id="verdicts")
+            with Horizontal(id="overview-main"):
+                yield PhaseTable(id="phase-table")
+                with Vertical(id="overview-plots"):
+                    yield RoundPlot(id="overview-rounds", hide_when_empty=True)
+                    yield IterationPlot(id="overview-iterations", hide_when_empty=True)
+        with TabPane(label["rounds"], id="rounds"):
+            yield RoundPlot(id="rounds-plot")
+        with TabPane(label["iterations"], id="iterations"):
+            yield IterationPlot(id="iterations-plot")
+        with TabPane(label["phases"], id="phases"):
+            yield PhaseView(id="phase-view")
+        with TabPane(label["scheduler"], id="scheduler"):
+            with VerticalScroll(id="scheduler-body"):
+                with Horizontal(id="scheduler-top"):
+                    yield SchedulerFacts(id="facts")
+                    yield DecompositionInfo(id="decomposition")
+                yield TailTable(id="tail")
+        with TabPane(label["log"], id="log"):
+            yield RichLog(id="log-view", wrap=True, markup=False, highlight=False)
+        with TabPane(label["compare"], id="compare"):
+            yield Static(id="compare-hint")
+            yield CompareTable(id="compare-table")
+        with TabPane(label["sweep"], id="sweep"):
+            with Vertical(id="sweep-body"):
+                yield SweepPlot(id="sweep-plot")
+                yield SweepTable(id="sweep-table")
+    yield Footer(compact=True)

@@ -1,0 +1,159 @@
+"""The typed event stream: the codec's round trip and refusals, the one log-line function, and
+the rule that a display's `match` never drops an event silently."""
+
+from __future__ import annotations
+
+import math
+import typing
+
+import pytest
+
+from sagetui.core import events as ev
+from sagetui.core import protocol, sweep_build
+from sagetui.core.config import Shape
+from sagetui.core.eventlog import log_line
+from sagetui.core.report import Fault, Report
+from sagetui.core.sweep import Axes
+from sagetui.core.sweep_model import SweepPoint
+
+from .test_check import _made_report
+
+SAMPLES: list[ev.RunnerEvent | ev.Command] = [
+    ev.Hello(protocol=2, pid=1, python="3.11", torch="2.4", device="cpu",
+             backends={"reference": None, "sdpa": "needs a CUDA device"}),
+    ev.VariantLoaded(name="a", backend="reference", status="ok",
+                     phases=[("qk", None), ("q", "qk")],
+                     provenance={"files": [{"module": "m", "path": "/x.so", "sha256": "0" * 64,
+                                            "size_bytes": 10, "mtime_utc": "2026"}]}),
+    ev.Ready(input_sha256="0" * 64, device="cpu", gpu={"name": "H200"}),
+    ev.WarmupDone(variant="a", calls=3, seconds=0.5),
+    ev.Iterations(variant="a", round=1, half=0, start=4, phases={"q": [1e-3, 2e-3]},
+                  total_s=[1e-3, 2e-3]),
+    ev.BlockDone(variant="a", round=1, half=0, iterations=2, cancelled=False,
+                 output_sha256="ab" * 32, checksum=1.5, host={"enqueue_s": 0.1},
+                 accuracy={"cosine_similarity": 0.99, "rows": 4, "reference": "fp32"},
+                 sdpa_backend="flash", sdpa_backend_method="torch._fused_sdp_choice"),
+    ev.Decomposition(variant="a", skipped="no public API"),
+    ev.PhaseStarted(variant="a", phase="q"),
+    ev.RunnerError(kind="oom", message="CUDA out of memory", variant="a", fatal=False),
+    ev.Bye(),
+    ev.Setup(config={"rounds": 3}), ev.Warmup(variant="a", calls=2),
+    ev.Block(variant="a", round=0, half=1, iterations=5), ev.Decompose(variant="a"),
+    ev.Cancel(), ev.Quit(),
+]
+
+
+def test_every_message_has_a_sample_and_a_unique_name():
+    kinds = {type(m) for m in SAMPLES}
+    assert kinds == set(typing.get_args(ev.RunnerEventT)) | set(typing.get_args(ev.CommandT))
+    assert len(protocol.EVENTS) == len(typing.get_args(ev.RunnerEventT))
+    assert len(protocol.COMMANDS) == len(typing.get_args(ev.CommandT))
+
+
+@pytest.mark.parametrize("msg", SAMPLES, ids=lambda m: m.NAME)
+def test_round_trip(msg):
+    line = protocol.encode(msg)
+    assert line.endswith("\n") and line.count("\n") == 1
+    decode = protocol.decode_event if isinstance(msg, ev.RunnerEvent) else \
+        protocol.decode_command
+    assert decode(line) == msg
+
+
+@pytest.mark.parametrize("line, why", [
+    ('{"event": "iteration", "variant": "a"}', "not a known event"),  # protocol 1's name
+    ('{"variant": "a"}', "not a known event"),
+    ('[1, 2]', "not a known event"),
+    ('{"event": ["hello"]}', "not a known event"),
+    ("not json", "not a JSON line"),
+    ('{"event": "tail_done", "variant": "a"}', "not a known event"),  # a sweep point now
+    ('{"event": "phase", "variant": "a"}', "a malformed phase"),  # a field missing
+    ('{"event": "phase", "variant": "a", "phase": "q", "extra": 1}', "a malformed phase"),
+    ('{"event": "warmup_done", "variant": "a", "calls": "3", "seconds": 1}',
+     "a malformed warmup_done"),  # "3" is not 3
+    ('{"event": "iterations", "variant": "a", "round": 0, "half": 0, "start": 0, '
+     '"phases": {"q": [1, "x"]}, "total_s": [1]}', "a malformed iterations"),
+])
+def test_unknown_or_malformed_lines_are_protocol_errors(line, why):
+    with pytest.raises(protocol.ProtocolError, match=why):
+        protocol.decode_event(line)
+
+
+def test_a_command_is_not_an_event():
+    with pytest.raises(protocol.ProtocolError, match="not a known event"):
+        protocol.decode_event(protocol.encode(ev.Quit()))
+    with pytest.raises(protocol.ProtocolError, match="not a known cmd"):
+        protocol.decode_command(protocol.encode(ev.Bye()))
+
+
+def test_numbers_json_cannot_hold_travel_as_null_with_their_paths():
+    e = ev.BlockDone(variant="a", round=0, half=0, iterations=1, cancelled=False,
+                     checksum=math.nan, telemetry={"power_w": {"max": math.inf}})
+    back = protocol.decode_event(protocol.encode(e))
+    assert isinstance(back, ev.BlockDone)
+    assert back.checksum is None and back.telemetry == {"power_w": {"max": None}}
+    assert sorted(back.nonfinite or []) == ["checksum", "telemetry.power_w.max"]
+
+
+def _point() -> SweepPoint:
+    """A point whose setup failed (no report)."""
+    shape = Shape(heads=2, q_len=128, kv_len=256, head_dim=64)
+    axes = Axes(q_lens=[128], head_dims=[64], causal=[False])
+    return sweep_build.point(2, shape, axes, None, error="CUDA out of memory", fault_kind="oom")
+
+
+def _session_samples() -> list[ev.Event]:
+    report = _made_report()
+    return [ev.RoundStarted(round=0, variants=["a", "b"]),
+            ev.RoundDone(round=0, verdicts={"b": {"state": "SAME", "ci_low_percent": -1.0,
+                                                  "ci_high_percent": 1.0}}),
+            ev.TailRow(variant="a", sweep="q_len", q_len=128, kv_len=256, mainloop=[1e-4],
+                       phase="fused_mainloop", checksum=2.0),
+            ev.PointStarted(index=2, total=4, shape="1x1x128x256x64"),
+            ev.PointDone(index=2, total=4, point=_point()),
+            ev.FaultRaised(fault=Fault(kind="died", message="gone", variant="b", round=1,
+                                       stderr_tail=["x"])),
+            ev.LogMessage(message="hello"),
+            ev.Finished(status="complete", report=report)]
+
+
+def test_log_line_has_an_arm_for_every_event():
+    """Each event writes its line or, on purpose, none; none reaches `unexpected`."""
+    events = [m for m in SAMPLES if isinstance(m, ev.RunnerEvent)] + _session_samples()
+    assert {type(e) for e in events} == set(typing.get_args(ev.Event))
+    lines = {e.NAME: log_line(e) for e in events}  # raises under SAGETUI_STRICT_EVENTS
+    assert lines["variant"].text == "variant a (reference): loaded"
+    assert lines["round_done"].text == "round 1 done · b: SAME [-1.00, +1.00] %"
+    assert lines["fault"].text == "FAULT died: gone (variant b, round 1)"
+    assert lines["fault"].severity == "error" and lines["fault"].detail == ["x"]
+    assert lines["finished"].text == "run complete: 3 rounds kept"
+    assert lines["iterations"] is None
+    assert lines["block_done"].text == ("variant a: torch's SDPA ran the flash backend "
+                                        "(torch._fused_sdp_choice)")
+    assert lines["tail"].text == "tail study: q_len q_len 128 kv_len 256"
+    assert lines["point_start"].text == "point 3/4: 1x1x128x256x64"
+    assert lines["point"].text.startswith("sweep point 3/4: ")
+    assert lines["point"].text.endswith("failed: CUDA out of memory")
+    assert lines["point"].severity == "error"
+
+
+def test_an_event_no_match_handles_is_an_error_in_the_tests(monkeypatch):
+    """`unexpected` ends every display's match: in the tests (SAGETUI_STRICT_EVENTS, set in
+    conftest.py) it raises, outside them it lets the run go on."""
+
+    class Stray:
+        NAME = "stray"
+
+    with pytest.raises(ev.UnexpectedEvent, match="Stray"):
+        log_line(Stray())  # type: ignore[arg-type]
+    from sagetui.tui.live_fold import apply
+    from sagetui.tui.run_data import RunData
+
+    with pytest.raises(ev.UnexpectedEvent):
+        apply(RunData("live", live=True), Stray())  # type: ignore[arg-type]
+    monkeypatch.delenv(ev.STRICT_ENV)
+    assert log_line(Stray()) is None  # type: ignore[arg-type]
+
+
+def test_finished_carries_the_report():
+    e = _session_samples()[-1]
+    assert isinstance(e, ev.Finished) and isinstance(e.report, Report)
