@@ -113,6 +113,8 @@ def _session_samples() -> list[ev.Event]:
             ev.FaultRaised(fault=Fault(kind="died", message="gone", variant="b", round=1,
                                        stderr_tail=["x"])),
             ev.LogMessage(message="hello"),
+            ev.FromRunner(runner="gpu 1", event=ev.FaultRaised(fault=Fault(kind="died",
+                                                                           message="gone"))),
             ev.Finished(status="complete", report=report)]
 
 
@@ -134,6 +136,9 @@ def test_log_line_has_an_arm_for_every_event():
     assert lines["point"].text.startswith("sweep point 3/4: ")
     assert lines["point"].text.endswith("failed: CUDA out of memory")
     assert lines["point"].severity == "error"
+    # a runner's event of several (--gpus): its own line, prefixed with the runner
+    assert lines["from_runner"].text == "[gpu 1] FAULT died: gone"
+    assert lines["from_runner"].severity == "error"
 
 
 def test_an_event_no_match_handles_is_an_error_in_the_tests(monkeypatch):

@@ -176,10 +176,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .sweep_cli import cmd_sweep
 
             return cmd_sweep(args)
-        if args.command in ("merge", "node-check"):
-            from .node_options import dispatch
+        if args.command == "merge":
+            from .merge import cmd_merge
 
-            return dispatch(args)
+            return cmd_merge(args)
+        if args.command == "node-check":
+            from .node_check import cmd_node_check
+
+            return cmd_node_check(args)
         if args.command == "calibrate":
             from .calibrate import cmd_calibrate
 

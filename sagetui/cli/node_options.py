@@ -62,13 +62,3 @@ def add_node_commands(sub: Any, add_run_options: Callable[..., None],
     add_outputs(n)
     n.add_argument("--gpus", metavar="LIST|all", default="all",
                    help="the GPUs to check (all); cpu:N: N CPU runners")
-
-
-def dispatch(args: argparse.Namespace) -> int:
-    if args.command == "merge":
-        from .merge import cmd_merge
-
-        return cmd_merge(args)
-    from .node_check import cmd_node_check
-
-    return cmd_node_check(args)

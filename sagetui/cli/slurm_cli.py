@@ -64,7 +64,7 @@ def executor(args: argparse.Namespace) -> Any:
 
 def cmd_slurm_sweep(args: argparse.Namespace, config: RunConfig, axes: Axes,
                     err: Console) -> int:
-    from .sweep_cli import finish_sweep
+    from .sweep_output import finish_sweep
 
     ex = executor(args)
     parts = job_points(len(plan(config.shape, axes)), args.slurm_jobs or 10 ** 6)
