@@ -62,7 +62,8 @@ def cmd_node_check(args: argparse.Namespace) -> int:
     assert slots is not None
     check_outputs(args, ("json",))
     err = Console(stderr=True, soft_wrap=True)
-    err.print(f"node-check: {config.variants[0].spec} on {len(slots)} "
+    chosen = "the best backend here" if config.auto else config.variants[0].spec
+    err.print(f"node-check: {chosen} on {len(slots)} "
               f"runner{'s' * (len(slots) > 1)} ({', '.join(s.label for s in slots)}) at once")
 
     def progress(e: ev.Event) -> None:
@@ -79,7 +80,9 @@ def cmd_node_check(args: argparse.Namespace) -> int:
     floor = args.noise_floor if args.noise_floor is not None else nc.DEFAULT_FLOOR_PERCENT
     notes = nc.flag(rows, floor)
     out = stdout_console()
-    _say(out, node_table(rows, f"sagetui node-check: {config.variants[0].spec}, "
+    # an `auto` configuration is resolved by each runner: name what they ran
+    ran = next((r.variants[0].spec for _, r, _ in runs if r and r.variants), chosen)
+    _say(out, node_table(rows, f"sagetui node-check: {ran}, "
                                f"{len(rows)} runner{'s' * (len(rows) > 1)}"))
     for n in notes:
         _say(out, escape(n))

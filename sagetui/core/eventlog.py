@@ -92,9 +92,11 @@ def log_line(e: ev.Event) -> LogLine | None:
             return None if inner is None else LogLine(f"[{e.runner}] {inner.text}",
                                                       inner.severity, inner.detail)
         case ev.Finished():
-            rounds = e.report.rounds or 0
-            return LogLine(f"run {e.status}: {rounds} rounds kept",
-                           "information" if e.status == "complete" else "warning")
+            severity: Severity = "information" if e.status == "complete" else "warning"
+            if e.report.sweep is not None:
+                return LogLine(f"sweep {e.status}: {len(e.report.sweep.points)} points kept",
+                               severity)
+            return LogLine(f"run {e.status}: {e.report.rounds or 0} rounds kept", severity)
         case (ev.WarmupDone() | ev.Iterations() | ev.BlockDone() | ev.Decomposition()
               | ev.PhaseStarted() | ev.Bye() | ev.RoundStarted()):
             return None

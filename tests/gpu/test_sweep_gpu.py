@@ -51,6 +51,8 @@ def test_a_second_setup_gives_the_first_points_memory_back():
     big = torch.cuda.memory_allocated()
     engine = None
     free_memory()
-    assert torch.cuda.memory_allocated() < big / 100  # q, k, v, outputs: all gone
+    # q, k, v and the outputs (3.25 GB here) are gone; what stays is torch's own cuBLAS
+    # workspace (32 MiB, measured on the H200), not the point's
+    assert torch.cuda.memory_allocated() <= 32 * 2**20 + 2**20, torch.cuda.memory_allocated()
     engine = new_engine(cfg(1024), emit, StatusBoard(None), threading.Event())
     assert torch.cuda.memory_allocated() < big / 8
