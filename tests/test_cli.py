@@ -1,7 +1,10 @@
+
 """The headless CLI as a user meets it: bad input is one line and exit 2 before any kernel
 runs; the default run finishes and writes a report that `sagetui check` passes."""
 
 import json
+import subprocess
+import sys
 import time
 
 import pytest
@@ -178,3 +181,16 @@ def test_doctor_lists_the_baselines_and_measures_a_ceiling(cli):
         assert f"baseline {spec}" in text, text
     assert "No module named 'flash_attn_interface'" in text
     assert "measured ceiling" in text and "int8" in text and "TOPS" in text
+
+
+def test_help_imports_neither_numpy_nor_pydantic():
+    """`sagetui --help` builds every subcommand's parser: none may pull in the statistics or
+    the report model, nor any of core (numpy and pydantic cost 0.15-0.2 s there, core.gpus'
+    subprocess and dataclasses 10 ms: `--help` measured 27 ms before the sweeps came)."""
+    code = ("import sys; from sagetui.cli.main import build_parser; build_parser(); "
+            "print(sorted(m for m in ('numpy', 'pydantic', 'scipy', 'textual', 'torch') "
+            "if m in sys.modules) "
+            "+ sorted(m for m in sys.modules if m.startswith('sagetui.core.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -37,7 +37,7 @@ def _add_run_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
     s.add_argument("--heads", type=int, help="query heads")
     s.add_argument("--kv-heads", type=int, help="key/value heads (GQA; default: --heads)")
     if sweep:
-        from .sweep_options import add_axes
+        from .sweep_args import add_axes
 
         add_axes(s)
     else:

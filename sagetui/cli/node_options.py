@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sagetui.core.gpus import Slot, parse_gpus
+if TYPE_CHECKING:  # `sagetui --help` builds these parsers: nothing heavy at import
+    from sagetui.core.gpus import Slot
 
 from .errors import UsageError
 
@@ -43,6 +44,8 @@ def slots_from_args(args: argparse.Namespace) -> list[Slot] | None:
     if args.device not in ("auto", None):
         raise UsageError(f"--gpus picks each runner's device: drop --device {args.device}")
     try:
+        from sagetui.core.gpus import parse_gpus
+
         return parse_gpus(args.gpus)
     except ValueError as exc:
         raise UsageError(f"--gpus {exc}") from None

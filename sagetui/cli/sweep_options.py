@@ -16,17 +16,6 @@ from .errors import UsageError
 from .options import SHAPE_OPTIONS, _one_line, config_from_args
 
 
-def add_axes(g: argparse._ArgumentGroup) -> None:
-    g.add_argument("--q-len", metavar="LENS", default="1k",
-                   help="LO..HI (doubling: 1k..32k) or a comma list; 1k = 1024 (default 1k)")
-    g.add_argument("--kv-len", metavar="LENS", help="the same forms (default: each q_len)")
-    g.add_argument("--head-dim", metavar="DIMS", default="128", help="comma list (128)")
-    g.add_argument("--causal", default="off", metavar="off|on|both",
-                   help="causal mask: off (default), on, or both")
-    g.add_argument("--tokens", type=int, metavar="N",
-                   help="keep batch x q_len = N at every point (batch = N / q_len)")
-
-
 def axes_from_args(args: argparse.Namespace) -> Axes:
     def axis(option: str, text: str | None) -> list[int] | None:
         if text is None:

@@ -11,7 +11,6 @@ from typing import Any
 from .analysis import Threshold
 from .csv_cell import inert_cell
 from .phases import PARENTS
-from .profile.markdown import mainloop_lines
 from .report import Report, Variant
 
 # 9 significant digits: a nanosecond in 1 s, far finer than any timer here (CUDA events
@@ -164,7 +163,7 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
                      f"k tail {g.k_tail_rows}, {g.dynamic_shared_memory_bytes} B shared memory, "
                      f"{g.warps_per_cta} warps.")
         lines.append("")
-    lines += mainloop_lines(report.mainloop_profiles or [], report.baseline)
+    lines += _mainloop_lines(report.mainloop_profiles or [], report.baseline)
     for f in report.faults or []:
         lines.append(f"- fault: {f.kind}: {f.message}"
                      + (f" (variant {f.variant}, phase {f.phase})" if f.variant else ""))
@@ -173,7 +172,7 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
 
 def mainloop_markdown(report: Report) -> str:
     """The main-loop block alone (`sagetui profile` prints it)."""
-    return "\n".join(mainloop_lines(report.mainloop_profiles or [], report.baseline)) + "\n"
+    return "\n".join(_mainloop_lines(report.mainloop_profiles or [], report.baseline)) + "\n"
 
 
 def kernel_cells(v: Variant) -> dict[str, str]:
@@ -220,3 +219,9 @@ def _leaves(report: Report) -> set[str]:
     names = set(report.phase_timings or {})
     parents = {PARENTS[n] for n in names if n in PARENTS}
     return names - parents
+
+
+def _mainloop_lines(profiles: list, baseline: str | None) -> list[str]:
+    from .profile.markdown import mainloop_lines  # only a report with profiles needs it
+
+    return mainloop_lines(profiles, baseline)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -29,7 +29,9 @@ from sagetui.core.eventlog import LogLine
 from sagetui.core.io import ReportError, load_report
 from sagetui.core.report import Report
 from sagetui.core.sweep import Axes
-from sagetui.session.session import Session
+
+if TYPE_CHECKING:
+    from sagetui.session.session import Session
 
 from . import exporting, keymap
 from .commands import SageCommands

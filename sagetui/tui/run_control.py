@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.app import App
 from textual.worker import Worker, WorkerState
@@ -34,7 +34,9 @@ from sagetui.session.calibration import (
     earlier,
     entries,
 )
-from sagetui.session.session import Session
+
+if TYPE_CHECKING:
+    from sagetui.session.session import Session
 
 from . import exporting
 from .formatting import parse_until_ci, until_ci_line, until_ci_problem
@@ -62,10 +64,12 @@ class ConsoleView(Protocol):
 class RunControl:
     def __init__(self, app: App[int], view: ConsoleView, config: RunConfig | None,
                  live: RunData | None, recovery_path: Path | None, *,
-                 make_session: Callable[..., Session] = Session,
+                 make_session: Callable[..., Session] | None = None,
                  on_point: Callable[[ev.PointDone], None] | None = None) -> None:
         self.app, self.view = app, view
-        self.make_session = make_session  # Session(config, on_event=, recovery_path=)
+        # Session(config, on_event=, recovery_path=); imported when a run starts, not at the
+        # first paint
+        self.make_session = make_session or _session
         self.on_point = on_point  # a sweep's point finished (sweep_tab.py)
         self.config = config
         self.live = live
@@ -387,3 +391,8 @@ class RunControl:
             session.cancel()
             session.kill()
 
+
+def _session(config: RunConfig, **kw: Any) -> Session:
+    from sagetui.session.session import Session
+
+    return Session(config, **kw)

@@ -4,13 +4,15 @@ console was opened by `sagetui sweep --console`). A plain object the app compose
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig
 from sagetui.core.sweep import Axes
 from sagetui.core.sweep_model import SweepPoint
-from sagetui.session.session import Session
+
+if TYPE_CHECKING:
+    from sagetui.session.session import Session
 
 from .run_data import RunData
 from .sweep_view import SweepView
@@ -29,6 +31,8 @@ class SweepTab:
 
     def make_session(self, config: RunConfig, **kw: Any) -> Session:
         if self.axes is None:
+            from sagetui.session.session import Session
+
             return Session(config, **kw)
         from sagetui.session.sweep import SweepSession
 

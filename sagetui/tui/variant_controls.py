@@ -3,8 +3,12 @@ session (which applies both from its next round)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sagetui.core.eventlog import LogLine
-from sagetui.session.session import Session
+
+if TYPE_CHECKING:
+    from sagetui.session.session import Session
 
 from .run_data import RunData
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from .attribute import Attribution, share_and_error
+from typing import TYPE_CHECKING
+
 from .model import HotLine, MainloopProfile, PhaseShare, StallShare
 from .rules import UNATTRIBUTED
-from .source import called_name
+
+if TYPE_CHECKING:  # the attribution chain (regexes, parsers) loads when a profile is built,
+    from .attribute import Attribution  # not when the console shows one
 
 TOP_STALLS = 3
 
@@ -16,6 +19,8 @@ def interval_cycles(value: int | None) -> int | None:
 
 
 def phase_shares(att: Attribution) -> dict[str, PhaseShare]:
+    from .attribute import share_and_error
+
     out: dict[str, PhaseShare] = {}
     for name, c in att.phases.items():
         share, err = share_and_error(c.samples, att.total_samples)
@@ -30,6 +35,9 @@ def to_profile(att: Attribution, *, variant: str, family: str, backend: str | No
                kernel: str | None = None, ncu_version: str | None = None,
                sampling_interval: int | None = None, wall_s: float | None = None,
                command: list[str] | None = None) -> MainloopProfile:
+    from .attribute import share_and_error
+    from .source import called_name
+
     phases = phase_shares(att)
     return MainloopProfile(
         variant=variant, backend=backend, kernel=kernel or att.function, kernel_family=family,
