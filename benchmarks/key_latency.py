@@ -40,7 +40,7 @@ SIZE = (120, 40)
 # tab key -> a text only that tab shows at 120x40 (the overview shows no plot below 140 columns;
 # the log is left out: no text of its own stays on screen both idle and as it scrolls)
 MARKERS = {"1": "Variants · t toggle", "2": "Round medians, ms", "3": "Per-iteration latency",
-           "4": "Phase p50", "5": "Scheduler grid", "7": "Open two or more"}
+           "4": "p50 per variant, one under another", "5": "Scheduler grid", "7": "Open two or more"}
 
 
 # -- the console side: `--serve` ---------------------------------------------------------------

@@ -74,17 +74,18 @@ def runner_argv(rate: float = 0.0, counter: str | None = None) -> list[str]:
 @contextlib.contextmanager
 def console_uses_synthetic_runner(rate: float = 0.0, counter: str | None = None):
     """While inside, every run the console (sagetui.tui) starts is a real Session whose runner is
-    this program: run_control builds `Session(cfg, on_event=..., recovery_path=...)`, and the
-    name it calls is swapped for one that adds `runner_argv`. Nothing else changes."""
-    from sagetui.session.session import Session
-    from sagetui.tui import run_control
+    this program: the console imports `Session` from sagetui.session.session when a run starts
+    (run_control.py, sweep_tab.py), and that name is swapped for one that adds `runner_argv`.
+    Nothing else changes."""
+    from sagetui.session import session as session_mod
 
-    real = run_control.Session
-    run_control.Session = functools.partial(Session, runner_argv=runner_argv(rate, counter))
+    real = session_mod.Session
+    session_mod.Session = functools.partial(  # type: ignore[misc]
+        real, runner_argv=runner_argv(rate, counter))
     try:
         yield
     finally:
-        run_control.Session = real
+        session_mod.Session = real  # type: ignore[misc]
 
 
 def read_counter(path: str) -> int:

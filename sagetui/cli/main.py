@@ -76,7 +76,17 @@ def _add_run_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
                    help="kill a runner that says nothing for this long (120)")
 
 
-def build_parser() -> Parser:
+COMMANDS = ("run", "view", "compare", "check", "doctor", "calibrate", "profile", "sweep",
+            "schema", "merge", "node-check")
+
+
+def build_parser(only: str | None = None) -> Parser:
+    """The whole parser; `only`: the command being parsed, whose options alone are built
+    (the others keep their name and help): `sagetui --help` need not build five option sets."""
+
+    def full(name: str) -> bool:
+        return only is None or only == name
+
     p = Parser(prog="sagetui", description="A live console for benchmarking SageAttention "
                "kernels. With no command it opens the console.")
     p.add_argument("--version", action="version", version=f"sagetui {__version__}")
@@ -90,9 +100,10 @@ def build_parser() -> Parser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
     r = sub.add_parser("run", help="run headless with a progress display and a summary table")
-    _add_run_options(r)
-    _add_outputs(r)
-    r.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
+    if full("run"):
+        _add_run_options(r)
+        _add_outputs(r)
+        r.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
 
     v = sub.add_parser("view", help="open saved reports in the console (two or more: compare)")
     v.add_argument("files", nargs="*", metavar="FILE")
@@ -118,40 +129,44 @@ def build_parser() -> Parser:
                          "threshold, max(1 %%, 2 x floor), of later runs on this host, GPU, "
                          "backend, build and shape. A floor over 2.5 %% (a threshold over 5 %%) "
                          "is refused. --force also replaces an earlier calibration.")
-    _add_run_options(cal)
-    _add_outputs(cal)
-    cal.add_argument("--list", action="store_true", help="list the stored calibrations")
-    cal.add_argument("--clear", action="store_true", help="remove the stored calibrations "
-                     "(all, or those of the --backend/--variant and shape given)")
+    if full("calibrate"):
+        _add_run_options(cal)
+        _add_outputs(cal)
+        cal.add_argument("--list", action="store_true", help="list the stored calibrations")
+        cal.add_argument("--clear", action="store_true", help="remove the stored calibrations "
+                         "(all, or those of the --backend/--variant and shape given)")
 
     pr = sub.add_parser("profile", help="where the fused main loop's time goes: each variant's "
                         "call once under Nsight Compute, shares of sampled warp time per phase")
-    _add_run_options(pr)
-    _add_outputs(pr)
-    g = pr.add_argument_group("profile")
-    g.add_argument("--source-dir", action="append", metavar="DIR", default=[],
-                   help="where the kernel sources are when the paths that -lineinfo recorded "
-                        "are gone (repeatable), e.g. a SageAttention checkout's csrc")
-    g.add_argument("--keep", metavar="DIR", help="keep ncu's report, logs and listings in DIR")
+    if full("profile"):
+        _add_run_options(pr)
+        _add_outputs(pr)
+        g = pr.add_argument_group("profile")
+        g.add_argument("--source-dir", action="append", metavar="DIR", default=[],
+                       help="where the kernel sources are when the paths that -lineinfo "
+                            "recorded are gone (repeatable), e.g. a SageAttention checkout's csrc")
+        g.add_argument("--keep", metavar="DIR", help="keep ncu's report, logs and listings in DIR")
 
     sw = sub.add_parser("sweep", help="TOPS against sequence length (and head dim, causal) "
                         "per backend: kernel-only and end to end")
-    _add_run_options(sw, sweep=True)
-    _add_outputs(sw)
-    sw.add_argument("--svg", metavar="PATH", help="the TOPS plot as an SVG line chart")
-    sw.add_argument("--console", action="store_true",
-                    help="run it in the console's Sweep tab (r starts it), points streaming in")
-    from .node_options import add_node_options
+    if full("sweep"):
+        _add_run_options(sw, sweep=True)
+        _add_outputs(sw)
+        sw.add_argument("--svg", metavar="PATH", help="the TOPS plot as an SVG line chart")
+        sw.add_argument("--console", action="store_true",
+                        help="run it in the console's Sweep tab (r starts it), points streaming "
+                             "in")
+        from .node_options import add_node_options
 
-    add_node_options(sw)
-    sw.add_argument("--no-mouse", action="store_true", help=argparse.SUPPRESS)
-    sw.add_argument("--theme", help=argparse.SUPPRESS)
-    sw.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
+        add_node_options(sw)
+        sw.add_argument("--no-mouse", action="store_true", help=argparse.SUPPRESS)
+        sw.add_argument("--theme", help=argparse.SUPPRESS)
+        sw.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
 
     sub.add_parser("schema", help="print the report's JSON Schema")
     from .node_options import add_node_commands
 
-    add_node_commands(sub, _add_run_options, _add_outputs)
+    add_node_commands(sub, _add_run_options, _add_outputs, full)
     return p
 
 
@@ -166,7 +181,8 @@ def _add_outputs(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(next((w for w in words if w in COMMANDS), "")).parse_args(words)
     try:
         if args.command == "run":
             from .run import cmd_run

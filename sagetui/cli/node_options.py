@@ -52,7 +52,8 @@ def slots_from_args(args: argparse.Namespace) -> list[Slot] | None:
 
 
 def add_node_commands(sub: Any, add_run_options: Callable[..., None],
-                      add_outputs: Callable[[argparse.ArgumentParser], None]) -> None:
+                      add_outputs: Callable[[argparse.ArgumentParser], None],
+                      full: Callable[[str], bool] = lambda name: True) -> None:
     m = sub.add_parser("merge", help="join sweep reports (Slurm jobs', or runs of parts of "
                        "one sweep) into one report")
     m.add_argument("files", nargs="+", metavar="FILE")
@@ -61,6 +62,8 @@ def add_node_commands(sub: Any, add_run_options: Callable[..., None],
 
     n = sub.add_parser("node-check", help="the same kernel on every GPU: per-GPU p50, clocks, "
                        "power, temperature, throttling; flags a GPU unlike the others")
+    if not full("node-check"):
+        return
     add_run_options(n)
     add_outputs(n)
     n.add_argument("--gpus", metavar="LIST|all", default="all",
