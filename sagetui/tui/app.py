@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import gc
 import os
-import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.css.query import NoMatches
@@ -40,8 +38,10 @@ from .export_flow import ExportFlow
 from .help_screen import HelpScreen
 from .layout import PANEL_TITLES, compose_console
 from .live_fold import live_source
+from .log_lines import write_line
 from .messages import DerivedReady, SessionEvent
 from .modals import PathPromptScreen
+from .profile_flow import ProfileFlow
 from .report_view import from_report, opened_lines
 from .run_control import RunControl
 from .run_data import RunData
@@ -96,6 +96,7 @@ class SageTUI(App[int]):
         self.exports = ExportFlow(self, self, self.run_control,
                                   Path(export_dir) if export_dir else Path.cwd())
         self.deriving = DeriveFlow(self)
+        self.profiling = ProfileFlow(self, self.run_control)
         self._synced: dict[str, tuple[Any, ...]] = {}
         specs, self._theme_problems = load_themes()
         self._series = {name: spec.series for name, spec in specs.items()}
@@ -157,8 +158,7 @@ class SageTUI(App[int]):
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
-        """Plain text by default: messages carry file names, variant names and OS errors,
-        which must never be read as markup."""
+        # plain text by default: file names, variant names and OS errors are never markup
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     # -- syncing ----------------------------------------------------------------------------
@@ -243,13 +243,7 @@ class SageTUI(App[int]):
 
     # -- log --------------------------------------------------------------------------------
     def write_log(self, line: LogLine) -> None:
-        styles = {"error": "bold red", "warning": "yellow", "information": ""}
-        text = Text(time.strftime("%H:%M:%S "), style="dim")
-        text.append(line.text, style=styles.get(line.severity, ""))
-        log = self.query_one("#log-view", RichLog)
-        log.write(text)
-        for detail in line.detail:
-            log.write(Text("    " + detail, style="dim"))
+        write_line(self.query_one("#log-view", RichLog), line)
 
     def _log_report(self, data: RunData) -> None:
         for line in opened_lines(data):
@@ -273,6 +267,9 @@ class SageTUI(App[int]):
 
     def action_calibrations(self) -> None:
         self.run_control.calibrations()
+
+    def action_profile(self, which: str) -> None:
+        self.profiling.start(which, self.query_one(VariantTable).selected() or self.selected)
 
     async def action_quit(self) -> None:
         self.run_control.quit()

@@ -73,6 +73,13 @@ KEYS: tuple[KeyAction, ...] = (
     *(KeyAction(str(i + 1), f"show_tab('{tab}')", title, f"Show {title}",
                 f"Switch to the {title} tab", "Panels", footer=TABS_GROUP)
       for i, (tab, title) in enumerate(TABS)),
+    KeyAction("p", "profile('selected')", "Profile", "Profile the selected variant",
+              "Between runs: the selected variant's call once under Nsight Compute; the main "
+              "loop's sampled warp time per phase, in the Scheduler tab (p again cancels)",
+              "Profile"),
+    KeyAction("P", "profile('all')", "Profile all", "Profile every enabled variant",
+              "Between runs: each enabled variant's call once under Nsight Compute", "Profile",
+              show=False),
     KeyAction("T", "next_theme", "Theme", "Next theme",
               "Cycle through the sagetui themes (start with --theme NAME)", "View"),
     KeyAction("question_mark,f1", "help", "Help", "Help: keys",
@@ -97,5 +104,5 @@ def bindings() -> list[BindingType]:
 
 
 def display_keys(keys: str) -> str:
-    names = {"question_mark": "?", "f1": "F1", "T": "shift+t", "A": "shift+a"}
+    names = {"question_mark": "?", "f1": "F1", "T": "shift+t", "A": "shift+a", "P": "shift+p"}
     return " / ".join(names.get(k, k) for k in keys.split(","))

@@ -293,6 +293,9 @@ class RunControl:
         self.session = None
         data = self.live
         assert data is not None
+        if data.mainloop_profiles and not report.mainloop_profiles:
+            # profiles made in this console (p) describe the same builds: the report keeps them
+            report = report.model_copy(update={"mainloop_profiles": data.mainloop_profiles})
         self.final_report = report
         progress = data.progress
         from .report_view import load_report

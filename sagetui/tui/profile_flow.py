@@ -1,0 +1,105 @@
+"""Profiling from the console: `p` profiles the selected variant, `P` every enabled one, each
+call once under Nsight Compute (session/profile_pass.py) in a thread worker, and only between
+runs: ncu replays the kernel, so it never runs beside timed rounds. Its steps go to the log;
+the same key again cancels. The profiles join the live source and its final report, so the
+panel shows them and the exports carry them; the run's rounds and samples are never touched."""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sagetui.core.config import RunConfig, VariantSpec
+from sagetui.core.profile.model import MainloopProfile
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from .run_control import RunControl
+
+# (config, variant, the pass) -> its profile: session.profile_pass.profile_variant, or a stand-in
+Profiler = Callable[[RunConfig, VariantSpec, Any], MainloopProfile]
+
+
+class ProfileFlow:
+    def __init__(self, app: App[int], run_control: RunControl, *,
+                 profile: Profiler | None = None, tools: Callable[[], Any] | None = None) -> None:
+        self.app, self.rc = app, run_control
+        self.profile, self.tools = profile, tools  # None: the real pass and the real tools
+        self.cancel: threading.Event | None = None  # set while a pass runs
+
+    def start(self, which: str, selected: str | None) -> None:
+        """which: "selected" or "all" (the enabled variants)."""
+        rc = self.rc
+        if self.cancel is not None:
+            self.cancel.set()
+            rc.log("profile: cancelling (the tool running now is stopped)", "warning")
+            return
+        if rc.config is None or rc.live is None:
+            self.app.notify("This console shows saved reports: nothing to profile.",
+                            severity="warning")
+            return
+        if rc.running:
+            self.app.notify("Stop the run first (r): a profile never runs beside timed rounds.",
+                            severity="warning")
+            return
+        cfg = rc.resolved_config or rc.config
+        if cfg.auto or cfg.auto_shape:
+            self.app.notify("Run once first (r) so the backend and shape are known, or start "
+                            "sagetui with --backend and a shape.", severity="warning")
+            return
+        enabled = {n for n, v in rc.live.variants.items() if v.enabled}
+        specs = [v for v in cfg.variants
+                 if (v.name == selected if which == "selected" else v.name in enabled)]
+        if not specs:
+            self.app.notify("No variant to profile.", severity="warning")
+            return
+        self.cancel = threading.Event()
+        rc.log(f"profile: {', '.join(s.name for s in specs)} under Nsight Compute, one call "
+               "each (p again cancels)")
+        self.app.run_worker(partial(self._work, cfg, specs, self.cancel), group="profile",
+                            thread=True, exit_on_error=False)
+
+    def _work(self, cfg: RunConfig, specs: list[VariantSpec], cancel: threading.Event) -> None:
+        from sagetui.core.profile.failures import ProfileError
+        from sagetui.session.profile_pass import Pass, ProfileCancelled, Tools, profile_variant
+
+        def say(text: str, severity: str = "information") -> None:
+            self.app.call_from_thread(self.rc.log, f"profile: {text}", severity)
+
+        done: list[MainloopProfile] = []
+        try:
+            tools = (self.tools or Tools.find)()
+            with tempfile.TemporaryDirectory(prefix="sagetui-ncu-") as work:
+                p = Pass(workdir=Path(work), tools=tools, progress=say, cancel=cancel)
+                for spec in specs:
+                    prof = (self.profile or profile_variant)(cfg, spec, p)
+                    done.append(prof)
+                    say(f"{spec.name}: {prof.total_samples} samples, {prof.placed_share:.1%} "
+                        "placed in named phases")
+        except ProfileCancelled:
+            say(f"cancelled; {len(done)} profile{'s' * (len(done) != 1)} kept", "warning")
+        except ProfileError as exc:
+            say(str(exc), "error")
+        finally:
+            self.app.call_from_thread(self._done, done)
+
+    def _done(self, profiles: list[MainloopProfile]) -> None:
+        self.cancel = None
+        data = self.rc.live
+        if not profiles or data is None:
+            return
+        names = {p.variant for p in profiles}
+        data.mainloop_profiles = [p for p in data.mainloop_profiles
+                                  if p.variant not in names] + profiles
+        data.touch()
+        report = self.rc.final_report
+        if report is not None:  # the exports of the finished run carry them too
+            self.rc.final_report = report.model_copy(
+                update={"mainloop_profiles": data.mainloop_profiles})
+        self.app.notify(f"Profiled {', '.join(sorted(names))}: the Scheduler tab's main-loop "
+                        "panel shows the shares.")
