@@ -12,18 +12,15 @@ if TYPE_CHECKING:
 
 
 def view_reports(args: argparse.Namespace) -> list[tuple[str, Report]]:
-    """What `sagetui view` opens: its FILEs, and with --recover the newest recovery file, each
-    loaded and validated before the console starts (a bad one is a one-line usage error)."""
+    """What `sagetui view` opens: its FILEs, and with --recover [N] a recovery file (recover.py),
+    each loaded and validated before the console starts (a bad one is a one-line usage error)."""
     from sagetui.core.io import ReportError, load_report
 
-    from .options import recovery_dir
+    from .recover import chosen
 
     paths = list(args.files)
     if args.recover:
-        found = sorted(recovery_dir(args).glob("*.json"), key=lambda p: p.stat().st_mtime)
-        if not found:
-            raise UsageError(f"no recovery file in {recovery_dir(args)}")
-        paths.append(str(found[-1]))
+        paths.append(chosen(args))
     if not paths:
         raise UsageError("view needs a report FILE (or --recover)")
     reports = []
@@ -39,6 +36,10 @@ def cmd_console(args: argparse.Namespace) -> int:
     from .options import config_from_args, recovery_file
 
     reports = []
+    if args.command == "view" and args.recover == "list":
+        from .recover import print_list
+
+        return print_list(args)
     if args.command == "view":
         reports = view_reports(args)
         config = None

@@ -107,8 +107,9 @@ def build_parser(only: str | None = None) -> Parser:
 
     v = sub.add_parser("view", help="open saved reports in the console (two or more: compare)")
     v.add_argument("files", nargs="*", metavar="FILE")
-    v.add_argument("--recover", action="store_true",
-                   help="open the newest recovery file of an interrupted run")
+    v.add_argument("--recover", nargs="?", const="newest", metavar="N|list",
+                   help="reopen a run from its recovery file: the newest that is not complete, "
+                   "the N-th of `--recover list` (1: the newest), or list them")
     v.add_argument("--no-mouse", action="store_true", help=argparse.SUPPRESS)
     v.add_argument("--theme", help=argparse.SUPPRESS)
     v.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)

@@ -166,5 +166,8 @@ def recovery_dir(args: argparse.Namespace | None = None) -> Path:
 
 
 def recovery_file(args: argparse.Namespace | None = None) -> Path:
+    """A new run's recovery file; the folder's old ones are pruned (core/paths.py's rule)."""
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return recovery_dir(args) / f"run-{stamp}-{os.getpid()}.json"
+    path = recovery_dir(args) / f"run-{stamp}-{os.getpid()}.json"
+    paths.prune_recovery(path.parent, spare=path)
+    return path

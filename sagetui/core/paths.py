@@ -8,6 +8,8 @@ environment at each call, so a test or a wrapper can point them elsewhere.
 from __future__ import annotations
 
 import os
+import re
+import time
 from pathlib import Path
 
 
@@ -33,3 +35,54 @@ def calibration_file() -> Path:
 
 def themes_dir() -> Path:
     return config_dir() / "themes"
+
+
+# Recovery files kept: the newest RECOVERY_KEEP, and none older than RECOVERY_MAX_AGE_DAYS; a
+# file whose run is still going (the pid in its name is alive) and the caller's own are never
+# removed. Only sagetui's own names (run-STAMP-PID[-N].json) are touched, so that a
+# --recovery-dir shared with other files loses nothing else.
+RECOVERY_KEEP = 50
+RECOVERY_MAX_AGE_DAYS = 30
+_RECOVERY_NAME = re.compile(r"^run-\d{8}-\d{6}-(\d+)(?:-\d+)?\.json$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: another user's process
+        return True
+    return True
+
+
+def prune_recovery(folder: Path, spare: Path | None = None, now: float | None = None,
+                   keep: int = RECOVERY_KEEP,
+                   max_age_days: float = RECOVERY_MAX_AGE_DAYS) -> list[Path]:
+    """Remove the recovery files the rule above does not keep; returns them. Never raises: a
+    file that cannot be read or removed stays."""
+    now = time.time() if now is None else now
+    found: list[tuple[float, Path, int]] = []
+    try:
+        for p in folder.iterdir():
+            m = _RECOVERY_NAME.match(p.name)
+            if m:
+                try:
+                    found.append((p.stat().st_mtime, p, int(m.group(1))))
+                except OSError:
+                    pass
+    except OSError:
+        return []
+    found.sort(key=lambda f: f[0], reverse=True)
+    removed = []
+    for i, (mtime, p, pid) in enumerate(found):
+        if i < keep and now - mtime <= max_age_days * 86400:
+            continue
+        if p == spare or pid == os.getpid() or _alive(pid):
+            continue
+        try:
+            p.unlink()
+            removed.append(p)
+        except OSError:
+            pass
+    return removed

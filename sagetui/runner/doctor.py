@@ -55,11 +55,9 @@ def diagnose(peak: bool = False) -> dict[str, Any]:
         out["nvml"] = {"ok": False, "error": str(exc)}
     except Exception as exc:
         out["nvml"] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-    from .backends import availability
-
     device = "cuda" if torch.cuda.is_available() else "cpu"
     out["device"] = device
-    out["backends"] = availability(device)
+    out["backends"] = backends_here(device)
     out["baselines"] = baselines(device, out["backends"])
     if peak:
         from .peak import measure
@@ -71,6 +69,19 @@ def diagnose(peak: bool = False) -> dict[str, Any]:
         out["datasheet_peak_tops"] = {t: type_peak(out["gpu"]["name"], t)
                                       for t in ("int8", "fp8", "fp16", "bf16")}
     return out
+
+
+def backends_here(device: str) -> dict[str, str | None]:
+    """Each backend -> None where it runs on `device`, else why not. Without CUDA the doctor
+    checks "cpu", and a GPU backend's reason is then why torch has no CUDA device (probed as
+    "cuda"), not that "cpu" was asked for: nobody asked for anything."""
+    from .backends import availability
+
+    found = availability(device)
+    if device.startswith("cuda"):
+        return found
+    cuda = availability("cuda")
+    return {name: None if why is None else cuda.get(name) or why for name, why in found.items()}
 
 
 def baselines(device: str, backends: dict[str, str | None]) -> dict[str, str | None]:

@@ -5,6 +5,7 @@ Everything here runs in the runner process; results leave as protocol events thr
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from .backends import backend_class
 from .backends.base import Backend, Inputs, NullClock, VariantLoadError
 from .faults import maybe_inject, maybe_inject_setup
 from .inputs import build_inputs, checksum, tensor_sha256
-from .nvml import nvml_open
+from .nvml import gpu_facts
 from .provenance import provenance
 from .timing import CpuClock, CudaEventClock, gate_stream
 
@@ -109,13 +110,7 @@ def gpu_info(device: str) -> dict[str, Any] | None:
         # which GPU this is, for a calibration's key (session/calibration.py)
         "uuid": str(p.uuid) if getattr(p, "uuid", None) else None,
     }
-    try:
-        with nvml_open() as nvml:
-            h = nvml.nvmlDeviceGetHandleByIndex(idx)
-            info["driver"] = nvml.nvmlSystemGetDriverVersion()
-            info["max_sm_clock_mhz"] = nvml.nvmlDeviceGetMaxClockInfo(h, nvml.NVML_CLOCK_SM)
-    except Exception as exc:  # telemetry is optional
-        info["nvml"] = f"unavailable: {exc}"
+    info.update(gpu_facts(idx, info["uuid"], os.getpid()))
     return info
 
 

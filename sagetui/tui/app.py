@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,11 +30,12 @@ from sagetui.core.sweep import Axes
 if TYPE_CHECKING:
     from sagetui.session.session import Session
 
-from . import exporting, keymap
+from . import keymap
 from .commands import SageCommands
 from .derive_flow import DeriveFlow, apply_message
 from .export_flow import ExportFlow
 from .help_screen import HelpScreen
+from .keep_flow import KeepFlow
 from .layout import PANEL_TITLES, compose_console
 from .live_fold import live_source
 from .log_lines import write_line
@@ -95,6 +95,7 @@ class SageTUI(App[int]):
                                       on_point=self.sweeps.on_point)
         self.exports = ExportFlow(self, self, self.run_control,
                                   Path(export_dir) if export_dir else Path.cwd())
+        self.keeping = KeepFlow(self, self.run_control, self.exports)
         self.deriving = DeriveFlow(self)
         self.profiling = ProfileFlow(self, self.run_control)
         self._synced: dict[str, tuple[Any, ...]] = {}
@@ -138,7 +139,7 @@ class SageTUI(App[int]):
             self.query_one(f"#{wid}").border_title = title
         self._plots = list(self.query(SeriesPlot))
         self.set_interval(1.0 / self.refresh_hz, partial(self.flush_redraws, tick=True))
-        self.run_control.install_signal_handlers()
+        self.keeping.install_signal_handlers()
         for line in self._theme_problems:
             self.write_log(LogLine(line, "warning"))
             self.notify(line, severity="warning")
@@ -257,13 +258,13 @@ class SageTUI(App[int]):
         self.run_control.on_worker_state_changed(event)
 
     def action_toggle_run(self) -> None:
-        self.run_control.toggle()
+        self.keeping.toggle_run()
 
     def action_until_ci(self) -> None:
         self.run_control.ask_until_ci()
 
     def action_calibrate(self) -> None:
-        self.run_control.calibrate()
+        self.keeping.calibrate()
 
     def action_calibrations(self) -> None:
         self.run_control.calibrations()
@@ -272,14 +273,10 @@ class SageTUI(App[int]):
         self.profiling.start(which, self.query_one(VariantTable).selected() or self.selected)
 
     async def action_quit(self) -> None:
-        self.run_control.quit()
+        self.keeping.quit()
 
     def action_export(self, kind: str) -> None:
         self.exports.export(kind)
-
-    def export_text(self, kind: str, text: exporting.Content,
-                    then: Callable[[], object] | None = None) -> None:
-        self.exports.export_text(kind, text, then)
 
     def show_live(self) -> None:
         if self.live is not None:

@@ -2,7 +2,9 @@
 
 A plain object the app delegates its export actions to. The dialogs are modals.py's; the
 contents and the atomic write are exporting.py's. A failed write keeps everything in memory
-and says why.
+and says why. It remembers which finished result was written as a report JSON (the one export
+`sagetui view` can reopen): the run control asks before a key would replace or quit one that
+was not.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ class ExportFlow:
                  export_dir: Path) -> None:
         self.app, self.view, self.run = app, view, run
         self.export_dir = export_dir
+        self._kept: Report | None = None  # the last report written as JSON
+
+    def exported(self, report: Report) -> bool:
+        """This report (a finished run's, not a snapshot taken mid-run) was written as JSON."""
+        return report is self._kept
 
     def _log(self, text: str, severity: str = "information") -> None:
         self.view.write_log(LogLine(text, "error" if severity == "error" else "information"))
@@ -58,23 +65,32 @@ class ExportFlow:
 
     def export(self, kind: str) -> None:
         svg = self.app.export_screenshot() if kind == "svg" else None  # before a dialog covers it
+        report = self.report_to_export()
         try:
-            text = exporting.render(kind, self.report_to_export(), svg,
+            text = exporting.render(kind, report, svg,
                                     title=f"sagetui report: {self.view.data.label}")
         except ValueError as exc:
             self.app.notify(str(exc), severity="warning")
             return
-        self.export_text(kind, text)
+        self.export_text(kind, text, report=report)
 
     def export_text(self, kind: str, text: exporting.Content,
-                    then: Callable[[], object] | None = None) -> None:
-        """Ask for the path (prefilled), then write; `then` runs after a successful write."""
+                    then: Callable[[], object] | None = None,
+                    report: Report | None = None) -> None:
+        """Ask for the path (prefilled), then write; `then` runs after a successful write.
+        `report`: what `text` was rendered from (a JSON of it marks it exported)."""
         what = exporting.KINDS[kind].what
         default = exporting.default_path(self.export_dir, self._stem(), kind)
 
+        def written() -> None:
+            if kind == "json" and report is not None:
+                self._kept = report
+            if then is not None:
+                then()
+
         def chosen(path: str | None) -> None:
             if path:
-                self._write_checked(Path(path).expanduser(), kind, text, then)
+                self._write_checked(Path(path).expanduser(), kind, text, written)
 
         self.app.push_screen(PathPromptScreen(f"Export the {what} to:", str(default)), chosen)
 

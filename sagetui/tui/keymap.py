@@ -34,7 +34,8 @@ TABS = (("overview", "Overview"), ("rounds", "Rounds"), ("iterations", "Iteratio
 KEYS: tuple[KeyAction, ...] = (
     KeyAction("r", "toggle_run", "Run/Stop", "Run / stop",
               "Start a run with the configuration from the command line, or stop the "
-              "running one (it stops between iterations and keeps what was measured)", "Run"),
+              "running one (it stops between iterations and keeps what was measured); over a "
+              "finished run not yet exported as JSON it asks first", "Run"),
     KeyAction("u", "until_ci", "Until CI", "Run until the intervals are narrow",
               "Adaptive stopping: run rounds until every verdict's 95 % interval is narrower "
               "than the width you give (0 or off: the fixed number of rounds); a running "
@@ -85,7 +86,9 @@ KEYS: tuple[KeyAction, ...] = (
     KeyAction("question_mark,f1", "help", "Help", "Help: keys",
               "List every key", "View"),
     KeyAction("q", "quit", "Quit", "Quit",
-              "Quit; during a run, stop it and offer to save what was measured", "View"),
+              "Quit; during a run it asks first (stop and save, stop and discard, or keep "
+              "running), over a finished run not yet exported it says where the recovery file "
+              "is", "View"),
 )
 
 

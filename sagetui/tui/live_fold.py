@@ -134,6 +134,7 @@ def _ready(data: RunData, e: ev.Ready) -> None:
         data.baseline = next(iter(data.variants))
     data.device = e.device or data.device
     data.gpu_name = (e.gpu or {}).get("name")
+    data.gpu_state = (e.gpu or {}).get("state")
     data.scheduler = e.scheduler
     data.progress.stage = "warm-up"
 

@@ -1,16 +1,20 @@
-"""Modal questions: overwrite yes/no, where to write (or a value), what to do with a run on quit."""
+"""Modal questions: overwrite yes/no, where to write (or a value), a choice of a few answers
+(what to do with a run on quit, or with an unexported result before it is replaced)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.events import Key
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
+from textual.widgets.button import ButtonVariant
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -104,35 +108,57 @@ def complete_path(text: str) -> tuple[str, list[str]]:
     return head + common, names
 
 
-class QuitRunScreen(ModalScreen[str]):
-    """A run was stopped by quitting: keep what was measured, or not."""
+@dataclass(frozen=True)
+class Choice:
+    """One answer of a ChoiceScreen: its result, its button's label and the keys that pick it."""
 
-    BINDINGS = [Binding("s", "choose('save')", "Save"),
-                Binding("d", "choose('discard')", "Discard"),
-                Binding("escape", "choose('stay')", "Stay")]
+    id: str
+    label: str
+    keys: tuple[str, ...]
+    variant: ButtonVariant = "default"
 
-    def __init__(self, rounds_done: int, recovery: str | None) -> None:
+
+class ChoiceScreen(ModalScreen[str]):
+    """A question with a few answers, each a button and a key; the `focus` one (the safe one)
+    is where enter lands."""
+
+    def __init__(self, question: str, choices: list[Choice], *, detail: str | None = None,
+                 focus: str | None = None) -> None:
         super().__init__(classes="modal")
-        self.rounds_done, self.recovery = rounds_done, recovery
+        self.question, self.choices, self.detail = question, choices, detail
+        self.focus_id = focus or choices[-1].id
 
     def compose(self) -> ComposeResult:
-        kept = f"{self.rounds_done} round{'s' if self.rounds_done != 1 else ''} measured"
         with Vertical(classes="dialog"):
-            yield Label(f"The run was stopped ({kept}). Keep what was measured?",
-                        classes="question")
-            if self.recovery:
-                yield Label(f"The recovery file is kept either way: {self.recovery}",
-                            classes="hint", markup=False)
+            yield Label(self.question, classes="question", markup=False)  # holds a path
+            if self.detail:
+                yield Label(self.detail, classes="hint", markup=False)
             with Horizontal(classes="buttons"):
-                yield Button("Save report JSON (s)", id="save", variant="success")
-                yield Button("Discard and quit (d)", id="discard", variant="error")
-                yield Button("Stay (esc)", id="stay", variant="primary")
+                for c in self.choices:
+                    key = "esc" if c.keys[0] == "escape" else c.keys[0]
+                    yield Button(f"{c.label} ({key})", id=c.id, variant=c.variant)
 
     def on_mount(self) -> None:
-        self.query_one("#save", Button).focus()
+        self.query_one(f"#{self.focus_id}", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(str(event.button.id))
 
-    def action_choose(self, choice: str) -> None:
-        self.dismiss(choice)
+    def on_key(self, event: Key) -> None:
+        for c in self.choices:
+            if event.key in c.keys:
+                event.stop()
+                self.dismiss(c.id)
+                return
+
+
+def quit_run_screen(rounds_done: int, recovery: str | None) -> ChoiceScreen:
+    """q during a run: asked before anything stops, so that staying keeps it running."""
+    kept = f"{rounds_done} round{'s' if rounds_done != 1 else ''} measured so far"
+    return ChoiceScreen(
+        f"A run is in progress ({kept}). Quitting stops it: keep what was measured?",
+        [Choice("save", "Stop, save report JSON", ("s",), "success"),
+         Choice("discard", "Stop, discard and quit", ("d",), "error"),
+         Choice("stay", "Keep running", ("escape", "n"), "primary")],
+        detail=f"The recovery file is kept either way: {recovery}" if recovery else None,
+        focus="save")

@@ -35,6 +35,8 @@ def load_report(data: RunData, report: Report) -> None:
     gpu = env.get("gpu") if isinstance(env.get("gpu"), dict) else None
     data.device, data.torch = env.get("device"), env.get("torch")
     data.gpu_name = (gpu or {}).get("name")
+    state = (gpu or {}).get("state")
+    data.gpu_state = state if isinstance(state, dict) else None
     data.source_commit = report.source_commit
     data.scheduler = report.scheduler.model_dump(exclude_none=True) if report.scheduler \
         else None

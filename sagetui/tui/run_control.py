@@ -3,16 +3,12 @@
 A plain object the app composes and delegates its run actions to: the run is a Session whose
 blocking `run()` happens in a Textual thread worker; its events come back as messages
 (session_bridge.py) and are folded into the live RunData here (live_fold.py). Stopping cancels
-the session (it stops between iterations); quitting mid-run stops it at once, kills a runner
-that lingers past a second, and offers to keep what was measured.
+the session (it stops between iterations). Asking before a key loses a result (q, and r or a
+over an unexported one) is keep_flow.py's.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
-import signal
-import threading
 import time
 from collections.abc import Callable
 from functools import partial
@@ -38,14 +34,12 @@ from sagetui.session.calibration import (
 if TYPE_CHECKING:
     from sagetui.session.session import Session
 
-from . import exporting
 from .formatting import parse_until_ci, until_ci_line, until_ci_problem
 from .live_fold import apply, begin_run
-from .modals import ConfirmScreen, PathPromptScreen, QuitRunScreen
+from .modals import ConfirmScreen, PathPromptScreen
 from .run_data import RunData
 from .session_bridge import EventBridge
 
-QUIT_GRACE_S = 1.0  # quitting: a runner still there after this is killed
 STOP_GRACE_S = 10.0  # stopping: a long warm-up or setup gets this long to notice the cancel
 
 
@@ -57,8 +51,6 @@ class ConsoleView(Protocol):
     def show_live(self) -> None: ...
     def live_ready(self) -> None: ...  # the live run's variants are known: fix the selection
     def rederive(self, data: RunData) -> None: ...  # verdicts again (a new threshold)
-    def export_text(self, kind: str, text: exporting.Content,
-                    then: Callable[[], object] | None = None) -> None: ...
 
 
 class RunControl:
@@ -76,6 +68,7 @@ class RunControl:
         self.recovery_path = recovery_path
         self.session: Session | None = None
         self.final_report: Report | None = None
+        self.result: Report | None = None  # the last measuring run's final report
         self.resolved_config: RunConfig | None = None  # the last run's, once the runner said
         self.calibrating: RunConfig | None = None  # during a calibration: the one to return to
         self.run_recovery: Path | None = None  # the recovery file of the latest run
@@ -305,6 +298,7 @@ class RunControl:
         data.status = report.status or "complete"
         if self.run_recovery:
             self.log(f"the run is kept in the recovery file {self.run_recovery}")
+        self.result = report if self.calibrating is None else None
         if self.calibrating is not None:
             self._finish_calibration(report)
         elif not self.quitting:
@@ -316,76 +310,6 @@ class RunControl:
             self.log(f"the run stopped with an error: {event.worker.error}", "error")
             self.app.notify(f"The run stopped with an error: {event.worker.error}",
                             severity="error")
-
-    # -- quitting ---------------------------------------------------------------------------
-    def install_signal_handlers(self) -> None:
-        """SIGHUP (the SSH connection dropped) and SIGTERM: stop the run, let the session write
-        its last recovery file, and exit; nothing is asked, since nobody may be there."""
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGHUP, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(sig, self._on_signal, sig)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass  # not the main thread, or no signals here: the defaults stay
-
-    def _on_signal(self, sig: signal.Signals) -> None:
-        if self.quitting and self.session is None:
-            return
-        self.quitting = True
-        self.log(f"{sig.name}: stopping the run and keeping what was measured", "warning")
-        if self.session is not None:
-            self.stop(grace_s=QUIT_GRACE_S)
-        self.app.run_worker(self._exit_when_stopped(), group="quit", exclusive=True)
-
-    async def _exit_when_stopped(self) -> None:
-        await self._wait_stopped()  # the session saves its recovery file as it ends
-        # With the terminal gone (a dropped SSH connection closes the pty) Textual's own
-        # shutdown can block on writing to it: what mattered is saved, so a process still
-        # here two seconds later leaves without it.
-        fallback = threading.Timer(2.0, os._exit, args=(1,))
-        fallback.daemon = True  # a normal exit does not wait for it
-        fallback.start()
-        self.app.exit(return_code=1)
-
-    def quit(self) -> None:
-        if self.session is None:
-            self.app.exit(0)
-            return
-        if self.quitting:
-            return
-        self.quitting = True
-        rounds = self.session.rounds_completed
-        self.stop(grace_s=QUIT_GRACE_S)
-        recovery = str(self.run_recovery) if self.run_recovery else None
-        self.app.push_screen(QuitRunScreen(rounds, recovery), self._quit_choice)
-
-    def _quit_choice(self, choice: str | None) -> None:
-        if choice in ("save", "discard"):
-            self.app.run_worker(self._finish_quit(save=choice == "save"), group="quit",
-                                exclusive=True)
-        else:
-            self.quitting = False
-            self.app.notify("The run was stopped; r starts a new one.")
-
-    async def _finish_quit(self, save: bool) -> None:
-        await self._wait_stopped()
-        report = self.final_report
-        if not save or report is None:
-            self.app.exit(0)
-            return
-        self.quitting = False  # a cancelled save dialog leaves the console up
-        self.view.export_text("json", exporting.render("json", report),
-                              then=lambda: self.app.exit(0))
-
-    async def _wait_stopped(self) -> None:
-        """Until the session's thread has ended; a runner that lingers is killed, so that no
-        runner outlives the console."""
-        session = self.session
-        start = time.monotonic()
-        while self.session is not None and time.monotonic() - start < 3 * QUIT_GRACE_S:
-            if session is not None and time.monotonic() - start > QUIT_GRACE_S:
-                session.kill()
-            await asyncio.sleep(0.02)
 
     def shut_down(self) -> None:
         """The app unmounts: an exit that did not go through quit stops the runner."""

@@ -39,6 +39,7 @@ class RunData:
         self.shape: str | None = None
         self.device: str | None = None
         self.gpu_name: str | None = None
+        self.gpu_state: dict[str, Any] | None = None  # runner/nvml.py's measurement_state
         self.torch: str | None = None
         self.source_commit: str | None = None
         self.scheduler: dict[str, Any] | None = None

@@ -18,6 +18,11 @@ def test_session_runs_gpu_backends_and_the_report_checks():
     assert report.status == "complete", report.faults
     assert report.environment["device"].startswith("cuda:")
     assert report.environment["gpu"]["sm_count"] > 0
+    # the GPU's state, from NVML (issue 15): an H200 answers every field
+    state = report.environment["gpu"]["state"]
+    assert isinstance(state["persistence_mode"], bool) and isinstance(state["ecc"], bool)
+    assert isinstance(state["mig"], bool) and state["application_clocks"]["sm_mhz"] > 0
+    assert "other_processes" in state  # None where a container hides the other processes
     a, b, sm90, sdpa = report.variants
     assert all(v.status == "ok" for v in report.variants)
     assert b.byte_exact and b.max_abs_diff == 0.0 and a.deterministic

@@ -9,7 +9,7 @@ import pytest
 
 from sagetui.core.io import load_report
 from sagetui.tui.app import SageTUI
-from sagetui.tui.modals import PathPromptScreen, QuitRunScreen
+from sagetui.tui.modals import ChoiceScreen, PathPromptScreen
 from sagetui.tui.widgets.phase_table import PhaseTable
 from sagetui.tui.widgets.phase_view import PhaseView
 from sagetui.tui.widgets.plots import IterationPlot, RoundPlot, SeriesPlot
@@ -116,8 +116,8 @@ async def test_toggle_and_baseline_take_effect_at_the_next_round(tmp_path: Path)
 
 
 @aio
-async def test_quit_mid_run_stops_the_runner_and_offers_to_save(tmp_path: Path) -> None:
-    app = console(tmp_path, rounds=200, iterations=3)
+async def test_quit_mid_run_asks_then_stops_the_runner_and_saves(tmp_path: Path) -> None:
+    app = console(tmp_path, rounds=500, iterations=40)  # still running when the answer comes
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("r")
         await wait_for(pilot, lambda: app.data.rounds_done >= 1, what="a round")
@@ -130,17 +130,19 @@ async def test_quit_mid_run_stops_the_runner_and_offers_to_save(tmp_path: Path) 
                 return (runner / "stat").read_text().split()[2] == "Z"  # exited, not reaped
             except OSError:
                 return True
-        t0 = time.monotonic()
         await pilot.press("q")
         await pilot.pause()
-        assert isinstance(app.screen, QuitRunScreen) and session.cancelled
+        assert isinstance(app.screen, ChoiceScreen) and not session.cancelled  # asked first
+        t0 = time.monotonic()
+        await pilot.press("s")
+        await pilot.pause()
+        assert session.cancelled
         await wait_for(pilot, runner_gone, timeout=5, what="the runner to exit")
         assert time.monotonic() - t0 < 1.0  # the runner stops within a second
         await wait_for(pilot, lambda: app.session is None, timeout=10, what="the session")
         assert session.client is None
-        await pilot.press("s")
-        await pilot.pause()
-        assert isinstance(app.screen, PathPromptScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, PathPromptScreen), timeout=5,
+                       what="the save dialog")
         await pilot.press("enter")
         await wait_for(pilot, lambda: not app.is_running, timeout=10, what="the exit")
     saved = [p for p in tmp_path.glob("reference_*.json")]

@@ -1,4 +1,5 @@
-"""Run status: round r of R, iteration, ETA, backend, GPU and the latest round's telemetry."""
+"""Run status: round r of R, iteration, ETA, backend, GPU, the latest round's telemetry and the
+GPU's state (persistence, ECC, MIG, application clocks, other processes) where recorded."""
 
 from __future__ import annotations
 
@@ -117,9 +118,54 @@ def telemetry_line(data: RunData, ctx: ViewContext) -> Text:
     return t
 
 
+def _on_off(name: str, value: object) -> str | None:
+    return None if value is None else f"{name} {'on' if value else 'off'}"
+
+
+def environment_line(data: RunData, ctx: ViewContext) -> Text | None:
+    """The GPU's state as the runner found it (persistence, ECC, MIG, application clocks, other
+    processes), and where the latest round's SM clock stood against the application clock.
+    None for a CPU run or a report that did not record it."""
+    st = data.gpu_state
+    if not st:
+        return None
+    warn = f"bold {ctx.error_colour}"
+    t = Text("GPU state: ", style="dim")
+    parts: list[tuple[str, str]] = [(x, "") for x in (
+        _on_off("persistence", st.get("persistence_mode")), _on_off("ECC", st.get("ecc")))
+        if x]
+    if st.get("mig") is not None:
+        parts.append(("MIG on" if st["mig"] else "MIG off", warn if st["mig"] else ""))
+    clocks = st.get("application_clocks") or {}
+    sm, mem = clocks.get("sm_mhz"), clocks.get("mem_mhz")
+    if sm is not None:
+        default = (clocks.get("default_sm_mhz"), clocks.get("default_mem_mhz"))
+        same = default == (sm, mem)
+        parts.append((f"app clocks SM {sm} / mem {mem if mem is not None else '?'} MHz"
+                      + (" (default)" if same else f" (default {default[0]} / {default[1]})"),
+                      "" if same or default[0] is None else warn))
+        latest = latest_telemetry(data)
+        mean = ((latest[1].get("sm_clock_mhz") or {}).get("mean") if latest else None)
+        if latest and mean and sm:
+            parts.append((f"round {latest[0] + 1} SM at {100 * mean / sm:.0f} % of it", ""))
+    others = st.get("other_processes")
+    if others is not None:
+        n, held = others.get("count", 0), others.get("memory_bytes")
+        parts.append(("no other process on the GPU", "") if not n else (
+            f"{n} other process{'es' * (n != 1)} on the GPU"
+            + (f" ({held / 2**30:.1f} GiB)" if held is not None else ""), warn))
+    if not parts:
+        t.append("NVML did not say")
+    for i, (text, style) in enumerate(parts):
+        t.append(" · " if i else "")
+        t.append(text, style=style)
+    return t
+
+
 class StatusPanel(Static):
     def sync(self, data: RunData, ctx: ViewContext) -> None:
-        text = Text("\n").join([state_line(data, ctx), machine_line(data),
-                                telemetry_line(data, ctx)])
-        text.no_wrap, text.overflow = True, "ellipsis"  # three lines at any width
+        lines = [state_line(data, ctx), machine_line(data), telemetry_line(data, ctx)]
+        env = environment_line(data, ctx)
+        text = Text("\n").join(lines + ([env] if env is not None else []))
+        text.no_wrap, text.overflow = True, "ellipsis"  # one line each at any width
         self.update(text)
