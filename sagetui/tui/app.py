@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 from . import keymap
 from .commands import SageCommands
+from .compare_rows import letter
 from .derive_flow import DeriveFlow, apply_message
 from .export_flow import ExportFlow
 from .help_screen import HelpScreen
@@ -50,6 +51,7 @@ from .themes import OKABE_ITO, default_theme_name, load_themes
 from .variant_controls import set_baseline, toggle_variant
 from .view_context import ViewContext
 from .widgets.compare_table import CompareTable, compare_hint
+from .widgets.mainloop_panel import compare_text
 from .widgets.phase_table import PhaseTable
 from .widgets.phase_view import PhaseView
 from .widgets.plots import SeriesPlot
@@ -225,6 +227,10 @@ class SageTUI(App[int]):
         reports = [s for s in self.sources if not s.live]
         self.query_one("#compare-hint", Static).update(compare_hint(len(reports)))
         self.query_one(CompareTable).show(reports)
+        panel = self.query_one("#compare-mainloop", Static)  # shown for reports with profiles
+        panel.update(text := compare_text([(letter(i), s.mainloop_profiles, s.baseline)
+                                           for i, s in enumerate(reports)]))
+        panel.display = bool(text.plain)
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self) -> None:

@@ -57,6 +57,7 @@ def compose_console(initial: str) -> ComposeResult:
         with TabPane(label["compare"], id="compare"):
             yield Static(id="compare-hint")
             yield CompareTable(id="compare-table")
+            yield Static(id="compare-mainloop")  # reports' main-loop profiles, when they have any
         with TabPane(label["sweep"], id="sweep"):
             with Vertical(id="sweep-body"):
                 yield SweepPlot(id="sweep-plot")

@@ -34,3 +34,34 @@ def test_scheduler_panel_shows_measured_shares_instead_of_the_note():
                                       fused_mainloop_phases={"int8_qk": "fused"}), "r")
     plain = decomposition_text(data).plain
     assert "inside the main loop" in plain and "fused inside the main loop" not in plain
+
+
+def test_the_compare_view_puts_two_reports_profiles_side_by_side(tmp_path):
+    """Two saved reports with profiles (the same toy build, and its line-shifted rebuild) in
+    the Compare tab: each variant named by its report's letter, B's shares against A's."""
+    import asyncio
+
+    from sagetui.core.io import save_report
+    from sagetui.core.report import Report
+    from sagetui.tui.app import SageTUI
+
+    from .conftest import THEME, screen_text, settle
+
+    paths = []
+    for name in ("toy_attention", "toy_attention_shifted"):
+        prof = to_profile(run(name), variant="toy", family="toy")
+        path = tmp_path / f"{name}.json"
+        save_report(Report(schema_version=2, mainloop_profiles=[prof]), path)
+        paths.append(path)
+
+    async def go() -> str:
+        from sagetui.core.io import load_report
+
+        app = SageTUI(reports=[(str(p), load_report(p)) for p in paths], theme_name=THEME)
+        async with app.run_test(size=(160, 60)) as pilot:
+            await settle(pilot, app)
+            assert app.query_one("TabbedContent").active == "compare"
+            return screen_text(app)
+    text = asyncio.run(go())
+    assert "inside the main loop" in text and "A: toy" in text and "B: toy" in text
+    assert "pt vs A: toy" in text

@@ -53,3 +53,18 @@ def mainloop_text(profiles: list[MainloopProfile], baseline: str | None = None) 
         for h in p.hot_lines[:HOT_LINES]:
             t.append(f"  {h.file}:{h.line}  {h.phase}  {100 * h.share:.1f} %\n", style="dim")
     return t
+
+
+def compare_text(sources: list[tuple[str, list[MainloopProfile], str | None]]) -> Text:
+    """The main-loop profiles of several reports side by side (the Compare tab): each variant
+    named by its report's letter, every share's change against report A's baseline profile."""
+    profiles: list[MainloopProfile] = []
+    base: str | None = None
+    for letter, profs, baseline in sources:
+        for p in profs:
+            profiles.append(p.model_copy(update={"variant": f"{letter}: {p.variant}"}))
+            if base is None and (p.variant == baseline or baseline is None):
+                base = profiles[-1].variant
+    if profiles and base is None:
+        base = profiles[0].variant
+    return mainloop_text(profiles, base)
