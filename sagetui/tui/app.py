@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 from . import keymap
 from .commands import SageCommands
-from .compare_rows import letter
 from .derive_flow import DeriveFlow, apply_message
 from .export_flow import ExportFlow
 from .help_screen import HelpScreen
@@ -228,8 +227,7 @@ class SageTUI(App[int]):
         self.query_one("#compare-hint", Static).update(compare_hint(len(reports)))
         self.query_one(CompareTable).show(reports)
         panel = self.query_one("#compare-mainloop", Static)  # shown for reports with profiles
-        panel.update(text := compare_text([(letter(i), s.mainloop_profiles, s.baseline)
-                                           for i, s in enumerate(reports)]))
+        panel.update(text := compare_text([(s.mainloop_profiles, s.baseline) for s in reports]))
         panel.display = bool(text.plain)
 
     @on(TabbedContent.TabActivated)

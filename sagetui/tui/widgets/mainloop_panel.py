@@ -55,14 +55,16 @@ def mainloop_text(profiles: list[MainloopProfile], baseline: str | None = None) 
     return t
 
 
-def compare_text(sources: list[tuple[str, list[MainloopProfile], str | None]]) -> Text:
+def compare_text(sources: list[tuple[list[MainloopProfile], str | None]]) -> Text:
     """The main-loop profiles of several reports side by side (the Compare tab): each variant
     named by its report's letter, every share's change against report A's baseline profile."""
     profiles: list[MainloopProfile] = []
     base: str | None = None
-    for letter, profs, baseline in sources:
+    for i, (profs, baseline) in enumerate(sources):
+        from ..compare_rows import letter  # the Compare tab's own letters
+
         for p in profs:
-            profiles.append(p.model_copy(update={"variant": f"{letter}: {p.variant}"}))
+            profiles.append(p.model_copy(update={"variant": f"{letter(i)}: {p.variant}"}))
             if base is None and (p.variant == baseline or baseline is None):
                 base = profiles[-1].variant
     if profiles and base is None:
