@@ -79,13 +79,18 @@ def _tool(d: Path, name: str, body: str) -> str:
     return str(p)
 
 
-@pytest.fixture
-def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def fake_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Tools:
+    """The three fake tools in tmp_path/bin, serving the recorded toy fixtures."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    tools = Tools(_tool(bin_dir, "ncu", FAKE_NCU), _tool(bin_dir, "cuobjdump", FAKE_CUOBJDUMP),
-                  _tool(bin_dir, "nvdisasm", FAKE_NVDISASM))
     monkeypatch.setenv("FAKE_FIX", str(FIX))
+    return Tools(_tool(bin_dir, "ncu", FAKE_NCU), _tool(bin_dir, "cuobjdump", FAKE_CUOBJDUMP),
+                 _tool(bin_dir, "nvdisasm", FAKE_NVDISASM))
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    tools = fake_tools(tmp_path, monkeypatch)
     work = tmp_path / "work"
     work.mkdir()
     info = work / "info.json"

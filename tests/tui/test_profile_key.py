@@ -15,27 +15,17 @@ import numpy as np
 import pytest
 
 from sagetui.core.profile.rules import FAMILIES
-from sagetui.session.profile_pass import Tools, profile_target
+from sagetui.session.profile_pass import profile_target
 from sagetui.tui.app import SageTUI
 from sagetui.tui.profile_flow import ProfileFlow
-from tests.test_profile_failures import (
-    FAKE_CUOBJDUMP,
-    FAKE_NCU,
-    FAKE_NVDISASM,
-    FIX,
-    _tool,
-)
+from tests.test_profile_failures import FIX, fake_tools
 
 from .conftest import THEME, aio, settle, tiny_config, wait_for
 
 
 @pytest.fixture
 def fake_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    tools = Tools(_tool(bin_dir, "ncu", FAKE_NCU), _tool(bin_dir, "cuobjdump", FAKE_CUOBJDUMP),
-                  _tool(bin_dir, "nvdisasm", FAKE_NVDISASM))
-    monkeypatch.setenv("FAKE_FIX", str(FIX))
+    tools = fake_tools(tmp_path, monkeypatch)
     monkeypatch.setenv("FAKE_MODE", "ok")
 
     def profile(config, spec, p):  # the driver on the stand-in call (see the module's note)
