@@ -39,18 +39,9 @@ class ProfileFlow:
             self.cancel.set()
             rc.log("profile: cancelling (the tool running now is stopped)", "warning")
             return
-        if rc.config is None or rc.live is None:
-            self.app.notify("This console shows saved reports: nothing to profile.",
-                            severity="warning")
-            return
-        if rc.running:
-            self.app.notify("Stop the run first (r): a profile never runs beside timed rounds.",
-                            severity="warning")
-            return
-        cfg = rc.resolved_config or rc.config
-        if cfg.auto or cfg.auto_shape:
-            self.app.notify("Run once first (r) so the backend and shape are known, or start "
-                            "sagetui with --backend and a shape.", severity="warning")
+        cfg = rc.between_runs("nothing to profile",
+                              "Stop the run first (r): a profile never runs beside timed rounds.")
+        if cfg is None or rc.live is None:
             return
         enabled = {n for n, v in rc.live.variants.items() if v.enabled}
         specs = [v for v in cfg.variants

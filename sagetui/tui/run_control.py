@@ -176,18 +176,26 @@ class RunControl:
                 self.live.progress.until_ci_percent = target
         self.log(until_ci_line(self.config, running=self.session is not None))
 
-    def calibrate(self) -> None:
+    def between_runs(self, nothing: str, stop_first: str) -> RunConfig | None:
+        """The last run's resolved configuration for work done between runs (calibrating,
+        profiling); None, with the warning that says why, in view mode, during a run, or
+        before an `auto` configuration was resolved by a run."""
         if self.config is None or self.live is None:
-            self.app.notify("This console shows saved reports: nothing to run.",
-                            severity="warning")
-            return
+            self.app.notify(f"This console shows saved reports: {nothing}.", severity="warning")
+            return None
         if self.running:
-            self.app.notify("Stop the run first (r), then calibrate.", severity="warning")
-            return
+            self.app.notify(stop_first, severity="warning")
+            return None
         base = self.resolved_config or self.config
         if base.auto or base.auto_shape:
             self.app.notify("Run once first (r) so the backend and shape are known, or start "
                             "sagetui with --backend and a shape.", severity="warning")
+            return None
+        return base
+
+    def calibrate(self) -> None:
+        base = self.between_runs("nothing to run", "Stop the run first (r), then calibrate.")
+        if base is None:
             return
         found = earlier(base)
         if found is None:
