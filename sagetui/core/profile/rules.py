@@ -84,8 +84,3 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     # tests/profile_fixtures/toy_attention.cu: the same names, so the same rules
     Family("toy", "toy_attention_kernel", "toy_attention.cu", "toy_attention", SAGE_RULES),
 )}
-
-
-def family_for_kernel(kernel_name: str) -> Family | None:
-    """The family whose kernel name appears in `kernel_name` (mangled or demangled)."""
-    return next((f for f in FAMILIES.values() if f.kernel in kernel_name), None)

@@ -53,10 +53,6 @@ def quantize_int8_blocks(x: torch.Tensor, rows: int) -> tuple[torch.Tensor, torc
     return q.to(torch.int8).view(b, h, nb * rows, d)[:, :, :n], amax / 127.0
 
 
-def dequant_rows(xq: torch.Tensor, scale: torch.Tensor, rows: int) -> torch.Tensor:
-    return xq.float() * scale.repeat_interleave(rows, dim=-1)[..., : xq.shape[2], None]
-
-
 def online_softmax_pv(q_i8: torch.Tensor, q_row_scale: torch.Tensor, k_i8: torch.Tensor,
                       k_deq: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
     """The kernel's main loop, one 64-key block at a time: scores in base 2, a running row
