@@ -162,3 +162,29 @@ def test_an_event_no_match_handles_is_an_error_in_the_tests(monkeypatch):
 def test_finished_carries_the_report():
     e = _session_samples()[-1]
     assert isinstance(e, ev.Finished) and isinstance(e.report, Report)
+
+
+def test_the_synthetic_runner_speaks_this_protocol():
+    """benchmarks/synthetic_runner.py imports nothing of sagetui: its version is restated."""
+    import ast
+    from pathlib import Path
+
+    from sagetui.core.protocol import PROTOCOL_VERSION
+
+    tree = ast.parse((Path(__file__).parent.parent / "benchmarks/synthetic_runner.py").read_text())
+    found = [n.value.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
+             and any(getattr(t, "id", None) == "PROTOCOL" for t in n.targets)]
+    assert found == [PROTOCOL_VERSION]
+
+
+def test_a_runner_of_another_protocol_version_is_refused():
+    import pytest
+
+    from sagetui.core.config import default_config
+    from sagetui.core.protocol import PROTOCOL_VERSION
+    from sagetui.session.errors import NotRunnable, refuse_unrunnable
+
+    old = ev.Hello(protocol=PROTOCOL_VERSION - 1, pid=1, python="3.12", torch="2.11",
+                   device="cpu", backends={"reference": None})
+    with pytest.raises(NotRunnable, match="another install"):
+        refuse_unrunnable(default_config(), old)

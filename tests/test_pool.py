@@ -9,6 +9,7 @@ from sagetui.core.check import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.gpus import Slot, measured_on, parse_gpus
 from sagetui.core.io import load_report
+from sagetui.core.protocol import PROTOCOL_VERSION
 from sagetui.core.report import Report
 
 AXES = sw.Axes(q_lens=[128, 256], head_dims=[64], causal=[False, True])
@@ -156,8 +157,8 @@ def test_one_status_line_per_runner():
     from sagetui.core.sweep_model import SweepPoint
 
     def hello():
-        return ev.Hello(protocol=2, pid=1, python="3.12", torch="2.11", device="cuda:0",
-                        backends={})
+        return ev.Hello(protocol=PROTOCOL_VERSION, pid=1, python="3.12", torch="2.11",
+                        device="cuda:0", backends={})
 
     def on(runner, e):
         return ev.FromRunner(runner=runner, event=e)

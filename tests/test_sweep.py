@@ -208,7 +208,7 @@ def test_a_second_setup_frees_the_first_points_inputs():
     engine = new_engine(cfg(256), emit, StatusBoard(None), threading.Event())
     engine.block("reference", 0, 0, 1)  # keeps a first output too
     held = [weakref.ref(t) for t in (engine.inputs.q, engine.inputs.k,
-                                     engine._first_output["reference"])]
+                                     engine.checks.first("reference").tensor)]
     engine = None
     free_memory()
     assert all(r() is None for r in held)

@@ -63,7 +63,8 @@ def log_line(e: ev.Event) -> LogLine | None:
             return LogLine(f"variant {e.name} ({e.backend}): failed: {e.error}", "error")
         case ev.Ready():
             gpu = (e.gpu or {}).get("name") or e.device
-            return LogLine(f"inputs ready on {gpu} (sha256 {e.input_sha256[:12]})")
+            kept = ", kept from the last run" if e.reused_inputs else ""
+            return LogLine(f"inputs ready on {gpu} (sha256 {e.input_sha256[:12]}{kept})")
         case ev.RoundDone():
             verdicts = _verdicts(e.verdicts)
             return LogLine(f"round {e.round + 1} done" + (f" · {verdicts}" if verdicts else ""))

@@ -102,6 +102,7 @@ class Ready(RunnerEvent):
     device: str
     gpu: dict[str, Any] | None = None
     scheduler: dict[str, Any] | None = None
+    reused_inputs: bool = False  # a warm runner set up again on the last run's inputs
 
 
 @wire(frozen=True, kw_only=True, config=_STRICT)

@@ -29,7 +29,9 @@ from pydantic import ValidationError
 
 from .events import Command, CommandT, RunnerEvent, RunnerEventT, to_dict
 
-PROTOCOL_VERSION = 2
+# 3: ready's reused_inputs (a warm runner). A runner of another version is refused at its hello:
+# strict decoding would drop its changed events, and the session would wait for them
+PROTOCOL_VERSION = 3
 # a block's iterations are sent when this long has passed since the last send, and at its
 # end: live plots move as a block runs, and a fast kernel does not cost one line per call
 STREAM_CHUNK_S = 0.05

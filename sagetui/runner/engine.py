@@ -9,6 +9,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import torch
@@ -25,6 +26,7 @@ from .backends.base import Backend, Inputs, NullClock, VariantLoadError
 from .faults import maybe_inject, maybe_inject_setup
 from .inputs import build_inputs, checksum, tensor_sha256
 from .nvml import gpu_facts
+from .output_checks import OutputChecks, SpecKey, spec_key
 from .provenance import provenance
 from .timing import CpuClock, CudaEventClock, gate_stream
 
@@ -114,13 +116,6 @@ def gpu_info(device: str) -> dict[str, Any] | None:
     return info
 
 
-def _same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Bitwise equality on the device (NaN == NaN when their bits are equal)."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
-
-
 class Engine:
     def __init__(self, config: RunConfig, emit: Emit, board: StatusBoard,
                  cancel: threading.Event) -> None:
@@ -132,9 +127,10 @@ class Engine:
         self.is_gpu = self.device.startswith("cuda")
         self.backends: dict[str, Backend] = {}
         self.inputs: Inputs | None = None
-        # each variant's first output and its sha256: determinism and byte-exact checks
-        self._first_output: dict[str, torch.Tensor] = {}
-        self._first_sha: dict[str, str] = {}
+        self._input_sha256 = ""
+        self._inputs_key: tuple[Any, ...] | None = None
+        self._key_of: dict[str, SpecKey] = {}  # variant name -> its code (output_checks.py)
+        self.checks = OutputChecks()  # each variant's first output: determinism, byte checks
         self.gpu = gpu_info(self.device)
         self._enqueue_s: dict[str, float] = {}
         self._gpu_s: dict[str, float] = {}
@@ -151,6 +147,34 @@ class Engine:
         maybe_inject_setup(self.config.shape.q_len)
         self.inputs = build_inputs(self.config, self.device)
         i = self.inputs
+        self._input_sha256 = tensor_sha256(i.q, i.k, i.v)
+        self._inputs_key = inputs_key(self.config)
+        self._ready(reused=False)
+
+    def same_inputs(self, config: RunConfig) -> bool:
+        """Whether `config` runs on this engine's inputs (and device): a warm runner's next run
+        then keeps them (reconfigure)."""
+        return self.inputs is not None and config.device == self.config.device \
+            and inputs_key(config) == self._inputs_key
+
+    def reconfigure(self, config: RunConfig) -> None:
+        """Set up again for `config`, on these inputs (same_inputs): the inputs, their fp32
+        reference, the variants whose code is unchanged (loaded, with their first outputs) are
+        kept; the others are loaded."""
+        loaded = {self._key_of[name]: be for name, be in self.backends.items()}
+        self.config = config
+        self.backends, self._key_of = {}, {}
+        for spec in config.variants:
+            be = loaded.get(spec_key(spec))
+            if be is None:
+                self._load(spec)
+            else:
+                self._loaded(spec, be)
+        self.checks.new_run(self._key_of.values())
+        self.gpu = gpu_info(self.device)  # the GPU's state now (other processes, clocks)
+        self._ready(reused=True)
+
+    def _ready(self, *, reused: bool) -> None:
         scheduler = None
         kernel = next((b.kernel for b in self.backends.values() if b.kernel), None)
         if kernel:
@@ -160,12 +184,14 @@ class Engine:
                 head_dim=s.head_dim, causal=s.causal,
                 sm_count=(self.gpu or {}).get("sm_count"),
                 smem_per_sm=(self.gpu or {}).get("smem_per_sm"))
+        self._flush = None
         if self.config.cold and self.is_gpu and self.gpu and self.gpu.get("l2_cache_bytes"):
             self._flush = torch.empty(int(self.gpu["l2_cache_bytes"]), dtype=torch.uint8,
                                       device=self.device)
-        self._sampler = self._make_sampler()
-        self.emit(ev.Ready(input_sha256=tensor_sha256(i.q, i.k, i.v), device=self.device,
-                           gpu=self.gpu, scheduler=scheduler))
+        if self._sampler is None:
+            self._sampler = self._make_sampler()
+        self.emit(ev.Ready(input_sha256=self._input_sha256, device=self.device, gpu=self.gpu,
+                           scheduler=scheduler, reused_inputs=reused))
 
     def _make_sampler(self):
         try:
@@ -189,7 +215,11 @@ class Engine:
             self.emit(ev.VariantLoaded(name=spec.name, backend=spec.backend, path=spec.path,
                                        status="failed", error=f"{type(exc).__name__}: {exc}"))
             return
+        self._loaded(spec, be)
+
+    def _loaded(self, spec: VariantSpec, be: Backend) -> None:
         self.backends[spec.name] = be
+        self._key_of[spec.name] = spec_key(spec)
         self.emit(ev.VariantLoaded(name=spec.name, backend=spec.backend, path=spec.path,
                                    status="ok", kernel=be.kernel,
                                    phases=[(p.name, p.parent) for p in be.phases()],
@@ -208,19 +238,25 @@ class Engine:
         be = self._backend(variant)
         self.board.variant, self.board.round = variant, -1
         t0 = time.perf_counter()
+        out = None
         for i in range(calls):
             self.board.iteration = i
             self.board.set("warmup")
-            self._call(be, NullClock())
+            out = self._call(be, NullClock())
         self._sync()
         if self.is_gpu:  # host time to enqueue one call and its GPU time: size each block's gate
             clk = CudaEventClock(be.leaves(), torch)
             t = time.perf_counter()
-            self._call(be, clk)
+            out = self._call(be, clk)
             self._enqueue_s[variant] = time.perf_counter() - t
             self._sync()
             self._gpu_s[variant] = sum(clk.result().values())
-        self.emit(ev.WarmupDone(variant=variant, calls=calls, seconds=time.perf_counter() - t0))
+        seconds = time.perf_counter() - t0
+        key = self._key_of[variant]
+        if out is not None and not self.checks.has_first(key):  # its checks, before the rounds
+            self.board.set("checking output")
+            self.checks.remember(key, out, partial(self._first_output_facts, variant))
+        self.emit(ev.WarmupDone(variant=variant, calls=calls, seconds=seconds))
 
     def _backend(self, variant: str) -> Backend:
         if variant not in self.backends:
@@ -300,26 +336,10 @@ class Engine:
 
     def _output_facts(self, variant: str, out: torch.Tensor) -> dict[str, Any]:
         """Hash, checksum and the difference from the baseline's output, outside the timed
-        region. The sha256 (a device-to-host copy and a hash of every byte: about 0.3 s at the
-        reference shape) is computed for a variant's first output and again only when its
-        bytes change; every later block compares bytes on the device instead."""
-        first = self._first_output.get(variant)
-        facts: dict[str, Any] = {}
-        if first is not None and _same_bytes(first, out):
-            sha = self._first_sha[variant]
-        else:
-            sha = tensor_sha256(out)
-            if first is None:
-                self._first_output[variant] = out.detach().clone()
-                self._first_sha[variant] = sha
-                facts.update(self._first_output_facts(variant, out))
-        facts.update(output_sha256=sha, checksum=checksum(out))
-        base = self._first_output.get(self.config.baseline_name)
-        if base is not None and base.shape == out.shape:
-            d = (out.float() - base.float()).abs()
-            facts["max_abs_diff"] = float(d.max().item())
-            facts["mean_abs_diff"] = float(d.mean().item())
-        return facts
+        region (output_checks.py keeps them off the rounds' path)."""
+        return self.checks.facts(variant, self._key_of[variant], out,
+                                 self._key_of.get(self.config.baseline_name),
+                                 partial(self._first_output_facts, variant))
 
     def _first_output_facts(self, variant: str, out: torch.Tensor) -> dict[str, Any]:
         """Once per variant, outside the timed regions: its accuracy against fp32 attention
@@ -356,4 +376,14 @@ class Engine:
             mean_abs=float(d.mean().item()), decomposed_sha256=tensor_sha256(dec),
             public_sha256=tensor_sha256(pub), manual_checksum=checksum(dec),
             reference_checksum=checksum(pub)))
+
+
+def inputs_key(config: RunConfig) -> tuple[Any, ...]:
+    """What a run's inputs are made from: two configurations with the same key have the same
+    inputs (a file's size and modification time stand for its bytes)."""
+    stamp = None
+    if config.inputs_path:
+        st = os.stat(config.inputs_path)
+        stamp = st.st_size, st.st_mtime_ns
+    return config.shape.model_dump_json(), config.seed, config.inputs_path, stamp
 

@@ -99,17 +99,33 @@ def build_inputs(config: RunConfig, device: str) -> Inputs:
     return Inputs(q=q, k=k, v=v, layout=s.layout, causal=s.causal, sm_scale=s.head_dim ** -0.5)
 
 
-def tensor_sha256(*tensors: torch.Tensor) -> str:
-    """sha256 of the tensors' raw bytes, in order (outside every timed region)."""
-    h = hashlib.sha256()
+def host_bytes(*tensors: torch.Tensor) -> list[torch.Tensor]:
+    """The tensors' raw bytes on the host, in order (a device-to-host copy: outside every timed
+    region, and on the thread that issues the timed work, so that the copy never lands on the
+    stream between two timed kernels)."""
+    out = []
     for t in tensors:
         flat = t.detach().contiguous().view(-1).view(torch.uint8)
         if flat.is_cuda:  # pinned memory: the copy runs at full PCIe speed
             host = torch.empty(flat.shape, dtype=torch.uint8, pin_memory=True)
             host.copy_(flat)
             flat = host
-        h.update(flat.numpy().data)  # hashlib reads the buffer in place, without the GIL
+        out.append(flat)
+    return out
+
+
+def sha256_of(buffers: list[torch.Tensor]) -> str:
+    """sha256 of host byte buffers, in order: hashlib reads each in place without the GIL, so
+    this can run on a thread while the next block runs."""
+    h = hashlib.sha256()
+    for b in buffers:
+        h.update(b.numpy().data)
     return h.hexdigest()
+
+
+def tensor_sha256(*tensors: torch.Tensor) -> str:
+    """sha256 of the tensors' raw bytes, in order (outside every timed region)."""
+    return sha256_of(host_bytes(*tensors))
 
 
 def checksum(t: torch.Tensor) -> float:

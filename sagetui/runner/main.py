@@ -103,9 +103,17 @@ def main() -> int:
         try:
             match msg:
                 case ev.Setup(config=config):
-                    engine = None  # the last point's inputs and outputs go before the next's
-                    free_memory()
-                    engine = new_engine(RunConfig.model_validate(config), emit, board, cancel)
+                    cfg = RunConfig.model_validate(config)
+                    if engine is not None and engine.same_inputs(cfg):
+                        # the console's next run on the same inputs: keep them, and the
+                        # variants whose code did not change (a failed set-up keeps nothing)
+                        kept, engine = engine, None
+                        kept.reconfigure(cfg)
+                        engine = kept
+                    else:
+                        engine = None  # the last point's inputs and outputs go first
+                        free_memory()
+                        engine = new_engine(cfg, emit, board, cancel)
                 case _ if engine is None:
                     emit(ev.RunnerError(kind="protocol", message=f"{msg.NAME} before setup"))
                 case ev.Warmup(variant=variant, calls=calls):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig
+from sagetui.core.protocol import PROTOCOL_VERSION
 
 
 class NotRunnable(Exception):
@@ -21,7 +22,12 @@ class SetupFailed(RuntimeError):
 
 
 def refuse_unrunnable(config: RunConfig, hello: ev.Hello | None) -> None:
-    """NotRunnable when the runner's hello says no variant's backend can run here."""
+    """NotRunnable when the runner's hello says no variant's backend can run here, or when
+    the runner speaks another protocol version (sagetui installed twice, say)."""
+    if hello is not None and hello.protocol != PROTOCOL_VERSION:
+        raise NotRunnable(f"the runner speaks protocol {hello.protocol}, this sagetui "
+                          f"{PROTOCOL_VERSION}: the runner comes from another install (check "
+                          "PYTHONPATH and the current directory)")
     backends = hello.backends if hello else {}
     why = {v.name: backends.get(v.backend) for v in config.variants}
     if why and all(why.values()):
