@@ -28,6 +28,17 @@ SAGE2_PHASES = (
     PhaseSpec("fused_mainloop"),
 )
 
+# the phases inside the fused main loop, which no wall clock can split (a report says so)
+FUSED_MAINLOOP_PHASES = {
+    "int8_qk": "fused inside qk_int_sv_f8_attn_kernel",
+    "scale_application": "fused inside qk_int_sv_f8_attn_kernel",
+    "online_softmax": "fused inside qk_int_sv_f8_attn_kernel",
+    "pv_accumulation": "fused inside qk_int_sv_f8_attn_kernel",
+    "final_normalization_and_output": "fused inside qk_int_sv_f8_attn_kernel",
+    "timing_policy": "Do not assign independent wall time without changing the exact kernel "
+                     "schedule; use source-correlated hardware counters.",
+}
+
 # sm89 with smooth_v: V's mean, scale and fp8 quantization in one fused kernel
 SAGE2_SMOOTH_V_PHASES = tuple(
     PhaseSpec(p.name.replace("v_scale_", "v_mean_scale_"), p.parent) for p in SAGE2_PHASES)

@@ -4,31 +4,13 @@ before and after a rebuild can be told apart."""
 
 from __future__ import annotations
 
-import datetime as _dt
-import hashlib
 import importlib
 from pathlib import Path
 from typing import Any
 
+from sagetui.core.provenance import file_facts
+
 from .backends.base import Backend
-
-
-def file_facts(module: str, path: str) -> dict[str, Any]:
-    p = Path(path)
-    facts: dict[str, Any] = {"module": module, "path": str(p)}
-    try:
-        st = p.stat()
-        h = hashlib.sha256()
-        with p.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    except OSError as exc:
-        facts["error"] = f"{type(exc).__name__}: {exc}"
-        return facts
-    facts.update(sha256=h.hexdigest(), size_bytes=st.st_size,
-                 mtime_utc=_dt.datetime.fromtimestamp(st.st_mtime, _dt.UTC)
-                 .isoformat(timespec="seconds"))
-    return facts
 
 
 def sageattention_versions() -> dict[str, str]:

@@ -28,23 +28,13 @@ from sagetui.core.analysis import (
 )
 from sagetui.core.config import RunConfig
 from sagetui.core.peaks import kernel_peak
+from sagetui.core.phases import FUSED_MAINLOOP_PHASES
 from sagetui.core.report import SCHEMA_VERSION, Fault, Report
 from sagetui.core.samples import GrowableArray, RoundSeries, Samples
 from sagetui.core.stats import p50, summarize
 from sagetui.core.telemetry import merge_blocks
 
 from .calibration import stored_threshold
-
-FUSED_MAINLOOP_PHASES = {
-    "int8_qk": "fused inside qk_int_sv_f8_attn_kernel",
-    "scale_application": "fused inside qk_int_sv_f8_attn_kernel",
-    "online_softmax": "fused inside qk_int_sv_f8_attn_kernel",
-    "pv_accumulation": "fused inside qk_int_sv_f8_attn_kernel",
-    "final_normalization_and_output": "fused inside qk_int_sv_f8_attn_kernel",
-    "timing_policy": "Do not assign independent wall time without changing the exact kernel "
-                     "schedule; use source-correlated hardware counters.",
-}
-
 
 # what a variant's first block carries once (runner engine `_first_output_facts`)
 FIRST_BLOCK_FACTS = ("accuracy", "accuracy_error", "sdpa_backend", "sdpa_backend_method")
@@ -194,6 +184,15 @@ class Collector:
                 v.complete(round_)
             else:
                 v.pending.pop(round_, None)
+
+    def drop_unfinished(self) -> None:
+        """Forget the samples and blocks of rounds that never completed (a stopped run's last
+        round, before the run resumes and measures that round again)."""
+        done = set(self.completed_rounds)
+        for v in self.variants.values():
+            v.pending.clear()
+            v.blocks = {k: b for k, b in v.blocks.items() if k[0] in done}
+        self.schedule = [s for s in self.schedule if s["round"] in done]
 
     def fault(self, fault: Fault, fail: str | None = None) -> None:
         """Keep a fault; the variant `fail` (if it is one) failed with it."""

@@ -8,9 +8,11 @@ were running and the runner's last stderr lines, the completed rounds are kept, 
 runner goes on without the failed variant. Its display (`on_event`) gets typed events
 (core/events.py): each runner event it takes in, under its own name, and its own.
 
-`run()` blocks; call it from a worker thread. The controls (`cancel`, `kill`, `set_enabled`,
-`set_baseline`, `set_until_ci`) are thread-safe and never wait for an autosave (controls.py);
-they take effect between iterations (cancel), at once (kill) or at the next round.
+`run()` blocks; call it from a worker thread. Given a WarmRunner (warm.py), a run takes its
+runner from it and gives it back at the end, for the console's next run. The controls
+(`cancel`, `kill`, `set_enabled`, `set_baseline`, `set_until_ci`) are thread-safe and never
+wait for an autosave (controls.py); they take effect between iterations (cancel), at once
+(kill) or at the next round.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from .errors import NotRunnable, SetupFailed, refuse_unrunnable
 from .faults import error_fault, gone_fault, nonfinite_fault
 from .runner_client import RunnerClient, RunnerFault, RunnerGone
 from .schedule import more_rounds, round_order
+from .warm import RunnerSource, WarmRunner
 
 SETUP_TIMEOUT_S = 600.0  # loading a cold CUDA context and building 3 x 1.6 GB inputs
 DRIFT_EVERY_S = 0.5  # a round_done carries drift at most this often (scipy's Theil-Sen)
@@ -50,14 +53,13 @@ class RunnerSession:
     def __init__(self, config: RunConfig, *, on_event: OnEvent | None = None,
                  recovery_path: str | Path | None = None, python: str | None = None,
                  runner_argv: list[str] | None = None,
-                 runner_env: dict[str, str] | None = None) -> None:
+                 runner_env: dict[str, str] | None = None,
+                 warm: WarmRunner | None = None) -> None:
         self.controls = Controls(config)
+        self._runners = RunnerSource(python, runner_argv, runner_env, warm)
         self.on_event: OnEvent = on_event or (lambda e: None)
         self.recovery_path = Path(recovery_path) if recovery_path else None
         self.collector = Collector(config)
-        self._python = python
-        self._runner_argv = runner_argv
-        self._runner_env = runner_env
         # the collector's: this thread writes, report() reads (an autosave's for seconds)
         self._data = threading.Lock()
         self._cancel = threading.Event()
@@ -65,8 +67,10 @@ class RunnerSession:
         self.client: RunnerClient | None = None
         self.round = -1
         self._last_drift = 0.0
-        self._autosaver = Autosaver(self.recovery_path, self.report,
-                                    lambda m: self._emit(ev.LogMessage(message=m)))
+        self._autosaver = self._new_autosaver()
+
+    def _new_autosaver(self) -> Autosaver:
+        return Autosaver(self.recovery_path, self.report, self._log)
 
     # -- thread-safe controls and reads -------------------------------------------------------
     def cancel(self) -> None:
@@ -162,8 +166,10 @@ class RunnerSession:
         # scipy (the verdicts' t quantiles, drift) takes most of a second to import: load it
         # while the runner starts rather than between the first rounds
         threading.Thread(target=_warm_imports, name="sagetui-imports", daemon=True).start()
+        clean = False
         try:
             self._measure()
+            clean = True
         except NotRunnable:
             raise  # nothing was measured: no report, no recovery file (finally stops the runner)
         except RunnerFault as f:
@@ -172,10 +178,10 @@ class RunnerSession:
         except Exception as exc:  # never lose what was measured
             self.collector.status = "failed"
             self._record(Fault(kind="session", message=f"{type(exc).__name__}: {exc}"))
-        finally:
-            if self.client:
-                self.client.stop()
-                self.client = None
+        finally:  # the runner is kept warm for the next run, or stopped
+            client, self.client = self.client, None
+            if client is not None:
+                self._runners.release(client, self.collector, clean, self._log)
             self._autosaver.drain()  # the last round's autosave lands before the final one
         self._apply_controls()  # a baseline chosen in the last round is the report's
         report = self.report()
@@ -183,6 +189,9 @@ class RunnerSession:
         self._autosaver.close()
         self._emit(ev.Finished(status=self.collector.status, report=report))
         return report
+
+    def _log(self, message: str) -> None:
+        self._emit(ev.LogMessage(message=message))
 
     def _measure(self) -> None:
         """Everything between the runner's start and the report (a sweep measures points)."""
@@ -194,7 +203,7 @@ class RunnerSession:
             "complete" if self.collector.completed_rounds else "failed")
 
     def _run_rounds(self) -> None:
-        r = 0
+        r = max(self.collector.completed_rounds, default=-1) + 1  # a resumed run's next
         while not self._cancel.is_set() and self._more_rounds(r):
             if not self._run_round(r):
                 break
@@ -214,9 +223,8 @@ class RunnerSession:
         self._setup(exclude)
 
     def _spawn(self) -> None:
-        self.client = RunnerClient(python=self._python, argv=self._runner_argv,
-                                   env=self._runner_env)
-        hello = self._expect(ev.Hello, SETUP_TIMEOUT_S)
+        self.client, warm_hello = self._runners.start(self._log)
+        hello = warm_hello or self._expect(ev.Hello, SETUP_TIMEOUT_S)
         if self.config.auto or self.config.auto_shape:  # now we know what this machine has
             chosen = self.collector.baseline  # set before the run: it outlives the rebuild
             self.controls.reset(resolve_auto(self.config, hello.device, hello.backends))
@@ -262,7 +270,7 @@ class RunnerSession:
             if isinstance(e, kinds):
                 return e
             if isinstance(e, ev.RunnerError):
-                self._emit(ev.LogMessage(message=e.message))
+                self._log(e.message)
 
     def _run_round(self, r: int) -> bool:
         """Run round r; True to go on."""
@@ -272,7 +280,7 @@ class RunnerSession:
         enabled = self.controls.enabled()
         names = [n for n in c.active() if enabled.get(n, True)]
         if not names:
-            self._emit(ev.LogMessage(message="no variant is enabled: pausing the run"))
+            self._log("no variant is enabled: pausing the run")
             return False
         for name in names:
             if name not in self._warm and not self._warmup(name):
@@ -387,6 +395,5 @@ class RunnerSession:
     def _restart(self, exclude: set[str]) -> None:
         if self.client:
             self.client.stop(timeout=0.5)
-        self._emit(ev.LogMessage(
-            message=f"restarting the runner without {', '.join(sorted(exclude))}"))
+        self._log(f"restarting the runner without {', '.join(sorted(exclude))}")
         self._start_runner(exclude=exclude)

@@ -1,10 +1,11 @@
 """The Session: one benchmark run from spawn to report (conversation.py), then, after the
 timed rounds and never inside them, the baseline's decomposed phases checked against its public
-API and the tail study (points.py)."""
+API and the tail study (points.py); a stopped run can resume."""
 
 from __future__ import annotations
 
 from sagetui.core import events as ev
+from sagetui.core.report import Report
 
 from .conversation import OnEvent, RunnerSession
 from .errors import NotRunnable, SetupFailed
@@ -16,6 +17,16 @@ __all__ = ["NotRunnable", "OnEvent", "Session", "SetupFailed"]
 
 
 class Session(RunnerSession):
+    def resume(self) -> Report:
+        """Go on with a stopped run (blocking): its completed rounds are kept, the round it
+        was stopped in is measured again, and rounds go on to the planned number."""
+        with self._data:
+            self.collector.drop_unfinished()
+            self.collector.status = "partial"
+        self._cancel.clear()
+        self._autosaver = self._new_autosaver()  # the last one was closed with its run
+        return self.run()
+
     def _post_run(self) -> None:
         c = self.collector
         assert self.client is not None
