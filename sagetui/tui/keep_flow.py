@@ -1,11 +1,11 @@
 """Asking before a key loses a run: quitting, and a new run over an unexported result.
 
 q during a run asks first (save, discard, or stay: the run goes on untouched); only the answer
-stops the runner, and a runner that lingers past QUIT_GRACE_S is killed. q, r (a new run) or a
-(a calibration run) over a finished result that was never written as a report JSON say where
-its recovery file is and ask: go on, export it first (then go on), or cancel. SIGHUP and
-SIGTERM ask nothing (nobody may be there): they stop the run, let the session write its
-recovery file, and exit.
+stops the runner, and a runner that lingers past QUIT_GRACE_S is killed. r over a stopped run
+offers to resume it (its rounds kept). q, r (a new run) or a (a calibration run) over a finished
+result that was never written as a report JSON say where its recovery file is and ask: go on,
+export it first (then go on), or cancel. SIGHUP and SIGTERM ask nothing (nobody may be there):
+they stop the run, let the session write its recovery file, and exit.
 """
 
 from __future__ import annotations
@@ -51,7 +51,20 @@ class KeepFlow:
     def toggle_run(self) -> None:
         if self.run.running:
             self.run.stop()
+        elif (kept := self.run.resumable()) is not None and not self.asking:
+            self._push(ChoiceScreen(
+                f"The last run was stopped after {kept[0]} of {kept[1]} rounds. Resume it "
+                "(its rounds are kept), or start a new run?",
+                [Choice("resume", "Resume", ("r",), "success"),
+                 Choice("new", "New run", ("n",), "warning"),
+                 Choice("stay", "Cancel", ("escape",), "primary")]), self._resume_or_new)
         else:
+            self._unless_unexported(self.run.start, "run again")
+
+    def _resume_or_new(self, choice: str | None) -> None:
+        if choice == "resume":
+            self.run.resume()
+        elif choice == "new":
             self._unless_unexported(self.run.start, "run again")
 
     def calibrate(self) -> None:

@@ -33,6 +33,7 @@ from sagetui.session.calibration import (
 
 if TYPE_CHECKING:
     from sagetui.session.session import Session
+    from sagetui.session.warm import WarmRunner
 
 from .formatting import parse_until_ci, until_ci_line, until_ci_problem
 from .live_fold import apply, begin_run
@@ -75,6 +76,9 @@ class RunControl:
         self.run_stem = f"sagetui-{time.strftime('%Y%m%d-%H%M%S')}"
         self.quitting = False
         self._runs = 0
+        self.warm: WarmRunner | None = None  # the runner between runs (made at the first run)
+        # a stopped run that can go on (resume), with the configuration it was started with
+        self.stopped: tuple[Session, RunConfig] | None = None
 
     @property
     def running(self) -> bool:
@@ -118,12 +122,13 @@ class RunControl:
         self.final_report = None
         self.run_stem = f"sagetui-{time.strftime('%Y%m%d-%H%M%S')}"
         self._runs += 1
+        self.stopped = None
         recovery = self.recovery_path
         if recovery is not None and self._runs > 1:  # never overwrite an earlier run's file
             recovery = recovery.with_name(f"{recovery.stem}-{self._runs}{recovery.suffix}")
         self.run_recovery = recovery
         session = self.make_session(cfg, on_event=EventBridge(self.app.post_message),
-                                    recovery_path=recovery)
+                                    recovery_path=recovery, warm=self._warm_runner())
         for name, v in data.variants.items():  # toggles and baseline chosen before the run
             session.set_enabled(name, v.enabled)
         if data.baseline:
@@ -132,9 +137,43 @@ class RunControl:
                   [(v.name, v.backend) for v in cfg.variants])
         data.progress.until_ci_percent = cfg.until_ci_percent
         self.session = session
-        self.log("run started: spawning the runner" + (
+        self.log("run started" + (
             f"; recovery file {recovery} (written after every round)" if recovery else ""))
         self.app.run_worker(partial(session.run), name="session", group="run", thread=True,
+                            exit_on_error=False)
+        self.view.sync_panels()
+
+    def _warm_runner(self) -> WarmRunner:
+        if self.warm is None:
+            from sagetui.session.warm import WarmRunner
+
+            self.warm = WarmRunner()
+        return self.warm
+
+    def resumable(self) -> tuple[int, int] | None:
+        """(rounds kept, rounds planned) of a stopped run that can go on: its configuration
+        is still the console's; None otherwise."""
+        if self.stopped is None or self.running or self.stopped[1] is not self.config:
+            return None
+        session = self.stopped[0]
+        return session.rounds_completed, session.config.round_limit
+
+    def resume(self) -> None:
+        """Go on with the stopped run: its rounds are kept, the next ones join them."""
+        kept = self.resumable()
+        if kept is None or self.stopped is None or self.live is None:
+            return
+        session, _ = self.stopped
+        self.stopped = None
+        data = self.live
+        data.report, data.status = None, "running"  # live again: events fold in
+        data.progress.stage, data.progress.finished = "starting", None
+        self.final_report = self.result = None
+        self.session = session
+        self.view.show_live()
+        self.log(f"resuming the stopped run: its {kept[0]} rounds are kept; rounds "
+                 f"{kept[0] + 1}-{kept[1]} follow")
+        self.app.run_worker(session.resume, name="session", group="run", thread=True,
                             exit_on_error=False)
         self.view.sync_panels()
 
@@ -143,6 +182,8 @@ class RunControl:
         if session is None or self.live is None:
             return
         session.cancel()
+        if self.quitting and self.warm is not None:
+            self.warm.shut()  # no runner outlives the console
         self.live.progress.stage = "stopping"
         self.log("stopping: the runner stops between iterations; what was measured is kept")
         self.app.set_timer(grace_s, partial(self._kill_if_running, session))
@@ -291,7 +332,11 @@ class RunControl:
 
     def _finished(self, e: ev.Finished) -> None:
         report = e.report
-        self.session = None
+        session, self.session = self.session, None
+        if session is not None and e.status == "cancelled" and self.calibrating is None \
+                and self.config is not None and 0 < session.rounds_completed \
+                < session.config.round_limit:
+            self.stopped = session, self.config  # r offers to resume it
         data = self.live
         assert data is not None
         if data.mainloop_profiles and not report.mainloop_profiles:
@@ -325,6 +370,8 @@ class RunControl:
         if session is not None:
             session.cancel()
             session.kill()
+        if self.warm is not None:
+            self.warm.shut()
 
 
 def _session(config: RunConfig, **kw: Any) -> Session:

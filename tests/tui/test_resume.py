@@ -1,0 +1,81 @@
+"""A stopped run resumed in the console with its rounds kept, and the runner kept warm between
+runs: real runner processes on the CPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sagetui.core.io import load_report
+from sagetui.tui.app import SageTUI
+from sagetui.tui.modals import ChoiceScreen
+
+from .conftest import THEME, aio, screen_text, settle, tiny_config, wait_for
+from .test_issue11_console import logged
+
+
+def console(tmp_path: Path, **config: object) -> SageTUI:
+    return SageTUI(config=tiny_config(**config), theme_name=THEME,  # type: ignore[arg-type]
+                   recovery_path=tmp_path / "recovery.json", export_dir=tmp_path)
+
+
+@aio
+async def test_r_over_a_stopped_run_resumes_it_with_its_rounds_kept(tmp_path: Path) -> None:
+    app = console(tmp_path, rounds=8, iterations=3, variants=2)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        lines = logged(app)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.data.rounds_done >= 2, what="two rounds")
+        await pilot.press("r")  # stop
+        await wait_for(pilot, lambda: not app.running, what="the stop")
+        stopped = app.final_report
+        assert stopped is not None and stopped.status == "cancelled"
+        kept = stopped.rounds or 0
+        assert 2 <= kept < 8
+        first = stopped.samples["ref"]["total"].values[:kept * 3].tolist()
+        pid = app.run_control.warm.pid if app.run_control.warm else None
+        assert pid is not None  # the stopped run's runner is kept warm
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceScreen)
+        assert f"stopped after {kept} of 8 rounds" in screen_text(app)
+        await pilot.press("r")  # resume
+        await wait_for(pilot, lambda: app.final_report is not None
+                       and app.final_report.status == "complete", timeout=120,
+                       what="the resumed run")
+        done = app.final_report
+        assert done.rounds == 8 and app.data.rounds_done == 8
+        assert done.samples["ref"]["total"].values[:kept * 3].tolist() == first
+        assert len(done.samples["slow"]["total"].values) == 8 * 3
+        assert any(f"resuming the stopped run: its {kept} rounds are kept" in line
+                   for line in lines)
+        assert any(f"the runner is warm (pid {pid})" in line for line in lines)
+        assert load_report(tmp_path / "recovery.json").rounds == 8  # the same recovery file
+        await pilot.press("r")  # a complete run is not resumed: the unexported ask comes
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceScreen)
+        assert "Resume" not in screen_text(app) and "not exported" in screen_text(app)
+
+
+@aio
+async def test_new_run_over_a_stopped_one_is_a_run_of_its_own(tmp_path: Path) -> None:
+    app = console(tmp_path, rounds=5000, iterations=3)  # the new run still going when seen
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.data.rounds_done >= 1, what="a round")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: not app.running, what="the stop")
+        first_rounds = app.final_report.rounds if app.final_report else None
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("n")  # a new run
+        await pilot.pause()
+        await pilot.press("y")  # over the stopped run's unexported result
+        await wait_for(pilot, lambda: app.running, timeout=10, what="the new run")
+        assert app.run_control.stopped is None
+        await pilot.press("r")
+        await wait_for(pilot, lambda: not app.running, what="the stop")
+        # a run of its own, in a recovery file of its own: the stopped one's is untouched
+        assert app.run_control.run_recovery == tmp_path / "recovery-2.json"
+        assert load_report(tmp_path / "recovery.json").rounds == first_rounds
