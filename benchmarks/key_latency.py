@@ -278,6 +278,15 @@ def start_run(pane: Pane, counter: str, timeout: float = 30.0) -> int:
     return read_counter(counter)
 
 
+def print_presses(name: str, presses: list[tuple[float, float, str]],
+                  events: list[tuple[str, float]]) -> None:
+    """--verbose: every press and its split."""
+    for t0, t1, key in presses:
+        k, f, s = split(events, t0, t1)
+        print(f"  {name} tab {key}: {(t1 - t0) * 1e3:5.0f} ms = key->action {k * 1e3:4.0f} + "
+              f"action->frame {f * 1e3:4.0f} + frame->seen {s * 1e3:4.0f}")
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, max(0, round(q / 100 * (len(xs) - 1))))]
@@ -349,11 +358,8 @@ def main() -> int:
         print("slow presses while streaming, and what the console logged around them:")
         explain(log_copy, busy, 0.1)
     if a.verbose:
-        for name, ps in (("idle", idle), ("streaming", busy)):
-            for t0, t1, key in ps:
-                k, f, s = split(events, t0, t1)
-                print(f"  {name} tab {key}: {(t1 - t0) * 1e3:5.0f} ms = key->action "
-                      f"{k * 1e3:4.0f} + action->frame {f * 1e3:4.0f} + frame->seen {s * 1e3:4.0f}")
+        print_presses("idle", idle, events)
+        print_presses("streaming", busy, events)
     p95 = pct(busy_lat, 95)
     print(f"\nsummary ({load_average()}):")
     print(f"  p95 key press -> updated screen while streaming: {p95 * 1e3:.0f} ms ("

@@ -8,8 +8,10 @@ run started); (c) a second console whose run streams from the synthetic runner a
 events a second. The same tab keys are pressed in each (every 0.2-0.4 s, each press timed
 from send-keys to the capture that shows the new tab) in phases that alternate a, b, c (the
 order rotated every cycle), so that load drift on a shared machine hits all three alike.
-Outside its own phases (c)'s runner is held with SIGSTOP, so that the streaming does not load
-the other phases; it resumes --warm-s before (c)'s presses (the watchdog allows 120 s).
+Before them each app shows each tab once (timed, printed, left out of the ratios: a pane's
+first showing lays it out and renders it for the first time). Outside its own phases (c)'s
+runner is held with SIGSTOP, so that the streaming does not load the other phases; it resumes
+--warm-s before (c)'s presses (the watchdog allows 120 s).
 Between cycles the first paint of `sagetui` and of the bare app (tui_first_paint.first_paint,
 a separate tmux server) are timed alternately.
 
@@ -41,6 +43,7 @@ from key_latency import (
     open_log,
     pct,
     presses,
+    print_presses,
     read_log,
     report,
     serve_args,
@@ -90,10 +93,14 @@ class Phase:
         self.tab = "1"
         self.times: list[tuple[float, float, str]] = []
         self.by_cycle: list[list[float]] = []
+        self.first: list[float] = []  # the first visit of each tab: not in the ratios
 
-    def press(self, n: int, rng: random.Random) -> None:
+    def press(self, n: int, rng: random.Random, timed: bool = True) -> None:
         got = presses(self.pane, n, rng, self.tab, self.markers)
         self.tab = got[-1][2]
+        if not timed:
+            self.first += [t1 - t0 for t0, t1, _ in got]
+            return
         self.times += got
         self.by_cycle.append([t1 - t0 for t0, t1, _ in got])
 
@@ -125,6 +132,7 @@ def main() -> int:
                     help="how long the run streams again before each streaming phase")
     ap.add_argument("--paint-runs", type=int, default=2,
                     help="first paints of each app after each cycle (0: none)")
+    ap.add_argument("--verbose", action="store_true", help="print every press")
     ap.add_argument("--diagnose", action="store_true",
                     help="log GC, autosaves and UI stalls in the streaming console; explain "
                          "its slow presses")
@@ -164,9 +172,11 @@ def main() -> int:
             if runner is None:
                 print("the synthetic runner's process was not found")
                 return 1
+            phases = [bare, idle, stream]
+            for p in phases:  # a tab's first showing lays out and renders it for the first time;
+                p.press(len(MARKERS), rng, timed=False)  # presses() visits each tab once so
             os.kill(runner, signal.SIGSTOP)
             time.sleep(1.0)
-            phases = [bare, idle, stream]
             for cycle in range(a.cycles):
                 loads.append(load_average().split()[2])
                 for p in phases[cycle % 3:] + phases[:cycle % 3]:
@@ -186,6 +196,9 @@ def main() -> int:
                                                 f"{here.with_name('bare_tabs.py')}",
                                                 BARE_MARKERS["1"]))
             lines = [p.line() for p in phases]
+            if a.verbose:
+                for p in phases:
+                    print_presses(p.name, p.times, read_log(p.log))
             if a.diagnose:
                 print("slow presses while streaming, and what the console logged around them:")
                 explain(logs["stream"], stream.times, 0.1)
@@ -206,6 +219,9 @@ def main() -> int:
     for key in sorted({k for _, _, k in bare.times}):
         meds = " / ".join(f"{p.median_ms(key):.0f}" for p in phases)
         print(f"  {key} {TABS[int(key) - 1][1]}: {meds}")
+    print("first visit of each tab (before the timed presses, not in the ratios), median / max "
+          "ms: " + "; ".join(f"{p.name} {statistics.median(p.first) * 1e3:.0f} / "
+                             f"{max(p.first) * 1e3:.0f}" for p in phases))
     b95, i95, s95 = (pct(p.latencies, 95) for p in phases)
     print(f"\nsummary ({load_average()}):")
     for p in phases:

@@ -103,24 +103,3 @@ async def test_help_at_80x24_shows_more_than_eight_keys() -> None:
                   "Export SVG screenshot", "Run until the intervals")
         assert sum(t in text for t in titles) >= 12, text
 
-
-@aio
-async def test_tab_switch_keeps_the_footer_unless_its_keys_change() -> None:
-    # a tab switch moves the focus; Textual recomposes its Footer on every focus change (~20
-    # new widgets, most of a switch's cost); the console's does so only when its keys change
-    from textual.widgets._footer import FooterKey
-
-    app = viewer(REF_001)
-    async with app.run_test(size=(200, 40)) as pilot:
-        await settle(pilot, app)
-        keys = list(app.query(FooterKey))
-        for tab in ("2", "4", "1"):
-            await pilot.press(tab)
-            await settle(pilot, app)
-            assert list(app.query(FooterKey)) == keys, tab
-        await pilot.press("3")  # the focused iteration plot adds its own keys
-        await settle(pilot, app)
-        assert "Lines/hist/CDF" in screen_text(app).splitlines()[-1]
-        await pilot.press("1")
-        await settle(pilot, app)
-        assert "Lines/hist/CDF" not in screen_text(app).splitlines()[-1]
