@@ -50,12 +50,30 @@ def serve(log: str, counter: str, rate: float, recovery: str, diagnose: bool) ->
 
     from sagetui.tui.app import SageTUI
 
-    out = open(log, "a", buffering=1)
-    out.write(f"pid {os.getpid()}\n")
+    out = open_log(log)
     if diagnose:
         watch(out)
 
-    class Instrumented(SageTUI):
+    config = bench_config(variants=2, rounds=1000, iterations=10_000)
+    with console_uses_synthetic_runner(rate, counter):
+        instrumented(SageTUI, out)(config=config, theme_name="sage-dark",
+                                   recovery_path=recovery or None).run()
+    return 0
+
+
+def open_log(path: str):  # type: ignore[no-untyped-def]
+    """The serving process's log, line-buffered; its first line is its pid (for stop_console)."""
+    out = open(path, "a", buffering=1)
+    out.write(f"pid {os.getpid()}\n")
+    return out
+
+
+def instrumented(app_class: type, out):  # type: ignore[no-untyped-def]
+    """`app_class` logging to `out` when its tab action runs and when each frame is written
+    (both the console and key_latency_ratios.py's bare Textual app switch tabs by
+    action_show_tab)."""
+
+    class Instrumented(app_class):  # type: ignore[misc,valid-type]
         def action_show_tab(self, tab: str) -> None:
             out.write(f"action {time.monotonic():.6f} {tab}\n")
             super().action_show_tab(tab)
@@ -65,11 +83,7 @@ def serve(log: str, counter: str, rate: float, recovery: str, diagnose: bool) ->
             if renderable is not None:
                 out.write(f"frame {time.monotonic():.6f}\n")
 
-    with console_uses_synthetic_runner(rate, counter):
-        app = Instrumented(config=bench_config(variants=2, rounds=1000, iterations=10_000),
-                           theme_name="sage-dark", recovery_path=recovery or None)
-        app.run()
-    return 0
+    return Instrumented
 
 
 def watch(out) -> None:  # type: ignore[no-untyped-def]
@@ -130,15 +144,32 @@ def watch(out) -> None:  # type: ignore[no-untyped-def]
 
 # -- the driver ----------------------------------------------------------------------------------
 class Pane:
-    def __init__(self) -> None:
-        self.socket = f"sagetui-keys-{os.getpid()}"
+    """One tmux session (`target`) of the tmux server on `socket`; several panes may share one
+    server (key_latency_ratios.py runs three side by side)."""
+
+    def __init__(self, target: str = "keys", socket: str = "") -> None:
+        self.socket = socket or f"sagetui-keys-{os.getpid()}"
+        self.target = target
 
     def __call__(self, *args: str) -> str:
         return subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
                               capture_output=True, text=True, check=False).stdout
 
     def screen(self) -> str:
-        return self("capture-pane", "-p", "-t", "keys")
+        return self("capture-pane", "-p", "-t", self.target)
+
+    def send(self, key: str) -> None:
+        self("send-keys", "-t", self.target, key)
+
+    def launch(self, script: Path, args: str) -> None:
+        """Start `python script args` in a new detached session of SIZE, TERM=xterm-256color,
+        once the pty has that size (so that the first frame is laid out for it)."""
+        root = Path(__file__).resolve().parent.parent
+        cmd = (f"while [ \"$(stty size)\" != '{SIZE[1]} {SIZE[0]}' ]; do sleep 0.05; done; "
+               f"cd {root} && env -u COLORTERM -u COLUMNS -u LINES TERM=xterm-256color "
+               f"PYTHONPATH={root} {sys.executable} {script} {args}")
+        self("new-session", "-d", "-s", self.target, "-x", str(SIZE[0]), "-y", str(SIZE[1]),
+             cmd)
 
     def wait_for(self, test, timeout: float = 30.0) -> float:  # type: ignore[no-untyped-def]
         deadline = time.monotonic() + timeout
@@ -149,19 +180,20 @@ class Pane:
         raise TimeoutError(f"the screen never changed as expected:\n{self.screen()}")
 
 
-def presses(pane: Pane, n: int, rng: random.Random, start_tab: str
-            ) -> list[tuple[float, float, str]]:
-    """(key sent, seen, key) monotonic times of n tab switches."""
+def presses(pane: Pane, n: int, rng: random.Random, start_tab: str,
+            markers: dict[str, str] = MARKERS) -> list[tuple[float, float, str]]:
+    """(key sent, seen, key) monotonic times of n tab switches; `markers`: tab key -> a text
+    only that tab shows."""
     cycle = ["3", "4", "1", "2", "5", "7"]
     tab, out = start_tab, []
     for i in range(n):
         nxt = cycle[i % len(cycle)]
         if nxt == tab:
             nxt = cycle[(i + 1) % len(cycle)]
-        new, old = MARKERS[nxt], MARKERS[tab]
+        new, old = markers[nxt], markers[tab]
         time.sleep(rng.uniform(0.2, 0.4))
         t0 = time.monotonic()
-        pane("send-keys", "-t", "keys", nxt)
+        pane.send(nxt)
         t1 = pane.wait_for(lambda s, new=new, old=old: new in s and old not in s)
         out.append((t0, t1, nxt))
         tab = nxt
@@ -230,6 +262,31 @@ def stop_console(log: str) -> None:
             time.sleep(0.05)
 
 
+def serve_args(log: str, counter: str, rate: float, recovery: str, diagnose: bool = False
+               ) -> str:
+    """This script's arguments that make it the instrumented console (see serve)."""
+    return (f"--serve --log {log} --counter {counter} --rate {rate} --recovery={recovery}"
+            f"{' --diagnose' if diagnose else ''}")
+
+
+def start_run(pane: Pane, counter: str, timeout: float = 30.0) -> int:
+    """Press r in the console and wait for the runner's first events; their count so far."""
+    pane.send("r")
+    deadline = time.monotonic() + timeout
+    while read_counter(counter) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return read_counter(counter)
+
+
+def print_presses(name: str, presses: list[tuple[float, float, str]],
+                  events: list[tuple[str, float]]) -> None:
+    """--verbose: every press and its split."""
+    for t0, t1, key in presses:
+        k, f, s = split(events, t0, t1)
+        print(f"  {name} tab {key}: {(t1 - t0) * 1e3:5.0f} ms = key->action {k * 1e3:4.0f} + "
+              f"action->frame {f * 1e3:4.0f} + frame->seen {s * 1e3:4.0f}")
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, max(0, round(q / 100 * (len(xs) - 1))))]
@@ -268,26 +325,15 @@ def main() -> int:
     pane = Pane()
     with tempfile.TemporaryDirectory(prefix="sagetui-keys-") as tmp:
         log, counter = str(Path(tmp) / "log"), str(Path(tmp) / "counter")
-        here = Path(__file__).resolve()
-        root = here.parent.parent
-        cmd = (f"while [ \"$(stty size)\" != '{SIZE[1]} {SIZE[0]}' ]; do sleep 0.05; done; "
-               f"cd {root} && env -u COLORTERM -u COLUMNS -u LINES TERM=xterm-256color "
-               f"PYTHONPATH={root} {sys.executable} {here} --serve --log {log} "
-               f"--counter {counter} --rate {a.rate} --recovery="
-               f"{'' if a.no_autosave else tmp + '/recovery.json'}"
-               f"{' --diagnose' if a.diagnose else ''}")
-        pane("new-session", "-d", "-s", "keys", "-x", str(SIZE[0]), "-y", str(SIZE[1]), cmd)
+        pane.launch(Path(__file__).resolve(), serve_args(log, counter, a.rate,
+                    "" if a.no_autosave else tmp + "/recovery.json", a.diagnose))
         try:
             pane.wait_for(lambda s: "press r to run" in s)
             time.sleep(1.0)
             idle = presses(pane, a.presses, rng, "1")
-            pane("send-keys", "-t", "keys", "1")
+            pane.send("1")
             pane.wait_for(lambda s: MARKERS["1"] in s)
-            pane("send-keys", "-t", "keys", "r")
-            deadline = time.monotonic() + 30
-            while read_counter(counter) == 0 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            n0 = read_counter(counter)
+            n0 = start_run(pane, counter)
             time.sleep(a.warm_s)
             t_stream = time.monotonic()
             busy = presses(pane, a.presses, rng, "1")
@@ -312,11 +358,8 @@ def main() -> int:
         print("slow presses while streaming, and what the console logged around them:")
         explain(log_copy, busy, 0.1)
     if a.verbose:
-        for name, ps in (("idle", idle), ("streaming", busy)):
-            for t0, t1, key in ps:
-                k, f, s = split(events, t0, t1)
-                print(f"  {name} tab {key}: {(t1 - t0) * 1e3:5.0f} ms = key->action "
-                      f"{k * 1e3:4.0f} + action->frame {f * 1e3:4.0f} + frame->seen {s * 1e3:4.0f}")
+        print_presses("idle", idle, events)
+        print_presses("streaming", busy, events)
     p95 = pct(busy_lat, 95)
     print(f"\nsummary ({load_average()}):")
     print(f"  p95 key press -> updated screen while streaming: {p95 * 1e3:.0f} ms ("

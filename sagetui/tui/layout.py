@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Footer, RichLog, Static, TabbedContent, TabPane
+from textual.widgets import RichLog, Static, TabbedContent, TabPane
 
 from . import keymap
 from .widgets.compare_table import CompareTable
@@ -13,6 +13,7 @@ from .widgets.phase_view import PhaseView
 from .widgets.plots import IterationPlot, RoundPlot
 from .widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
 from .widgets.status_panel import StatusPanel
+from .widgets.steady_footer import SteadyFooter
 from .widgets.sweep_plot import SweepPlot
 from .widgets.sweep_table import SweepTable
 from .widgets.variant_table import VariantTable
@@ -62,4 +63,4 @@ def compose_console(initial: str) -> ComposeResult:
             with Vertical(id="sweep-body"):
                 yield SweepPlot(id="sweep-plot")
                 yield SweepTable(id="sweep-table")
-    yield Footer(compact=True)
+    yield SteadyFooter(compact=True)

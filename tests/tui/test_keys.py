@@ -102,3 +102,4 @@ async def test_help_at_80x24_shows_more_than_eight_keys() -> None:
                   "Show next report", "Calibrate the noise floor", "Select next variant",
                   "Export SVG screenshot", "Run until the intervals")
         assert sum(t in text for t in titles) >= 12, text
+

@@ -130,6 +130,7 @@ class SeriesPlot(PlotextPlot):
         self.title_text = ""  # what the last redraw said (tests read it)
         self.points = 0  # how many points the last redraw drew
         self.legend: list[LegendEntry] = []
+        self._built: tuple[tuple, Text] | None = None  # (what it was built for, the frame)
 
     def sync(self, data: RunData, ctx: ViewContext) -> None:
         self._pending = (data, ctx)
@@ -201,8 +202,12 @@ class SeriesPlot(PlotextPlot):
 
     def render(self) -> RenderResult:
         """PlotextPlot.render (textual-plotext 1.0), with plotext's ANSI read by ansi_text,
-        and the legend under the frame."""
+        and the legend under the frame. A tab shown again renders its plots again: the frame
+        is built (tens of ms) only after a redraw, a resize or a new theme."""
         width, height = self.size
+        key = (width, height, self.redraws, self.app.theme)
+        if self._built is not None and self._built[0] == key:
+            return self._built[1]
         legend = self.legend_lines(width)[: max(0, height - 6)]
         self._plot.plotsize(width, height - len(legend))
         self._plot._set_size(width, height - len(legend))
@@ -211,6 +216,7 @@ class SeriesPlot(PlotextPlot):
         text = ansi_text(built[:-1] if legend and built.endswith("\n") else built)
         if legend:
             text = Text("\n").join([text, *legend])
+        self._built = (key, text)
         return text
 
     def draw(self, data: RunData, ctx: ViewContext, width: int) -> None:

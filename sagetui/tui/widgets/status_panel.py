@@ -163,9 +163,17 @@ def environment_line(data: RunData, ctx: ViewContext) -> Text | None:
 
 
 class StatusPanel(Static):
+    _shown: Text | None = None
+
     def sync(self, data: RunData, ctx: ViewContext) -> None:
         lines = [state_line(data, ctx), machine_line(data), telemetry_line(data, ctx)]
         env = environment_line(data, ctx)
         text = Text("\n").join(lines + ([env] if env is not None else []))
         text.no_wrap, text.overflow = True, "ellipsis"  # one line each at any width
-        self.update(text)
+        # synced on every tick and tab switch; an update lays out the whole screen, which only
+        # a change in the number of lines needs (the panel is as high as its lines)
+        if text == self._shown:
+            return
+        rows = self._shown is None or self._shown.plain.count("\n") != text.plain.count("\n")
+        self._shown = text
+        self.update(text, layout=rows)

@@ -1,0 +1,84 @@
+"""What a tab switch costs the console beyond a bare Textual app's (benchmarks/
+key_latency_ratios.py measures it): the footer is not rebuilt, the status panel not laid out
+again, a plot shown again not rebuilt, unless what they show changed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets._footer import FooterKey
+
+from sagetui.tui.widgets.plots import IterationPlot
+from sagetui.tui.widgets.status_panel import StatusPanel
+
+from .conftest import REF_001, aio, screen_text, settle, viewer
+
+
+@aio
+async def test_tab_switch_keeps_the_footer_unless_its_keys_change() -> None:
+    # a tab switch moves the focus; Textual recomposes its Footer on every focus change (~20
+    # new widgets, most of a switch's cost); the console's does so only when its keys change
+    app = viewer(REF_001)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await settle(pilot, app)
+        keys = list(app.query(FooterKey))
+        for tab in ("2", "4", "1"):
+            await pilot.press(tab)
+            await settle(pilot, app)
+            assert list(app.query(FooterKey)) == keys, tab
+        await pilot.press("3")  # the focused iteration plot adds its own keys
+        await settle(pilot, app)
+        assert "Lines/hist/CDF" in screen_text(app).splitlines()[-1]
+        await pilot.press("1")
+        await settle(pilot, app)
+        assert "Lines/hist/CDF" not in screen_text(app).splitlines()[-1]
+
+
+@aio
+async def test_status_panel_is_updated_only_when_its_text_changes() -> None:
+    app = viewer(REF_001)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        status = app.query_one(StatusPanel)
+        updates: list[bool] = []
+        real = status.update
+
+        def update(content: Any = "", *, layout: bool = True) -> None:
+            updates.append(layout)
+            real(content, layout=layout)
+
+        status.update = update  # type: ignore[method-assign]
+        for tab in ("2", "1", "4", "1"):  # each switch and each tick syncs the panel
+            await pilot.press(tab)
+            await settle(pilot, app)
+        app.flush_redraws(force=True)
+        assert updates == []
+        app.data.version += 1  # what a new event does; the text stays the same
+        app.flush_redraws(force=True)
+        assert updates == []
+
+
+@aio
+async def test_a_plot_shown_again_is_not_built_again() -> None:
+    app = viewer(REF_001)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("3")
+        await settle(pilot, app)
+        plot = app.query_one("#iterations-plot", IterationPlot)
+        builds: list[int] = []
+        real = plot._plot.build
+
+        def build() -> str:
+            builds.append(plot.redraws)
+            return real()
+
+        plot._plot.build = build  # type: ignore[method-assign]
+        await pilot.press("4")
+        await settle(pilot, app)
+        await pilot.press("3")
+        await settle(pilot, app)
+        assert builds == []
+        await pilot.press("d")  # the histogram: a new figure, built once
+        await settle(pilot, app)
+        assert builds == [plot.redraws]
