@@ -28,6 +28,10 @@ RUN_DEFAULTS: dict[str, Any] = {"seed": 0, "warmup": 3, "rounds": 5, "iterations
 FLAGS = {"cold": "--cold", "tail_study": "--tail-study"}  # store_true options
 
 Value = str | bool | list[str]
+# the options in `sagetui run --help`'s order: a command line is written in it
+ORDER = ("--variant", "--baseline", *SHAPE_OPTIONS.values(), "--inputs", "--metadata",
+         "--seed", "--warmup", "--rounds", "--iterations", "--cold", "--tail-study", "--device",
+         "--threshold", "--noise-floor", "--until-ci", "--max-rounds", "--watchdog")
 
 
 def variant_text(spec: VariantSpec) -> str:

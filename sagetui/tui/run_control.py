@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from sagetui.session.session import Session
 
 from .formatting import parse_until_ci, until_ci_line, until_ci_problem
-from .live_fold import apply, begin_run
+from .live_fold import apply, begin_run, show_pending
 from .modals import ConfirmScreen, PathPromptScreen
 from .run_data import RunData
 from .session_bridge import EventBridge
@@ -325,6 +325,15 @@ class RunControl:
         if session is not None:
             session.cancel()
             session.kill()
+
+    def reconfigure(self, config: RunConfig) -> None:
+        """The next run's configuration (the run editor's, between runs): the live panels show
+        its variants, pending, and the last run's result is dropped (edit_flow.py asked)."""
+        assert self.live is not None and not self.running
+        self.config, self.resolved_config = config, None
+        self.final_report = self.result = None
+        show_pending(self.live, config)
+        self.greet()
 
 
 def _session(config: RunConfig, **kw: Any) -> Session:
