@@ -16,6 +16,7 @@ from pathlib import Path
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, VerticalScroll
+from textual.events import DescendantFocus
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Select
 
@@ -34,6 +35,12 @@ MEASURE = (("--warmup", "warm-up"), ("--rounds", "rounds"), ("--iterations", "it
 CHOICES = (("--dtype", "dtype", ("fp16", "bf16")), ("--layout", "layout", ("NHD", "HND")))
 CHECKS = (("--causal", "causal"), ("--cold", "cold (flush L2)"), ("--tail-study", "tail study"))
 HINT = "tab: next field  ·  enter: apply  ·  escape: cancel"
+# what the hint line calls the focused widget (beside the labelled fields)
+PLACES = {"ed-variants": "the variants", "ed-backend": "a new variant's backend",
+          "ed-new": "add a variant", "ed-browse": "browse for a build", "ed-add": "add",
+          "ed--inputs": "inputs file", "ed-apply": "apply", "ed-cancel": "cancel",
+          **{f"ed{flag}": label for flag, label, *_ in (*SHAPE, *MEASURE, *CHOICES, *CHECKS)},
+          **{f"ed-{key}": key for key in ("toggle", "baseline", "rename", "remove")}}
 
 
 @dataclass(frozen=True)
@@ -118,7 +125,7 @@ class RunEditorScreen(ModalScreen[Edit | None]):
                     yield Checkbox(label, bool(shown[flag]), id=f"ed{flag}", compact=True)
             yield Label("", id="ed-command", markup=False)
             yield Label("", id="ed-problem", classes="problem", markup=False)
-            yield Label(HINT, classes="hint")
+            yield Label(HINT, id="ed-hint", classes="hint", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Apply (enter)", id="ed-apply", variant="success")
                 yield Button("Cancel (esc)", id="ed-cancel", variant="primary")
@@ -168,6 +175,10 @@ class RunEditorScreen(ModalScreen[Edit | None]):
         self._show_command()
 
     # -- changes ------------------------------------------------------------------------------
+    def on_descendant_focus(self, event: DescendantFocus) -> None:
+        place = PLACES.get(event.widget.id or "")
+        self.query_one("#ed-hint", Label).update(HINT + (f"  ·  here: {place}" if place else ""))
+
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id != "ed-new":
             self._show_command()
