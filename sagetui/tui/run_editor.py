@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, VerticalScroll
@@ -168,7 +169,9 @@ class RunEditorScreen(ModalScreen[Edit | None]):
             mark = "baseline" if r.name == m.baseline else ""
             if m.auto:
                 mark = (mark + " · auto: a GPU node picks the best backend").strip(" ·")
-            table.add_row("on" if r.enabled else "off", r.name, r.spec, mark, key=str(i))
+            # Text: a spec's [options] are not markup
+            table.add_row("on" if r.enabled else "off", Text(r.name), Text(r.spec), mark,
+                          key=str(i))
         if not m.rows:
             table.add_row("", "(none)", "the best backend here", "", key="none")
         table.move_cursor(row=min(row, max(0, len(m.rows) - 1)))
