@@ -53,7 +53,7 @@ class Edit:
     enabled: dict[str, bool]
 
 
-class VariantList(DataTable[str]):
+class VariantList(DataTable[str | Text]):
     BINDINGS = [Binding("t,space", "screen.toggle_variant", "Toggle"),
                 Binding("b", "screen.baseline", "Baseline"),
                 Binding("f2", "screen.rename", "Rename"),
