@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .errors import UsageError
 
 if TYPE_CHECKING:
+    from sagetui.core.config import RunConfig
     from sagetui.core.report import Report
 
 
@@ -32,7 +34,9 @@ def view_reports(args: argparse.Namespace) -> list[tuple[str, Report]]:
     return reports
 
 
-def cmd_console(args: argparse.Namespace) -> int:
+def cmd_console(args: argparse.Namespace,
+                build_config: Callable[[list[str]], RunConfig] | None = None) -> int:
+    """The console; `build_config` (main.run_config) builds the run editor's configurations."""
     from .options import config_from_args, recovery_file
 
     reports = []
@@ -53,6 +57,7 @@ def cmd_console(args: argparse.Namespace) -> int:
     from sagetui.tui.app import SageTUI
 
     app = SageTUI(config=config, reports=reports, refresh_hz=getattr(args, "refresh", 2.0),
-                  theme_name=args.theme, recovery_path=recovery_file(args))
+                  theme_name=args.theme, recovery_path=recovery_file(args),
+                  build_config=build_config if config is not None else None)
     app.run(mouse=not args.no_mouse)
     return app.return_code or 0

@@ -5,16 +5,27 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from sagetui import __version__
 
 from .errors import UsageError
 
+if TYPE_CHECKING:
+    from sagetui.core.config import RunConfig
+
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line instead of usage + error
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, self.error_line(message) + "\n")
+
+    def error_line(self, message: str) -> str:
+        return f"{self.prog}: error: {message} (see {self.prog} --help)"
+
+
+def usage_line(exc: UsageError) -> str:
+    """What a usage error prints (on stderr, before exit status 2)."""
+    return f"sagetui: error: {exc}"
 
 
 def _add_run_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
@@ -80,15 +91,15 @@ COMMANDS = ("run", "view", "compare", "check", "doctor", "calibrate", "profile",
             "schema", "merge", "node-check")
 
 
-def build_parser(only: str | None = None) -> Parser:
+def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -> Parser:
     """The whole parser; `only`: the command being parsed, whose options alone are built
     (the others keep their name and help): `sagetui --help` need not build five option sets."""
 
     def full(name: str) -> bool:
         return only is None or only == name
 
-    p = Parser(prog="sagetui", description="A live console for benchmarking SageAttention "
-               "kernels. With no command it opens the console.")
+    p = parser_class(prog="sagetui", description="A live console for benchmarking "
+                     "SageAttention kernels. With no command it opens the console.")
     p.add_argument("--version", action="version", version=f"sagetui {__version__}")
     p.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
     p.add_argument("--refresh", type=float, default=2.0, metavar="HZ",
@@ -97,7 +108,7 @@ def build_parser(only: str | None = None) -> Parser:
     p.add_argument("--recovery-dir", metavar="DIR", help="where runs autosave "
                    "(default: $XDG_STATE_HOME/sagetui/recovery)")
     _add_run_options(p)
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
 
     r = sub.add_parser("run", help="run headless with a progress display and a summary table")
     if full("run"):
@@ -181,6 +192,29 @@ def _add_outputs(p: argparse.ArgumentParser) -> None:
     o.add_argument("--quiet", action="store_true", help="no progress display")
 
 
+class _Refused(UsageError):
+    """An argument the parser refused: its text is the line `sagetui run` prints."""
+
+
+class _RefusingParser(Parser):
+    def error(self, message: str) -> NoReturn:  # raise: never print over the console's screen
+        raise _Refused(self.error_line(message))
+
+
+def run_config(argv: list[str]) -> RunConfig:
+    """The console's run editor's configuration: `sagetui run ARGV` through that command's own
+    parser and rules (one code path). A bad argument raises UsageError, its text the very line
+    `sagetui run ARGV` prints before it exits with status 2. (Here, not in console.py: this
+    module imports every command's, and an import back would be a cycle.)"""
+    from .options import config_from_args
+
+    args = build_parser("run", parser_class=_RefusingParser).parse_args(["run", *argv])
+    try:
+        return config_from_args(args)
+    except UsageError as exc:
+        raise UsageError(usage_line(exc)) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(next((w for w in words if w in COMMANDS), "")).parse_args(words)
@@ -227,9 +261,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_doctor(args)
         from .console import cmd_console
 
-        return cmd_console(args)
+        return cmd_console(args, build_config=run_config)
     except UsageError as exc:
-        print(f"sagetui: error: {exc}", file=sys.stderr)
+        print(usage_line(exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

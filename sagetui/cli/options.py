@@ -22,17 +22,9 @@ from sagetui.core.config import (
 )
 from sagetui.core.io import check_writable, loads_strict
 from sagetui.core.options import missing_module
+from sagetui.core.run_argv import RUN_OPTIONS, SHAPE_OPTIONS
 
 from .errors import UsageError
-
-SHAPE_OPTIONS = {"batch": "--batch", "heads": "--heads", "kv_heads": "--kv-heads",
-                 "q_len": "--q-len", "kv_len": "--kv-len", "head_dim": "--head-dim",
-                 "dtype": "--dtype", "layout": "--layout", "causal": "--causal"}
-RUN_OPTIONS = {"seed": "--seed", "noise_floor_percent": "--noise-floor", "warmup": "--warmup",
-               "rounds": "--rounds", "iterations": "--iterations",
-               "threshold_percent": "--threshold",
-               "until_ci_percent": "--until-ci", "max_rounds": "--max-rounds",
-               "watchdog_s": "--watchdog", "baseline": "--baseline", "variants": "--variant"}
 
 
 def _one_line(exc: ValidationError, names: dict[str, str]) -> str:

@@ -9,7 +9,6 @@ in a Textual thread worker, its events arriving as messages) and exports to its 
 from __future__ import annotations
 
 import gc
-import os
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
 from . import keymap
 from .commands import SageCommands
 from .derive_flow import DeriveFlow, apply_message
+from .edit_flow import Builder, EditFlow
 from .export_flow import ExportFlow
 from .help_screen import HelpScreen
 from .keep_flow import KeepFlow
@@ -46,7 +46,7 @@ from .report_view import from_report, opened_lines
 from .run_control import RunControl
 from .run_data import RunData
 from .sweep_tab import SweepTab
-from .themes import OKABE_ITO, default_theme_name, load_themes
+from .themes import OKABE_ITO, install_themes
 from .variant_controls import set_baseline, toggle_variant
 from .view_context import ViewContext
 from .widgets.compare_table import CompareTable, compare_hint
@@ -75,7 +75,8 @@ class SageTUI(App[int]):
     def __init__(self, config: RunConfig | None = None,
                  reports: list[tuple[str, Report]] | None = None, *, refresh_hz: float = 2.0,
                  theme_name: str | None = None, recovery_path: str | Path | None = None,
-                 export_dir: str | Path | None = None, sweep_axes: Axes | None = None) -> None:
+                 export_dir: str | Path | None = None, sweep_axes: Axes | None = None,
+                 build_config: Builder | None = None) -> None:  # cli's: the run editor's
         super().__init__()
         self.refresh_hz = min(30.0, max(0.1, float(refresh_hz or 2.0)))
         self.sources: list[RunData] = []
@@ -99,18 +100,9 @@ class SageTUI(App[int]):
         self.keeping = KeepFlow(self, self.run_control, self.exports)
         self.deriving = DeriveFlow(self)
         self.profiling = ProfileFlow(self, self.run_control)
+        self.editing = EditFlow(self, self, self.run_control, self.keeping, build_config)
         self._synced: dict[str, tuple[Any, ...]] = {}
-        specs, self._theme_problems = load_themes()
-        self._series = {name: spec.series for name, spec in specs.items()}
-        for spec in specs.values():
-            self.register_theme(spec.theme)
-        wanted = theme_name or default_theme_name(os.environ)
-        if wanted not in self.available_themes:
-            self._theme_problems.append(
-                f"unknown theme {wanted!r}; known: {', '.join(sorted(self.available_themes))}")
-            wanted = default_theme_name(os.environ)
-        if wanted in self.available_themes:
-            self.theme = wanted
+        self._series, self._theme_problems = install_themes(self, theme_name)
 
     # -- building ---------------------------------------------------------------------------
     def _first_variant(self) -> str | None:
@@ -263,6 +255,9 @@ class SageTUI(App[int]):
 
     def action_toggle_run(self) -> None:
         self.keeping.toggle_run()
+
+    def action_edit_run(self) -> None:
+        self.editing.open()
 
     def action_until_ci(self) -> None:
         self.run_control.ask_until_ci()

@@ -36,6 +36,9 @@ KEYS: tuple[KeyAction, ...] = (
               "Start a run with the configuration from the command line, or stop the "
               "running one (it stops between iterations and keeps what was measured); over a "
               "finished run not yet exported as JSON it asks first", "Run"),
+    KeyAction("E", "edit_run", "Edit run", "Edit the run: configure variants, shape, dtype, "
+              "rounds", "The next run's options in a form, checked as `sagetui run` checks "
+              "them", "Run"),
     KeyAction("u", "until_ci", "Until CI", "Run until the intervals are narrow",
               "Adaptive stopping: run rounds until every verdict's 95 % interval is narrower "
               "than the width you give (0 or off: the fixed number of rounds); a running "
@@ -92,10 +95,10 @@ KEYS: tuple[KeyAction, ...] = (
 )
 
 
-# The footer shows bindings in their order and cuts what does not fit the line: run, help and
-# quit first, so that the way to everything else is always on screen; the tabs and the
-# exports each take one compact group ("1234567 Tabs", "ecms Export").
-FOOTER_FIRST = ("toggle_run", "help", "quit")
+# The footer shows bindings in their order and cuts what does not fit the line: run, the run
+# editor, help and quit first, so that the way to everything else is always on screen; the tabs
+# and the exports each take one compact group ("1234567 Tabs", "ecms Export").
+FOOTER_FIRST = ("toggle_run", "edit_run", "help", "quit")
 
 
 def bindings() -> list[BindingType]:
@@ -107,5 +110,6 @@ def bindings() -> list[BindingType]:
 
 
 def display_keys(keys: str) -> str:
-    names = {"question_mark": "?", "f1": "F1", "T": "shift+t", "A": "shift+a", "P": "shift+p"}
+    names = {"question_mark": "?", "f1": "F1", "T": "shift+t", "A": "shift+a", "E": "shift+e",
+             "P": "shift+p"}
     return " / ".join(names.get(k, k) for k in keys.split(","))

@@ -37,6 +37,14 @@ def live_source(config: RunConfig) -> RunData:
     return data
 
 
+def show_pending(data: RunData, config: RunConfig) -> None:
+    """`data` shows `config` as live_source's would, in place (the app, the run control and
+    the sweep tab hold this object): everything of an earlier run is forgotten."""
+    version = data.version
+    vars(data).update(vars(live_source(config)))
+    data.version = version + 1  # what the panels synced last is stale
+
+
 def begin_run(data: RunData, rounds: int, iterations: int,
               variants: list[tuple[str, str]]) -> None:
     names = {n for n, _ in variants}

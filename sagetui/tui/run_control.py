@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from sagetui.session.warm import WarmRunner
 
 from .formatting import parse_until_ci, until_ci_line, until_ci_problem
-from .live_fold import apply, begin_run
+from .live_fold import apply, begin_run, show_pending
 from .modals import ConfirmScreen, PathPromptScreen
 from .run_data import RunData
 from .session_bridge import EventBridge
@@ -372,6 +372,15 @@ class RunControl:
             session.kill()
         if self.warm is not None:
             self.warm.shut()
+
+    def reconfigure(self, config: RunConfig) -> None:
+        """The next run's configuration (the run editor's, between runs): the live panels show
+        its variants, pending, and the last run's result is dropped (edit_flow.py asked)."""
+        assert self.live is not None and not self.running
+        self.config, self.resolved_config = config, None
+        self.final_report = self.result = None
+        show_pending(self.live, config)
+        self.greet()
 
 
 def _session(config: RunConfig, **kw: Any) -> Session:

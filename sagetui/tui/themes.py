@@ -12,6 +12,7 @@ set as the CSS variables $series-1 ... so that tables can show the same colours 
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -20,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from textual.app import App
 from textual.theme import Theme
 
 from sagetui.core.palette import OKABE_ITO
@@ -99,6 +101,23 @@ def load_themes() -> tuple[dict[str, ThemeSpec], list[str]]:
             continue
         out[spec.theme.name] = spec
     return out, problems
+
+
+def install_themes(app: App[Any], wanted: str | None) -> tuple[dict[str, tuple[str, ...]],
+                                                                list[str]]:
+    """Register every theme with `app` and choose `wanted` (default: the terminal's): the
+    series colours by theme, and one line per problem (a file unread, an unknown name)."""
+    specs, problems = load_themes()
+    for spec in specs.values():
+        app.register_theme(spec.theme)
+    name = wanted or default_theme_name(os.environ)
+    if name not in app.available_themes:
+        problems.append(
+            f"unknown theme {name!r}; known: {', '.join(sorted(app.available_themes))}")
+        name = default_theme_name(os.environ)
+    if name in app.available_themes:
+        app.theme = name
+    return {n: spec.series for n, spec in specs.items()}, problems
 
 
 def truecolor(env: Mapping[str, str]) -> bool:

@@ -145,3 +145,68 @@ def test_a_dying_console_keeps_what_was_measured(tmp_path: Path, sig: str) -> No
     paths = view_reports(build_parser().parse_args(["view", "--recover", "--recovery-dir",
                                                      str(recovery)]))
     assert [str(p) for p, _ in paths] == [str(saved)]
+
+
+def test_a_new_user_edits_runs_compares_and_exports_in_tmux(tmp_path: Path) -> None:
+    """Issue 15's "must hold": `sagetui` (the embedded CPU default), the key the footer shows
+    opens the run editor; add a second variant, a smaller q-len, 2 rounds of 3 iterations;
+    apply, run, read the verdict of the second variant against the baseline, export the JSON.
+    (`sdpa` needs CUDA here: the second variant is the reference backend slowed down.)"""
+    tmux = Tmux("editor")
+    home = tmp_path / "home"
+    env = (f"HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config "
+           f"XDG_CACHE_HOME={home}/cache")
+    command = (f"while [ \"$(stty size)\" != '48 160' ]; do sleep 0.05; done; "
+               f"mkdir -p {home} && cd {tmp_path} && env -u COLORTERM -u COLUMNS -u LINES "
+               f"TERM=xterm-256color {env} PYTHONPATH={ROOT} {sys.executable} -m "
+               f"sagetui.cli.main --recovery-dir {tmp_path / 'recovery'}; "
+               f"echo SAGETUI-EXIT=$?; sleep 60")
+    tmux("new-session", "-d", "-s", tmux.target, "-x", "160", "-y", "48", command)
+
+    def field(place: str, text: str, then: str) -> None:
+        """Once the hint line says the focus is on `place` (tab selected its text), type over
+        that field's text and wait for the command line to show it. (Not End and C-u first:
+        those are bindings, run after the typed characters when they come this fast.)"""
+        tmux.wait_for(f"here: {place} ", timeout=10)
+        tmux("send-keys", "-t", tmux.target, "-l", text)
+        tmux.wait_for(then, timeout=10)
+
+    try:
+        tmux.wait_for("press r to run", timeout=30)
+        tmux.wait_for("E Edit run", timeout=10)  # the footer names the editor's key
+        tmux.keys("E")
+        tmux.wait_for("Edit the next run", timeout=10)
+        # the focus starts in q len; six fields back is "add NAME=SPEC"
+        tmux.keys(*["BTab"] * 6)
+        field("add a variant", "slow=reference[slowdown=1.5]", "slow=reference[slowdown=1.5]")
+        tmux.keys("Enter")  # added: the command line names both variants
+        tmux.wait_for("--variant reference --variant 'slow=reference[slowdown=1.5]'", timeout=10)
+        tmux.keys(*["Tab"] * 6)  # Browse, Add, batch, heads, kv heads, q len
+        field("q len", "256", "--q-len 256")
+        tmux.keys(*["Tab"] * 7)  # kv len, head dim, dtype, layout, inputs, warm-up, rounds
+        field("rounds", "2", "--rounds 2")
+        tmux.keys("Tab")
+        field("iterations", "3", "--iterations 3")
+        tmux.keys("Enter")  # apply
+        tmux.wait_for("shape 1x256x6x128", timeout=30)  # applied: the header has the new shape
+        tmux.keys("r")
+        screen = tmux.wait_for("COMPLETE", timeout=60)
+        assert "2/2 rounds" in screen
+        verdicts = [line for line in screen.splitlines() if " slow " in line]
+        assert any(state in line for line in verdicts
+                   for state in ("SLOWER", "FASTER", "SAME", "INCONCLUSIVE")), screen
+        tmux.keys("e")
+        tmux.wait_for("Export the report JSON to:", timeout=10)
+        tmux.keys("Enter")
+        tmux.wait_for("Wrote the report JSON", timeout=10)
+        tmux.keys("q")
+        tmux.wait_for("SAGETUI-EXIT=0", timeout=15)
+    finally:
+        tmux("kill-server")
+    (exported,) = tmp_path.glob("reference_*.json")
+    report = load_report(exported)
+    assert report.status == "complete" and report.rounds == 2
+    assert report.config["shape"]["q_len"] == 256
+    assert set(report.samples) == {"reference", "slow"}
+    assert all(len(report.samples[n]["total"]) == 2 for n in report.samples)
+    assert all(len(r) == 3 for n in report.samples for r in report.samples[n]["total"])

@@ -100,6 +100,6 @@ async def test_help_at_80x24_shows_more_than_eight_keys() -> None:
         titles = ("Run / stop", "Toggle variant", "Set baseline", "Export JSON report",
                   "Export CSV samples", "Export Markdown summary", "Open a report file",
                   "Show next report", "Calibrate the noise floor", "Select next variant",
-                  "Export SVG screenshot", "Run until the intervals")
+                  "Export SVG screenshot", "Run until the intervals", "Edit the run")
         assert sum(t in text for t in titles) >= 12, text
 

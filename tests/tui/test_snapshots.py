@@ -71,3 +71,26 @@ def test_compare_of_sm89_and_sm90_reports(snap_compare, size) -> None:
 def test_phases_of_two_variants(snap_compare, size) -> None:
     """Two builds of sm89 phase by phase: values, deltas against the baseline, log bars."""
     assert snap_compare(viewer(SM89_VARIANTS), terminal_size=size, run_before=_settled("4"))
+
+
+@pytest.mark.parametrize("size", ALL_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_run_editor(snap_compare, size) -> None:
+    """The run editor over a console that can run, a second variant added: its variants, the
+    shape and measurement fields, and the `sagetui run` command line they make."""
+    from sagetui.cli.main import run_config
+    from sagetui.tui.app import SageTUI
+
+    from .conftest import THEME, tiny_config
+
+    async def run_before(pilot) -> None:
+        await settle(pilot, pilot.app)
+        await pilot.press("E")
+        await settle(pilot, pilot.app)
+        box = pilot.app.screen.query_one("#ed-new")
+        box.value = "slow=reference[slowdown=1.5]"
+        box.focus()
+        await pilot.press("enter")
+        await settle(pilot, pilot.app)
+
+    app = SageTUI(config=tiny_config(), theme_name=THEME, build_config=run_config)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -1,0 +1,298 @@
+"""The run editor (issue 15, "Build", first bullet): E or the palette opens it; it edits the
+next run as `sagetui run`'s options and hands them to the CLI's own parser and rules (the real
+builder, cli/main.run_config): a refused value is the CLI's very line, inline, the form open; a
+valid edit is what the next run measures. A real runner on the CPU (the reference backend:
+`sdpa` needs CUDA here, so the second variant is the reference one slowed down)."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from sagetui.cli.main import main, run_config
+from sagetui.tui.app import SageTUI
+from sagetui.tui.edit_flow import STOP_FIRST
+from sagetui.tui.modals import ChoiceScreen
+from sagetui.tui.run_editor import RunEditorScreen, VariantList
+
+from .conftest import THEME, aio, screen_text, settle, tiny_config, viewer, wait_for
+from .test_keep_result import finished_run
+
+SLOW = "slow=reference[slowdown=1.5]"
+
+
+def console(tmp_path: Path, build: bool = True, **config: object) -> SageTUI:
+    return SageTUI(config=tiny_config(**config), theme_name=THEME,  # type: ignore[arg-type]
+                   recovery_path=tmp_path / "recovery.json", export_dir=tmp_path,
+                   build_config=run_config if build else None)
+
+
+def editor(app: SageTUI) -> RunEditorScreen:
+    assert isinstance(app.screen, RunEditorScreen), type(app.screen).__name__
+    return app.screen
+
+
+def problem(app: SageTUI) -> str:
+    return str(editor(app).query_one("#ed-problem").render())
+
+
+async def open_editor(pilot, app: SageTUI) -> RunEditorScreen:
+    await pilot.press("E")
+    await pilot.pause()
+    return editor(app)
+
+
+async def palette(pilot, word: str) -> None:
+    await pilot.press("ctrl+p")
+    await pilot.pause(0.3)
+    await pilot.press(*word)
+    await pilot.pause(0.5)
+
+
+async def type_into(pilot, app: SageTUI, field: str, text: str) -> None:
+    box = editor(app).query_one(f"#{field}")
+    box.focus()
+    box.value = ""  # type: ignore[attr-defined]
+    await pilot.press(*text)
+
+
+async def add_variant(pilot, app: SageTUI, text: str) -> None:
+    await type_into(pilot, app, "ed-new", text)
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def applied(pilot, app: SageTUI) -> None:
+    await app.workers.wait_for_complete()
+    await wait_for(pilot, lambda: not isinstance(app.screen, RunEditorScreen), timeout=30,
+                   what="the editor to close")
+    await settle(pilot, app)
+
+
+def cli_error_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """What `sagetui run ARGV` itself prints for a refused argument (exit status 2)."""
+    capsys.readouterr()
+    try:
+        code = main(["run", *argv])
+    except SystemExit as exc:  # argparse's refusals exit from the parser
+        code = int(exc.code or 0)
+    assert code == 2
+    return capsys.readouterr().err.strip()
+
+
+@aio
+async def test_the_editor_opens_from_its_footer_key_and_from_the_palette(
+        tmp_path: Path) -> None:
+    app = console(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        assert "E Edit run" in screen_text(app).splitlines()[-1]
+        await open_editor(pilot, app)
+        assert "Edit the next run" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, RunEditorScreen)
+        for word in ("shape", "rounds", "variant", "dtype", "configure"):
+            await palette(pilot, word)
+            assert "Edit the run" in screen_text(app), word
+            await pilot.press("escape")
+            await pilot.pause(0.2)
+            if not isinstance(app.screen, type(app.screen_stack[0])):
+                await pilot.press("escape")
+                await pilot.pause(0.2)
+        await palette(pilot, "shape")
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, RunEditorScreen)
+
+
+@pytest.mark.parametrize("field,text", [
+    ("ed--q-len", "-3"),
+    ("ed--q-len", "x"),
+    ("ed-new", "mine=nosuch"),
+    ("ed-new", "mine=sage2-sm89@/no/such/build/_qattn_sm89.so"),
+], ids=["negative-q-len", "text-q-len", "unknown-backend", "missing-build"])
+def test_a_refused_value_shows_the_clis_own_line_and_keeps_the_form_open(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, text: str) -> None:
+    @aio
+    async def check() -> tuple[list[str], str]:
+        app = console(tmp_path)
+        async with app.run_test(size=(160, 48)) as pilot:
+            await settle(pilot, app)
+            before = app.config
+            await open_editor(pilot, app)
+            if field == "ed-new":
+                await add_variant(pilot, app, text)
+            else:
+                await type_into(pilot, app, field, text)
+            argv = editor(app).argv()
+            await pilot.press("ctrl+s")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            shown = problem(app)
+            assert isinstance(app.screen, RunEditorScreen)  # still open, nothing applied
+            assert app.config is before
+            assert " ".join(shown.split()[:4]) in screen_text(app)  # on screen, in the form
+            return argv, shown
+
+    argv, shown = check()
+    assert shown == cli_error_line(argv, capsys)
+
+
+@aio
+async def test_a_valid_edit_is_what_the_next_run_measures(tmp_path: Path) -> None:
+    app = console(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        await open_editor(pilot, app)
+        await add_variant(pilot, app, SLOW)
+        await type_into(pilot, app, "ed--rounds", "3")
+        await type_into(pilot, app, "ed--iterations", "2")
+        await type_into(pilot, app, "ed--q-len", "128")
+        await pilot.pause()
+        shown = str(editor(app).query_one("#ed-command").render())
+        words = shlex.split(shown)
+        assert words[:2] == ["sagetui", "run"]
+        expected = run_config(words[2:])  # what `sagetui run` accepts, parsed back
+        assert "sagetui run --variant ref=reference" in screen_text(app)
+        await pilot.press("enter")  # in the q-len field: apply
+        await applied(pilot, app)
+        config = app.config
+        assert config == expected
+        assert [v.name for v in config.variants] == ["ref", "slow"]
+        assert config.shape.q_len == 128 and config.rounds == 3 and config.iterations == 2
+        await pilot.press("6")  # the Log tab (a hidden RichLog holds its lines back)
+        await settle(pilot, app)
+        log = squeezed(log_text(app))  # the Log wraps long lines
+        assert squeezed(f"the next run: {shown}") in log
+        assert squeezed("ready: reference, reference[slowdown=1.5] at 1x128x2x64") in log
+        assert set(app.data.variants) == {"ref", "slow"}  # pending, for t and b
+        assert all(v.status == "pending" for v in app.data.variants.values())
+        await finished_run(pilot, app)
+        report = app.final_report
+        assert report is not None and report.status == "complete"
+        assert report.rounds == 3 and report.config["shape"]["q_len"] == 128
+        for name in ("ref", "slow"):
+            assert len(report.samples[name]["total"]) == 3
+            assert all(len(r) == 2 for r in report.samples[name]["total"])
+
+
+def log_text(app: SageTUI) -> str:
+    from textual.widgets import RichLog
+
+    return "\n".join(line.text for line in app.query_one("#log-view", RichLog).lines)
+
+
+def squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+@aio
+async def test_toggles_and_baseline_chosen_in_the_editor_reach_the_next_run(
+        tmp_path: Path) -> None:
+    app = console(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await open_editor(pilot, app)
+        await add_variant(pilot, app, SLOW)
+        table = editor(app).query_one(VariantList)
+        table.focus()
+        table.move_cursor(row=1)
+        await pilot.press("b")  # slow: the baseline
+        table.move_cursor(row=0)
+        await pilot.press("t")  # ref: off
+        await pilot.pause()
+        assert "--baseline slow" in editor(app).command()
+        await pilot.press("ctrl+s")
+        await applied(pilot, app)
+        data = app.data
+        assert app.config is not None and app.config.baseline == "slow"
+        assert data.baseline == "slow"
+        assert not data.variants["ref"].enabled and data.variants["slow"].enabled
+        await finished_run(pilot, app)  # the run measures only what is on
+        report = app.final_report
+        assert report is not None and report.baseline == "slow"
+        assert not report.samples.get("ref", {}).get("total")
+        assert len(report.samples["slow"]["total"]) == 2
+
+
+@aio
+async def test_during_a_run_the_editor_says_stop_first(tmp_path: Path) -> None:
+    app = console(tmp_path, rounds=500, iterations=20)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        await open_editor(pilot, app)  # opened between runs ...
+        await type_into(pilot, app, "ed--rounds", "3")
+        # ... and a run started under it: no key can (the editor holds them), the guard holds
+        app.run_control.start()
+        await wait_for(pilot, lambda: app.running, timeout=10, what="the run")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert problem(app) == STOP_FIRST and isinstance(app.screen, RunEditorScreen)
+        assert app.config is not None and app.config.rounds == 500
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("E")  # during the run it does not open
+        await pilot.pause()
+        assert not isinstance(app.screen, RunEditorScreen)
+        assert STOP_FIRST in [n.message for n in app._notifications]
+        await pilot.press("r")
+        await wait_for(pilot, lambda: not app.running, timeout=15, what="the stop")
+
+
+@aio
+async def test_over_an_unexported_result_it_asks_before_replacing_it(tmp_path: Path) -> None:
+    app = console(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await finished_run(pilot, app)
+        result = app.final_report
+        assert result is not None
+        for answer in ("escape", "y"):
+            await open_editor(pilot, app)
+            await type_into(pilot, app, "ed--rounds", "4")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), timeout=30,
+                           what="the question")
+            assert "not exported" in app.screen.question  # type: ignore[attr-defined]
+            await pilot.press(answer)
+            await settle(pilot, app)
+            if answer == "escape":  # stay: the result is still shown, nothing applied
+                assert app.final_report is result and app.config.rounds == 2  # type: ignore
+                assert app.data.rounds_done == 2
+        assert app.config is not None and app.config.rounds == 4
+        assert app.final_report is None and app.data.rounds_done == 0
+        assert app.data.progress.rounds_planned == 4
+
+
+@aio
+async def test_without_a_builder_the_editor_says_it_cannot_run(tmp_path: Path) -> None:
+    app = console(tmp_path, build=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await open_editor(pilot, app)
+        assert "cannot run" in problem(app)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, RunEditorScreen) and "cannot run" in problem(app)
+    view = viewer(Path(__file__).with_name("data") / "synthetic_report.json")
+    async with view.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, view)
+        await pilot.press("E")
+        await pilot.pause()
+        assert not isinstance(view.screen, RunEditorScreen)
+        assert any("no run to edit" in n.message for n in view._notifications)
+
+
+def test_an_untouched_form_gives_the_configurations_own_command_line() -> None:
+    """Opening the editor and applying changes nothing (the inverse and the form agree)."""
+    from sagetui.core.run_argv import config_argv
+    from sagetui.tui.edit_model import EditModel
+
+    for config in (run_config([]), tiny_config(variants=2),
+                   run_config(["--q-len", "300", "--rounds", "2", "--cold"])):
+        model = EditModel(config)
+        assert model.argv({}) == config_argv(config)
+        assert run_config(model.argv({})) == config
+
