@@ -55,7 +55,7 @@ class EditFlow:
     def _applied(self, edit: Edit | None) -> None:
         if edit is None:
             return
-        self.keeping._unless_unexported(partial(self._apply, edit), "apply the edit")
+        self.keeping.unless_unexported(partial(self._apply, edit), "apply the edit")
 
     def _apply(self, edit: Edit) -> None:
         live = self.run.live

@@ -59,18 +59,18 @@ class KeepFlow:
                  Choice("new", "New run", ("n",), "warning"),
                  Choice("stay", "Cancel", ("escape",), "primary")]), self._resume_or_new)
         else:
-            self._unless_unexported(self.run.start, "run again")
+            self.unless_unexported(self.run.start, "run again")
 
     def _resume_or_new(self, choice: str | None) -> None:
         if choice == "resume":
             self.run.resume()
         elif choice == "new":
-            self._unless_unexported(self.run.start, "run again")
+            self.unless_unexported(self.run.start, "run again")
 
     def calibrate(self) -> None:
-        self._unless_unexported(self.run.calibrate, "calibrate")
+        self.unless_unexported(self.run.calibrate, "calibrate")
 
-    def _unless_unexported(self, proceed: Callable[[], None], verb: str) -> None:
+    def unless_unexported(self, proceed: Callable[[], None], verb: str) -> None:
         report = self.unexported()
         if report is None or self.run.running:
             proceed()

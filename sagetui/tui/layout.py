@@ -8,6 +8,7 @@ from textual.widgets import RichLog, Static, TabbedContent, TabPane
 
 from . import keymap
 from .widgets.compare_table import CompareTable
+from .widgets.iteration_plot import KEYS_HINT
 from .widgets.phase_table import PhaseTable
 from .widgets.phase_view import PhaseView
 from .widgets.plots import IterationPlot, RoundPlot
@@ -45,6 +46,7 @@ def compose_console(initial: str) -> ComposeResult:
             yield RoundPlot(id="rounds-plot")
         with TabPane(label["iterations"], id="iterations"):
             yield IterationPlot(id="iterations-plot")
+            yield Static(KEYS_HINT, id="iterations-keys")
         with TabPane(label["phases"], id="phases"):
             yield PhaseView(id="phase-view")
         with TabPane(label["scheduler"], id="scheduler"):

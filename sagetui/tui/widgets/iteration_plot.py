@@ -2,7 +2,8 @@
 
 Keys while the plot has the focus: left/right (h/l) move the cursor and read every variant's
 latency there; + and - zoom in and out around it; 0 shows everything again; d cycles the
-view: lines, histogram, CDF (the distribution of per-iteration latency per variant).
+view: lines, histogram, CDF (the distribution of per-iteration latency per variant). The
+Iterations tab lists them under the plot (KEYS_HINT).
 
 Beyond the plot's width, each block of samples is drawn as its min and max (a vertical
 stroke), so that no spike is decimated away. plotext draws a line dot by dot in Python (about
@@ -27,6 +28,9 @@ from .distribution import draw_distribution
 from .plot_base import INK_DOTS, PLOT_ROWS, Ink, SeriesPlot, int_ticks
 
 MODES = ("lines", "histogram", "CDF")
+# the keys, listed under the Iterations tab's plot rather than in the footer: a footer whose
+# keys change with the focus is rebuilt (~20 widgets) on every switch to and from this tab
+KEYS_HINT = "←/→ or h/l cursor · + zoom in · - zoom out · 0 all · d lines / histogram / CDF"
 
 
 class IterationPlot(SeriesPlot):
@@ -35,10 +39,10 @@ class IterationPlot(SeriesPlot):
     BINDINGS = [
         Binding("left,h", "cursor(-1)", "Cursor", show=False),
         Binding("right,l", "cursor(1)", "Cursor", show=False),
-        Binding("plus,equals_sign", "zoom(0.5)", "Zoom in"),
-        Binding("minus", "zoom(2.0)", "Zoom out"),
+        Binding("plus,equals_sign", "zoom(0.5)", "Zoom in", show=False),
+        Binding("minus", "zoom(2.0)", "Zoom out", show=False),
         Binding("0", "zoom(0)", "All", show=False),
-        Binding("d", "next_mode", "Lines/hist/CDF"),
+        Binding("d", "next_mode", "Lines/hist/CDF", show=False),
     ]
 
     def __init__(self, **kwargs: Any) -> None:
