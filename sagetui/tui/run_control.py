@@ -92,8 +92,11 @@ class RunControl:
         cfg = self.config
         if self.live is None or cfg is None:
             return
-        auto = " (auto: a GPU node upgrades it to SageAttention at the reference shape)" \
-            if cfg.auto else ""
+        auto = {(True, True): " (auto: a GPU node upgrades it to SageAttention at the "
+                              "reference shape)",
+                (True, False): " (auto: a GPU node upgrades it to SageAttention)",
+                (False, True): " (auto: a GPU node runs it at the reference shape)",
+                }.get((cfg.auto, cfg.auto_shape), "")
         self.log(f"ready: {', '.join(v.spec for v in cfg.variants)} at {cfg.shape.describe()}, "
                  f"{cfg.rounds} rounds x {cfg.iterations} iterations{auto}; press r to run")
 

@@ -296,3 +296,28 @@ def test_an_untouched_form_gives_the_configurations_own_command_line() -> None:
         assert model.argv({}) == config_argv(config)
         assert run_config(model.argv({})) == config
 
+
+
+def test_the_ready_line_says_what_a_gpu_node_would_change() -> None:
+    """After an edit gives a shape but no backend, the greeting no longer promises the
+    reference shape."""
+    from sagetui.core.eventlog import LogLine
+    from sagetui.tui.live_fold import live_source
+    from sagetui.tui.run_control import RunControl
+
+    lines: list[str] = []
+
+    class View:
+        def write_log(self, line: LogLine) -> None:
+            lines.append(line.text)
+
+    for argv, said in (([], "(auto: a GPU node upgrades it to SageAttention at the reference "
+                            "shape)"),
+                       (["--q-len", "256"], "(auto: a GPU node upgrades it to SageAttention)"),
+                       (["--backend", "reference"], "(auto: a GPU node runs it at the reference "
+                                                    "shape)"),
+                       (["--backend", "reference", "--q-len", "256"], "iterations; press r")):
+        config = run_config(argv)
+        lines.clear()
+        RunControl(None, View(), config, live_source(config), None).greet()  # type: ignore
+        assert len(lines) == 1 and said in lines[0], argv
