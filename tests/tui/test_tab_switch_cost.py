@@ -9,9 +9,23 @@ from typing import Any
 from textual.widgets._footer import FooterKey
 
 from sagetui.tui.widgets.plots import IterationPlot
+from sagetui.tui.widgets.scheduler_panel import DecompositionInfo
 from sagetui.tui.widgets.status_panel import StatusPanel
 
 from .conftest import REF_001, aio, screen_text, settle, viewer
+
+
+def record_updates(widget: Any) -> list[tuple[str, bool]]:
+    """Every update the widget gets from now on: (its text, whether it asked for a layout)."""
+    updates: list[tuple[str, bool]] = []
+    real = widget.update
+
+    def update(content: Any = "", *, layout: bool = True) -> None:
+        updates.append((str(content), layout))
+        real(content, layout=layout)
+
+    widget.update = update
+    return updates
 
 
 @aio
@@ -30,27 +44,26 @@ async def test_tab_switch_keeps_the_footer_unless_its_keys_change() -> None:
 
 
 @aio
-async def test_status_panel_is_updated_only_when_its_text_changes() -> None:
+async def test_status_and_decomposition_panels_are_updated_only_when_their_text_changes(
+        ) -> None:
+    """Each update lays the screen out: the status panel was updated on every tick and tab
+    switch, the decomposition panel on every tick of a run that streams."""
     app = viewer(REF_001)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
-        status = app.query_one(StatusPanel)
-        updates: list[bool] = []
-        real = status.update
-
-        def update(content: Any = "", *, layout: bool = True) -> None:
-            updates.append(layout)
-            real(content, layout=layout)
-
-        status.update = update  # type: ignore[method-assign]
-        for tab in ("2", "1", "4", "1"):  # each switch and each tick syncs the panel
+        status = record_updates(app.query_one(StatusPanel))
+        decomposition = record_updates(app.query_one(DecompositionInfo))
+        for tab in ("2", "1", "4", "1"):  # each switch and each tick syncs the panels
             await pilot.press(tab)
             await settle(pilot, app)
+            app.data.version += 1  # what a new event does; the texts stay the same
+            app.flush_redraws(force=True)
+        assert status == [] and decomposition == []
+        app.data.decomposition = None
+        app.data.decomposition_skipped = "no public API"
+        app.data.version += 1
         app.flush_redraws(force=True)
-        assert updates == []
-        app.data.version += 1  # what a new event does; the text stays the same
-        app.flush_redraws(force=True)
-        assert updates == []
+        assert len(decomposition) == 1 and "skipped: no public API" in decomposition[0][0]
 
 
 @aio

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable
 
 from ..formatting import ms
 from ..run_data import RunData
 from ..view_context import ViewContext
 from .mainloop_panel import mainloop_text
+from .steady_static import SteadyStatic
 from .vim_keys import VIM_KEYS
 
 FACTS: tuple[tuple[str, str], ...] = (
@@ -90,9 +91,9 @@ def decomposition_text(data: RunData) -> Text:
     return t
 
 
-class DecompositionInfo(Static):
+class DecompositionInfo(SteadyStatic):
     def sync(self, data: RunData, ctx: ViewContext) -> None:
-        self.update(decomposition_text(data))
+        self.show(decomposition_text(data))
 
 
 class TailTable(DataTable):

@@ -7,11 +7,11 @@ import time
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import Static
 
 from ..formatting import duration, min_mean_max
 from ..run_data import RunData
 from ..view_context import ViewContext
+from .steady_static import SteadyStatic
 
 MARKS = {"running": "●", "complete": "✓", "cancelled": "■", "partial": "■", "failed": "✗",
          "idle": "○", "saved": "▣"}
@@ -162,9 +162,7 @@ def environment_line(data: RunData, ctx: ViewContext) -> Text | None:
     return t
 
 
-class StatusPanel(Static):
-    _shown: Text | None = None
-
+class StatusPanel(SteadyStatic):
     def sync(self, data: RunData, ctx: ViewContext) -> None:
         lines = [state_line(data, ctx), machine_line(data), telemetry_line(data, ctx)]
         env = environment_line(data, ctx)
@@ -172,8 +170,5 @@ class StatusPanel(Static):
         text.no_wrap, text.overflow = True, "ellipsis"  # one line each at any width
         # synced on every tick and tab switch; an update lays out the whole screen, which only
         # a change in the number of lines needs (the panel is as high as its lines)
-        if text == self._shown:
-            return
-        rows = self._shown is None or self._shown.plain.count("\n") != text.plain.count("\n")
-        self._shown = text
-        self.update(text, layout=rows)
+        shown = self._shown
+        self.show(text, layout=shown is None or shown.plain.count("\n") != text.plain.count("\n"))
