@@ -195,8 +195,9 @@ class SageTUI(App[int]):
             return
         data, ctx = self.data, self.context()
         key = (id(data), data.version, ctx, self.theme)
-        for widget in panels:
-            if force or self._synced.get(widget.id or "") != key:
+        for widget in panels:  # a hidden tab's panels catch up when it is shown (a tab switch
+            # flushes): rebuilt while hidden, they would all be drawn again in the switch's frame
+            if force or (widget.is_on_screen and self._synced.get(widget.id or "") != key):
                 widget.sync(data, ctx)  # type: ignore[attr-defined]  # every panel has sync
                 self._synced[widget.id or ""] = key
         status.sync(data, ctx)  # cheap, and its ETA moves with time
@@ -206,8 +207,8 @@ class SageTUI(App[int]):
 
     def flush_redraws(self, force: bool = False, tick: bool = False) -> None:
         """Sync every panel and redraw the visible plots that changed, never a plot more often
-        than the refresh rate allows, unless forced (tests)."""
-        self.sync_panels()
+        than the refresh rate allows, unless forced (tests: hidden tabs' panels too)."""
+        self.sync_panels(force=force)
         # a tick may come a little early (timer jitter): 0.9 of the period keeps every tick
         interval = 0.0 if force else (0.9 if tick else 1.0) / self.refresh_hz
         for plot in self._plots:

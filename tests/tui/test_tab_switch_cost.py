@@ -4,15 +4,18 @@ again, a plot shown again not rebuilt, unless what they show changed."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from textual.widgets._footer import FooterKey
 
+from sagetui.tui.app import SageTUI
+from sagetui.tui.widgets.phase_view import PhaseView
 from sagetui.tui.widgets.plots import IterationPlot
 from sagetui.tui.widgets.scheduler_panel import DecompositionInfo
 from sagetui.tui.widgets.status_panel import StatusPanel
 
-from .conftest import REF_001, aio, screen_text, settle, viewer
+from .conftest import REF_001, THEME, aio, screen_text, settle, tiny_config, viewer, wait_for
 
 
 def record_updates(widget: Any) -> list[tuple[str, bool]]:
@@ -90,3 +93,23 @@ async def test_a_plot_shown_again_is_not_built_again() -> None:
         await pilot.press("d")  # the histogram: a new figure, built once
         await settle(pilot, app)
         assert builds == [plot.redraws]
+
+
+@aio
+async def test_a_hidden_tabs_panels_catch_up_when_it_is_shown(tmp_path: Path) -> None:
+    """Panels on hidden tabs are not synced while a run changes the data (each would be drawn
+    again in the switch's frame); the switch itself brings them up to date."""
+    app = SageTUI(config=tiny_config(rounds=2, iterations=3), theme_name=THEME,
+                  recovery_path=tmp_path / "r.json", export_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        view = app.query_one(PhaseView)
+        before = view._last
+        await pilot.press("r")
+        await wait_for(pilot, lambda: not app.running, what="the run")
+        await pilot.pause(0.5)  # ticks on the Overview: the Phases tab is hidden
+        assert view._last is before
+        await pilot.press("4")
+        await wait_for(pilot, lambda: view._last is not before and view._last[0] is app.data,
+                       timeout=5, what="the phase view's sync")
+        assert "fused_mainloop" in screen_text(app)
