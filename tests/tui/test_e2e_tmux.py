@@ -40,6 +40,17 @@ class Tmux:
     def keys(self, *keys: str) -> None:
         self("send-keys", "-t", self.target, *keys)
 
+    def start_console(self, cwd: Path, args: str, env: str = "") -> None:
+        """`sagetui ARGS` in a new 160x48 pane. tmux may create the pane at 80x24 and resize it
+        a moment later, and the pane's shell may have exported COLUMNS/LINES from that first
+        size (Python prefers them to the tty's): wait for the real size and drop them, so that
+        the console paints at 160x48."""
+        command = (f"while [ \"$(stty size)\" != '48 160' ]; do sleep 0.05; done; "
+                   f"cd {cwd} && env -u COLORTERM -u COLUMNS -u LINES TERM=xterm-256color "
+                   f"{env} PYTHONPATH={ROOT} {sys.executable} -m sagetui.cli.main {args}; "
+                   f"echo SAGETUI-EXIT=$?; sleep 60")
+        self("new-session", "-d", "-s", self.target, "-x", "160", "-y", "48", command)
+
     def wait_for(self, needle: str, timeout: float) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -52,15 +63,8 @@ class Tmux:
 
 def test_run_export_and_quit_in_tmux(tmp_path: Path) -> None:
     tmux = Tmux("console")
-    # tmux may create the pane at 80x24 and resize it a moment later, and the pane's shell
-    # may have exported COLUMNS/LINES from that first size (Python prefers them to the tty's):
-    # wait for the real size and drop them, so that the console paints at 160x48
-    command = (f"while [ \"$(stty size)\" != '48 160' ]; do sleep 0.05; done; "
-               f"cd {tmp_path} && env -u COLORTERM -u COLUMNS -u LINES TERM=xterm-256color "
-               f"PYTHONPATH={ROOT} {sys.executable} -m sagetui.cli.main "
-               f"--heads 2 --q-len 256 --head-dim 64 --rounds 2 --iterations 3 --warmup 1 "
-               f"--recovery-dir {tmp_path / 'recovery'}; echo SAGETUI-EXIT=$?; sleep 60")
-    tmux("new-session", "-d", "-s", tmux.target, "-x", "160", "-y", "48", command)
+    tmux.start_console(tmp_path, "--heads 2 --q-len 256 --head-dim 64 --rounds 2 --iterations 3 "
+                                 f"--warmup 1 --recovery-dir {tmp_path / 'recovery'}")
     try:
         tmux.wait_for("press r to run", timeout=30)
         tmux.keys("r")
@@ -156,12 +160,8 @@ def test_a_new_user_edits_runs_compares_and_exports_in_tmux(tmp_path: Path) -> N
     home = tmp_path / "home"
     env = (f"HOME={home} XDG_STATE_HOME={home}/state XDG_CONFIG_HOME={home}/config "
            f"XDG_CACHE_HOME={home}/cache")
-    command = (f"while [ \"$(stty size)\" != '48 160' ]; do sleep 0.05; done; "
-               f"mkdir -p {home} && cd {tmp_path} && env -u COLORTERM -u COLUMNS -u LINES "
-               f"TERM=xterm-256color {env} PYTHONPATH={ROOT} {sys.executable} -m "
-               f"sagetui.cli.main --recovery-dir {tmp_path / 'recovery'}; "
-               f"echo SAGETUI-EXIT=$?; sleep 60")
-    tmux("new-session", "-d", "-s", tmux.target, "-x", "160", "-y", "48", command)
+    home.mkdir()
+    tmux.start_console(tmp_path, f"--recovery-dir {tmp_path / 'recovery'}", env)
 
     def field(place: str, text: str, then: str) -> None:
         """Once the hint line says the focus is on `place` (tab selected its text), type over
