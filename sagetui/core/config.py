@@ -109,8 +109,8 @@ class VariantSpec(_Strict):
     @classmethod
     def parse(cls, text: str) -> VariantSpec:
         """`NAME=SPEC` or `SPEC`, SPEC = backend[opt=value,...][@/path/to/module.so]."""
-        name, _, spec = text.partition("=") if "=" in text.split("[")[0] else ("", "", text)
-        m = _SPEC.match(spec.strip())
+        name, spec = split_variant(text)
+        m = _SPEC.match(spec)
         if not m:
             raise ValueError(f"cannot parse variant {text!r}: expected NAME=backend[opts]@path")
         opts: dict[str, Any] = {}
@@ -119,8 +119,15 @@ class VariantSpec(_Strict):
             if not eq:
                 raise ValueError(f"variant option {item!r} needs key=value")
             opts[k.strip()] = _scalar(v.strip())
-        return cls(name=name.strip() or m.group("backend"), backend=m.group("backend"),
+        return cls(name=name or m.group("backend"), backend=m.group("backend"),
                    path=m.group("path"), options=opts)
+
+
+def split_variant(text: str) -> tuple[str, str]:
+    """`NAME=SPEC` or `SPEC` -> (NAME, SPEC), NAME '' when not given; nothing is checked (the
+    run editor splits a row this way before the CLI's rules judge it)."""
+    name, _, spec = text.partition("=") if "=" in text.split("[")[0] else ("", "", text)
+    return name.strip(), spec.strip()
 
 
 def _scalar(v: str) -> str | float | int | bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sagetui.core.config import RunConfig
+from sagetui.core.config import RunConfig, split_variant
 from sagetui.core.run_argv import ORDER, Value, explicit_options, option_values, to_argv
 
 # the fields of the form, beside the variants: the option each edits
@@ -31,14 +31,13 @@ class VariantRow:
 
     @classmethod
     def parse(cls, text: str) -> VariantRow:
-        """Split `NAME=SPEC` (or a bare `SPEC`) as VariantSpec.parse does; nothing is checked
-        here: the CLI's rules do that when the edit is applied."""
-        text = text.strip()
-        if "=" in text.split("[")[0]:
-            name, _, spec = text.partition("=")
-            return cls(name.strip(), spec.strip())
-        m = _BACKEND.match(text)
-        return cls(m.group(1) if m else text, text)
+        """`NAME=SPEC` (or a bare `SPEC`), split as VariantSpec.parse splits it; nothing is
+        checked here: the CLI's rules do that when the edit is applied."""
+        name, spec = split_variant(text)
+        if name:
+            return cls(name, spec)
+        m = _BACKEND.match(spec)
+        return cls(m.group(1) if m else spec, spec)
 
     @property
     def text(self) -> str:
