@@ -40,7 +40,8 @@ SIZE = (120, 40)
 # tab key -> a text only that tab shows at 120x40 (the overview shows no plot below 140 columns;
 # the log is left out: no text of its own stays on screen both idle and as it scrolls)
 MARKERS = {"1": "Variants · t toggle", "2": "Round medians, ms", "3": "Per-iteration latency",
-           "4": "p50 per variant, one under another", "5": "Scheduler grid", "7": "Open two or more"}
+           "4": "p50 per variant, one under another", "5": "Scheduler grid",
+           "7": "Open two or more"}
 
 
 # -- the console side: `--serve` ---------------------------------------------------------------
@@ -71,7 +72,17 @@ def open_log(path: str):  # type: ignore[no-untyped-def]
 def instrumented(app_class: type, out):  # type: ignore[no-untyped-def]
     """`app_class` logging to `out` when its tab action runs and when each frame is written
     (both the console and key_latency_ratios.py's bare Textual app switch tabs by
-    action_show_tab)."""
+    action_show_tab), and when a widget takes the focus (the console's switch moves it)."""
+
+    from textual.widget import Widget
+
+    real_focus = Widget.focus
+
+    def focus(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        out.write(f"focus {time.monotonic():.6f}\n")
+        return real_focus(self, *args, **kwargs)
+
+    Widget.focus = focus  # type: ignore[method-assign]
 
     class Instrumented(app_class):  # type: ignore[misc,valid-type]
         def action_show_tab(self, tab: str) -> None:

@@ -27,6 +27,7 @@ import argparse
 import math
 import os
 import random
+import shutil
 import signal
 import statistics
 import sys
@@ -136,6 +137,8 @@ def main() -> int:
     ap.add_argument("--diagnose", action="store_true",
                     help="log GC, autosaves and UI stalls in the streaming console; explain "
                          "its slow presses")
+    ap.add_argument("--keep-logs", metavar="DIR",
+                    help="copy the three apps' logs (action, focus and frame times) to DIR")
     ap.add_argument("--serve-bare", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--log", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -203,6 +206,10 @@ def main() -> int:
                 print("slow presses while streaming, and what the console logged around them:")
                 explain(logs["stream"], stream.times, 0.1)
         finally:
+            if a.keep_logs:
+                Path(a.keep_logs).mkdir(parents=True, exist_ok=True)
+                for name, log in logs.items():
+                    shutil.copy(log, Path(a.keep_logs) / f"{name}.log")
             if runner is not None:
                 os.kill(runner, signal.SIGCONT)
             stream.pane("kill-server")
