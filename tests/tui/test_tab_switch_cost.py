@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+from textual.visual import Visual
 from textual.widgets._footer import FooterKey
 
 from sagetui.tui.app import SageTUI
@@ -96,6 +98,36 @@ async def test_a_plot_shown_again_is_not_built_again() -> None:
 
 
 @aio
+async def test_a_plot_shown_again_is_not_read_into_strips_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hidden tab's widgets have size 0, so Textual renders a shown tab's widgets again;
+    reading a full plot's frame into strips (20-35 ms) was most of a switch to the Iterations
+    tab while a run streams. The plot keeps its frame's strips until it redraws."""
+    app = viewer(REF_001)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("3")
+        await settle(pilot, app)
+        plot = app.query_one("#iterations-plot", IterationPlot)
+        reads: list[int] = []
+        real = Visual.to_strips.__func__  # type: ignore[attr-defined]
+
+        def to_strips(cls: type, widget: Any, *args: Any, **kwargs: Any) -> Any:
+            if widget is plot:
+                reads.append(plot.redraws)
+            return real(cls, widget, *args, **kwargs)
+
+        monkeypatch.setattr(Visual, "to_strips", classmethod(to_strips))
+        for tab in ("4", "3", "1", "3"):
+            await pilot.press(tab)
+            await settle(pilot, app)
+        assert reads == []
+        assert "No raw samples in this report" in screen_text(app)
+        await pilot.press("d")  # a new figure (no samples: the same picture), read once
+        await settle(pilot, app)
+        assert reads == [plot.redraws]
+
+
+@aio
 async def test_a_hidden_tabs_panels_catch_up_when_it_is_shown(tmp_path: Path) -> None:
     """Panels on hidden tabs are not synced while a run changes the data (each would be drawn
     again in the switch's frame); the switch itself brings them up to date."""
@@ -113,3 +145,4 @@ async def test_a_hidden_tabs_panels_catch_up_when_it_is_shown(tmp_path: Path) ->
         await wait_for(pilot, lambda: view._last is not before and view._last[0] is app.data,
                        timeout=5, what="the phase view's sync")
         assert "fused_mainloop" in screen_text(app)
+

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 from rich.text import Text
 from textual.app import RenderResult
+from textual.strip import Strip
+from textual.visual import Visual, visualize
 from textual_plotext import PlotextPlot
 
 from ..run_data import RunData, VariantView
@@ -131,6 +133,7 @@ class SeriesPlot(PlotextPlot):
         self.points = 0  # how many points the last redraw drew
         self.legend: list[LegendEntry] = []
         self._built: tuple[tuple, Text] | None = None  # (what it was built for, the frame)
+        self._strips: tuple[tuple, list[Strip]] | None = None  # the frame's lines, likewise
 
     def sync(self, data: RunData, ctx: ViewContext) -> None:
         self._pending = (data, ctx)
@@ -218,6 +221,20 @@ class SeriesPlot(PlotextPlot):
             text = Text("\n").join([text, *legend])
         self._built = (key, text)
         return text
+
+    def render_line(self, y: int) -> Strip:
+        """The frame's line y, from the strips of the last frame when the frame, size, theme
+        and style are the same. A hidden tab's widgets have size 0, so Textual renders a
+        shown tab's plots again (its frame read into strips: 20-35 ms for a full plot, the most
+        of a tab switch while a run streams); the frame itself is not rebuilt."""
+        width, height = self.size
+        style = self.visual_style
+        key = (width, height, self.redraws, self.app.theme, style, self.text_selection)
+        if self._strips is None or self._strips[0] != key:
+            visual: Visual = visualize(self, self.render())
+            self._strips = (key, Visual.to_strips(self, visual, width, height, style))
+        strips = self._strips[1]
+        return strips[y] if 0 <= y < len(strips) else Strip.blank(width, style.rich_style)
 
     def draw(self, data: RunData, ctx: ViewContext, width: int) -> None:
         raise NotImplementedError
