@@ -17,7 +17,9 @@ from sagetui.tui.widgets.plots import IterationPlot
 from sagetui.tui.widgets.scheduler_panel import DecompositionInfo
 from sagetui.tui.widgets.status_panel import StatusPanel
 
-from .conftest import REF_001, THEME, aio, screen_text, settle, tiny_config, viewer, wait_for
+from .conftest import REF_001, ROOT, THEME, aio, screen_text, settle, tiny_config, viewer, wait_for
+
+H200_BACKENDS = ROOT / "sample_results" / "h200_backends.json"  # five variants' phases
 
 
 def record_updates(widget: Any) -> list[tuple[str, bool]]:
@@ -145,4 +147,53 @@ async def test_a_hidden_tabs_panels_catch_up_when_it_is_shown(tmp_path: Path) ->
         await wait_for(pilot, lambda: view._last is not before and view._last[0] is app.data,
                        timeout=5, what="the phase view's sync")
         assert "fused_mainloop" in screen_text(app)
+
+
+@aio
+async def test_a_table_shown_again_is_not_drawn_again() -> None:
+    """Textual's DataTable drops all it has drawn on each Resize and style update, and a tab
+    switch brings both (its widgets come back from size 0; the focus moves into the table):
+    each switch drew the tab's tables from nothing, twice."""
+    app = viewer(H200_BACKENDS)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("4")
+        await settle(pilot, app)
+        view = app.query_one(PhaseView)
+        assert app.focused is view and view.row_count > 3
+        cells: list[tuple[int, int]] = []
+        real = view._render_cell
+
+        def render_cell(row: int, column: int, *args: Any, **kwargs: Any) -> Any:
+            cells.append((row, column))
+            return real(row, column, *args, **kwargs)
+
+        view._render_cell = render_cell  # type: ignore[method-assign]
+        for tab in ("1", "4", "2", "4"):  # no settle: its forced sync redraws hidden panels
+            await pilot.press(tab)
+            await pilot.pause()
+            await pilot.pause()
+        assert app.focused is view and "fused_mainloop" in screen_text(app)
+        assert cells == []
+
+
+@aio
+async def test_a_table_kept_drawn_still_shows_where_the_focus_is() -> None:
+    """What SteadyTable keeps is keyed by the focus: the cursor row's colours follow it."""
+    app = viewer(H200_BACKENDS)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("4")
+        await settle(pilot, app)
+        view = app.query_one(PhaseView)
+        y = view.cursor_row + 1  # under the header
+
+        def cursor_styles() -> list[Any]:
+            return [s.style for s in view.render_lines(view.size.region)[y + 1]]  # the border
+
+        focused = cursor_styles()
+        app.query_one("Tabs").focus()
+        await settle(pilot, app)
+        blurred = cursor_styles()
+        view.focus()
+        await settle(pilot, app)
+        assert blurred != focused and cursor_styles() == focused
 

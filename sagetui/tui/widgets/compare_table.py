@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from ..compare_rows import MATCH_NOTE, SIGN_NOTE, compare_rows, faster_than_a, legend, letter
 from ..formatting import ms, pct, short_phase
 from ..run_data import RunData
+from .steady_table import SteadyTable
 from .vim_keys import VIM_KEYS
 
 
@@ -24,7 +24,7 @@ def compare_hint(reports: int) -> Text:
                 "round p50s.", style="dim")
 
 
-class CompareTable(DataTable):
+class CompareTable(SteadyTable):
     BINDINGS = VIM_KEYS
 
     def __init__(self, **kwargs: Any) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from ..formatting import ms
 from ..run_data import PhaseRow, RunData
 from ..view_context import ViewContext
+from .steady_table import SteadyTable
 from .vim_keys import VIM_KEYS
 
 
@@ -22,7 +22,7 @@ def _cells(row: PhaseRow, bold: bool = False) -> list[Text | str]:
             "" if row.count is None else str(row.count)]
 
 
-class PhaseTable(DataTable):
+class PhaseTable(SteadyTable):
     BINDINGS = VIM_KEYS
 
     def __init__(self, **kwargs: Any) -> None:

@@ -13,11 +13,11 @@ import math
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from ..formatting import ms, pct, printable, short_phase
 from ..run_data import RunData
 from ..view_context import ViewContext
+from .steady_table import SteadyTable
 from .vim_keys import VIM_KEYS
 
 EIGHTHS = " ▏▎▍▌▋▊▉█"
@@ -45,7 +45,7 @@ def axis(lo: int, hi: float, width: int) -> str:
     return "".join(cells).rstrip() + " ms"
 
 
-class PhaseView(DataTable):
+class PhaseView(SteadyTable):
     BINDINGS = VIM_KEYS
 
     def __init__(self, **kwargs: Any) -> None:

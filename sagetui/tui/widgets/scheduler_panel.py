@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from ..formatting import ms
 from ..run_data import RunData
 from ..view_context import ViewContext
 from .mainloop_panel import mainloop_text
 from .steady_static import SteadyStatic
+from .steady_table import SteadyTable
 from .vim_keys import VIM_KEYS
 
 FACTS: tuple[tuple[str, str], ...] = (
@@ -37,7 +37,7 @@ def _fact(key: str, value: Any) -> str:
     return str(value)
 
 
-class SchedulerFacts(DataTable):
+class SchedulerFacts(SteadyTable):
     """Two facts per row: the grid fits an 80x24 terminal beside nothing else."""
 
     def __init__(self, **kwargs: Any) -> None:
@@ -96,7 +96,7 @@ class DecompositionInfo(SteadyStatic):
         self.show(decomposition_text(data))
 
 
-class TailTable(DataTable):
+class TailTable(SteadyTable):
     """Report 000's rows: the largest tile multiple at or below N, that plus one, and N."""
     BINDINGS = VIM_KEYS
 

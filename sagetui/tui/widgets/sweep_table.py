@@ -6,18 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from sagetui.core.sweep_export import accuracy_text, length_label, p50_text
 
 from ..formatting import printable
 from ..sweep_view import SweepView
+from .steady_table import SteadyTable
 
 COLUMNS = ("point", "backend", "p50 ms ± CI", "kernel TOPS", "e2e TOPS", "share of peak",
            "accuracy")
 
 
-class SweepTable(DataTable):
+class SweepTable(SteadyTable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(zebra_stripes=True, cursor_type="row", **kwargs)
         self._shown: tuple[int, int] | None = None

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from ..formatting import ms, pct
 from ..run_data import RunData
 from ..view_context import ViewContext
+from .steady_table import SteadyTable
 from .verdict_table import drift_cell
 from .vim_keys import VIM_KEYS
 
@@ -26,7 +26,7 @@ def accuracy_cells(acc: dict | None) -> tuple[str, str]:
     return (f"{acc['cosine_similarity']:.5f}", "-" if l1 is None else f"{100 * l1:.2f}")
 
 
-class VariantTable(DataTable):
+class VariantTable(SteadyTable):
     """One row per variant; the cursor row is the selected variant."""
     BINDINGS = VIM_KEYS
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual.widgets import DataTable
 
 from ..formatting import ci, pct
 from ..run_data import RunData
 from ..view_context import ViewContext
+from .steady_table import SteadyTable
 from .vim_keys import VIM_KEYS
 
 STATE_STYLE = {"FASTER": "bold green", "SLOWER": "bold red", "SAME": "bold",
@@ -24,7 +24,7 @@ def drift_cell(drift: dict | None) -> Text:
                 style="bold reverse" if flagged else "")
 
 
-class VerdictTable(DataTable):
+class VerdictTable(SteadyTable):
     BINDINGS = VIM_KEYS
 
     def __init__(self, **kwargs: Any) -> None:
