@@ -9,6 +9,7 @@ in a Textual thread worker, its events arriving as messages) and exports to its 
 from __future__ import annotations
 
 import gc
+import os
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,6 +79,8 @@ class SageTUI(App[int]):
                  export_dir: str | Path | None = None, sweep_axes: Axes | None = None,
                  build_config: Builder | None = None) -> None:  # cli's: the run editor's
         super().__init__()
+        if "TEXTUAL_ANIMATIONS" not in os.environ:  # no 0.3 s slide of the tab underline at
+            self.animation_level = "none"  # 60 Hz, over SSH, in the way of the next key's frame
         self.refresh_hz = min(30.0, max(0.1, float(refresh_hz or 2.0)))
         self.sources: list[RunData] = []
         self.live: RunData | None = None

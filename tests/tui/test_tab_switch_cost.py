@@ -197,3 +197,11 @@ async def test_a_table_kept_drawn_still_shows_where_the_focus_is() -> None:
         await settle(pilot, app)
         assert blurred != focused and cursor_styles() == focused
 
+
+def test_the_console_does_not_animate_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the tab underline's 0.3 s slide: ~18 frames at 60 Hz after each switch, over SSH, in
+    # the way of the next key's frame (benchmarks/key_latency_ratios.py)
+    monkeypatch.delenv("TEXTUAL_ANIMATIONS", raising=False)
+    assert SageTUI(theme_name=THEME).animation_level == "none"
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "full")
+    assert SageTUI(theme_name=THEME).animation_level == "full"
