@@ -18,7 +18,7 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
-from textual.widgets import DataTable, RichLog, Static, TabbedContent, Tabs
+from textual.widgets import DataTable, RichLog, TabbedContent, Tabs
 from textual.worker import Worker
 
 from sagetui.core.config import RunConfig
@@ -50,8 +50,7 @@ from .sweep_tab import SweepTab
 from .themes import OKABE_ITO, install_themes
 from .variant_controls import set_baseline, toggle_variant
 from .view_context import ViewContext
-from .widgets.compare_table import CompareTable, compare_hint
-from .widgets.mainloop_panel import compare_text
+from .widgets.compare_table import sync_compare
 from .widgets.phase_table import PhaseTable
 from .widgets.phase_view import PhaseView
 from .widgets.plots import SeriesPlot
@@ -144,7 +143,7 @@ class SageTUI(App[int]):
             if not data.live:
                 self._log_report(data)
                 self.rederive(data, recompute=False)
-        self._sync_compare()
+        sync_compare(self, self.sources)
         self.sync_panels()
         self.action_show_tab(self.query_one(TabbedContent).active or "overview")
         self.call_after_refresh(self.flush_redraws)
@@ -217,14 +216,6 @@ class SageTUI(App[int]):
         for plot in self._plots:
             if plot.is_attached:
                 plot.redraw_if_due(min_interval_s=interval)
-
-    def _sync_compare(self) -> None:
-        reports = [s for s in self.sources if not s.live]
-        self.query_one("#compare-hint", Static).update(compare_hint(len(reports)))
-        self.query_one(CompareTable).show(reports)
-        panel = self.query_one("#compare-mainloop", Static)  # shown for reports with profiles
-        panel.update(text := compare_text([(s.mainloop_profiles, s.baseline) for s in reports]))
-        panel.display = bool(text.plain)
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self) -> None:
@@ -331,7 +322,7 @@ class SageTUI(App[int]):
         if data is not None:
             apply_message(data, message)
             self.sync_panels()
-            self._sync_compare()
+            sync_compare(self, self.sources)
 
     # -- sources, tabs, themes, help --------------------------------------------------------
     def action_show_tab(self, tab: str) -> None:
@@ -376,7 +367,7 @@ class SageTUI(App[int]):
         self.selected = self._first_variant()
         self._log_report(data)
         self.rederive(data, recompute=False)
-        self._sync_compare()
+        sync_compare(self, self.sources)
         self._synced.clear()
         self.sync_panels(force=True)
         self.notify(f"Opened {data.label}")

@@ -7,12 +7,26 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual.dom import DOMNode
+from textual.widgets import Static
 
 from ..compare_rows import MATCH_NOTE, SIGN_NOTE, compare_rows, faster_than_a, legend, letter
 from ..formatting import ms, pct, short_phase
 from ..run_data import RunData
+from .mainloop_panel import compare_text
 from .steady_table import SteadyTable
 from .vim_keys import VIM_KEYS
+
+
+def sync_compare(root: DOMNode, sources: list[RunData]) -> None:
+    """The Compare tab under `root`: its hint, its table of the saved reports, and their main
+    loops' profiles (the panel shown only when they have some)."""
+    reports = [s for s in sources if not s.live]
+    root.query_one("#compare-hint", Static).update(compare_hint(len(reports)))
+    root.query_one(CompareTable).show(reports)
+    panel = root.query_one("#compare-mainloop", Static)
+    panel.update(text := compare_text([(s.mainloop_profiles, s.baseline) for s in reports]))
+    panel.display = bool(text.plain)
 
 
 def compare_hint(reports: int) -> Text:
