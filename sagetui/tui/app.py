@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gc
 import os
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -133,7 +132,7 @@ class SageTUI(App[int]):
         for wid, title in PANEL_TITLES.items():
             self.query_one(f"#{wid}").border_title = title
         self._plots = list(self.query(SeriesPlot))
-        self.set_interval(1.0 / self.refresh_hz, partial(self.flush_redraws, tick=True))
+        self.set_interval(1.0 / self.refresh_hz, self.tick)
         self.keeping.install_signal_handlers()
         for line in self._theme_problems:
             self.write_log(LogLine(line, "warning"))
@@ -216,6 +215,12 @@ class SageTUI(App[int]):
         for plot in self._plots:
             if plot.is_attached:
                 plot.redraw_if_due(min_interval_s=interval)
+
+    def tick(self) -> None:
+        """The refresh timer's: a flush after the frame that is due. Between a tab switch and
+        its frame the tab just hidden still counts as on screen, and its plots would be redrawn
+        (tens of ms) before the new tab is drawn."""
+        self.call_after_refresh(self.flush_redraws, tick=True)
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self) -> None:

@@ -13,7 +13,7 @@ from textual.widgets._footer import FooterKey
 
 from sagetui.tui.app import SageTUI
 from sagetui.tui.widgets.phase_view import PhaseView
-from sagetui.tui.widgets.plots import IterationPlot
+from sagetui.tui.widgets.plots import IterationPlot, RoundPlot
 from sagetui.tui.widgets.scheduler_panel import DecompositionInfo
 from sagetui.tui.widgets.status_panel import StatusPanel
 
@@ -205,3 +205,27 @@ def test_the_console_does_not_animate_unless_asked(monkeypatch: pytest.MonkeyPat
     assert SageTUI(theme_name=THEME).animation_level == "none"
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "full")
     assert SageTUI(theme_name=THEME).animation_level == "full"
+
+
+@aio
+async def test_a_tick_between_a_tab_switch_and_its_frame_waits_for_the_frame() -> None:
+    """Until the switch's frame the tab just hidden still counts as on screen: a tick then
+    redrew its plots (tens of ms) before the new tab was drawn, the slowest presses while a run
+    streams."""
+    app = viewer(H200_BACKENDS)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("2")
+        await settle(pilot, app)
+        plot = app.query_one("#rounds-plot", RoundPlot)
+        drawn = plot.redraws
+        app.data.version += 1  # what a new event does: the plot is due
+        plot.last_redraw = 0.0
+        app.action_show_tab("phases")
+        app.tick()
+        await pilot.pause()
+        await pilot.pause()
+        assert plot.redraws == drawn and not plot.is_on_screen
+        await pilot.press("2")  # shown again, it catches up
+        await pilot.pause()
+        await pilot.pause()
+        assert plot.redraws == drawn + 1
