@@ -151,6 +151,10 @@ class SageTUI(App[int]):
         self.run_control.shut_down()
         gc.set_threshold(*self._gc_thresholds)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # saved reports only: a run's keys are neither shown nor bound (the palette explains)
+        return self.live is not None or action not in keymap.RUN_ONLY
+
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
         # plain text by default: file names, variant names and OS errors are never markup

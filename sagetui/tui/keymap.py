@@ -95,6 +95,10 @@ KEYS: tuple[KeyAction, ...] = (
 )
 
 
+# the keys of a run: a console of saved reports (`sagetui view`) does not offer them
+RUN_ONLY = frozenset({"toggle_run", "edit_run", "until_ci", "calibrate", "profile"})
+
+
 # The footer shows bindings in their order and cuts what does not fit the line: run, the run
 # editor, help and quit first, so that the way to everything else is always on screen; the tabs
 # and the exports each take one compact group ("1234567 Tabs", "ecms Export").

@@ -279,7 +279,10 @@ async def test_without_a_builder_the_editor_says_it_cannot_run(tmp_path: Path) -
     view = viewer(Path(__file__).with_name("data") / "synthetic_report.json")
     async with view.run_test(size=(120, 40)) as pilot:
         await settle(pilot, view)
-        await pilot.press("E")
+        await pilot.press("E")  # not bound in view mode (nor shown in the footer)
+        await pilot.pause()
+        assert not isinstance(view.screen, RunEditorScreen)
+        view.action_edit_run()  # what the palette's "Edit the run" calls
         await pilot.pause()
         assert not isinstance(view.screen, RunEditorScreen)
         assert any("no run to edit" in n.message for n in view._notifications)
