@@ -4,8 +4,8 @@ Textual's DataTable drops every cell, row and line it has drawn on each Resize a
 style update, and a tab switch brings both to the tables of the tab it shows: the tab's widgets
 come back from size 0 (a Resize, at the size they had), and the focus moves into one of them
 (style updates). So each switch drew its tables from nothing, twice, once without the focus
-and once with it: 3-4 ms each for the Phases tab's table at 120 columns, the most of what an
-idle console's switch costs beyond a bare Textual app's.
+and once with it: 3-4 ms each for the Phases tab's table at 120 columns, most of what a switch
+to that tab cost an idle console beyond a bare Textual app's.
 
 The table's caches are keyed already by the focus and hover state, the base style, the cursor
 and the width; what they do not key is the styles of its parts (the cursor's, the header's:
