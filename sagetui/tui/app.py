@@ -152,7 +152,7 @@ class SageTUI(App[int]):
         gc.set_threshold(*self._gc_thresholds)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # saved reports only: a run's keys are neither shown nor bound (the palette explains)
+        # saved reports only: a run's keys are neither shown, bound nor in the palette
         return self.live is not None or action not in keymap.RUN_ONLY
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",

@@ -282,7 +282,11 @@ async def test_without_a_builder_the_editor_says_it_cannot_run(tmp_path: Path) -
         await pilot.press("E")  # not bound in view mode (nor shown in the footer)
         await pilot.pause()
         assert not isinstance(view.screen, RunEditorScreen)
-        view.action_edit_run()  # what the palette's "Edit the run" calls
+        await palette(pilot, "configure")  # nor offered in the palette
+        assert "Edit the run" not in screen_text(view)
+        await pilot.press("escape")
+        await pilot.pause()
+        view.action_edit_run()  # called directly, nothing else offers it here: it explains
         await pilot.pause()
         assert not isinstance(view.screen, RunEditorScreen)
         assert any("no run to edit" in n.message for n in view._notifications)
