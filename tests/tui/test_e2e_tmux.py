@@ -60,6 +60,17 @@ class Tmux:
             time.sleep(0.1)
         raise AssertionError(f"{needle!r} never appeared; the screen:\n{self.screen()}")
 
+    def export_json_and_quit(self) -> str:
+        """e, the default path accepted, then q (the run exported: no question); the prompt's
+        screen."""
+        self.keys("e")
+        prompt = self.wait_for("Export the report JSON to:", timeout=10)
+        self.keys("Enter")
+        self.wait_for("Wrote the report JSON", timeout=10)
+        self.keys("q")
+        self.wait_for("SAGETUI-EXIT=0", timeout=15)
+        return prompt
+
 
 def test_run_export_and_quit_in_tmux(tmp_path: Path) -> None:
     tmux = Tmux("console")
@@ -75,14 +86,9 @@ def test_run_export_and_quit_in_tmux(tmp_path: Path) -> None:
         # no COLORTERM: the console chose the 256-colour theme, and it emits palette colours
         styled = tmux("capture-pane", "-p", "-e", "-t", tmux.target)
         assert "38;5;" in styled and "38;2;" not in styled
-        tmux.keys("e")
-        prompt = tmux.wait_for("Export the report JSON to:", timeout=10)
+        prompt = tmux.export_json_and_quit()
         # a default path, ready to accept, named by backend, shape and dtype
         assert "reference_1x256x2x64_" in prompt and ".json" in prompt
-        tmux.keys("Enter")
-        tmux.wait_for("Wrote the report JSON", timeout=10)
-        tmux.keys("q")
-        tmux.wait_for("SAGETUI-EXIT=0", timeout=15)
     finally:
         tmux("kill-server")
     exported = list(tmp_path.glob("reference_*.json"))
@@ -195,12 +201,7 @@ def test_a_new_user_edits_runs_compares_and_exports_in_tmux(tmp_path: Path) -> N
         verdicts = [line for line in screen.splitlines() if " slow " in line]
         assert any(state in line for line in verdicts
                    for state in ("SLOWER", "FASTER", "SAME", "INCONCLUSIVE")), screen
-        tmux.keys("e")
-        tmux.wait_for("Export the report JSON to:", timeout=10)
-        tmux.keys("Enter")
-        tmux.wait_for("Wrote the report JSON", timeout=10)
-        tmux.keys("q")
-        tmux.wait_for("SAGETUI-EXIT=0", timeout=15)
+        tmux.export_json_and_quit()
     finally:
         tmux("kill-server")
     (exported,) = tmp_path.glob("reference_*.json")
