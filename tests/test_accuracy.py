@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from sagetui.core import accuracy as acc
-from sagetui.core.check import check_report
-from sagetui.core.report import Report
+from sagetui.core.report.check import check_report
+from sagetui.core.report.model import Report
 from sagetui.runner import accuracy as racc
 from sagetui.runner.backends.base import Inputs
 
@@ -109,7 +109,7 @@ def test_check_refuses_accuracy_out_of_range(tmp_path):
 
 
 def test_accuracy_and_sdpa_backend_reach_the_exports_and_the_console_views():
-    from sagetui.core.export import to_markdown
+    from sagetui.core.report.export import to_markdown
     from sagetui.tui.report_view import from_report
     from sagetui.tui.widgets.variant_table import accuracy_cells
 

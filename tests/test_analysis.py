@@ -7,11 +7,11 @@ import sys
 
 import numpy as np
 
-from sagetui.core import verdict as vd
-from sagetui.core.analysis import analyse, resolve_threshold
 from sagetui.core.config import RunConfig, Shape, VariantSpec
-from sagetui.core.io import load_report
-from sagetui.core.stats import speedup_percent
+from sagetui.core.report.io import load_report
+from sagetui.core.statistics import verdict as vd
+from sagetui.core.statistics.analysis import analyse, resolve_threshold
+from sagetui.core.statistics.summary import speedup_percent
 from sagetui.session.session import Session
 
 from .conftest import REF_001, TINY

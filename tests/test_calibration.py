@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from sagetui.core import analysis as an
 from sagetui.core.config import RunConfig, Shape, VariantSpec
-from sagetui.core.io import load_report
+from sagetui.core.report.io import load_report
+from sagetui.core.statistics import analysis as an
 from sagetui.session import calibration as cal
 
 from .conftest import TINY, fake_noise_floor

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from sagetui.core.check import check_report
-from sagetui.core.report import Report
+from sagetui.core.report.check import check_report
+from sagetui.core.report.model import Report
 
 from .conftest import REF_000, REF_001
 
@@ -122,7 +122,7 @@ def test_check_cli_exit_codes_and_names_the_field(cli, tmp_path):
 
 def test_sagetui_report_every_summary_is_recomputed_from_samples(tmp_path):
     """A report sagetui writes keeps raw samples: every summary must follow from them."""
-    from sagetui.core.io import load_report
+    from sagetui.core.report.io import load_report
 
     report = _made_report()
     data = report.to_json_dict()

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from sagetui.core.io import load_report
+from sagetui.core.report.io import load_report
 
 from .conftest import REF_000, REF_001, TINY, fake_noise_floor
 

@@ -9,12 +9,13 @@ import typing
 import pytest
 
 from sagetui.core import events as ev
-from sagetui.core import protocol, sweep_build
+from sagetui.core import protocol
 from sagetui.core.config import Shape
 from sagetui.core.eventlog import log_line
-from sagetui.core.report import Fault, Report
-from sagetui.core.sweep import Axes
-from sagetui.core.sweep_model import SweepPoint
+from sagetui.core.report.model import Fault, Report
+from sagetui.core.sweep import build as sweep_build
+from sagetui.core.sweep.model import SweepPoint
+from sagetui.core.sweep.plan import Axes
 
 from .test_check import _made_report
 

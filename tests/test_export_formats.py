@@ -9,8 +9,8 @@ import csv
 import io
 from pathlib import Path
 
-from sagetui.core.export import export_stem, to_csv, to_markdown
-from sagetui.core.io import load_report
+from sagetui.core.report.export import export_stem, to_csv, to_markdown
+from sagetui.core.report.io import load_report
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = load_report(ROOT / "sample_results" / "h200_sm89_variants.json")

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from sagetui.core.io import load_report, save_report
+from sagetui.core.report.io import load_report, save_report
 from sagetui.session.recovery_writer import RecoveryWriter
 
 from .conftest import REF_001

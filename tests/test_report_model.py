@@ -4,8 +4,8 @@ envelope; the JSON Schema in the repository is the one the model generates."""
 import json
 from pathlib import Path
 
-from sagetui.core.io import load_report, save_report
-from sagetui.core.report import Report
+from sagetui.core.report.io import load_report, save_report
+from sagetui.core.report.model import Report
 
 from .conftest import REF_000, REF_001, ROOT
 
@@ -50,9 +50,9 @@ def test_written_report_reads_back_equal(tmp_path):
 
 
 def test_schema_file_is_the_generated_one():
-    kept = json.loads((ROOT / "sagetui" / "core" / "report.schema.json").read_text())
+    kept = json.loads((ROOT / "sagetui" / "core" / "report" / "schema.json").read_text())
     assert kept == Report.model_json_schema(), (
-        "regenerate it: sagetui schema > sagetui/core/report.schema.json")
+        "regenerate it: sagetui schema > sagetui/core/report/schema.json")
 
 
 def test_save_never_overwrites_without_asking(tmp_path):

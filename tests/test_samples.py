@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from sagetui.core.io import ReportError, iter_report_json, load_report, parse_report
-from sagetui.core.report import Report
+from sagetui.core.report.io import ReportError, iter_report_json, load_report, parse_report
+from sagetui.core.report.model import Report
 from sagetui.core.samples import GrowableArray, RoundSeries, Samples
 
 

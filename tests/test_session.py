@@ -4,7 +4,7 @@ import threading
 
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig, Shape, VariantSpec
-from sagetui.core.io import load_report
+from sagetui.core.report.io import load_report
 from sagetui.session.schedule import round_order
 from sagetui.session.session import Session
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sagetui.core.io import load_report
+from sagetui.core.report.io import load_report
 
 SMALL = ["--backend", "reference", "--heads", "2", "--warmup", "1", "--rounds", "2",
          "--iterations", "2"]

@@ -9,12 +9,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from sagetui.core import sweep as sw
-from sagetui.core.axes import parse_axis, parse_causal, parse_length
-from sagetui.core.check import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
-from sagetui.core.io import load_report
-from sagetui.core.report import Report
+from sagetui.core.report.check import check_report
+from sagetui.core.report.io import load_report
+from sagetui.core.report.model import Report
+from sagetui.core.sweep import plan as sw
+from sagetui.core.sweep.axes import parse_axis, parse_causal, parse_length
 
 SMALL = ["--heads", "2", "--head-dim", "64", "--warmup", "1", "--rounds", "3",
          "--iterations", "4"]
@@ -174,8 +174,8 @@ def test_check_recomputes_the_crossovers(sweep_report):
 
 
 def test_exports_csv_markdown_svg(sweep_report):
-    from sagetui.core.export import to_csv, to_markdown
-    from sagetui.core.sweep_export import to_svg
+    from sagetui.core.report.export import to_csv, to_markdown
+    from sagetui.core.sweep.export import to_svg
 
     rows = to_csv(sweep_report).strip().splitlines()
     assert len(rows) == 1 + 4 * 2 and rows[0].startswith("point,group,x,")
@@ -193,7 +193,7 @@ def test_a_second_setup_frees_the_first_points_inputs():
     nothing may keep the first point's tensors alive."""
     import threading
 
-    from sagetui.core.status import StatusBoard
+    from sagetui.core.status_board import StatusBoard
     from sagetui.runner.main import free_memory, new_engine
 
     def cfg(q):
@@ -270,8 +270,8 @@ def test_a_failing_variant_is_shown_failed_at_each_point(cli, tmp_path):
 
 
 def test_svg_marks_a_crossover(sweep_report):
-    from sagetui.core.sweep_export import to_svg
-    from sagetui.core.sweep_model import Crossover
+    from sagetui.core.sweep.export import to_svg
+    from sagetui.core.sweep.model import Crossover
 
     data = sweep_report.to_json_dict()  # a faster at 128, b at 256: the lines cross
     pts = data["sweep"]["points"]

@@ -119,7 +119,7 @@ def test_merge_skips_blocks_without_telemetry() -> None:
 
 
 def test_summaries_fit_the_report_model() -> None:
-    report = pytest.importorskip("sagetui.core.report")
+    report = pytest.importorskip("sagetui.core.report.model")
     s = summarize_samples([_sample(1980, None, 40, 300.0, "sw_power_cap")])
     report.Telemetry.model_validate(s)
     report.Telemetry.model_validate(merge_blocks([s, s]))

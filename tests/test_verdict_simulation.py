@@ -28,7 +28,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from sagetui.core.verdict import (
+from sagetui.core.statistics.verdict import (
     VerdictState,
     decide,
     default_threshold_percent,

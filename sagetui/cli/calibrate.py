@@ -13,11 +13,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from sagetui.cli.errors import UsageError, stdout_console
+from sagetui.cli.options import SHAPE_OPTIONS, check_outputs, config_from_args
 from sagetui.core.config import VariantSpec
 from sagetui.session import calibration as cal
-
-from .errors import UsageError, stdout_console
-from .options import SHAPE_OPTIONS, check_outputs, config_from_args
 
 
 def list_table() -> Table:
@@ -59,7 +58,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         stdout_console().print(f"removed {len(gone)} calibration{'s' * (len(gone) != 1)}",
                                highlight=False)
         return 0
-    from .run import print_summary, report_write_failures, run_session, write_outputs
+    from sagetui.cli.run import print_summary, report_write_failures, run_session, write_outputs
 
     config = config_from_args(args)
     check_outputs(args)

@@ -6,19 +6,18 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .errors import UsageError
+from sagetui.cli.errors import UsageError
 
 if TYPE_CHECKING:
     from sagetui.core.config import RunConfig
-    from sagetui.core.report import Report
+    from sagetui.core.report.model import Report
 
 
 def view_reports(args: argparse.Namespace) -> list[tuple[str, Report]]:
     """What `sagetui view` opens: its FILEs, and with --recover [N] a recovery file (recover.py),
     each loaded and validated before the console starts (a bad one is a one-line usage error)."""
-    from sagetui.core.io import ReportError, load_report
-
-    from .recover import chosen
+    from sagetui.cli.recover import chosen
+    from sagetui.core.report.io import ReportError, load_report
 
     paths = list(args.files)
     if args.recover:
@@ -37,11 +36,11 @@ def view_reports(args: argparse.Namespace) -> list[tuple[str, Report]]:
 def cmd_console(args: argparse.Namespace,
                 build_config: Callable[[list[str]], RunConfig] | None = None) -> int:
     """The console; `build_config` (main.run_config) builds the run editor's configurations."""
-    from .options import config_from_args, recovery_file
+    from sagetui.cli.options import config_from_args, recovery_file
 
     reports = []
     if args.command == "view" and args.recover == "list":
-        from .recover import print_list
+        from sagetui.cli.recover import print_list
 
         return print_list(args)
     if args.command == "view":

@@ -8,8 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from sagetui import __version__
-
-from .errors import UsageError
+from sagetui.cli.errors import UsageError
 
 if TYPE_CHECKING:
     from sagetui.core.config import RunConfig
@@ -48,7 +47,7 @@ def _add_run_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
     s.add_argument("--heads", type=int, help="query heads")
     s.add_argument("--kv-heads", type=int, help="key/value heads (GQA; default: --heads)")
     if sweep:
-        from .sweep_args import add_axes
+        from sagetui.cli.sweep_args import add_axes
 
         add_axes(s)
     else:
@@ -168,7 +167,7 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
         sw.add_argument("--console", action="store_true",
                         help="run it in the console's Sweep tab (r starts it), points streaming "
                              "in")
-        from .node_options import add_node_options
+        from sagetui.cli.node_options import add_node_options
 
         add_node_options(sw)
         sw.add_argument("--no-mouse", action="store_true", help=argparse.SUPPRESS)
@@ -176,7 +175,7 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
         sw.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
 
     sub.add_parser("schema", help="print the report's JSON Schema")
-    from .node_options import add_node_commands
+    from sagetui.cli.node_options import add_node_commands
 
     add_node_commands(sub, _add_run_options, _add_outputs, full)
     return p
@@ -206,7 +205,7 @@ def run_config(argv: list[str]) -> RunConfig:
     parser and rules (one code path). A bad argument raises UsageError, its text the very line
     `sagetui run ARGV` prints before it exits with status 2. (Here, not in console.py: this
     module imports every command's, and an import back would be a cycle.)"""
-    from .options import config_from_args
+    from sagetui.cli.options import config_from_args
 
     args = build_parser("run", parser_class=_RefusingParser).parse_args(["run", *argv])
     try:
@@ -220,46 +219,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(next((w for w in words if w in COMMANDS), "")).parse_args(words)
     try:
         if args.command == "run":
-            from .run import cmd_run
+            from sagetui.cli.run import cmd_run
 
             return cmd_run(args)
         if args.command == "sweep":
-            from .sweep_cli import cmd_sweep
+            from sagetui.cli.sweep_cli import cmd_sweep
 
             return cmd_sweep(args)
         if args.command == "merge":
-            from .merge import cmd_merge
+            from sagetui.cli.merge import cmd_merge
 
             return cmd_merge(args)
         if args.command == "node-check":
-            from .node_check import cmd_node_check
+            from sagetui.cli.node_check import cmd_node_check
 
             return cmd_node_check(args)
         if args.command == "calibrate":
-            from .calibrate import cmd_calibrate
+            from sagetui.cli.calibrate import cmd_calibrate
 
             return cmd_calibrate(args)
         if args.command == "profile":
-            from .profile import cmd_profile
+            from sagetui.cli.profile import cmd_profile
 
             return cmd_profile(args)
         if args.command == "check":
-            from .reports import cmd_check
+            from sagetui.cli.reports import cmd_check
 
             return cmd_check(args)
         if args.command == "compare":
-            from .reports import cmd_compare
+            from sagetui.cli.reports import cmd_compare
 
             return cmd_compare(args)
         if args.command == "schema":
-            from .reports import cmd_schema
+            from sagetui.cli.reports import cmd_schema
 
             return cmd_schema(args)
         if args.command == "doctor":
-            from .doctor import cmd_doctor
+            from sagetui.cli.doctor import cmd_doctor
 
             return cmd_doctor(args)
-        from .console import cmd_console
+        from sagetui.cli.console import cmd_console
 
         return cmd_console(args, build_config=run_config)
     except UsageError as exc:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sagetui.core.check import check_report
-from sagetui.core.io import save_report
-from sagetui.core.sweep_merge import MergeError, merge
-
-from .errors import UsageError
-from .options import check_outputs
-from .reports import load_all
+from sagetui.cli.errors import UsageError
+from sagetui.cli.options import check_outputs
+from sagetui.cli.reports import load_all
+from sagetui.core.report.check import check_report
+from sagetui.core.report.io import save_report
+from sagetui.core.sweep.merge import MergeError, merge
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

@@ -11,15 +11,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from sagetui.cli.errors import UsageError, stdout_console
+from sagetui.cli.node_options import slots_from_args
+from sagetui.cli.options import check_outputs, config_from_args
+from sagetui.cli.run import _say
 from sagetui.core import events as ev
 from sagetui.core import node_check as nc
-from sagetui.core.io import atomic_write_text
+from sagetui.core.report.io import atomic_write_text
 from sagetui.session.node_check import run_node_check
-
-from .errors import UsageError, stdout_console
-from .node_options import slots_from_args
-from .options import check_outputs, config_from_args
-from .run import _say
 
 
 def _mmm(t: dict[str, Any] | None, key: str, fmt: str = "{:.0f}") -> str:

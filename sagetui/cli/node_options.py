@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # `sagetui --help` builds these parsers: nothing heavy at import
     from sagetui.core.gpus import Slot
 
-from .errors import UsageError
+from sagetui.cli.errors import UsageError
 
 SLURM_HELP = ("KEY=VALUE passed to submitit as slurm_KEY (repeatable): partition, time "
               "(minutes), gpus_per_node, cpus_per_task, mem_gb, account, qos, constraint, "

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sagetui.cli.errors import UsageError
 from sagetui.core import paths
 from sagetui.core.config import (
     BACKEND_NAMES,
@@ -20,11 +21,9 @@ from sagetui.core.config import (
     VariantSpec,
     default_config,
 )
-from sagetui.core.io import check_writable, loads_strict
 from sagetui.core.options import missing_module
+from sagetui.core.report.io import check_writable, loads_strict
 from sagetui.core.run_argv import RUN_OPTIONS, SHAPE_OPTIONS
-
-from .errors import UsageError
 
 
 def _one_line(exc: ValidationError, names: dict[str, str]) -> str:
@@ -92,7 +91,7 @@ def _metadata(items: list[str] | None) -> dict[str, Any]:
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     variants = _variants(args)
     if args.noise_floor is not None and args.threshold is None:
-        from sagetui.core.analysis import MAX_NOISE_FLOOR_PERCENT, NoiseTooLarge
+        from sagetui.core.statistics.analysis import MAX_NOISE_FLOOR_PERCENT, NoiseTooLarge
 
         if args.noise_floor > MAX_NOISE_FLOOR_PERCENT:  # too large to judge with (the rule)
             raise UsageError(f"--noise-floor: {NoiseTooLarge(args.noise_floor)}")

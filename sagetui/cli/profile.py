@@ -15,15 +15,14 @@ from pathlib import Path
 from typing import Literal
 
 from sagetui import __version__
+from sagetui.cli.options import check_outputs, config_from_args, default_report_path
 from sagetui.core.config import RunConfig
-from sagetui.core.export import mainloop_markdown
-from sagetui.core.io import atomic_write_text, iter_report_json
 from sagetui.core.profile.failures import ProfileError
 from sagetui.core.profile.model import MainloopProfile
-from sagetui.core.report import SCHEMA_VERSION, Report, Tool
+from sagetui.core.report.export import mainloop_markdown
+from sagetui.core.report.io import atomic_write_text, iter_report_json
+from sagetui.core.report.model import SCHEMA_VERSION, Report, Tool
 from sagetui.session.profile_pass import Pass, ProfileCancelled, Tools, profile_variant
-
-from .options import check_outputs, config_from_args, default_report_path
 
 
 def build_report(config_json: dict, profiles: list[MainloopProfile],

@@ -16,11 +16,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from sagetui.core.io import ReportError, load_report
-from sagetui.core.report import Report
-
-from .errors import UsageError
-from .options import recovery_dir
+from sagetui.cli.errors import UsageError
+from sagetui.cli.options import recovery_dir
+from sagetui.core.report.io import ReportError, load_report
+from sagetui.core.report.model import Report
 
 LIST = "list"
 NEWEST = "newest"  # --recover without a value

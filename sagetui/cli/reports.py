@@ -9,9 +9,10 @@ import sys
 from rich.table import Table
 from rich.text import Text
 
-from sagetui.core.check import check_report
-from sagetui.core.io import ReportError, load_report, one_line
-from sagetui.core.report import Report
+from sagetui.cli.errors import stdout_console
+from sagetui.core.report.check import check_report
+from sagetui.core.report.io import ReportError, load_report, one_line
+from sagetui.core.report.model import Report
 from sagetui.tui.compare_rows import (
     MATCH_NOTE,
     SIGN_NOTE,
@@ -23,8 +24,6 @@ from sagetui.tui.compare_rows import (
 )
 from sagetui.tui.formatting import ms, pct
 from sagetui.tui.report_view import from_report
-
-from .errors import stdout_console
 
 
 def _plain(text: str) -> Text:

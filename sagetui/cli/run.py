@@ -15,23 +15,22 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from sagetui.cli.errors import UsageError, stdout_console
+from sagetui.cli.options import check_outputs, config_from_args, default_report_path, recovery_file
 from sagetui.core.config import RunConfig
 from sagetui.core.eventlog import log_line
 from sagetui.core.events import Event
-from sagetui.core.export import (
+from sagetui.core.report.export import (
     kernel_cells,
     paired_text,
     threshold_text,
     to_csv,
     to_markdown,
 )
-from sagetui.core.io import atomic_write_text, iter_report_json
-from sagetui.core.report import Report
+from sagetui.core.report.io import atomic_write_text, iter_report_json
+from sagetui.core.report.model import Report
 from sagetui.session.errors import NotRunnable
 from sagetui.session.session import Session
-
-from .errors import UsageError, stdout_console
-from .options import check_outputs, config_from_args, default_report_path, recovery_file
 
 
 def _say(console: Console, *objects: Any, **kw: Any) -> None:

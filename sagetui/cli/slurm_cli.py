@@ -17,13 +17,12 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from sagetui.cli.errors import UsageError
 from sagetui.core.config import RunConfig
-from sagetui.core.io import load_report
-from sagetui.core.sweep import Axes, plan
-from sagetui.core.sweep_merge import merge
+from sagetui.core.report.io import load_report
+from sagetui.core.sweep.merge import merge
+from sagetui.core.sweep.plan import Axes, plan
 from sagetui.session.slurm import job_points, run_job
-
-from .errors import UsageError
 
 
 def slurm_parameters(opts: list[str]) -> dict[str, Any]:
@@ -64,7 +63,7 @@ def executor(args: argparse.Namespace) -> Any:
 
 def cmd_slurm_sweep(args: argparse.Namespace, config: RunConfig, axes: Axes,
                     err: Console) -> int:
-    from .sweep_output import finish_sweep
+    from sagetui.cli.sweep_output import finish_sweep
 
     ex = executor(args)
     parts = job_points(len(plan(config.shape, axes)), args.slurm_jobs or 10 ** 6)

@@ -6,16 +6,15 @@ import argparse
 
 from rich.console import Console
 
+from sagetui.cli.errors import UsageError
+from sagetui.cli.options import check_outputs
+from sagetui.cli.run import Progress, run_session
+from sagetui.cli.runner_lines import RunnerLines
+from sagetui.cli.sweep_options import sweep_config
+from sagetui.cli.sweep_output import finish_sweep
 from sagetui.core import events as ev
-from sagetui.core.sweep import plan
+from sagetui.core.sweep.plan import plan
 from sagetui.session.sweep import SweepSession
-
-from .errors import UsageError
-from .options import check_outputs
-from .run import Progress, run_session
-from .runner_lines import RunnerLines
-from .sweep_options import sweep_config
-from .sweep_output import finish_sweep
 
 
 class SweepProgress(Progress):
@@ -35,7 +34,7 @@ class SweepProgress(Progress):
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .node_options import slots_from_args
+    from sagetui.cli.node_options import slots_from_args
 
     config, axes = sweep_config(args)
     # a job's GPUs are the ones Slurm gives it, on its node: not parsed on this (login) node
@@ -47,7 +46,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     check_outputs(args, ("json", "csv", "markdown", "svg"))
     err = Console(stderr=True, soft_wrap=True)
     if args.slurm:
-        from .slurm_cli import cmd_slurm_sweep
+        from sagetui.cli.slurm_cli import cmd_slurm_sweep
 
         return cmd_slurm_sweep(args, config, axes, err)
     err.print(f"sweep: {len(plan(config.shape, axes))} points x "
@@ -71,9 +70,8 @@ def _maker(axes, slots):
 def _console(args: argparse.Namespace, config, axes) -> int:
     """The console with its runs made sweeps: the Sweep tab shows the points as they finish;
     its exports (e c m) write the sweep report, CSV and Markdown."""
+    from sagetui.cli.options import recovery_file
     from sagetui.tui.app import SageTUI
-
-    from .options import recovery_file
 
     app = SageTUI(config=config, refresh_hz=getattr(args, "refresh", 2.0),
                   theme_name=args.theme, recovery_path=recovery_file(args), sweep_axes=axes)

@@ -8,12 +8,11 @@ import copy
 
 from pydantic import ValidationError
 
-from sagetui.core import axes as ax
+from sagetui.cli.errors import UsageError
+from sagetui.cli.options import SHAPE_OPTIONS, _one_line, config_from_args
 from sagetui.core.config import RunConfig
-from sagetui.core.sweep import Axes, plan
-
-from .errors import UsageError
-from .options import SHAPE_OPTIONS, _one_line, config_from_args
+from sagetui.core.sweep import axes as ax
+from sagetui.core.sweep.plan import Axes, plan
 
 
 def axes_from_args(args: argparse.Namespace) -> Axes:

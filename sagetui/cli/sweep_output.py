@@ -9,11 +9,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from sagetui.core.io import atomic_write_text
-from sagetui.core.report import Report
-
-from .errors import stdout_console
-from .run import _say, report_write_failures, write_outputs
+from sagetui.cli.errors import stdout_console
+from sagetui.cli.run import _say, report_write_failures, write_outputs
+from sagetui.core.report.io import atomic_write_text
+from sagetui.core.report.model import Report
 
 
 def _pct(x: float | None) -> str:
@@ -21,7 +20,7 @@ def _pct(x: float | None) -> str:
 
 
 def sweep_table(report: Report) -> Table:
-    from sagetui.core.sweep_export import accuracy_text, p50_text
+    from sagetui.core.sweep.export import accuracy_text, p50_text
 
     sw = report.sweep
     assert sw is not None
@@ -57,7 +56,7 @@ def finish_sweep(report: Report, args: argparse.Namespace, err: Console, recover
         _say(out, escape(report.sweep.largest_fit.note))
     failed = write_outputs(report, args, err)
     if args.svg:
-        from sagetui.core.sweep_export import to_svg
+        from sagetui.core.sweep.export import to_svg
 
         try:
             atomic_write_text(args.svg, to_svg(report), overwrite=True)

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .options import OPTIONS, validate_options
+from sagetui.core.options import OPTIONS, validate_options
 
 BACKEND_NAMES = tuple(OPTIONS)
 MAX_HEAD_DIM = 128

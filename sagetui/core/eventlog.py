@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from . import events as ev
-from .sweep_model import SweepPoint
+from sagetui.core import events as ev
+from sagetui.core.sweep.model import SweepPoint
 
 Severity = Literal["information", "warning", "error"]
 

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Never
 from pydantic import BeforeValidator, ConfigDict, Field
 from pydantic.dataclasses import dataclass as wire
 
-from .report import Fault
+from sagetui.core.report.model import Fault
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-    from .report import Report
-    from .sweep_model import SweepPoint
+    from sagetui.core.report.model import Report
+    from sagetui.core.sweep.model import SweepPoint
 
 _STRICT = ConfigDict(extra="forbid", strict=True, defer_build=True)  # built at first use
 STRICT_ENV = "SAGETUI_STRICT_EVENTS"  # set by the tests: an unexpected event raises

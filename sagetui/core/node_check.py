@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from .report import Report
-from .sweep import ci_percent
-from .telemetry import merge_blocks
+from sagetui.core.report.model import Report
+from sagetui.core.sweep.plan import ci_percent
+from sagetui.core.telemetry import merge_blocks
 
 FLAG_RULE = ("flag a GPU whose p50 lies outside [min lo, max hi] of the other GPUs' 95 % p50 "
              "intervals (t over log round medians), widened by the noise floor on each side")

@@ -27,7 +27,7 @@ from typing import Any, TypeVar, cast, get_args
 
 from pydantic import ValidationError
 
-from .events import Command, CommandT, RunnerEvent, RunnerEventT, to_dict
+from sagetui.core.events import Command, CommandT, RunnerEvent, RunnerEventT, to_dict
 
 # 3: ready's reused_inputs (a warm runner). A runner of another version is refused at its hello:
 # strict decoding would drop its changed events, and the session would wait for them

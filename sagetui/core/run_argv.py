@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from .config import CPU_DEFAULT_SHAPE, RunConfig, VariantSpec
+from sagetui.core.config import CPU_DEFAULT_SHAPE, RunConfig, VariantSpec
 
 SHAPE_OPTIONS = {"batch": "--batch", "heads": "--heads", "kv_heads": "--kv-heads",
                  "q_len": "--q-len", "kv_len": "--kv-len", "head_dim": "--head-dim",

@@ -1,8 +1,8 @@
 import sys
 
 if "--doctor" in sys.argv[1:]:
-    from .doctor import main
+    from sagetui.runner.doctor import main
 else:
-    from .main import main
+    from sagetui.runner.main import main
 
 sys.exit(main())

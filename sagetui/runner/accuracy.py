@@ -18,8 +18,7 @@ from typing import Any
 import torch
 
 from sagetui.core import accuracy as acc
-
-from .backends.base import Inputs
+from sagetui.runner.backends.base import Inputs
 
 CHUNK_ELEMENTS = 1 << 28  # fp32 scores per block: 1 GiB
 REFERENCE_BUDGET_BYTES = 8 << 30

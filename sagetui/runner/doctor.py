@@ -11,7 +11,7 @@ import platform
 import sys
 from typing import Any
 
-from .nvml import NvmlUnavailable, nvml_open
+from sagetui.runner.nvml import NvmlUnavailable, nvml_open
 
 MODULES = ("sageattention", "sageattention._qattn_sm80", "sageattention._qattn_sm89",
            "sageattention._qattn_sm90", "sageattention._fused", "triton")
@@ -60,7 +60,7 @@ def diagnose(peak: bool = False) -> dict[str, Any]:
     out["backends"] = backends_here(device)
     out["baselines"] = baselines(device, out["backends"])
     if peak:
-        from .peak import measure
+        from sagetui.runner.peak import measure
 
         out["peak"] = measure(device)
     if out.get("gpu"):
@@ -75,7 +75,7 @@ def backends_here(device: str) -> dict[str, str | None]:
     """Each backend -> None where it runs on `device`, else why not. Without CUDA the doctor
     checks "cpu", and a GPU backend's reason is then why torch has no CUDA device (probed as
     "cuda"), not that "cpu" was asked for: nobody asked for anything."""
-    from .backends import availability
+    from sagetui.runner.backends import availability
 
     found = availability(device)
     if device.startswith("cuda"):
@@ -90,9 +90,8 @@ def baselines(device: str, backends: dict[str, str | None]) -> dict[str, str | N
     import torch
 
     from sagetui.core.options import FLASH_ATTN_IMPLS, SDPA_FLASH_IMPLS, SDPA_PINNED
-
-    from .backends.flash import impl_reasons
-    from .backends.sdpa import use_flash_impl
+    from sagetui.runner.backends.flash import impl_reasons
+    from sagetui.runner.backends.sdpa import use_flash_impl
 
     out: dict[str, str | None] = {}
     for name in SDPA_PINNED:

@@ -18,17 +18,16 @@ from sagetui.core import events as ev
 from sagetui.core import scheduler as geo
 from sagetui.core.config import RunConfig, VariantSpec
 from sagetui.core.protocol import STREAM_CHUNK_S
-from sagetui.core.status import StatusBoard
-
-from .accuracy import ExactReference
-from .backends import backend_class
-from .backends.base import Backend, Inputs, NullClock, VariantLoadError
-from .faults import maybe_inject, maybe_inject_setup
-from .inputs import build_inputs, checksum, tensor_sha256
-from .nvml import gpu_facts
-from .output_checks import OutputChecks, SpecKey, spec_key
-from .provenance import provenance
-from .timing import CpuClock, CudaEventClock, gate_stream
+from sagetui.core.status_board import StatusBoard
+from sagetui.runner.accuracy import ExactReference
+from sagetui.runner.backends import backend_class
+from sagetui.runner.backends.base import Backend, Inputs, NullClock, VariantLoadError
+from sagetui.runner.faults import maybe_inject, maybe_inject_setup
+from sagetui.runner.inputs import build_inputs, checksum, tensor_sha256
+from sagetui.runner.nvml import gpu_facts
+from sagetui.runner.output_checks import OutputChecks, SpecKey, spec_key
+from sagetui.runner.provenance import provenance
+from sagetui.runner.timing import CpuClock, CudaEventClock, gate_stream
 
 Emit = Callable[[ev.RunnerEventT], None]
 
@@ -195,7 +194,7 @@ class Engine:
 
     def _make_sampler(self):
         try:
-            from .telemetry import TelemetrySampler
+            from sagetui.runner.telemetry import TelemetrySampler
 
             idx = (self.gpu or {}).get("index", 0) if self.is_gpu else None
             return TelemetrySampler(idx) if idx is not None else None

@@ -13,8 +13,7 @@ from pathlib import Path
 import torch
 
 from sagetui.core.config import RunConfig
-
-from .backends.base import Inputs
+from sagetui.runner.backends.base import Inputs
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 

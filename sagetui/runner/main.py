@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, TextIO
 from sagetui.core import events as ev
 from sagetui.core import protocol
 from sagetui.core.config import RunConfig
-from sagetui.core.status import ENV as STATUS_ENV
-from sagetui.core.status import StatusBoard
+from sagetui.core.status_board import ENV as STATUS_ENV
+from sagetui.core.status_board import StatusBoard
 
 if TYPE_CHECKING:  # the engine imports torch: loaded after the hello, not at import
-    from .engine import Emit, Engine
+    from sagetui.runner.engine import Emit, Engine
 
 
 class Channel:
@@ -75,7 +75,7 @@ def main() -> int:
 
     import torch
 
-    from .backends import availability
+    from sagetui.runner.backends import availability
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cpu":
@@ -136,7 +136,7 @@ def main() -> int:
 def new_engine(config: RunConfig, emit: Emit, board: StatusBoard,
                cancel: threading.Event) -> Engine:
     """A set-up Engine for `config` (its inputs built, its variants loaded)."""
-    from .engine import Engine
+    from sagetui.runner.engine import Engine
 
     fresh = Engine(config, emit, board, cancel)
     fresh.setup()

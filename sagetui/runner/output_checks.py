@@ -26,8 +26,7 @@ from typing import Any
 import torch
 
 from sagetui.core.config import VariantSpec
-
-from .inputs import checksum, host_bytes, sha256_of, tensor_sha256
+from sagetui.runner.inputs import checksum, host_bytes, sha256_of, tensor_sha256
 
 SpecKey = tuple[str, str | None, str]  # backend, path, options as JSON
 FactsOf = Callable[[torch.Tensor], dict[str, Any]]  # the once-per-variant facts of an output

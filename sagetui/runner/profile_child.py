@@ -34,10 +34,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from .backends import backend_class
-    from .backends.base import NullClock
-    from .engine import resolve_device
-    from .inputs import build_inputs
+    from sagetui.runner.backends import backend_class
+    from sagetui.runner.backends.base import NullClock
+    from sagetui.runner.engine import resolve_device
+    from sagetui.runner.inputs import build_inputs
 
     device = resolve_device(config.device)
     if device.startswith("cuda"):

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from sagetui.core.provenance import file_facts
-
-from .backends.base import Backend
+from sagetui.runner.backends.base import Backend
 
 
 def sageattention_versions() -> dict[str, str]:

@@ -34,8 +34,7 @@ from sagetui.core.telemetry import (
     summarize_samples,
     unavailable,
 )
-
-from .nvml import NvmlUnavailable, close_nvml, describe, open_nvml
+from sagetui.runner.nvml import NvmlUnavailable, close_nvml, describe, open_nvml
 
 DEFAULT_INTERVAL_S = 0.02
 

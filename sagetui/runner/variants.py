@@ -23,7 +23,7 @@ import subprocess
 from pathlib import Path
 from types import ModuleType
 
-from .backends.base import VariantLoadError
+from sagetui.runner.backends.base import VariantLoadError
 
 _ELF_MAGIC = b"\x7fELF"
 _ET_DYN = 3  # ELF e_type of a shared object

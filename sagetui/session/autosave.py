@@ -13,10 +13,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from sagetui.core.io import save_report
-from sagetui.core.report import Report
-
-from .recovery_writer import RecoveryWriter
+from sagetui.core.report.io import save_report
+from sagetui.core.report.model import Report
+from sagetui.session.recovery_writer import RecoveryWriter
 
 AUTOSAVE_MAX_SHARE = 0.1
 

@@ -22,12 +22,18 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from sagetui.core.analysis import NoiseTooLarge, Threshold, age, calibrated, check_noise_floor
 from sagetui.core.config import RunConfig, VariantSpec
-from sagetui.core.io import atomic_write_text
 from sagetui.core.paths import calibration_file
-from sagetui.core.report import Report
+from sagetui.core.report.io import atomic_write_text
+from sagetui.core.report.model import Report
 from sagetui.core.samples import Samples
+from sagetui.core.statistics.analysis import (
+    NoiseTooLarge,
+    Threshold,
+    age,
+    calibrated,
+    check_noise_floor,
+)
 
 
 def calibration_path() -> Path:
@@ -181,7 +187,7 @@ def measured_noise_floor(report: Report) -> float | None:
     """The noise floor of an A/A report (None if either side has no rounds)."""
     import numpy as np
 
-    from sagetui.core.verdict import noise_floor_percent
+    from sagetui.core.statistics.verdict import noise_floor_percent
 
     names = [v.name for v in report.variants or []]
     samples = report.samples or Samples()

@@ -18,23 +18,22 @@ import numpy as np
 
 from sagetui import __version__
 from sagetui.core import events as ev
-from sagetui.core import verdict as vd
-from sagetui.core.analysis import (
+from sagetui.core.config import RunConfig
+from sagetui.core.peaks import kernel_peak
+from sagetui.core.phases import FUSED_MAINLOOP_PHASES
+from sagetui.core.report.model import SCHEMA_VERSION, Fault, Report
+from sagetui.core.samples import GrowableArray, RoundSeries, Samples
+from sagetui.core.statistics import verdict as vd
+from sagetui.core.statistics.analysis import (
     SOURCE_CALIBRATION,
     Analysis,
     Threshold,
     analyse,
     resolve_threshold,
 )
-from sagetui.core.config import RunConfig
-from sagetui.core.peaks import kernel_peak
-from sagetui.core.phases import FUSED_MAINLOOP_PHASES
-from sagetui.core.report import SCHEMA_VERSION, Fault, Report
-from sagetui.core.samples import GrowableArray, RoundSeries, Samples
-from sagetui.core.stats import p50, summarize
+from sagetui.core.statistics.summary import p50, summarize
 from sagetui.core.telemetry import merge_blocks
-
-from .calibration import stored_threshold
+from sagetui.session.calibration import stored_threshold
 
 # what a variant's first block carries once (runner engine `_first_output_facts`)
 FIRST_BLOCK_FACTS = ("accuracy", "accuracy_error", "sdpa_backend", "sdpa_backend_method")

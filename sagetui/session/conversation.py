@@ -26,16 +26,15 @@ from typing import TypeVar
 
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig, resolve_auto
-from sagetui.core.report import Fault, Report
-
-from .autosave import Autosaver
-from .collect import Collector
-from .controls import Controls
-from .errors import NotRunnable, SetupFailed, refuse_unrunnable
-from .faults import error_fault, gone_fault, nonfinite_fault
-from .runner_client import RunnerClient, RunnerFault, RunnerGone
-from .schedule import more_rounds, round_order
-from .warm import RunnerSource, WarmRunner
+from sagetui.core.report.model import Fault, Report
+from sagetui.session.autosave import Autosaver
+from sagetui.session.collect import Collector
+from sagetui.session.controls import Controls
+from sagetui.session.errors import NotRunnable, SetupFailed, refuse_unrunnable
+from sagetui.session.faults import error_fault, gone_fault, nonfinite_fault
+from sagetui.session.runner_client import RunnerClient, RunnerFault, RunnerGone
+from sagetui.session.schedule import more_rounds, round_order
+from sagetui.session.warm import RunnerSource, WarmRunner
 
 SETUP_TIMEOUT_S = 600.0  # loading a cold CUDA context and building 3 x 1.6 GB inputs
 DRIFT_EVERY_S = 0.5  # a round_done carries drift at most this often (scipy's Theil-Sen)

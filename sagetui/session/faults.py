@@ -4,9 +4,8 @@ a kernel's output that is not a number."""
 from __future__ import annotations
 
 from sagetui.core import events as ev
-from sagetui.core.report import Fault
-
-from .runner_client import RunnerGone
+from sagetui.core.report.model import Fault
+from sagetui.session.runner_client import RunnerGone
 
 
 def gone_fault(gone: RunnerGone, name: str | None, r: int | None) -> Fault:

@@ -10,10 +10,9 @@ import threading
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig
 from sagetui.core.gpus import Slot
-from sagetui.core.report import Report
-
-from .conversation import OnEvent
-from .session import Session
+from sagetui.core.report.model import Report
+from sagetui.session.conversation import OnEvent
+from sagetui.session.session import Session
 
 
 def run_node_check(config: RunConfig, slots: list[Slot],

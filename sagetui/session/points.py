@@ -14,14 +14,13 @@ from sagetui.core import events as ev
 from sagetui.core import scheduler as geo
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.samples import RoundSeries
-
-from .collect import Collector
-from .errors import SetupFailed
-from .faults import gone_fault
-from .runner_client import RunnerFault
+from sagetui.session.collect import Collector
+from sagetui.session.errors import SetupFailed
+from sagetui.session.faults import gone_fault
+from sagetui.session.runner_client import RunnerFault
 
 if TYPE_CHECKING:
-    from .conversation import RunnerSession
+    from sagetui.session.conversation import RunnerSession
 
 PASSED_ON = (ev.FaultRaised, ev.LogMessage)  # a point's own progress stays in the session
 
@@ -72,7 +71,7 @@ def measure_point(session: RunnerSession, config: RunConfig) -> PointRun:
 def kernel_series(c: Collector, variant: str) -> tuple[str, RoundSeries | None]:
     """The variant's kernel phase (the main loop where it has one, else the whole call) and
     its samples."""
-    from sagetui.core.sweep import kernel_phase
+    from sagetui.core.sweep.plan import kernel_phase
 
     v = c.variants[variant]
     phase = kernel_phase([n for n, _ in v.phases])

@@ -22,17 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from sagetui.core import events as ev
-from sagetui.core import sweep_build
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.gpus import Slot
-from sagetui.core.io import save_report
-from sagetui.core.report import Fault, Report
-from sagetui.core.sweep import Axes, plan
-from sagetui.core.sweep_model import SweepPoint
-
-from .conversation import SETUP_TIMEOUT_S, OnEvent
-from .errors import NotRunnable
-from .sweep import SweepSession
+from sagetui.core.report.io import save_report
+from sagetui.core.report.model import Fault, Report
+from sagetui.core.sweep import build as sweep_build
+from sagetui.core.sweep.model import SweepPoint
+from sagetui.core.sweep.plan import Axes, plan
+from sagetui.session.conversation import SETUP_TIMEOUT_S, OnEvent
+from sagetui.session.errors import NotRunnable
+from sagetui.session.sweep import SweepSession
 
 
 class PoolWorker(SweepSession):

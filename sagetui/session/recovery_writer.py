@@ -24,8 +24,8 @@ from typing import cast
 
 import numpy as np
 
-from sagetui.core.io import atomic_write_text, iter_json_document, report_head_json
-from sagetui.core.report import Report
+from sagetui.core.report.io import atomic_write_text, iter_json_document, report_head_json
+from sagetui.core.report.model import Report
 from sagetui.core.samples import RoundSeries, Samples
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from sagetui.core import events as ev
 from sagetui.core import protocol
-from sagetui.core.status import ENV as STATUS_ENV
-from sagetui.core.status import read_status
+from sagetui.core.status_board import ENV as STATUS_ENV
+from sagetui.core.status_board import read_status
 
 STDERR_LINES = 40
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sagetui.core.config import RunConfig
-from sagetui.core.verdict import Verdict, should_stop
+from sagetui.core.statistics.verdict import Verdict, should_stop
 
 
 def halves(iterations: int) -> tuple[int, int]:

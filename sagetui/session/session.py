@@ -5,13 +5,12 @@ API and the tail study (points.py); a stopped run can resume."""
 from __future__ import annotations
 
 from sagetui.core import events as ev
-from sagetui.core.report import Report
-
-from .conversation import OnEvent, RunnerSession
-from .errors import NotRunnable, SetupFailed
-from .faults import gone_fault
-from .points import tail_study
-from .runner_client import RunnerFault
+from sagetui.core.report.model import Report
+from sagetui.session.conversation import OnEvent, RunnerSession
+from sagetui.session.errors import NotRunnable, SetupFailed
+from sagetui.session.faults import gone_fault
+from sagetui.session.points import tail_study
+from sagetui.session.runner_client import RunnerFault
 
 __all__ = ["NotRunnable", "OnEvent", "Session", "SetupFailed"]
 

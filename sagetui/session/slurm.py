@@ -11,8 +11,8 @@ from typing import Any
 
 from sagetui.core.config import RunConfig
 from sagetui.core.gpus import node_gpus, parse_gpus
-from sagetui.core.io import save_report
-from sagetui.core.sweep import Axes
+from sagetui.core.report.io import save_report
+from sagetui.core.sweep.plan import Axes
 
 
 def job_points(total: int, jobs: int) -> list[list[int]]:
@@ -25,7 +25,7 @@ def job_points(total: int, jobs: int) -> list[list[int]]:
 def run_job(config: dict[str, Any], axes: dict[str, Any], indices: list[int], out: str,
             gpus: str | None = None) -> str:
     """Measure `indices` of the sweep; the report's path."""
-    from .pool import PoolSweep
+    from sagetui.session.pool import PoolSweep
 
     cfg = RunConfig.model_validate(config)
     slots = parse_gpus(gpus or ("all" if node_gpus() else "cpu:1"))

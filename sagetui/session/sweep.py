@@ -12,15 +12,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from sagetui.core import events as ev
-from sagetui.core import sweep_build
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.gpus import measured_on
-from sagetui.core.report import Fault, Report
-from sagetui.core.sweep import Axes, plan
-from sagetui.core.sweep_model import SweepPoint
-
-from .points import measure_point
-from .session import Session
+from sagetui.core.report.model import Fault, Report
+from sagetui.core.sweep import build as sweep_build
+from sagetui.core.sweep.model import SweepPoint
+from sagetui.core.sweep.plan import Axes, plan
+from sagetui.session.points import measure_point
+from sagetui.session.session import Session
 
 
 class SweepSession(Session):

@@ -21,9 +21,8 @@ from typing import Any
 
 from sagetui.core import events as ev
 from sagetui.core.provenance import changed_files
-
-from .collect import Collector
-from .runner_client import RunnerClient
+from sagetui.session.collect import Collector
+from sagetui.session.runner_client import RunnerClient
 
 IDLE_S = 600.0
 

@@ -22,43 +22,43 @@ from textual.worker import Worker
 
 from sagetui.core.config import RunConfig
 from sagetui.core.eventlog import LogLine
-from sagetui.core.io import ReportError, load_report
-from sagetui.core.report import Report
-from sagetui.core.sweep import Axes
+from sagetui.core.report.io import ReportError, load_report
+from sagetui.core.report.model import Report
+from sagetui.core.sweep.plan import Axes
 
 if TYPE_CHECKING:
     from sagetui.session.session import Session
 
-from . import keymap
-from .commands import SageCommands
-from .derive_flow import DeriveFlow, apply_message
-from .edit_flow import Builder, EditFlow
-from .export_flow import ExportFlow
-from .help_screen import HelpScreen
-from .keep_flow import KeepFlow
-from .layout import PANEL_TITLES, compose_console
-from .live_fold import live_source
-from .log_lines import write_line
-from .messages import DerivedReady, SessionEvent
-from .modals import PathPromptScreen
-from .profile_flow import ProfileFlow
-from .report_view import from_report, opened_lines
-from .run_control import RunControl
-from .run_data import RunData
-from .sweep_tab import SweepTab
-from .themes import OKABE_ITO, install_themes
-from .variant_controls import set_baseline, toggle_variant
-from .view_context import ViewContext
-from .widgets.compare_table import sync_compare
-from .widgets.phase_table import PhaseTable
-from .widgets.phase_view import PhaseView
-from .widgets.plots import SeriesPlot
-from .widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
-from .widgets.status_panel import StatusPanel
-from .widgets.sweep_plot import SweepPlot
-from .widgets.sweep_table import SweepTable
-from .widgets.variant_table import VariantTable
-from .widgets.verdict_table import VerdictTable
+from sagetui.tui import keymap
+from sagetui.tui.commands import SageCommands
+from sagetui.tui.derive_flow import DeriveFlow, apply_message
+from sagetui.tui.edit_flow import Builder, EditFlow
+from sagetui.tui.export_flow import ExportFlow
+from sagetui.tui.help_screen import HelpScreen
+from sagetui.tui.keep_flow import KeepFlow
+from sagetui.tui.layout import PANEL_TITLES, compose_console
+from sagetui.tui.live_fold import live_source
+from sagetui.tui.log_lines import write_line
+from sagetui.tui.messages import DerivedReady, SessionEvent
+from sagetui.tui.modals import PathPromptScreen
+from sagetui.tui.profile_flow import ProfileFlow
+from sagetui.tui.report_view import from_report, opened_lines
+from sagetui.tui.run_control import RunControl
+from sagetui.tui.run_data import RunData
+from sagetui.tui.sweep_tab import SweepTab
+from sagetui.tui.themes import OKABE_ITO, install_themes
+from sagetui.tui.variant_controls import set_baseline, toggle_variant
+from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.compare_table import sync_compare
+from sagetui.tui.widgets.phase_table import PhaseTable
+from sagetui.tui.widgets.phase_view import PhaseView
+from sagetui.tui.widgets.plots import SeriesPlot
+from sagetui.tui.widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
+from sagetui.tui.widgets.status_panel import StatusPanel
+from sagetui.tui.widgets.sweep_plot import SweepPlot
+from sagetui.tui.widgets.sweep_table import SweepTable
+from sagetui.tui.widgets.variant_table import VariantTable
+from sagetui.tui.widgets.verdict_table import VerdictTable
 
 YOUNG_GC_OBJECTS = 50_000  # see SageTUI.on_mount
 

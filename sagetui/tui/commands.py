@@ -8,7 +8,7 @@ from functools import partial
 from textual.actions import parse
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from .keymap import KEYS, KeyAction, display_keys
+from sagetui.tui.keymap import KEYS, KeyAction, display_keys
 
 
 class SageCommands(Provider):

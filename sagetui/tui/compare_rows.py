@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sagetui.core.export import paired_text
-
-from .derive import apply_derived, derive_now
-from .run_data import RunData
-from .widgets.variant_table import accuracy_cells
+from sagetui.core.report.export import paired_text
+from sagetui.tui.derive import apply_derived, derive_now
+from sagetui.tui.run_data import RunData
+from sagetui.tui.widgets.variant_table import accuracy_cells
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 PHASES_GROUP = "(phases)"

@@ -8,9 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sagetui.core.analysis import analyse, resolve_threshold
-
-from .run_data import RunData
+from sagetui.core.statistics.analysis import analyse, resolve_threshold
+from sagetui.tui.run_data import RunData
 
 
 @dataclass

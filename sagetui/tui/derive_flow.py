@@ -9,9 +9,9 @@ from typing import Any
 
 from textual.app import App
 
-from .derive import Derived, apply_derived, derive, derive_inputs
-from .messages import DerivedReady
-from .run_data import RunData
+from sagetui.tui.derive import Derived, apply_derived, derive, derive_inputs
+from sagetui.tui.messages import DerivedReady
+from sagetui.tui.run_data import RunData
 
 
 class DeriveFlow:

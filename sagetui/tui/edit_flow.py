@@ -16,10 +16,9 @@ from textual.app import App
 
 from sagetui.core.eventlog import LogLine
 from sagetui.core.run_argv import command_line
-
-from .keep_flow import KeepFlow
-from .run_control import RunControl
-from .run_editor import Builder, Edit, RunEditorScreen
+from sagetui.tui.keep_flow import KeepFlow
+from sagetui.tui.run_control import RunControl
+from sagetui.tui.run_editor import Builder, Edit, RunEditorScreen
 
 STOP_FIRST = "A run is going: stop it first (r), then edit the next one."
 

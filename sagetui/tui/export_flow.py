@@ -16,13 +16,12 @@ from typing import Protocol
 from textual.app import App
 
 from sagetui.core.eventlog import LogLine
-from sagetui.core.export import export_stem
-from sagetui.core.report import Report
-
-from . import exporting
-from .modals import ConfirmScreen, PathPromptScreen
-from .run_control import RunControl
-from .run_data import RunData
+from sagetui.core.report.export import export_stem
+from sagetui.core.report.model import Report
+from sagetui.tui import exporting
+from sagetui.tui.modals import ConfirmScreen, PathPromptScreen
+from sagetui.tui.run_control import RunControl
+from sagetui.tui.run_data import RunData
 
 
 class ExportView(Protocol):

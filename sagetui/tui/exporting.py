@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sagetui.core.export import to_csv, to_markdown
-from sagetui.core.io import atomic_write_text, iter_report_json
-from sagetui.core.report import Report
+from sagetui.core.report.export import to_csv, to_markdown
+from sagetui.core.report.io import atomic_write_text, iter_report_json
+from sagetui.core.report.model import Report
 
 
 @dataclass(frozen=True)

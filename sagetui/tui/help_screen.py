@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from .keymap import KEYS, display_keys
+from sagetui.tui.keymap import KEYS, display_keys
 
 VIM_SCROLL = (Binding("j,down", "scroll(1)", "Down", show=False),
               Binding("k,up", "scroll(-1)", "Up", show=False))

@@ -19,12 +19,11 @@ from collections.abc import Callable
 
 from textual.app import App
 
-from sagetui.core.report import Report
-
-from . import exporting
-from .export_flow import ExportFlow
-from .modals import Choice, ChoiceScreen, quit_run_screen
-from .run_control import RunControl
+from sagetui.core.report.model import Report
+from sagetui.tui import exporting
+from sagetui.tui.export_flow import ExportFlow
+from sagetui.tui.modals import Choice, ChoiceScreen, quit_run_screen
+from sagetui.tui.run_control import RunControl
 
 QUIT_GRACE_S = 1.0  # quitting: a runner still there after this is killed
 

@@ -6,19 +6,19 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import RichLog, Static, TabbedContent, TabPane
 
-from . import keymap
-from .widgets.compare_table import CompareTable
-from .widgets.iteration_plot import KEYS_HINT
-from .widgets.phase_table import PhaseTable
-from .widgets.phase_view import PhaseView
-from .widgets.plots import IterationPlot, RoundPlot
-from .widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
-from .widgets.status_panel import StatusPanel
-from .widgets.steady_footer import SteadyFooter
-from .widgets.sweep_plot import SweepPlot
-from .widgets.sweep_table import SweepTable
-from .widgets.variant_table import VariantTable
-from .widgets.verdict_table import VerdictTable
+from sagetui.tui import keymap
+from sagetui.tui.widgets.compare_table import CompareTable
+from sagetui.tui.widgets.iteration_plot import KEYS_HINT
+from sagetui.tui.widgets.phase_table import PhaseTable
+from sagetui.tui.widgets.phase_view import PhaseView
+from sagetui.tui.widgets.plots import IterationPlot, RoundPlot
+from sagetui.tui.widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
+from sagetui.tui.widgets.status_panel import StatusPanel
+from sagetui.tui.widgets.steady_footer import SteadyFooter
+from sagetui.tui.widgets.sweep_plot import SweepPlot
+from sagetui.tui.widgets.sweep_table import SweepTable
+from sagetui.tui.widgets.variant_table import VariantTable
+from sagetui.tui.widgets.verdict_table import VerdictTable
 
 PANEL_TITLES = {"variants": "Variants · t toggle · b baseline",
                 "verdicts": "Verdicts vs baseline", "facts": "Scheduler grid",

@@ -12,15 +12,14 @@ import time
 import numpy as np
 
 from sagetui.core import events as ev
-from sagetui.core.analysis import Threshold
 from sagetui.core.config import RunConfig
-from sagetui.core.stats import summarize
+from sagetui.core.statistics.analysis import Threshold
+from sagetui.core.statistics.summary import summarize
 from sagetui.core.telemetry import merge_blocks
-
-from .phase_stats import PhaseStore
-from .progress import Progress
-from .run_data import RunData
-from .variant_view import VariantView
+from sagetui.tui.phase_stats import PhaseStore
+from sagetui.tui.progress import Progress
+from sagetui.tui.run_data import RunData
+from sagetui.tui.variant_view import VariantView
 
 
 def live_source(config: RunConfig) -> RunData:

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sagetui.core.samples import GrowableArray, RoundSeries
-
-from .formatting import t975
+from sagetui.tui.formatting import t975
 
 
 @dataclass

@@ -19,7 +19,7 @@ from sagetui.core.profile.model import MainloopProfile
 if TYPE_CHECKING:
     from textual.app import App
 
-    from .run_control import RunControl
+    from sagetui.tui.run_control import RunControl
 
 # (config, variant, the pass) -> its profile: session.profile_pass.profile_variant, or a stand-in
 Profiler = Callable[[RunConfig, VariantSpec, Any], MainloopProfile]

@@ -3,15 +3,14 @@ final report, which replaces what the run streamed)."""
 
 from __future__ import annotations
 
-from sagetui.core.analysis import report_threshold
 from sagetui.core.eventlog import LogLine, fault_line
 from sagetui.core.phases import PARENTS
-from sagetui.core.report import Report
+from sagetui.core.report.model import Report
 from sagetui.core.samples import Samples
-
-from .phase_stats import PhaseStore
-from .run_data import RunData
-from .variant_view import RoundPoint
+from sagetui.core.statistics.analysis import report_threshold
+from sagetui.tui.phase_stats import PhaseStore
+from sagetui.tui.run_data import RunData
+from sagetui.tui.variant_view import RoundPoint
 
 
 def from_report(report: Report, label: str, path: str | None = None,

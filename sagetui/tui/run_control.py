@@ -21,7 +21,7 @@ from textual.worker import Worker, WorkerState
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig
 from sagetui.core.eventlog import LogLine, log_line
-from sagetui.core.report import Report
+from sagetui.core.report.model import Report
 from sagetui.session.calibration import (
     aa_config,
     clear,
@@ -35,11 +35,11 @@ if TYPE_CHECKING:
     from sagetui.session.session import Session
     from sagetui.session.warm import WarmRunner
 
-from .formatting import parse_until_ci, until_ci_line, until_ci_problem
-from .live_fold import apply, begin_run, show_pending
-from .modals import ConfirmScreen, PathPromptScreen
-from .run_data import RunData
-from .session_bridge import EventBridge
+from sagetui.tui.formatting import parse_until_ci, until_ci_line, until_ci_problem
+from sagetui.tui.live_fold import apply, begin_run, show_pending
+from sagetui.tui.modals import ConfirmScreen, PathPromptScreen
+from sagetui.tui.run_data import RunData
+from sagetui.tui.session_bridge import EventBridge
 
 STOP_GRACE_S = 10.0  # stopping: a long warm-up or setup gets this long to notice the cancel
 
@@ -347,7 +347,7 @@ class RunControl:
             report = report.model_copy(update={"mainloop_profiles": data.mainloop_profiles})
         self.final_report = report
         progress = data.progress
-        from .report_view import load_report
+        from sagetui.tui.report_view import load_report
 
         load_report(data, report)  # the same panels, now from the session's final report
         data.progress = progress

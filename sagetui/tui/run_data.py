@@ -11,16 +11,15 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from sagetui.core.analysis import Threshold
 from sagetui.core.phases import PARENTS
 from sagetui.core.profile.model import MainloopProfile
-from sagetui.core.report import Report
+from sagetui.core.report.model import Report
+from sagetui.core.statistics.analysis import Threshold
 from sagetui.core.telemetry import merge_blocks
-
-from .phase_stats import PhaseRow, ci_half, summary_stats
-from .phase_stats import phase_rows as build_rows
-from .progress import Progress
-from .variant_view import VariantView, rows_for
+from sagetui.tui.phase_stats import PhaseRow, ci_half, summary_stats
+from sagetui.tui.phase_stats import phase_rows as build_rows
+from sagetui.tui.progress import Progress
+from sagetui.tui.variant_view import VariantView, rows_for
 
 
 class RunData:

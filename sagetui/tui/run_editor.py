@@ -23,9 +23,8 @@ from textual.widgets import Button, Checkbox, DataTable, Input, Label, Select
 
 from sagetui.core.config import BACKEND_NAMES, RunConfig
 from sagetui.core.run_argv import command_line
-
-from .edit_model import FIELDS, EditModel
-from .modals import PathPromptScreen
+from sagetui.tui.edit_model import FIELDS, EditModel
+from sagetui.tui.modals import PathPromptScreen
 
 Builder = Callable[[list[str]], RunConfig]  # raises with the one line `sagetui run` prints
 

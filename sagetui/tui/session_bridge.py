@@ -14,8 +14,7 @@ from collections.abc import Callable
 from textual.message import Message
 
 from sagetui.core import events as ev
-
-from .messages import SessionEvent
+from sagetui.tui.messages import SessionEvent
 
 
 class EventBridge:

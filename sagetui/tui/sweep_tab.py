@@ -8,17 +8,17 @@ from typing import TYPE_CHECKING, Any
 
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig
-from sagetui.core.sweep import Axes
-from sagetui.core.sweep_model import SweepPoint
+from sagetui.core.sweep.model import SweepPoint
+from sagetui.core.sweep.plan import Axes
 
 if TYPE_CHECKING:
     from sagetui.session.session import Session
 
-from .run_data import RunData
-from .sweep_view import SweepView
-from .view_context import ViewContext
-from .widgets.sweep_plot import SweepPlot
-from .widgets.sweep_table import SweepTable
+from sagetui.tui.run_data import RunData
+from sagetui.tui.sweep_view import SweepView
+from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.sweep_plot import SweepPlot
+from sagetui.tui.widgets.sweep_table import SweepTable
 
 
 class SweepTab:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sagetui.core import sweep as sw
-from sagetui.core.report import Report
-from sagetui.core.sweep_model import SweepPoint
+from sagetui.core.report.model import Report
+from sagetui.core.sweep import plan as sw
+from sagetui.core.sweep.model import SweepPoint
 
 
 @dataclass

@@ -10,7 +10,7 @@ from sagetui.core.eventlog import LogLine
 if TYPE_CHECKING:
     from sagetui.session.session import Session
 
-from .run_data import RunData
+from sagetui.tui.run_data import RunData
 
 
 def toggle_variant(data: RunData, name: str, session: Session | None) -> LogLine:

@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sagetui.core.phases import PARENTS
-
-from .phase_stats import PhaseRow, PhaseStore, ci_half, summary_stats
-from .phase_stats import phase_rows as build_rows
-from .series import MinMaxSeries
+from sagetui.tui.phase_stats import PhaseRow, PhaseStore, ci_half, summary_stats
+from sagetui.tui.phase_stats import phase_rows as build_rows
+from sagetui.tui.series import MinMaxSeries
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .run_data import RunData
+from sagetui.tui.run_data import RunData
 
 
 @dataclass(frozen=True)

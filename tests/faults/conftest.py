@@ -153,7 +153,7 @@ def freeze_in(pid: int, status_path: str, variant: str, round_: int,
     there; returns its status board (still, since the runner is stopped)."""
     import signal
 
-    from sagetui.core.status import read_status
+    from sagetui.core.status_board import read_status
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from sagetui.cli.main import main
-from sagetui.core.io import MAX_REPORT_BYTES
+from sagetui.core.report.io import MAX_REPORT_BYTES
 
 from .conftest import CORPUS, ROOT, SAMPLE_001, env, no_traceback
 
@@ -242,7 +242,7 @@ def test_a_number_json_does_not_allow_deep_in_a_free_form_field_is_named(tmp_pat
                                                                           token):
     """pydantic's JSON reader (the one pass a good report gets) lets these into free-form
     fields; they must still be refused, by path, as the careful parse refuses them."""
-    from sagetui.core.io import ReportError, load_report
+    from sagetui.core.report.io import ReportError, load_report
 
     text = SAMPLE_001.read_text().rstrip()[:-1]
     text += f', "{field}": {{"a": [1, {{"b": {token}}}]}}}}\n'

@@ -22,7 +22,7 @@ import pytest
 
 from sagetui.cli.console import view_reports
 from sagetui.cli.main import build_parser
-from sagetui.core.status import read_status
+from sagetui.core.status_board import read_status
 
 from .conftest import alive, children, env, no_traceback, sagetui, status_file_of, wait_for
 

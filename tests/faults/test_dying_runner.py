@@ -17,7 +17,7 @@ import time
 import pytest
 
 from sagetui.core.events import LogMessage
-from sagetui.core.report import Report
+from sagetui.core.report.model import Report
 from sagetui.session.session import Session
 
 from .conftest import (

@@ -16,10 +16,10 @@ from rich.console import Console
 
 from sagetui.cli.main import main
 from sagetui.cli.reports import compare_table
-from sagetui.core.check import check_report
-from sagetui.core.export import to_csv, to_markdown
-from sagetui.core.io import ReportError, parse_report
-from sagetui.core.report import Report
+from sagetui.core.report.check import check_report
+from sagetui.core.report.export import to_csv, to_markdown
+from sagetui.core.report.io import ReportError, parse_report
+from sagetui.core.report.model import Report
 
 from .conftest import SAMPLE_000, SAMPLE_001
 
@@ -152,7 +152,7 @@ def test_view_of_an_odd_report_builds_its_panels(fresh_report):
 def test_csv_export_defuses_spreadsheet_formulas(fresh_report):
     d = json.loads(json.dumps(fresh_report))
     d["samples"]["=HYPERLINK(1)"] = d["samples"].pop("a")
-    from sagetui.core.report import Report
+    from sagetui.core.report.model import Report
 
     text = to_csv(Report.model_validate(d))
     assert "\n'=HYPERLINK(1)," in text and "\n=HYPERLINK" not in text

@@ -20,7 +20,7 @@ BY_KEYS = {"unknown_field_escape_codes.json", "nan_token.json", "binary_garbage.
 
 
 def test_every_bad_report_opened_in_the_console_is_refused_and_it_stays_up(tmp_path):
-    from sagetui.core.io import load_report
+    from sagetui.core.report.io import load_report
     from sagetui.tui.app import SageTUI
     from sagetui.tui.modals import PathPromptScreen
 
@@ -64,7 +64,7 @@ def test_every_bad_report_opened_in_the_console_is_refused_and_it_stays_up(tmp_p
 @pytest.mark.parametrize("name", ["[/x]",
                                   "\x1b[2J[bold red]b"])
 def test_a_report_with_markup_or_escape_codes_in_its_names_opens(name, tmp_path, fresh_report):
-    from sagetui.core.io import load_report
+    from sagetui.core.report.io import load_report
     from sagetui.tui.app import SageTUI
 
     d = json.loads(json.dumps(fresh_report))

@@ -55,7 +55,7 @@ def test_atomic_write_on_a_full_disk_keeps_the_old_file(tmp_path):
     target.write_text(OLD)
     code = (
         "import sys\n"
-        "from sagetui.core.io import atomic_write_text\n"
+        "from sagetui.core.report.io import atomic_write_text\n"
         "try:\n"
         f"    atomic_write_text({str(target)!r}, 'x' * 200_000, overwrite=True)\n"
         "except OSError as exc:\n"
@@ -67,7 +67,7 @@ def test_atomic_write_on_a_full_disk_keeps_the_old_file(tmp_path):
 
 
 def test_atomic_write_never_overwrites_without_being_asked(tmp_path):
-    from sagetui.core.io import atomic_write_text
+    from sagetui.core.report.io import atomic_write_text
 
     target = tmp_path / "report.json"
     target.write_text(OLD)

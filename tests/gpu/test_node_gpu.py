@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from sagetui.core.io import load_report
+from sagetui.core.report.io import load_report
 
 pytestmark = pytest.mark.gpu
 

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from sagetui.core.io import load_report
+from sagetui.core.report.io import load_report
 
 pytestmark = pytest.mark.gpu
 
@@ -35,7 +35,7 @@ def test_a_second_setup_gives_the_first_points_memory_back():
     import torch
 
     from sagetui.core.config import RunConfig, Shape, VariantSpec
-    from sagetui.core.status import StatusBoard
+    from sagetui.core.status_board import StatusBoard
     from sagetui.runner.main import free_memory, new_engine
 
     def cfg(q):

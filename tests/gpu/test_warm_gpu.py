@@ -9,7 +9,7 @@ import pytest
 
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig, Shape, VariantSpec
-from sagetui.core.report import Report
+from sagetui.core.report.model import Report
 from sagetui.session.session import Session
 from sagetui.session.warm import WarmRunner
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from sagetui.core.config import RunConfig, Shape, VariantSpec
-from sagetui.core.io import load_report
+from sagetui.core.report.io import load_report
 from sagetui.tui.app import SageTUI
 
 ROOT = Path(__file__).resolve().parents[2]

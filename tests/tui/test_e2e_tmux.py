@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sagetui.core.io import load_report
+from sagetui.core.report.io import load_report
 
 from .conftest import ROOT
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sagetui.core.io import load_report
+from sagetui.core.report.io import load_report
 from sagetui.tui import exporting
 from sagetui.tui.modals import ConfirmScreen, PathPromptScreen
 

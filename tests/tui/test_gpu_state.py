@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from sagetui.core import events as ev
-from sagetui.core.io import load_report, save_report
+from sagetui.core.report.io import load_report, save_report
 from sagetui.tui.live_fold import apply, live_source
 from sagetui.tui.report_view import from_report
 from sagetui.tui.view_context import ViewContext

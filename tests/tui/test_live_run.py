@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sagetui.core.io import load_report
+from sagetui.core.report.io import load_report
 from sagetui.tui.app import SageTUI
 from sagetui.tui.modals import ChoiceScreen, PathPromptScreen
 from sagetui.tui.widgets.phase_table import PhaseTable

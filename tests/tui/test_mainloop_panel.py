@@ -25,7 +25,7 @@ def test_panel_shows_each_variant_bar_table_and_change():
 
 
 def test_scheduler_panel_shows_measured_shares_instead_of_the_note():
-    from sagetui.core.report import Report
+    from sagetui.core.report.model import Report
     from sagetui.tui.report_view import from_report
     from sagetui.tui.widgets.scheduler_panel import decomposition_text
 
@@ -41,8 +41,8 @@ def test_the_compare_view_puts_two_reports_profiles_side_by_side(tmp_path):
     the Compare tab: each variant named by its report's letter, B's shares against A's."""
     import asyncio
 
-    from sagetui.core.io import save_report
-    from sagetui.core.report import Report
+    from sagetui.core.report.io import save_report
+    from sagetui.core.report.model import Report
     from sagetui.tui.app import SageTUI
 
     from .conftest import THEME, screen_text, settle
@@ -55,7 +55,7 @@ def test_the_compare_view_puts_two_reports_profiles_side_by_side(tmp_path):
         paths.append(path)
 
     async def go() -> str:
-        from sagetui.core.io import load_report
+        from sagetui.core.report.io import load_report
 
         app = SageTUI(reports=[(str(p), load_report(p)) for p in paths], theme_name=THEME)
         async with app.run_test(size=(160, 60)) as pilot:

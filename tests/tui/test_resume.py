@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sagetui.core.io import load_report
+from sagetui.core.report.io import load_report
 from sagetui.tui.app import SageTUI
 from sagetui.tui.modals import ChoiceScreen
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from textual.widgets import TabbedContent
 
-from sagetui.core.io import save_report
-from sagetui.core.sweep import Axes
+from sagetui.core.report.io import save_report
+from sagetui.core.sweep.plan import Axes
 from sagetui.tui.app import SageTUI
 from sagetui.tui.widgets.sweep_plot import SweepPlot
 from sagetui.tui.widgets.sweep_table import SweepTable

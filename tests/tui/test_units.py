@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sagetui.core.io import load_report
+from sagetui.core.report.io import load_report
 from sagetui.tui import keymap
 from sagetui.tui.app import SageTUI
 from sagetui.tui.formatting import t975

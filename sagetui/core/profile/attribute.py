@@ -13,10 +13,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .listing import Function, Instruction
-from .ncu_csv import SassRow
-from .place import Placement, Placer
-from .rules import PHASES, UNATTRIBUTED
+from sagetui.core.profile.listing import Function, Instruction
+from sagetui.core.profile.ncu_csv import SassRow
+from sagetui.core.profile.place import Placement, Placer
+from sagetui.core.profile.rules import PHASES, UNATTRIBUTED
 
 MIN_OPCODE_AGREEMENT = 0.9  # of rows whose opcode must equal the listing's at the same offset
 

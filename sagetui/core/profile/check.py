@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .attribute import share_and_error
-from .model import MainloopProfile
-from .rules import PHASES, UNATTRIBUTED
-from .summary import interval_cycles
+from sagetui.core.profile.attribute import share_and_error
+from sagetui.core.profile.model import MainloopProfile
+from sagetui.core.profile.rules import PHASES, UNATTRIBUTED
+from sagetui.core.profile.summary import interval_cycles
 
 Eq = Callable[[str, Any, Any, str], None]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .model import MainloopProfile
-from .summary import share_change, top_stall
+from sagetui.core.profile.model import MainloopProfile
+from sagetui.core.profile.summary import share_change, top_stall
 
 HOT_LINES = 5
 

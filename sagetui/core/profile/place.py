@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .rules import UNATTRIBUTED, Family, Rule
-from .source import SourceIndex, Statement
+from sagetui.core.profile.rules import UNATTRIBUTED, Family, Rule
+from sagetui.core.profile.source import SourceIndex, Statement
 
 
 class KernelNotInSource(ValueError):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .model import HotLine, MainloopProfile, PhaseShare, StallShare
-from .rules import UNATTRIBUTED
+from sagetui.core.profile.model import HotLine, MainloopProfile, PhaseShare, StallShare
+from sagetui.core.profile.rules import UNATTRIBUTED
 
 if TYPE_CHECKING:  # the attribution chain (regexes, parsers) loads when a profile is built,
-    from .attribute import Attribution  # not when the console shows one
+    from sagetui.core.profile.attribute import Attribution  # not when the console shows one
 
 TOP_STALLS = 3
 
@@ -19,7 +19,7 @@ def interval_cycles(value: int | None) -> int | None:
 
 
 def phase_shares(att: Attribution) -> dict[str, PhaseShare]:
-    from .attribute import share_and_error
+    from sagetui.core.profile.attribute import share_and_error
 
     out: dict[str, PhaseShare] = {}
     for name, c in att.phases.items():
@@ -35,8 +35,8 @@ def to_profile(att: Attribution, *, variant: str, family: str, backend: str | No
                kernel: str | None = None, ncu_version: str | None = None,
                sampling_interval: int | None = None, wall_s: float | None = None,
                command: list[str] | None = None) -> MainloopProfile:
-    from .attribute import share_and_error
-    from .source import called_name
+    from sagetui.core.profile.attribute import share_and_error
+    from sagetui.core.profile.source import called_name
 
     phases = phase_shares(att)
     return MainloopProfile(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 
-from .base import Backend, BackendUnavailable
+from sagetui.runner.backends.base import Backend, BackendUnavailable
 
 # name -> "module:Class" (relative to this package)
 REGISTRY: dict[str, str] = {

@@ -17,9 +17,14 @@ import torch
 
 from sagetui.core.options import FLASH_ATTN_IMPLS, FLASH_MODULES, option, validate_options
 from sagetui.core.phases import PhaseSpec
-
-from .base import Backend, BackendUnavailable, Inputs, PhaseClock, VariantLoadError
-from .sdpa import require_cuda
+from sagetui.runner.backends.base import (
+    Backend,
+    BackendUnavailable,
+    Inputs,
+    PhaseClock,
+    VariantLoadError,
+)
+from sagetui.runner.backends.sdpa import require_cuda
 
 
 def flash_function(impl: str) -> Callable[..., Any]:

@@ -16,8 +16,8 @@ from types import ModuleType
 
 import torch
 
-from .base import PhaseClock
-from .triton import pad_head_dim
+from sagetui.runner.backends.base import PhaseClock
+from sagetui.runner.backends.triton import pad_head_dim
 
 # core.py's _qk_quant_gran codes
 GRAN_CODE = {"per_warp": 2, "per_thread": 3}

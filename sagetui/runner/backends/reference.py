@@ -20,8 +20,7 @@ from typing import ClassVar
 import torch
 
 from sagetui.core.phases import SAGE2_PHASES, PhaseSpec
-
-from .base import Backend, Inputs, PhaseClock
+from sagetui.runner.backends.base import Backend, Inputs, PhaseClock
 
 WARP_Q = 32  # Q quantization granularity (rows), as per_warp_int8 with WARPQ=32
 BLOCK_K = 64  # K quantization block (rows) and the K tile the V padding rounds up to

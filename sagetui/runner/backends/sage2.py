@@ -27,18 +27,17 @@ import torch
 
 from sagetui.core.options import option, validate_options
 from sagetui.core.phases import SAGE2_PHASES, SAGE2_SMOOTH_V_PHASES, PhaseSpec
-
-from ..variants import load_extension
-from .base import (
+from sagetui.runner.backends.base import (
     Backend,
     BackendUnavailable,
     Inputs,
     PhaseClock,
     VariantLoadError,
 )
-from .qk_quant import GRAN_CODE, prepare, quantize, triton_available
-from .sdpa import require_cuda
-from .triton import sageattention_version
+from sagetui.runner.backends.qk_quant import GRAN_CODE, prepare, quantize, triton_available
+from sagetui.runner.backends.sdpa import require_cuda
+from sagetui.runner.backends.triton import sageattention_version
+from sagetui.runner.variants import load_extension
 
 FP8_E4M3_MAX = 448.0
 

@@ -16,10 +16,9 @@ from typing import Any, ClassVar
 import torch
 
 from sagetui.core.phases import SAGE2_SM80_PHASES, SAGE2_SM80_SMOOTH_V_PHASES, PhaseSpec
-
-from .base import Inputs, PhaseClock
-from .qk_quant import GRAN_CODE, prepare, quantize
-from .sage2 import Sage2CudaBackend, check_sage2
+from sagetui.runner.backends.base import Inputs, PhaseClock
+from sagetui.runner.backends.qk_quant import GRAN_CODE, prepare, quantize
+from sagetui.runner.backends.sage2 import Sage2CudaBackend, check_sage2
 
 QATTN = "_qattn_sm80"
 PUBLIC = "sageattn_qk_int8_pv_fp16_cuda"

@@ -20,8 +20,14 @@ import torch
 
 from sagetui.core.options import SDPA_FLASH_IMPLS, validate_options
 from sagetui.core.phases import PhaseSpec
-
-from .base import Backend, BackendUnavailable, Inputs, NullClock, PhaseClock, VariantLoadError
+from sagetui.runner.backends.base import (
+    Backend,
+    BackendUnavailable,
+    Inputs,
+    NullClock,
+    PhaseClock,
+    VariantLoadError,
+)
 
 
 def require_cuda(device: str) -> None:

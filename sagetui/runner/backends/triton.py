@@ -24,15 +24,14 @@ from typing import Any, ClassVar
 import torch
 
 from sagetui.core.phases import PhaseSpec
-
-from .base import (
+from sagetui.runner.backends.base import (
     Backend,
     BackendUnavailable,
     Inputs,
     PhaseClock,
     VariantLoadError,
 )
-from .sdpa import require_cuda
+from sagetui.runner.backends.sdpa import require_cuda
 
 UPSTREAM = "upstream"
 PYPI_106 = "pypi-1.0.6"

@@ -10,12 +10,19 @@ from rich.text import Text
 from textual.dom import DOMNode
 from textual.widgets import Static
 
-from ..compare_rows import MATCH_NOTE, SIGN_NOTE, compare_rows, faster_than_a, legend, letter
-from ..formatting import ms, pct, short_phase
-from ..run_data import RunData
-from .mainloop_panel import compare_text
-from .steady_table import SteadyTable
-from .vim_keys import VIM_KEYS
+from sagetui.tui.compare_rows import (
+    MATCH_NOTE,
+    SIGN_NOTE,
+    compare_rows,
+    faster_than_a,
+    legend,
+    letter,
+)
+from sagetui.tui.formatting import ms, pct, short_phase
+from sagetui.tui.run_data import RunData
+from sagetui.tui.widgets.mainloop_panel import compare_text
+from sagetui.tui.widgets.steady_table import SteadyTable
+from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
 
 def sync_compare(root: DOMNode, sources: list[RunData]) -> None:

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..formatting import printable
-from ..run_data import RunData, VariantView
-from ..themes import rgb
-from ..view_context import ViewContext
-from .plot_base import nice_ticks, tick_labels
+from sagetui.tui.formatting import printable
+from sagetui.tui.run_data import RunData, VariantView
+from sagetui.tui.themes import rgb
+from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.plot_base import nice_ticks, tick_labels
 
 if TYPE_CHECKING:
-    from .plot_base import SeriesPlot
+    from sagetui.tui.widgets.plot_base import SeriesPlot
 
 
 def draw_distribution(plot: SeriesPlot, data: RunData, ctx: ViewContext,

@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 from textual.binding import Binding
 
-from ..formatting import printable
-from ..run_data import RunData, VariantView
-from ..themes import rgb
-from ..view_context import ViewContext
-from .distribution import draw_distribution
-from .plot_base import INK_DOTS, PLOT_ROWS, Ink, SeriesPlot, int_ticks
+from sagetui.tui.formatting import printable
+from sagetui.tui.run_data import RunData, VariantView
+from sagetui.tui.themes import rgb
+from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.distribution import draw_distribution
+from sagetui.tui.widgets.plot_base import INK_DOTS, PLOT_ROWS, Ink, SeriesPlot, int_ticks
 
 MODES = ("lines", "histogram", "CDF")
 # the keys, listed under the Iterations tab's plot rather than in the footer: a footer whose

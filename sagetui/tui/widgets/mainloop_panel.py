@@ -60,7 +60,9 @@ def compare_text(sources: list[tuple[list[MainloopProfile], str | None]]) -> Tex
     named by its report's letter, every share's change against report A's baseline profile."""
     profiles: list[MainloopProfile] = []
     base: str | None = None
-    from ..compare_rows import letter  # the Compare tab's own letters (no cycle at import)
+    from sagetui.tui.compare_rows import (
+        letter,  # the Compare tab's own letters (no cycle at import)
+    )
 
     for i, (profs, baseline) in enumerate(sources):
         for p in profs:

@@ -14,11 +14,11 @@ from typing import Any
 
 from rich.text import Text
 
-from ..formatting import ms, pct, printable, short_phase
-from ..run_data import RunData
-from ..view_context import ViewContext
-from .steady_table import SteadyTable
-from .vim_keys import VIM_KEYS
+from sagetui.tui.formatting import ms, pct, printable, short_phase
+from sagetui.tui.run_data import RunData
+from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.steady_table import SteadyTable
+from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
 EIGHTHS = " ▏▎▍▌▋▊▉█"
 OTHER_COLUMNS = {True: 110, False: 80}  # about what the other columns take (wide or not)

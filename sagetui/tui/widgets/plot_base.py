@@ -24,9 +24,9 @@ from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual_plotext import PlotextPlot
 
-from ..run_data import RunData, VariantView
-from ..view_context import ViewContext
-from .ansi import ansi_text
+from sagetui.tui.run_data import RunData, VariantView
+from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.ansi import ansi_text
 
 AXIS_COLUMNS = 12  # what plotext's y-axis labels and frame take of the width
 PLOT_ROWS = 5  # what the title, the x ticks and label and the frame take of the height

@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..formatting import printable
-from ..run_data import RunData
-from ..series import stride
-from ..themes import rgb
-from ..view_context import ViewContext
-from .iteration_plot import IterationPlot
-from .plot_base import INK_DOTS, PLOT_ROWS, Ink, SeriesPlot, int_ticks, nice_ticks, tick_labels
+from sagetui.tui.formatting import printable
+from sagetui.tui.run_data import RunData
+from sagetui.tui.series import stride
+from sagetui.tui.themes import rgb
+from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.iteration_plot import IterationPlot
+from sagetui.tui.widgets.plot_base import (
+    INK_DOTS,
+    PLOT_ROWS,
+    Ink,
+    SeriesPlot,
+    int_ticks,
+    nice_ticks,
+    tick_labels,
+)
 
 __all__ = ["IterationPlot", "RoundPlot", "SeriesPlot"]
 

@@ -6,13 +6,13 @@ from typing import Any
 
 from rich.text import Text
 
-from ..formatting import ms
-from ..run_data import RunData
-from ..view_context import ViewContext
-from .mainloop_panel import mainloop_text
-from .steady_static import SteadyStatic
-from .steady_table import SteadyTable
-from .vim_keys import VIM_KEYS
+from sagetui.tui.formatting import ms
+from sagetui.tui.run_data import RunData
+from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.mainloop_panel import mainloop_text
+from sagetui.tui.widgets.steady_static import SteadyStatic
+from sagetui.tui.widgets.steady_table import SteadyTable
+from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
 FACTS: tuple[tuple[str, str], ...] = (
     ("kernel", "kernel"), ("cta_q", "CTA_Q"), ("cta_k", "CTA_K"), ("warp_q", "WARP_Q"),

@@ -8,10 +8,10 @@ from typing import Any
 
 from rich.text import Text
 
-from ..formatting import duration, min_mean_max
-from ..run_data import RunData
-from ..view_context import ViewContext
-from .steady_static import SteadyStatic
+from sagetui.tui.formatting import duration, min_mean_max
+from sagetui.tui.run_data import RunData
+from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.steady_static import SteadyStatic
 
 MARKS = {"running": "●", "complete": "✓", "cancelled": "■", "partial": "■", "failed": "✗",
          "idle": "○", "saved": "▣"}

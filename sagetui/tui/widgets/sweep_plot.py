@@ -8,13 +8,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sagetui.core.sweep_export import length_label
-
-from ..formatting import printable
-from ..sweep_view import SweepView
-from ..themes import rgb
-from ..view_context import ViewContext
-from .plots import SeriesPlot
+from sagetui.core.sweep.export import length_label
+from sagetui.tui.formatting import printable
+from sagetui.tui.sweep_view import SweepView
+from sagetui.tui.themes import rgb
+from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.plots import SeriesPlot
 
 
 class SweepPlot(SeriesPlot):

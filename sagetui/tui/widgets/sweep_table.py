@@ -7,11 +7,10 @@ from typing import Any
 
 from rich.text import Text
 
-from sagetui.core.sweep_export import accuracy_text, length_label, p50_text
-
-from ..formatting import printable
-from ..sweep_view import SweepView
-from .steady_table import SteadyTable
+from sagetui.core.sweep.export import accuracy_text, length_label, p50_text
+from sagetui.tui.formatting import printable
+from sagetui.tui.sweep_view import SweepView
+from sagetui.tui.widgets.steady_table import SteadyTable
 
 COLUMNS = ("point", "backend", "p50 ms ± CI", "kernel TOPS", "e2e TOPS", "share of peak",
            "accuracy")

@@ -6,12 +6,12 @@ from typing import Any
 
 from rich.text import Text
 
-from ..formatting import ms, pct
-from ..run_data import RunData
-from ..view_context import ViewContext
-from .steady_table import SteadyTable
-from .verdict_table import drift_cell
-from .vim_keys import VIM_KEYS
+from sagetui.tui.formatting import ms, pct
+from sagetui.tui.run_data import RunData
+from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.steady_table import SteadyTable
+from sagetui.tui.widgets.verdict_table import drift_cell
+from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
 NONE_KEY = "__none__"
 STATUS_STYLE = {"ok": "", "failed": "bold red", "excluded": "yellow", "partial": "yellow",

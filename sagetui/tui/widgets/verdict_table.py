@@ -6,11 +6,11 @@ from typing import Any
 
 from rich.text import Text
 
-from ..formatting import ci, pct
-from ..run_data import RunData
-from ..view_context import ViewContext
-from .steady_table import SteadyTable
-from .vim_keys import VIM_KEYS
+from sagetui.tui.formatting import ci, pct
+from sagetui.tui.run_data import RunData
+from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.steady_table import SteadyTable
+from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
 STATE_STYLE = {"FASTER": "bold green", "SLOWER": "bold red", "SAME": "bold",
                "INCONCLUSIVE": "yellow"}

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from sagetui.core.config import RunConfig, Shape, VariantSpec
-from sagetui.core.io import save_report
-from sagetui.core.report import Fault, Report
+from sagetui.core.report.io import save_report
+from sagetui.core.report.model import Fault, Report
 from sagetui.core.scheduler import grid_facts, tail_plan
 from sagetui.session.collect import Collector
 

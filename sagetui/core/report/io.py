@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .report import Report
-from .samples import Samples
+from sagetui.core.report.model import Report
+from sagetui.core.samples import Samples
 
 MAX_REPORT_BYTES = 512 * 1024 * 1024  # raw samples of long runs fit; a runaway file does not
 

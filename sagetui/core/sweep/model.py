@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from .config import Shape
-from .report_base import Count, Fault, Model, Scheduler, Seconds, Summary
+from sagetui.core.config import Shape
+from sagetui.core.report.base import Count, Fault, Model, Scheduler, Seconds, Summary
 
 Tops = Annotated[float, Field(ge=0, description="tera-operations per second")]
 Share = Annotated[float, Field(ge=0)]

@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from . import sweep as sw
-from .config import RunConfig, Shape
-from .report import SCHEMA_VERSION, Fault, Report, Variant
-from .samples import Samples
-from .sweep_model import Sweep, SweepPoint
+from sagetui.core.config import RunConfig, Shape
+from sagetui.core.report.model import SCHEMA_VERSION, Fault, Report, Variant
+from sagetui.core.samples import Samples
+from sagetui.core.sweep import plan as sw
+from sagetui.core.sweep.model import Sweep, SweepPoint
 
 
 def _round_medians(rounds: list[list[float]] | None) -> list[float]:

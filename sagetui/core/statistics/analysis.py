@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from . import verdict as vd
-from .report import Report
-from .stats import speedup_percent
+from sagetui.core.report.model import Report
+from sagetui.core.statistics import verdict as vd
+from sagetui.core.statistics.summary import speedup_percent
 
 MAX_THRESHOLD_PERCENT = 5.0
 # The largest noise floor accepted: its threshold 2 x floor is MAX_THRESHOLD_PERCENT.

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from . import scheduler as geo
-from .config import Shape
+from sagetui.core import scheduler as geo
+from sagetui.core.config import Shape
 
 KERNEL_PHASE = "fused_mainloop"
 
@@ -95,8 +95,8 @@ def tops(ops_: float, seconds: float) -> float:
 def peak_tops(gpu: dict[str, Any] | None, spec: str | None, dtype: str) -> float | None:
     """The datasheet peak of this variant's own tensor-core types on this GPU (core/peaks.py:
     int8 QK with fp16 PV has the blended peak), from its spec; None off a known GPU."""
-    from .config import VariantSpec
-    from .peaks import kernel_peak
+    from sagetui.core.config import VariantSpec
+    from sagetui.core.peaks import kernel_peak
 
     if not spec:
         return None
@@ -112,7 +112,7 @@ def share(value: float | None, peak: float | None) -> float | None:
 def ci_percent(round_medians: Sequence[float], confidence: float = 0.95) -> float | None:
     """Half-width, in percent, of the Student-t interval of the log round medians: the p50's
     interval with the round as the unit of inference (DESIGN.md §4). None under two rounds."""
-    from .verdict import t_quantile
+    from sagetui.core.statistics.verdict import t_quantile
 
     x = np.log(np.asarray(round_medians, dtype=np.float64))
     n = x.size

@@ -21,10 +21,10 @@ from pydantic import (
     model_validator,
 )
 
-from .profile.model import MainloopProfile
-from .report_base import Count, Fault, Model, Scheduler, Summary
-from .samples import RoundSeries, Samples
-from .sweep_model import Sweep
+from sagetui.core.profile.model import MainloopProfile
+from sagetui.core.report.base import Count, Fault, Model, Scheduler, Summary
+from sagetui.core.samples import RoundSeries, Samples
+from sagetui.core.sweep.model import Sweep
 
 # 2: mainloop_profiles (core/profile/model.py), the `sweep` block (core/sweep_model.py),
 #    accuracy, provenance and peaks per variant

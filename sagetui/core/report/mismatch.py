@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from .report_base import Summary
-from .stats import summarize
+from sagetui.core.report.base import Summary
+from sagetui.core.statistics.summary import summarize
 
 REL_TOL = 1e-9
 

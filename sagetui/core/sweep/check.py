@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import scheduler as geo
-from . import sweep as sw
-from .report import Report
-from .sweep_model import Sweep, SweepPoint, SweepVariantPoint
+from sagetui.core import scheduler as geo
+from sagetui.core.report.model import Report
+from sagetui.core.sweep import plan as sw
+from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
 
 if TYPE_CHECKING:
-    from .checker import _Checker
+    from sagetui.core.report.mismatch import _Checker
 
 # grid facts that depend on the GPU, not on the shape: checked through `waves` alone
 _GPU_FACTS = {"sm_count", "ctas_per_sm", "waves"}
@@ -55,7 +55,7 @@ def check_sweep(c: _Checker, report: Report) -> None:
 
 
 def _mismatch(path: str, recorded: object, expected: object, why: str):
-    from .checker import Mismatch
+    from sagetui.core.report.mismatch import Mismatch
 
     return Mismatch(path, recorded, expected, why)
 

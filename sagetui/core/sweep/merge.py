@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import RunConfig
-from .report import Fault, Report
-from .sweep import Axes, plan
-from .sweep_build import points_status, sweep_report
-from .sweep_model import SweepPoint
+from sagetui.core.config import RunConfig
+from sagetui.core.report.model import Fault, Report
+from sagetui.core.sweep.build import points_status, sweep_report
+from sagetui.core.sweep.model import SweepPoint
+from sagetui.core.sweep.plan import Axes, plan
 
 SAME = ("x_axis", "axes", "variants", "baseline", "warmup", "rounds", "iterations")
 SAME_SHAPE = ("batch", "heads", "kv_heads", "dtype", "layout")

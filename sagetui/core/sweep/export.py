@@ -10,11 +10,13 @@ import math
 from typing import Any
 from xml.sax.saxutils import escape
 
-from .csv_cell import inert_cell  # names from a report, made inert for spreadsheets
-from .palette import OKABE_ITO
-from .report import Report
-from .sweep import series_of
-from .sweep_model import Sweep, SweepVariantPoint
+from sagetui.core.palette import OKABE_ITO
+from sagetui.core.report.csv_cell import (
+    inert_cell,  # names from a report, made inert for spreadsheets
+)
+from sagetui.core.report.model import Report
+from sagetui.core.sweep.model import Sweep, SweepVariantPoint
+from sagetui.core.sweep.plan import series_of
 
 CSV_FIELDS = ("point", "group", "x", "batch", "heads", "q_len", "kv_len", "head_dim", "causal",
               "dtype", "variant", "status", "kernel_phase", "p50_s", "p50_ci_percent",

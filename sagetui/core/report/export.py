@@ -8,10 +8,10 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
-from .analysis import Threshold
-from .csv_cell import inert_cell
-from .phases import PARENTS
-from .report import Report, Variant
+from sagetui.core.phases import PARENTS
+from sagetui.core.report.csv_cell import inert_cell
+from sagetui.core.report.model import Report, Variant
+from sagetui.core.statistics.analysis import Threshold
 
 # 9 significant digits: a nanosecond in 1 s, far finer than any timer here (CUDA events
 # resolve 0.5 us), without repr's float noise (0.13042812347412109)
@@ -23,7 +23,7 @@ def to_csv(report: Report) -> str:
     count from 1, as the console shows them; the header says so. (A sweep: one row per point
     and variant, core/sweep_export.py.)"""
     if report.sweep is not None:
-        from .sweep_export import to_csv as sweep_csv
+        from sagetui.core.sweep.export import to_csv as sweep_csv
 
         return sweep_csv(report)
     buf = io.StringIO()
@@ -107,7 +107,7 @@ def ms(s: float | None) -> str:
 
 def to_markdown(report: Report, title: str = "sagetui report") -> str:
     if report.sweep is not None:
-        from .sweep_export import to_markdown as sweep_markdown
+        from sagetui.core.sweep.export import to_markdown as sweep_markdown
 
         return sweep_markdown(report)
     lines = [f"## {title}", ""]
@@ -222,6 +222,6 @@ def _leaves(report: Report) -> set[str]:
 
 
 def _mainloop_lines(profiles: list, baseline: str | None) -> list[str]:
-    from .profile.markdown import mainloop_lines  # only a report with profiles needs it
+    from sagetui.core.profile.markdown import mainloop_lines  # only a report with profiles needs it
 
     return mainloop_lines(profiles, baseline)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import accuracy as acc
-from .peaks import kernel_peak
-from .scheduler import attention_ops
+from sagetui.core import accuracy as acc
+from sagetui.core.peaks import kernel_peak
+from sagetui.core.scheduler import attention_ops
 
 if TYPE_CHECKING:
-    from .checker import _Checker
-    from .report import Report
+    from sagetui.core.report.mismatch import _Checker
+    from sagetui.core.report.model import Report
 
 
 def _int(x: Any) -> bool:
@@ -36,7 +36,7 @@ def _specs(report: Report) -> dict[str, dict[str, Any]]:
 
 
 def check_kernel_fields(c: _Checker, report: Report) -> None:
-    from .checker import Mismatch
+    from sagetui.core.report.mismatch import Mismatch
 
     env_gpu = (report.environment or {}).get("gpu")
     gpu = env_gpu.get("name") if isinstance(env_gpu, dict) else None

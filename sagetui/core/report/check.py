@@ -11,15 +11,15 @@ for summaries of at most 10 samples, the linear-interpolation link between p90, 
 
 from __future__ import annotations
 
-from . import scheduler as geo
-from .check_kernels import check_kernel_fields
-from .checker import Mismatch, _Checker
-from .config import MAX_HEAD_DIM
-from .profile.check import check_profiles
-from .report import Report
-from .samples import Samples
-from .stats import merge_round_summaries, speedup_percent
-from .sweep_check import check_sweep
+from sagetui.core import scheduler as geo
+from sagetui.core.config import MAX_HEAD_DIM
+from sagetui.core.profile.check import check_profiles
+from sagetui.core.report.check_kernels import check_kernel_fields
+from sagetui.core.report.mismatch import Mismatch, _Checker
+from sagetui.core.report.model import Report
+from sagetui.core.samples import Samples
+from sagetui.core.statistics.summary import merge_round_summaries, speedup_percent
+from sagetui.core.sweep.check import check_sweep
 
 MAX_CAUSAL_CTAS = 10**6  # q CTAs per head beyond which the causal K-iteration sums are skipped
 
