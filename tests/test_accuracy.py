@@ -109,9 +109,9 @@ def test_check_refuses_accuracy_out_of_range(tmp_path):
 
 
 def test_accuracy_and_sdpa_backend_reach_the_exports_and_the_console_views():
+    from sagetui.core.format import accuracy
     from sagetui.core.report.export import to_markdown
     from sagetui.tui.report_view import from_report
-    from sagetui.tui.widgets.variant_table import accuracy_cells
 
     from .conftest import SAMPLES
 
@@ -123,9 +123,10 @@ def test_accuracy_and_sdpa_backend_reach_the_exports_and_the_console_views():
     v["sdpa_backend"] = "cudnn"
     report = Report.model_validate(data)
     md = to_markdown(report)
-    assert f"| {v['name']} | cudnn |" in md and "0.99987 | 0.0123 |" in md
+    assert f"| {v['name']} | cudnn |" in md and "0.99987 | 1.23 |" in md  # rel. L1 in percent, as everywhere
     assert "heads [0, 7]" in md  # a subset is said
     view = from_report(report, "r").variants[v["name"]]
     assert view.sdpa_backend == "cudnn"
-    assert accuracy_cells(view.accuracy) == ("0.99987", "1.23")
-    assert accuracy_cells(None) == ("-", "-")
+    cells = accuracy(view.accuracy)
+    assert (cells["cos"], cells["l1"]) == ("0.99987", "1.23")
+    assert accuracy(None)["cos"] == accuracy(None)["l1"] == "-"

@@ -8,10 +8,13 @@ import sys
 import numpy as np
 
 from sagetui.core.config import RunConfig, Shape, VariantSpec
+from sagetui.core.derived import speedup_percent
 from sagetui.core.report.io import load_report
 from sagetui.core.statistics import verdict as vd
-from sagetui.core.statistics.analysis import analyse, resolve_threshold
-from sagetui.core.statistics.summary import speedup_percent
+from sagetui.core.statistics.analysis import analyse
+from sagetui.core.statistics.drift import drift
+from sagetui.core.statistics.outliers import outliers
+from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.session.session import Session
 
 from .conftest import REF_001, TINY
@@ -29,7 +32,7 @@ def test_analyse_is_the_formulas_of_stats_and_verdict():
     assert other.speedup_p50_percent == r.variant("interleave-softmax").speedup_vs_baseline_percent
     b, v = (list(rounds[n].values()) for n in ("baseline", "interleave-softmax"))
     assert other.verdict == vd.paired_speedup(b, v, threshold_percent=1.0)
-    assert other.drift == vd.drift(v)
+    assert other.drift == drift(v)
     d = a.verdict_dict("interleave-softmax")
     assert d["state"] == "SAME" and d["threshold_source"] == "default"
     # the two estimates differ, which is why every table labels them apart
@@ -52,7 +55,7 @@ def test_the_session_report_is_the_analysis(tmp_path):
     assert b.speedup_vs_baseline_percent == speedup_percent(report.variant("a").timing.p50_s,
                                                             b.timing.p50_s)
     flat = np.concatenate(report.samples["b"]["total"].tolist())
-    assert b.outliers.count == len(vd.outliers(flat))
+    assert b.outliers.count == len(outliers(flat))
 
 
 def test_the_baseline_chosen_before_the_run_is_the_reports():

@@ -10,7 +10,7 @@ import pytest
 
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.report.io import load_report
-from sagetui.core.statistics import analysis as an
+from sagetui.core.statistics import threshold as an
 from sagetui.session import calibration as cal
 
 from .conftest import TINY, fake_noise_floor

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from sagetui.core import node_check as nc
-from sagetui.core.sweep.plan import ci_percent
+from sagetui.core.statistics.intervals import half_percent as ci_percent
 
 
 def _gpu(name: str, rounds_ms: list[float]) -> nc.GpuResult:

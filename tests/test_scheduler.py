@@ -3,6 +3,7 @@
 import pytest
 
 from sagetui.core import scheduler as geo
+from sagetui.core.derived import achieved, attention_ops
 
 
 def test_reference_shape_matches_report_000():
@@ -84,14 +85,14 @@ def test_head_dim_over_128_is_refused():
 
 
 def test_attention_ops_and_share_of_peak():
-    ops = geo.attention_ops(batch=1, heads=56, q_len=37810, kv_len=37810, head_dim=128,
+    ops = attention_ops(batch=1, heads=56, q_len=37810, kv_len=37810, head_dim=128,
                             causal=False)
     assert ops == 4 * 56 * 37810 * 37810 * 128
-    a = geo.achieved(ops, 0.052, 1979.0)
+    a = achieved(ops, 0.052, 1979.0)
     assert a["peak_tops"] == 1979.0
     assert a["tops"] == pytest.approx(ops / 0.052 / 1e12)
     assert a["share_of_peak"] == pytest.approx(a["tops"] / 1979.0)
-    assert geo.achieved(ops, 1.0, None)["share_of_peak"] is None
+    assert achieved(ops, 1.0, None)["share_of_peak"] is None
 
 
 def test_sm80_tiles_and_shared_memory():

@@ -10,9 +10,11 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from sagetui.core.config import RunConfig, Shape, VariantSpec
+from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.report.check import check_report
 from sagetui.core.report.io import load_report
 from sagetui.core.report.model import Report
+from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.sweep import plan as sw
 from sagetui.core.sweep.axes import parse_axis, parse_causal, parse_length
 
@@ -74,10 +76,10 @@ def test_plan_orders_series_and_keeps_tokens():
 
 def test_tops_as_sagattention_bench_counts_them():
     s = Shape(batch=4, heads=32, q_len=4096, head_dim=128)
-    assert sw.ops(s) == 4 * 4 * 32 * 4096 * 4096 * 128
-    assert sw.ops(s.model_copy(update={"causal": True})) == sw.ops(s) / 2
-    d = sw.derived(sw.ops(s), timing_p50=2e-3, kernel_p50=1e-3, peak=1979.0)
-    assert d["kernel_tops"] == pytest.approx(sw.ops(s) / 1e-3 / 1e12)
+    assert shape_ops(s) == 4 * 4 * 32 * 4096 * 4096 * 128
+    assert shape_ops(s.model_copy(update={"causal": True})) == shape_ops(s) / 2
+    d = kernel_and_e2e(shape_ops(s), timing_p50_s=2e-3, kernel_p50_s=1e-3, peak=1979.0)
+    assert d["kernel_tops"] == pytest.approx(shape_ops(s) / 1e-3 / 1e12)
     assert d["e2e_tops"] == pytest.approx(d["kernel_tops"] / 2)
     assert d["kernel_share_of_peak"] == pytest.approx(d["kernel_tops"] / 1979.0)
     assert sw.kernel_phase(["q_int8_quantization", "fused_mainloop"]) == "fused_mainloop"
@@ -85,12 +87,12 @@ def test_tops_as_sagattention_bench_counts_them():
 
 
 def test_interval_is_the_t_interval_of_log_round_medians():
-    assert sw.ci_percent([1.0]) is None
+    assert half_percent([1.0]) is None
     x = [1.0, 1.02, 0.98, 1.01]
     logs = [math.log(v) for v in x]
     mean = sum(logs) / 4
     sd = math.sqrt(sum((v - mean) ** 2 for v in logs) / 3)
-    assert sw.ci_percent(x) == pytest.approx(math.expm1(3.182446305284263 * sd / 2) * 100)
+    assert half_percent(x) == pytest.approx(math.expm1(3.182446305284263 * sd / 2) * 100)
 
 
 def test_crossover_is_found_and_interpolated_in_log2():

@@ -28,14 +28,14 @@ from functools import cache
 import numpy as np
 import pytest
 
+from sagetui.core.statistics.drift import drift
+from sagetui.core.statistics.intervals import t_quantile
 from sagetui.core.statistics.verdict import (
     VerdictState,
     decide,
     default_threshold_percent,
-    drift,
     noise_floor_percent,
     paired_speedup,
-    t_quantile,
 )
 
 # The stated A/A error rate: FASTER or SLOWER when nothing changed, at confidence 0.95.

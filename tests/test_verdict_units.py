@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from sagetui.core.statistics.drift import drift
+from sagetui.core.statistics.outliers import outliers
 from sagetui.core.statistics.verdict import (
     MAD_TO_SD,
     Verdict,
     VerdictState,
     ci_width_percent,
     default_threshold_percent,
-    drift,
     noise_floor_percent,
-    outliers,
     paired_speedup,
     should_stop,
 )
@@ -307,7 +307,7 @@ def _trend_inputs():
 
 
 def test_mann_kendall_p_is_scipys_kendalltau() -> None:
-    from sagetui.core.statistics.verdict import mann_kendall_p
+    from sagetui.core.statistics.drift import mann_kendall_p
 
     for y in _trend_inputs():
         want = stats.kendalltau(np.arange(y.size), y).pvalue
@@ -316,7 +316,7 @@ def test_mann_kendall_p_is_scipys_kendalltau() -> None:
 
 
 def test_mann_kendall_s_is_exact_across_blocks() -> None:
-    from sagetui.core.statistics.verdict import _mann_kendall_s
+    from sagetui.core.statistics.drift import _mann_kendall_s
 
     rng = np.random.default_rng(3)
     y = np.round(rng.normal(size=300), 1)
@@ -326,7 +326,8 @@ def test_mann_kendall_s_is_exact_across_blocks() -> None:
 
 
 def test_theil_sen_and_t_quantile_are_scipys() -> None:
-    from sagetui.core.statistics.verdict import _theil_sen, t_quantile
+    from sagetui.core.statistics.drift import _theil_sen
+    from sagetui.core.statistics.intervals import t_quantile
 
     rng = np.random.default_rng(5)
     for n in (2, 3, 10, 101, 1000):
@@ -341,7 +342,7 @@ def test_theil_sen_of_many_rounds_is_near_the_exact_one_and_cheap() -> None:
     """Over 1,000 rounds the slope comes from 499,500 random pairs: within a quarter of the
     exact estimator's own standard error (sd / sqrt(sum (x - mean x)^2), about 20 % of this
     slope) of the median of all pairs (computed here the slow way), and never n^2 memory."""
-    from sagetui.core.statistics.verdict import _theil_sen
+    from sagetui.core.statistics.drift import _theil_sen
 
     rng = np.random.default_rng(11)
     n = 2_000
@@ -358,9 +359,10 @@ def test_theil_sen_of_many_rounds_is_near_the_exact_one_and_cheap() -> None:
 def test_the_console_imports_no_scipy_stats() -> None:
     """scipy.stats is 60 MB of the console's resident size: a run must not import it."""
     code = ("import sys, numpy as np\n"
-            "from sagetui.core.statistics import verdict as vd\n"
-            "vd.drift(np.r_[1.0, 1.1, 1.05, 1.2, 1.3]); vd.paired_speedup([1.0, 1.1], [1.0, 1.0],"
-            " threshold_percent=1.0); vd.outliers(np.r_[1.0, 1.0, 9.0, 1.1])\n"
+            "from sagetui.core.statistics import drift, outliers, verdict as vd\n"
+            "drift.drift(np.r_[1.0, 1.1, 1.05, 1.2, 1.3])\n"
+            "vd.paired_speedup([1.0, 1.1], [1.0, 1.0], threshold_percent=1.0)\n"
+            "outliers.outliers(np.r_[1.0, 1.0, 9.0, 1.1])\n"
             "import sagetui.tui.app, sagetui.session.session\n"
             "print('scipy.stats' in sys.modules)")
     root = Path(__file__).resolve().parents[1]

@@ -91,7 +91,7 @@ def _metadata(items: list[str] | None) -> dict[str, Any]:
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     variants = _variants(args)
     if args.noise_floor is not None and args.threshold is None:
-        from sagetui.core.statistics.analysis import MAX_NOISE_FLOOR_PERCENT, NoiseTooLarge
+        from sagetui.core.statistics.threshold import MAX_NOISE_FLOOR_PERCENT, NoiseTooLarge
 
         if args.noise_floor > MAX_NOISE_FLOOR_PERCENT:  # too large to judge with (the rule)
             raise UsageError(f"--noise-floor: {NoiseTooLarge(args.noise_floor)}")

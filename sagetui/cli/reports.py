@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sagetui.cli.errors import stdout_console
+from sagetui.core.format import ms, pct
 from sagetui.core.report.check import check_report
 from sagetui.core.report.io import ReportError, load_report, one_line
 from sagetui.core.report.model import Report
@@ -22,7 +23,6 @@ from sagetui.tui.compare_rows import (
     letter,
     with_verdicts,
 )
-from sagetui.tui.formatting import ms, pct
 from sagetui.tui.report_view import from_report
 
 

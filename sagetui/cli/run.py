@@ -17,13 +17,12 @@ from rich.text import Text
 
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.options import check_outputs, config_from_args, default_report_path, recovery_file
+from sagetui.core import format as fmt
 from sagetui.core.config import RunConfig
 from sagetui.core.eventlog import log_line
 from sagetui.core.events import Event
 from sagetui.core.report.export import (
     kernel_cells,
-    paired_text,
-    threshold_text,
     to_csv,
     to_markdown,
 )
@@ -85,8 +84,8 @@ def summary_table(report: Report) -> Table:
             f"{tm.p50_s * 1e3:.3f}" if tm else "-", f"{tm.p90_s * 1e3:.3f}" if tm else "-",
             "-" if v.speedup_vs_baseline_percent is None
             else f"{v.speedup_vs_baseline_percent:+.3f}",
-            paired_text(vd) if vd else ("baseline" if v.name == report.baseline else "-"),
-            escape(threshold_text(vd)),
+            fmt.verdict(vd) if vd else ("baseline" if v.name == report.baseline else fmt.DASH),
+            escape(fmt.threshold(vd)),
             f"{v.drift.slope_percent_per_round:+.2f}{' !' if v.drift.flagged else ''}"
             if v.drift and v.drift.slope_percent_per_round is not None else "-",
             "-" if v.byte_exact is None else str(v.byte_exact))
@@ -94,7 +93,7 @@ def summary_table(report: Report) -> Table:
 
 
 KERNEL_COLUMNS = {"sdpa": "SDPA ran", "tops": "TOPS", "share": "share of peak (QK/PV types)",
-                  "cos": "cos sim", "l1": "rel L1", "rmse": "RMSE", "max": "max |err|"}
+                  **fmt.ACCURACY_COLUMNS}
 
 
 def kernel_table(report: Report) -> Table | None:

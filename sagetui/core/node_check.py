@@ -6,7 +6,7 @@ The rule (FLAG_RULE), for each GPU g with the others j:
     flag g  when  p50_g  lies outside  [ min_j lo_j · (1 − f),  max_j hi_j · (1 + f) ]
 
 where [lo_j, hi_j] is GPU j's 95 % interval of its p50 (the Student-t interval of its log
-round medians: core/sweep.ci_percent, the round as the unit of inference as everywhere in
+round medians: core/statistics/intervals.py, the round as the unit of inference as everywhere in
 sagetui, DESIGN.md §4) and f is the noise floor (default 1 %, the smallest SAME threshold).
 
 Why this and not a robust z over GPUs (|x − median| / (1.4826 · MAD) > 3.5): a node has 2 to
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from sagetui.core.report.model import Report
-from sagetui.core.sweep.plan import ci_percent
+from sagetui.core.statistics.intervals import half_percent as ci_percent
 from sagetui.core.telemetry import merge_blocks
 
 FLAG_RULE = ("flag a GPU whose p50 lies outside [min lo, max hi] of the other GPUs' 95 % p50 "

@@ -171,18 +171,5 @@ def tail_plan(kernel: str, q_len: int, kv_len: int) -> list[tuple[str, int, int]
     return rows
 
 
-def attention_ops(*, batch: int, heads: int, q_len: int, kv_len: int, head_dim: int,
-                  causal: bool) -> float:
-    """4·B·H·Nq·Nkv·D operations (QK^T and PV, a multiply-add counting two), halved if causal."""
-    ops = 4.0 * batch * heads * q_len * kv_len * head_dim
-    return ops / 2 if causal else ops
-
-
-def achieved(ops: float, seconds: float, peak: float | None) -> dict:
-    """Throughput and its share of `peak` (core.peaks: the kernel's own types on this GPU)."""
-    tops = ops / seconds / 1e12
-    return {"tops": tops, "peak_tops": peak, "share_of_peak": (tops / peak) if peak else None}
-
-
-__all__ = ["TILES", "Tiles", "achieved", "attention_ops", "grid_facts", "padded_head_dim",
+__all__ = ["TILES", "Tiles", "grid_facts", "padded_head_dim",
            "tail_plan", "tail_points", "tail_row"]

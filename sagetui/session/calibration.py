@@ -27,7 +27,7 @@ from sagetui.core.paths import calibration_file
 from sagetui.core.report.io import atomic_write_text
 from sagetui.core.report.model import Report
 from sagetui.core.samples import Samples
-from sagetui.core.statistics.analysis import (
+from sagetui.core.statistics.threshold import (
     NoiseTooLarge,
     Threshold,
     age,

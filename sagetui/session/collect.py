@@ -24,14 +24,9 @@ from sagetui.core.phases import FUSED_MAINLOOP_PHASES
 from sagetui.core.report.model import SCHEMA_VERSION, Fault, Report
 from sagetui.core.samples import GrowableArray, RoundSeries, Samples
 from sagetui.core.statistics import verdict as vd
-from sagetui.core.statistics.analysis import (
-    SOURCE_CALIBRATION,
-    Analysis,
-    Threshold,
-    analyse,
-    resolve_threshold,
-)
+from sagetui.core.statistics.analysis import Analysis, analyse
 from sagetui.core.statistics.summary import p50, summarize
+from sagetui.core.statistics.threshold import SOURCE_CALIBRATION, Threshold, resolve_threshold
 from sagetui.core.telemetry import merge_blocks
 from sagetui.session.calibration import stored_threshold
 
@@ -361,22 +356,16 @@ def _entry(variants: list[dict[str, Any]], name: str) -> dict[str, Any]:
 
 
 def _ops(shape) -> float:
-    from sagetui.core.scheduler import attention_ops
+    from sagetui.core.derived import shape_ops
 
-    return attention_ops(batch=shape.batch, heads=shape.heads, q_len=shape.q_len,
-                         kv_len=shape.n_kv_len, head_dim=shape.head_dim, causal=shape.causal)
+    return shape_ops(shape)
 
 
 def _achieved(ops: float, phases: dict, timing: dict, peak: float | None) -> dict[str, Any]:
-    from sagetui.core.scheduler import achieved
+    from sagetui.core.derived import call_and_mainloop
 
-    whole = achieved(ops, timing["p50_s"], peak)
-    out = {"call_tops": whole["tops"], "peak_tops": whole["peak_tops"],
-           "call_share_of_peak": whole["share_of_peak"]}
-    if "fused_mainloop" in phases:
-        ml = achieved(ops, phases["fused_mainloop"]["p50_s"], peak)
-        out.update(mainloop_tops=ml["tops"], mainloop_share_of_peak=ml["share_of_peak"])
-    return out
+    ml = phases.get("fused_mainloop")
+    return call_and_mainloop(ops, timing["p50_s"], ml["p50_s"] if ml else None, peak)
 
 
 def _tail(row: ev.TailRow, sched: dict[str, Any] | None) -> dict[str, Any]:

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sagetui.core.report.export import paired_text
+from sagetui.core import format as fmt
 from sagetui.tui.derive import apply_derived, derive_now
 from sagetui.tui.run_data import RunData
-from sagetui.tui.widgets.variant_table import accuracy_cells
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 PHASES_GROUP = "(phases)"
@@ -80,10 +79,9 @@ def _cells(data: RunData) -> dict[tuple[str, str], Cell]:
         vd = v.verdict
         # the verdict's own paired estimate and interval; * marks one sagetui computed
         verdict = "baseline" if name == base else (
-            paired_text(vd).replace(vd["state"], vd["state"] + "*", 1)
-            if vd and v.verdict_computed else paired_text(vd))
+            fmt.verdict(vd, computed=v.verdict_computed))
         out[(name, "total")] = Cell(v.p50_s(), v.p90_s(), v.speedup_percent, verdict, name,
-                                    accuracy_cells(v.accuracy)[0] if v.accuracy else "")
+                                    fmt.accuracy(v.accuracy)["cos"] if v.accuracy else "")
     names: list[str | None] = [*data.variants] or [None]
     for who in names:
         whose, rows = data.phase_rows(who)

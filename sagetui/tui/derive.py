@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sagetui.core.statistics.analysis import analyse, resolve_threshold
+from sagetui.core.statistics.analysis import analyse
+from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.tui.run_data import RunData
 
 

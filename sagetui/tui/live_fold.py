@@ -13,8 +13,8 @@ import numpy as np
 
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig
-from sagetui.core.statistics.analysis import Threshold
 from sagetui.core.statistics.summary import summarize
+from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.telemetry import merge_blocks
 from sagetui.tui.phase_stats import PhaseStore
 from sagetui.tui.progress import Progress

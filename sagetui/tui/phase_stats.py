@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sagetui.core.samples import GrowableArray, RoundSeries
-from sagetui.tui.formatting import t975
+from sagetui.core.statistics.intervals import half_percent
 
 
 @dataclass
@@ -27,7 +27,7 @@ class PhaseRow:
     p50_s: float | None
     p90_s: float | None
     share: float | None  # of the sum of the leaves' p50
-    ci_half_s: float | None  # 95 % half-width of the median, from round medians
+    ci_half_percent: float | None  # 95 % half-width, from the round medians (on logs)
     count: int | None
 
 
@@ -216,12 +216,8 @@ def phase_rows(tree: list[tuple[str, str | None]], stats: dict[str, Stats]) -> l
 
 
 def ci_half(store: PhaseStore) -> float | None:
-    """95 % half-width of the mean of round medians: the round is the unit of inference."""
+    """The 95 % half-width (percent) of the phase's typical round median: the one interval
+    (core/statistics/intervals.py), the round the unit of inference."""
     if len(store.round_start) < 2:
         return None
-    med = store.round_medians()
-    if med.size < 2:
-        return None
-    sd = float(med.std(ddof=1))
-    half = t975(med.size - 1) * sd / math.sqrt(med.size)
-    return half if math.isfinite(half) else None
+    return half_percent(store.round_medians())

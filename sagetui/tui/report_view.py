@@ -7,7 +7,7 @@ from sagetui.core.eventlog import LogLine, fault_line
 from sagetui.core.phases import PARENTS
 from sagetui.core.report.model import Report
 from sagetui.core.samples import Samples
-from sagetui.core.statistics.analysis import report_threshold
+from sagetui.core.statistics.threshold import report_threshold
 from sagetui.tui.phase_stats import PhaseStore
 from sagetui.tui.run_data import RunData
 from sagetui.tui.variant_view import RoundPoint

@@ -14,7 +14,7 @@ from typing import Any
 from sagetui.core.phases import PARENTS
 from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.report.model import Report
-from sagetui.core.statistics.analysis import Threshold
+from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.telemetry import merge_blocks
 from sagetui.tui.phase_stats import PhaseRow, ci_half, summary_stats
 from sagetui.tui.phase_stats import phase_rows as build_rows

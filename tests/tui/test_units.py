@@ -8,7 +8,6 @@ import pytest
 from sagetui.core.report.io import load_report
 from sagetui.tui import keymap
 from sagetui.tui.app import SageTUI
-from sagetui.tui.formatting import t975
 from sagetui.tui.report_view import from_report
 from sagetui.tui.series import GrowableArray, MinMaxSeries, stride
 from sagetui.tui.themes import (
@@ -63,11 +62,6 @@ def test_envelope_cost_does_not_grow_with_the_samples() -> None:
 def test_stride_picks_at_most_width_points() -> None:
     idx, vals = stride(np.arange(10_000.0), 50)
     assert len(idx) == 50 and vals[0] == 0 and vals[-1] == 9999
-
-
-def test_t975_matches_the_table_and_tends_to_the_normal() -> None:
-    assert t975(4) == pytest.approx(2.776)
-    assert t975(1000) == pytest.approx(1.962, abs=1e-3)
 
 
 def test_packaged_themes_load_with_colour_blind_safe_series() -> None:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from sagetui.core import scheduler as geo
 from sagetui.core.config import MAX_HEAD_DIM
+from sagetui.core.derived import speedup_percent
 from sagetui.core.profile.check import check_profiles
 from sagetui.core.report.check_kernels import check_kernel_fields
 from sagetui.core.report.mismatch import Mismatch, _Checker
 from sagetui.core.report.model import Report
 from sagetui.core.samples import Samples
-from sagetui.core.statistics.summary import merge_round_summaries, speedup_percent
+from sagetui.core.statistics.summary import merge_round_summaries
 from sagetui.core.sweep.check import check_sweep
 
 MAX_CAUSAL_CTAS = 10**6  # q CTAs per head beyond which the causal K-iteration sums are skipped

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sagetui.core import accuracy as acc
+from sagetui.core.derived import attention_ops
 from sagetui.core.peaks import kernel_peak
-from sagetui.core.scheduler import attention_ops
 
 if TYPE_CHECKING:
     from sagetui.core.report.mismatch import _Checker

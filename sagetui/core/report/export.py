@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import csv
-import datetime as _dt
 import io
-from collections.abc import Mapping
-from typing import Any
 
+from sagetui.core import format as fmt
 from sagetui.core.phases import PARENTS
 from sagetui.core.report.csv_cell import inert_cell
 from sagetui.core.report.model import Report, Variant
-from sagetui.core.statistics.analysis import Threshold
 
 # 9 significant digits: a nanosecond in 1 s, far finer than any timer here (CUDA events
 # resolve 0.5 us), without repr's float noise (0.13042812347412109)
@@ -78,33 +75,6 @@ def export_stem(report: Report, stamp: str) -> str:
     return "".join(c if c.isalnum() or c in "+-_.x" else "-" for c in "_".join(parts))
 
 
-def paired_text(v: Mapping[str, Any] | None) -> str:
-    """A verdict with its paired estimate and interval: "SAME -0.10 [-0.12, -0.04]"; the
-    estimate is the interval's centre, not report 001's p50 speedup."""
-    if not v:
-        return "-"
-    est, lo, hi = (v.get(k) for k in ("estimate_percent", "ci_low_percent", "ci_high_percent"))
-    return (f"{v['state']}" + ("" if est is None else f" {est:+.2f}")
-            + ("" if lo is None or hi is None else f" [{lo:+.2f}, {hi:+.2f}]"))
-
-
-def threshold_text(v: Mapping[str, Any] | None, at: str | None = None) -> str:
-    """Where a verdict's threshold came from, with its calibration's age when the report was
-    made (`at`, its created_utc: a saved report's calibration does not age)."""
-    t = Threshold.from_fields(v) if v else None
-    if t is None:
-        return "-"
-    try:
-        now = _dt.datetime.fromisoformat(at) if at else None
-    except ValueError:
-        now = None
-    return t.describe(now)
-
-
-def ms(s: float | None) -> str:
-    return "-" if s is None else f"{s * 1e3:.3f}"
-
-
 def to_markdown(report: Report, title: str = "sagetui report") -> str:
     if report.sweep is not None:
         from sagetui.core.sweep.export import to_markdown as sweep_markdown
@@ -143,9 +113,9 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
                                                                       else "")
             sp = ("-" if v.speedup_vs_baseline_percent is None
                   else f"{v.speedup_vs_baseline_percent:+.3f}")
-            lines.append(f"| {v.name} | {ms(t.p50_s if t else None)} | "
-                         f"{ms(t.p90_s if t else None)} | {sp} | {paired_text(vv)} | "
-                         f"{threshold_text(vv, report.created_utc)} | {drift} | "
+            lines.append(f"| {v.name} | {fmt.ms(t.p50_s if t else None)} | "
+                         f"{fmt.ms(t.p90_s if t else None)} | {sp} | {fmt.verdict(vv)} | "
+                         f"{fmt.threshold(vv, report.created_utc)} | {drift} | "
                          f"{'-' if v.byte_exact is None else v.byte_exact} |")
         lines.append("")
     lines += kernel_lines(report)
@@ -154,7 +124,7 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
         lines += ["| phase | p50 ms | p90 ms | share |", "|---|---:|---:|---:|"]
         for name, s in report.phase_timings.items():
             share = f"{100 * s.p50_s / total:.1f} %" if total and name in _leaves(report) else ""
-            lines.append(f"| {name} | {ms(s.p50_s)} | {ms(s.p90_s)} | {share} |")
+            lines.append(f"| {name} | {fmt.ms(s.p50_s)} | {fmt.ms(s.p90_s)} | {share} |")
         lines.append("")
     if report.scheduler:
         g = report.scheduler
@@ -176,25 +146,15 @@ def mainloop_markdown(report: Report) -> str:
 
 
 def kernel_cells(v: Variant) -> dict[str, str]:
-    """The accuracy and throughput of one variant as text (the Markdown export and the
-    console's summary): cosine similarity, relative L1, RMSE, max |error|, TOPS and share of
-    the peak of its own tensor-core types, and the backend SDPA ran."""
-    a, ach = v.accuracy, v.achieved or {}
-
-    def num(x: float | None, fmt: str) -> str:
-        return "-" if x is None else format(x, fmt)
-    share = ach.get("call_share_of_peak")
-    return {
-        "sdpa": v.sdpa_backend or "-",
-        "tops": num(ach.get("call_tops"), ".1f"),
-        "share": "-" if share is None else f"{100 * share:.1f} %"
-        + (f" of {ach['peak_tops']:.0f} ({v.peak.qk_type}/{v.peak.pv_type})"
-           if v.peak and ach.get("peak_tops") else ""),
-        "cos": num(a.cosine_similarity if a else None, ".5f"),
-        "l1": num(a.relative_l1 if a else None, ".4f"),
-        "rmse": num(a.rmse if a else None, ".3g"),
-        "max": num(a.max_abs_error if a else None, ".3g"),
-    }
+    """The accuracy and throughput of one variant as text (the Markdown export and `sagetui
+    run`'s summary): the backend SDPA ran, TOPS and share of the peak of its own tensor-core
+    types, and format.accuracy's cells."""
+    ach = v.achieved or {}
+    types = (v.peak.qk_type, v.peak.pv_type) if v.peak else None
+    return {"sdpa": v.sdpa_backend or fmt.DASH, "tops": fmt.tops(ach.get("call_tops")),
+            "share": fmt.share_of_peak(ach.get("call_share_of_peak"), ach.get("peak_tops"),
+                                       types),
+            **fmt.accuracy(v.accuracy.model_dump() if v.accuracy else None)}
 
 
 def kernel_lines(report: Report) -> list[str]:
@@ -202,7 +162,7 @@ def kernel_lines(report: Report) -> list[str]:
             if v.accuracy or v.achieved or v.sdpa_backend]
     if not rows:
         return []
-    lines = ["| variant | SDPA ran | TOPS | share of peak (QK/PV types) | cosine | rel. L1 "
+    lines = ["| variant | SDPA ran | TOPS | share of peak (QK/PV types) | cosine | rel. L1 % "
              "| RMSE | max abs err |", "|---|---|---:|---|---:|---:|---:|---:|"]
     for name, c in rows:
         lines.append(f"| {name} | {c['sdpa']} | {c['tops']} | {c['share']} | {c['cos']} | "

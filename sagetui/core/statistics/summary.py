@@ -46,12 +46,3 @@ def merge_round_summaries(rounds: Sequence[dict]) -> dict[str, float | int]:
         "min_s": float(min(r["min_s"] for r in rounds)),
         "max_s": float(max(r["max_s"] for r in rounds)),
     }
-
-
-def speedup_percent(baseline_p50_s: float, variant_p50_s: float) -> float:
-    """Reference report 001's `speedup_vs_baseline_percent`: (t_base / t_variant - 1) * 100 on p50.
-
-    Derived from 001's own numbers: 0.24391904449462892 / 0.2439577865600586 - 1 gives
-    -0.015880643112875514 %, the value it records; means or a (b - v) / b form do not.
-    """
-    return (baseline_p50_s / variant_p50_s - 1.0) * 100.0

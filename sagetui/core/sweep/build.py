@@ -9,8 +9,10 @@ from typing import Any
 import numpy as np
 
 from sagetui.core.config import RunConfig, Shape
+from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.report.model import SCHEMA_VERSION, Fault, Report, Variant
 from sagetui.core.samples import Samples
+from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.sweep import plan as sw
 from sagetui.core.sweep.model import Sweep, SweepPoint
 
@@ -19,7 +21,7 @@ def _round_medians(rounds: list[list[float]] | None) -> list[float]:
     return [float(np.median(r)) for r in rounds or [] if len(r)]
 
 
-def variant_point(v: Variant, rep: Report, shape_ops: float, baseline: str | None,
+def variant_point(v: Variant, rep: Report, point_ops: float, baseline: str | None,
                   gpu: dict[str, Any] | None, dtype: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": v.name, "backend": v.backend, "spec": v.spec,
                              "status": "ok" if v.status == "ok" and v.timing else "failed",
@@ -34,10 +36,10 @@ def variant_point(v: Variant, rep: Report, shape_ops: float, baseline: str | Non
     kernel = v.timing if phase == "total" else (v.phase_timings or {})[phase]
     entry.update(kernel_phase=phase, timing=v.timing.model_dump(), kernel=kernel.model_dump(),
                  rounds=len(v.rounds or []),
-                 p50_ci_percent=sw.ci_percent(_round_medians(samples.get("total"))),
-                 kernel_p50_ci_percent=sw.ci_percent(_round_medians(samples.get(phase))),
+                 p50_ci_percent=half_percent(_round_medians(samples.get("total"))),
+                 kernel_p50_ci_percent=half_percent(_round_medians(samples.get(phase))),
                  checksum=v.checksum, output_sha256=v.output_sha256, samples=samples or None,
-                 **sw.derived(shape_ops, v.timing.p50_s, kernel.p50_s, peak))
+                 **kernel_and_e2e(point_ops, v.timing.p50_s, kernel.p50_s, peak))
     entry["accuracy"] = sw.accuracy(v.model_dump(), baseline if v.name != baseline else None)
     return entry
 
@@ -50,7 +52,7 @@ def point(index: int, shape: Shape, axes: sw.Axes, rep: Report | None, *,
     x_axis = axes.x_axis
     data: dict[str, Any] = {"index": index, "x": sw.x_of(shape, x_axis),
                             "group": sw.group_of(shape, x_axis, axes), "shape": shape,
-                            "ops": sw.ops(shape), "error": error, "fault_kind": fault_kind,
+                            "ops": shape_ops(shape), "error": error, "fault_kind": fault_kind,
                             "elapsed_s": elapsed_s or None, "measured_on": measured_on}
     if rep is None:
         data["status"] = "failed"

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sagetui.core import scheduler as geo
+from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.report.model import Report
+from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.sweep import plan as sw
 from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
 
@@ -62,7 +64,7 @@ def _mismatch(path: str, recorded: object, expected: object, why: str):
 
 def _point(c: _Checker, path: str, p: SweepPoint, sweep: Sweep, axes: sw.Axes | None) -> None:
     s = p.shape
-    c.eq(f"{path}.ops", p.ops, sw.ops(s), sweep.ops_formula)
+    c.eq(f"{path}.ops", p.ops, shape_ops(s), sweep.ops_formula)
     c.eq(f"{path}.x", p.x, sw.x_of(s, sweep.x_axis), f"the point's {sweep.x_axis}")
     if axes is not None:
         c.eq(f"{path}.group", p.group, sw.group_of(s, sweep.x_axis, axes), "what is fixed")
@@ -93,11 +95,11 @@ def _variant(c: _Checker, path: str, v: SweepVariantPoint, ops: float,
         c.summary_from_samples(f"{path}.{field}", getattr(v, field),
                                np.concatenate([np.asarray(r, dtype=np.float64) for r in rounds]))
         c.eq(f"{path}.{ci_field}", getattr(v, ci_field),
-             sw.ci_percent([float(np.median(r)) for r in rounds if r]),
+             half_percent([float(np.median(r)) for r in rounds if r]),
              "95 % t-interval of the log round medians")
         if v.rounds is not None:
             c.eq(f"{path}.rounds", v.rounds, len(rounds), "one sample list per round")
-    for k, val in sw.derived(ops, v.timing.p50_s, v.kernel.p50_s, peak).items():
+    for k, val in kernel_and_e2e(ops, v.timing.p50_s, v.kernel.p50_s, peak).items():
         c.eq(f"{path}.{k}", getattr(v, k), val, _WHY[k])
 
 

@@ -17,9 +17,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
-
-from sagetui.core import scheduler as geo
 from sagetui.core.config import Shape
 
 KERNEL_PHASE = "fused_mainloop"
@@ -79,17 +76,8 @@ def group_of(shape: Shape, x_axis: str, axes: Axes) -> str:
     return label
 
 
-def ops(shape: Shape) -> float:
-    return geo.attention_ops(batch=shape.batch, heads=shape.heads, q_len=shape.q_len,
-                             kv_len=shape.n_kv_len, head_dim=shape.head_dim, causal=shape.causal)
-
-
 def kernel_phase(phases: Sequence[str]) -> str:
     return KERNEL_PHASE if KERNEL_PHASE in phases else "total"
-
-
-def tops(ops_: float, seconds: float) -> float:
-    return ops_ / seconds / 1e12
 
 
 def peak_tops(gpu: dict[str, Any] | None, spec: str | None, dtype: str) -> float | None:
@@ -105,23 +93,6 @@ def peak_tops(gpu: dict[str, Any] | None, spec: str | None, dtype: str) -> float
     return peak["peak_tops"] if peak else None
 
 
-def share(value: float | None, peak: float | None) -> float | None:
-    return value / peak if value is not None and peak else None
-
-
-def ci_percent(round_medians: Sequence[float], confidence: float = 0.95) -> float | None:
-    """Half-width, in percent, of the Student-t interval of the log round medians: the p50's
-    interval with the round as the unit of inference (DESIGN.md §4). None under two rounds."""
-    from sagetui.core.statistics.verdict import t_quantile
-
-    x = np.log(np.asarray(round_medians, dtype=np.float64))
-    n = x.size
-    if n < 2:
-        return None
-    half = t_quantile(0.5 + confidence / 2, n - 1) * float(x.std(ddof=1)) / math.sqrt(n)
-    return math.expm1(half) * 100.0
-
-
 def accuracy(variant: dict[str, Any], baseline: str | None) -> dict[str, Any] | None:
     """The point's accuracy of one variant: its metrics against fp32 attention of the same
     inputs (the runner's, core/accuracy.py), with its difference from the baseline variant's
@@ -134,15 +105,6 @@ def accuracy(variant: dict[str, Any], baseline: str | None) -> dict[str, Any] | 
                    mean_abs_diff=variant.get("mean_abs_diff"),
                    byte_exact=variant.get("byte_exact"))
     return {k: v for k, v in out.items() if v is not None} or None
-
-
-def derived(point_ops: float, timing_p50: float | None, kernel_p50: float | None,
-            peak: float | None) -> dict[str, float | None]:
-    """kernel/e2e TOPS and their shares of the peak, from the two p50s."""
-    k = tops(point_ops, kernel_p50) if kernel_p50 else None
-    e = tops(point_ops, timing_p50) if timing_p50 else None
-    return {"kernel_tops": k, "e2e_tops": e, "peak_tops": peak,
-            "kernel_share_of_peak": share(k, peak), "e2e_share_of_peak": share(e, peak)}
 
 
 def crossovers(series: dict[str, dict[str, list[tuple[int, float]]]]) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.dom import DOMNode
 from textual.widgets import Static
 
+from sagetui.core.format import ms, pct, short_phase
 from sagetui.tui.compare_rows import (
     MATCH_NOTE,
     SIGN_NOTE,
@@ -18,7 +19,6 @@ from sagetui.tui.compare_rows import (
     legend,
     letter,
 )
-from sagetui.tui.formatting import ms, pct, short_phase
 from sagetui.tui.run_data import RunData
 from sagetui.tui.widgets.mainloop_panel import compare_text
 from sagetui.tui.widgets.steady_table import SteadyTable

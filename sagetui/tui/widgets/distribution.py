@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sagetui.tui.formatting import printable
+from sagetui.core.format import printable
 from sagetui.tui.run_data import RunData, VariantView
 from sagetui.tui.themes import rgb
 from sagetui.tui.view_context import ViewContext

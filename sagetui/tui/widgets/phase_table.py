@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.text import Text
 
-from sagetui.tui.formatting import ms
+from sagetui.core.format import half_width, ms
 from sagetui.tui.run_data import PhaseRow, RunData
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -17,7 +17,7 @@ def _cells(row: PhaseRow, bold: bool = False) -> list[Text | str]:
     name = Text("  " * row.depth + row.name, style="bold" if bold else
                 ("dim" if row.depth else ""))
     share = "" if row.share is None else f"{100 * row.share:.1f} %"
-    half = "" if row.ci_half_s is None else f"±{ms(row.ci_half_s)}"
+    half = "" if row.ci_half_percent is None else half_width(row.ci_half_percent)
     return [name, ms(row.p50_s), ms(row.p90_s), share, half,
             "" if row.count is None else str(row.count)]
 
@@ -29,7 +29,7 @@ class PhaseTable(SteadyTable):
         super().__init__(cursor_type="row", **kwargs)
 
     def on_mount(self) -> None:
-        for label in ("phase", "p50 ms", "p90 ms", "share", "95% CI ms", "n"):
+        for label in ("phase", "p50 ms", "p90 ms", "share", "95% CI", "n"):
             self.add_column(label, key=label)
 
     def sync(self, data: RunData, ctx: ViewContext) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.text import Text
 
-from sagetui.tui.formatting import ms, pct, printable, short_phase
+from sagetui.core.format import ms, pct, printable, short_phase
 from sagetui.tui.run_data import RunData
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable

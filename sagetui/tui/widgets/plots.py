@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sagetui.tui.formatting import printable
+from sagetui.core.format import printable
 from sagetui.tui.run_data import RunData
 from sagetui.tui.series import stride
 from sagetui.tui.themes import rgb

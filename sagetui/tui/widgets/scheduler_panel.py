@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.text import Text
 
-from sagetui.tui.formatting import ms
+from sagetui.core.format import ms
 from sagetui.tui.run_data import RunData
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.mainloop_panel import mainloop_text

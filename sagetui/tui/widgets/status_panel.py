@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
-from sagetui.tui.formatting import duration, min_mean_max
+from sagetui.core.format import duration, min_mean_max
 from sagetui.tui.run_data import RunData
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_static import SteadyStatic

@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from sagetui.core.format import printable
 from sagetui.core.sweep.export import length_label
-from sagetui.tui.formatting import printable
 from sagetui.tui.sweep_view import SweepView
 from sagetui.tui.themes import rgb
 from sagetui.tui.view_context import ViewContext

@@ -7,8 +7,8 @@ from typing import Any
 
 from rich.text import Text
 
+from sagetui.core.format import printable
 from sagetui.core.sweep.export import accuracy_text, length_label, p50_text
-from sagetui.tui.formatting import printable
 from sagetui.tui.sweep_view import SweepView
 from sagetui.tui.widgets.steady_table import SteadyTable
 

@@ -6,7 +6,8 @@ from typing import Any
 
 from rich.text import Text
 
-from sagetui.tui.formatting import ms, pct
+from sagetui.core import format as fmt
+from sagetui.core.format import ms, pct
 from sagetui.tui.run_data import RunData
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -18,12 +19,9 @@ STATUS_STYLE = {"ok": "", "failed": "bold red", "excluded": "yellow", "partial":
                 "pending": "dim"}
 
 
-def accuracy_cells(acc: dict | None) -> tuple[str, str]:
-    """Cosine similarity and relative L1 (%) against fp32 attention, or dashes."""
-    if not acc or acc.get("cosine_similarity") is None:
-        return ("-", "-")
-    l1 = acc.get("relative_l1")
-    return (f"{acc['cosine_similarity']:.5f}", "-" if l1 is None else f"{100 * l1:.2f}")
+def _accuracy(acc: dict | None) -> tuple[str, str]:
+    cells = fmt.accuracy(acc)
+    return cells["cos"], cells["l1"]
 
 
 class VariantTable(SteadyTable):
@@ -83,7 +81,7 @@ class VariantTable(SteadyTable):
                 Text("■", style=colour), on, Text(label, style=f"bold {colour}"), role,
                 Text(v.status, style=STATUS_STYLE.get(v.status, "")), ms(v.p50_s()),
                 "" if name == data.baseline else pct(v.speedup_percent, 3),
-                drift_cell(v.drift), *(accuracy_cells(v.accuracy) if accuracy else ())]))
+                drift_cell(v.drift), *(_accuracy(v.accuracy) if accuracy else ())]))
         if not rows:
             rows.append((NONE_KEY, ["", "", Text("(none)", style="dim"),
                                     *[""] * (7 if accuracy else 5)]))

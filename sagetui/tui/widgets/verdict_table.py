@@ -6,7 +6,8 @@ from typing import Any
 
 from rich.text import Text
 
-from sagetui.tui.formatting import ci, pct
+from sagetui.core import format as fmt
+from sagetui.core.format import ci, pct
 from sagetui.tui.run_data import RunData
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -17,11 +18,8 @@ STATE_STYLE = {"FASTER": "bold green", "SLOWER": "bold red", "SAME": "bold",
 
 
 def drift_cell(drift: dict | None) -> Text:
-    if not drift or drift.get("slope_percent_per_round") is None:
-        return Text("-")
-    flagged = bool(drift.get("flagged"))
-    return Text(f"{drift['slope_percent_per_round']:+.2f}" + (" DRIFT" if flagged else ""),
-                style="bold reverse" if flagged else "")
+    text, flagged = fmt.drift(drift)
+    return Text(text, style="bold reverse" if flagged else "")
 
 
 class VerdictTable(SteadyTable):

@@ -1,0 +1,171 @@
+"""One formatter per kind of cell: the console's widgets, `sagetui run`'s and `compare`'s
+tables and every export write numbers through these, so a figure reads the same everywhere
+(rel. L1 is a percent in all of them, a latency is milliseconds with three decimals...).
+
+Plain text only: a display styles it (rich, Textual) but never re-formats the number.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Mapping
+from typing import Any
+
+DASH = "-"
+
+# Short labels for plot axes and narrow columns, where the reference reports' phase names are
+# too wide.
+SHORT_PHASES = {
+    "k_mean_and_smoothing_preparation": "k mean+smooth",
+    "qk_int8_quantization": "qk int8",
+    "q_int8_quantization": "q int8",
+    "k_int8_subtract_mean_quantization": "k int8 -mean",
+    "v_fp8_transpose_scale_quantization": "v fp8",
+    "v_transpose_pad_permute": "v transpose",
+    "v_scale_fp8_quantization": "v scale fp8",
+    "fused_mainloop": "mainloop",
+    "total": "total",
+}
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def ms(seconds: float | None, digits: int = 3) -> str:
+    """A latency, in milliseconds."""
+    return f"{seconds * 1e3:.{digits}f}" if _finite(seconds) else DASH  # type: ignore[operator]
+
+
+def pct(value: float | None, digits: int = 2, sign: bool = True) -> str:
+    """A number that is already a percentage (a speedup, a drift slope): +1.23."""
+    if not _finite(value):
+        return DASH
+    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+
+
+def fraction_pct(value: float | None, digits: int = 2) -> str:
+    """A fraction shown as a percentage, without its sign: a share of peak, a relative L1
+    error, a row efficiency (0.0391 -> 3.91)."""
+    return f"{100 * value:.{digits}f}" if _finite(value) else DASH  # type: ignore[operator]
+
+
+def ci(low: float | None, high: float | None, digits: int = 2) -> str:
+    """An interval in percent: [-0.12, +0.04]."""
+    if not (_finite(low) and _finite(high)):
+        return DASH
+    return f"[{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
+def half_width(percent: float | None, digits: int = 1) -> str:
+    """A ± half-width in percent: ± 0.4 %."""
+    return f"± {percent:.{digits}f} %" if _finite(percent) else DASH
+
+
+def cosine(value: float | None) -> str:
+    return f"{value:.5f}" if _finite(value) else DASH
+
+
+def sci(value: float | None) -> str:
+    """A small error (RMSE, max |error|): three significant digits."""
+    return f"{value:.3g}" if _finite(value) else DASH
+
+
+def tops(value: float | None) -> str:
+    return f"{value:.1f}" if _finite(value) else DASH
+
+
+def count(value: int | None) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else DASH
+
+
+def duration(seconds: float | None) -> str:
+    """0:07, 12:34, 1:02:03."""
+    if not _finite(seconds) or seconds < 0:  # type: ignore[operator]
+        return DASH
+    s = int(round(seconds))  # type: ignore[arg-type]
+    h, rest = divmod(s, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def printable(text: str) -> str:
+    """Without control characters: a name from a report must not drive the terminal (plot
+    legends are parsed from ANSI text)."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def short_phase(name: str, width: int = 14) -> str:
+    label = SHORT_PHASES.get(name) or printable(name).replace("_", " ")
+    return label if len(label) <= width else label[: width - 1] + "~"
+
+
+def min_mean_max(mmm: Mapping[str, Any] | None, unit: str, digits: int = 0) -> str | None:
+    """'1980 MHz' when steady, '1965-1995 MHz' when it moved during the round."""
+    if not mmm:
+        return None
+    lo, hi = mmm.get("min"), mmm.get("max")
+    if lo is None or hi is None:
+        return None
+    if round(lo, digits) == round(hi, digits):
+        return f"{lo:.{digits}f} {unit}"
+    return f"{lo:.{digits}f}-{hi:.{digits}f} {unit}"
+
+
+def verdict(v: Mapping[str, Any] | None, computed: bool = False) -> str:
+    """A verdict with its paired estimate and interval: "SAME -0.10 [-0.12, -0.04]"; the
+    estimate is the interval's centre, not report 001's p50 speedup. `computed`: derived by
+    sagetui from a report that recorded none (marked *)."""
+    if not v:
+        return DASH
+    est, lo, hi = (v.get(k) for k in ("estimate_percent", "ci_low_percent", "ci_high_percent"))
+    return (f"{v['state']}{'*' if computed else ''}" + ("" if est is None else f" {est:+.2f}")
+            + ("" if lo is None or hi is None else f" [{lo:+.2f}, {hi:+.2f}]"))
+
+
+def threshold(v: Mapping[str, Any] | None, at: str | None = None) -> str:
+    """Where a verdict's SAME threshold came from, with its calibration's age when the report
+    was made (`at`, its created_utc: a saved report's calibration does not age)."""
+    from sagetui.core.statistics.threshold import Threshold
+
+    t = Threshold.from_fields(v) if v else None
+    if t is None:
+        return DASH
+    try:
+        now = _dt.datetime.fromisoformat(at) if at else None
+    except ValueError:
+        now = None
+    return t.describe(now)
+
+
+def drift(d: Mapping[str, Any] | None) -> tuple[str, bool]:
+    """A drift slope in % per round and whether it is flagged: ("+0.66 DRIFT", True)."""
+    if not d or not _finite(d.get("slope_percent_per_round")):
+        return DASH, False
+    flagged = bool(d.get("flagged"))
+    return f"{d['slope_percent_per_round']:+.2f}" + (" DRIFT" if flagged else ""), flagged
+
+
+ACCURACY_COLUMNS = {"cos": "cos sim", "l1": "rel L1 %", "rmse": "RMSE", "max": "max |err|"}
+
+
+def accuracy(acc: Mapping[str, Any] | None) -> dict[str, str]:
+    """Cosine similarity, relative L1 (a percent), RMSE and max |error| against fp32
+    attention, or dashes (ACCURACY_COLUMNS names the columns)."""
+    a = acc or {}
+    return {"cos": cosine(a.get("cosine_similarity")), "l1": fraction_pct(a.get("relative_l1")),
+            "rmse": sci(a.get("rmse")), "max": sci(a.get("max_abs_error"))}
+
+
+def share_of_peak(share: float | None, peak_tops: float | None = None,
+                  types: tuple[str, str] | None = None) -> str:
+    """"40.5 % of 1,979 (int8/fp8)"."""
+    if not _finite(share):
+        return DASH
+    text = f"{100 * share:.1f} %"  # type: ignore[operator]
+    if _finite(peak_tops):
+        text += f" of {peak_tops:,.0f}"
+        if types:
+            text += f" ({types[0]}/{types[1]})"
+    return text
