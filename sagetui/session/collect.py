@@ -8,7 +8,6 @@ gives a valid Report.
 from __future__ import annotations
 
 import datetime as _dt
-import platform
 from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -344,11 +343,13 @@ class Collector:
         return Report.model_validate(_drop_none(data))
 
     def _environment(self) -> dict[str, Any]:
+        from sagetui.core.environment import environment_block, host_facts
+
         h, r = self.hello, self.ready
-        return _drop_none({"python": h and h.python, "torch": h and h.torch,
-                           "device": (r and r.device) or (h and h.device),
-                           "gpu": r and r.gpu, "platform": platform.platform(),
-                           "host": platform.node(), "protocol": h and h.protocol})
+        return environment_block(
+            runner={"python": h.python, "torch": h.torch, "device": h.device,
+                    "protocol": h.protocol} if h else None,
+            ready={"device": r.device, "gpu": r.gpu} if r else None, host=host_facts())
 
 
 def _entry(variants: list[dict[str, Any]], name: str) -> dict[str, Any]:
