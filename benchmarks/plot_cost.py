@@ -1,7 +1,7 @@
 """Plot cost: how long each live plot takes to redraw while a run is live, at 120x40 and 200x60,
 with 10^5 and 10^6 samples collected.
 
-The console (SageTUI under App.run_test, headless) shows a live RunData filled, as a run
+The console (SageTUI under App.run_test, headless) shows a live run model filled, as a run
 would fill it, with 2 variants of the reference backend's 8 phases (6 leaves) in two round
 structures:
 - "long rounds": 50 rounds per variant (10^6 samples: 10,000 iterations a round);
@@ -47,44 +47,50 @@ NO_TELEMETRY = {"available": False, "reason": "no GPU: telemetry is NVML's", "sa
 
 
 def fill(data, samples: int, per_round: int, seed: int = 0) -> None:
-    """`samples` iterations into a live RunData, split over 2 variants, `per_round` a round, as
-    live_fold's iterations and round events would leave them (filled in bulk: folding 10^6
-    events one by one takes a minute and ends in the same arrays)."""
-    from sagetui.tui.phase_stats import PhaseStore
+    """`samples` iterations into a live source's run model, split over 2 variants,
+    `per_round` a round, through the run model's own storage and round events (filled in bulk,
+    a round's column at a time: folding 10^6 events one by one takes a minute and ends in the
+    same arrays)."""
+    from sagetui.core import events as ev
+    from sagetui.core.run.fold import apply
+    from sagetui.core.run.model import TOTAL, PhaseSamples
 
     rng = np.random.default_rng(seed)
-    names = list(data.variants)
+    m = data.model
+    names = list(m.variants)
     tree = [(n, p) for n, p in PHASES]
     parents = {p for _, p in tree if p}
     rounds = max(1, samples // (len(names) * per_round))
-    for k, name in enumerate(names):
-        v = data.variants[name]
-        v.phases, v.status = tree, "ok"
-        slow = 1.0 + 0.1 * k
-        for r in range(rounds):
-            leaf = {n: m * slow * rng.lognormal(0.0, 0.05, per_round)
-                    for n, m in LEAF_MEANS.items()}
-            vals = dict(leaf)
-            for p in parents:
-                vals[p] = sum(leaf[n] for n, pp in tree if pp == p)
-            total = sum(leaf.values())
-            for n, x in vals.items():  # as RunData folds a live run's samples in
-                v.phase_store.setdefault(n, PhaseStore()).add_many(r, x)
-            v.total.add_many(r, total)
-            v.totals.sync()  # (the totals' pyramid reads the total store's samples)
-            v.completed_rounds.append(r)
-            v.block_telemetry[(r, 0)] = v.block_telemetry[(r, 1)] = NO_TELEMETRY
-            v.round_telemetry[r] = dict(NO_TELEMETRY)
-        v.drift = {"slope_percent_per_round": 0.01, "flagged": False}
-    base = data.variants[names[0]].p50_s()
+    apply(m, ev.RunStarted(config=m.config, created_utc="2026-01-01T00:00:00+00:00"))
     for name in names:
-        p50 = data.variants[name].p50_s()
-        data.variants[name].speedup_percent = (base / p50 - 1) * 100
-    data.rounds_done = rounds
-    data.status = "running"
-    p = data.progress
-    p.round, p.rounds_planned, p.iterations_per_round = rounds, rounds + 1, per_round
-    p.iterations_done, p.stage = samples, "measuring"
+        apply(m, ev.VariantLoaded(name=name, backend="reference", status="ok", phases=tree))
+    for r in range(rounds):
+        apply(m, ev.RoundStarted(round=r, variants=names))
+        for k, name in enumerate(names):
+            v = m.variants[name]
+            slow = 1.0 + 0.1 * k
+            leaf = {n: mean * slow * rng.lognormal(0.0, 0.05, per_round)
+                    for n, mean in LEAF_MEANS.items()}
+            vals = dict(leaf)
+            for par in parents:
+                vals[par] = sum(leaf[n] for n, pp in tree if pp == par)
+            vals[TOTAL] = sum(leaf.values())
+            for n, x in vals.items():  # as the fold adds a block's columns
+                v.samples.setdefault(n, PhaseSamples()).add(r, x)
+            for half in (0, 1):
+                apply(m, ev.BlockDone(variant=name, round=r, half=half,
+                                      iterations=per_round // 2, cancelled=False,
+                                      telemetry=NO_TELEMETRY))
+        apply(m, ev.RoundDone(round=r, completed=names))
+    for name in names:
+        m.variants[name].drift = {"slope_percent_per_round": 0.01, "flagged": False}
+    base = data.p50_s(m.variants[names[0]])
+    for name in names:
+        m.variants[name].speedup_percent = (base / data.p50_s(m.variants[name]) - 1) * 100
+    p = m.progress
+    p.round, p.iterations_done, p.stage = rounds, samples, "measuring"
+    data.idle = False
+    data.clock.start(rounds + 1, per_round, None)
     data.touch()
 
 
@@ -93,7 +99,7 @@ def new_batch(data, n: int = 200) -> list:
     events, the columns the runner sends."""
     from sagetui.core.events import Iterations
 
-    r = data.rounds_done
+    r = len(data.model.completed_rounds)
     out = []
     for name in data.variants:
         k = n // len(data.variants)
@@ -108,8 +114,8 @@ def new_batch(data, n: int = 200) -> list:
 async def measure(samples: int, per_round: int, size: tuple[int, int], reps: int
                   ) -> dict[str, tuple[float, float, float, int]]:
     """plot id -> median (draw, paint, of which build) ms and the points drawn."""
+    from sagetui.core.run.fold import apply
     from sagetui.tui.app import SageTUI
-    from sagetui.tui.live_fold import fold_iterations
     from sagetui.tui.widgets.plots import SeriesPlot
 
     app = SageTUI(config=bench_config(variants=2, rounds=10**5, iterations=per_round),
@@ -138,7 +144,7 @@ async def measure(samples: int, per_round: int, size: tuple[int, int], reps: int
             draws, builds, paints, syncs = [], [], [], []
             for _ in range(reps):
                 for e in new_batch(app.live):  # a live tick's worth of samples
-                    fold_iterations(app.live, e)
+                    apply(app.live.model, e)
                 app.live.touch()  # and a block or round event: the version moves
                 t = time.perf_counter()
                 app.sync_panels()  # every panel syncs on the tick (not a plot: apart)

@@ -111,7 +111,7 @@ def test_check_refuses_accuracy_out_of_range(tmp_path):
 def test_accuracy_and_sdpa_backend_reach_the_exports_and_the_console_views():
     from sagetui.core.format import accuracy
     from sagetui.core.report.export import to_markdown
-    from sagetui.tui.report_view import from_report
+    from sagetui.tui.source import saved_source
 
     from .conftest import SAMPLES
 
@@ -123,10 +123,12 @@ def test_accuracy_and_sdpa_backend_reach_the_exports_and_the_console_views():
     v["sdpa_backend"] = "cudnn"
     report = Report.model_validate(data)
     md = to_markdown(report)
-    assert f"| {v['name']} | cudnn |" in md and "0.99987 | 1.23 |" in md  # rel. L1 in percent, as everywhere
+    # rel. L1 in percent, as everywhere
+    assert f"| {v['name']} | cudnn |" in md and "0.99987 | 1.23 |" in md
     assert "heads [0, 7]" in md  # a subset is said
-    view = from_report(report, "r").variants[v["name"]]
-    assert view.sdpa_backend == "cudnn"
-    cells = accuracy(view.accuracy)
+    view = saved_source(report, "r").variants[v["name"]]
+    assert view.facts.sdpa_backend == "cudnn"
+    assert view.facts.accuracy is not None
+    cells = accuracy(view.facts.accuracy.model_dump())
     assert (cells["cos"], cells["l1"]) == ("0.99987", "1.23")
     assert accuracy(None)["cos"] == accuracy(None)["l1"] == "-"

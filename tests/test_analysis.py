@@ -10,6 +10,7 @@ import numpy as np
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.derived import speedup_percent
 from sagetui.core.report.io import load_report
+from sagetui.core.run import figures
 from sagetui.core.statistics import verdict as vd
 from sagetui.core.statistics.analysis import analyse
 from sagetui.core.statistics.drift import drift
@@ -46,8 +47,7 @@ def test_the_session_report_is_the_analysis(tmp_path):
                                         VariantSpec.parse("b=reference[slowdown=1.5]")])
     s = Session(cfg)
     report = s.run()
-    c = s.collector
-    a = c.analysis(drift=True)
+    a = figures.analysis(s.model)
     b = report.variant("b")
     assert b.verdict.model_dump(exclude_none=True) == a.verdict_dict("b")
     assert b.drift.model_dump(exclude_none=True) == {

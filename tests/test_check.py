@@ -131,43 +131,48 @@ def test_sagetui_report_every_summary_is_recomputed_from_samples(tmp_path):
     mutated["variants"][0]["rounds"][1]["p50_s"] *= 1.0001
     assert "$.variants[0].rounds[1].p50_s" in mismatches(mutated)
     mutated = copy.deepcopy(data)
-    mutated["phase_timings"]["fused_mainloop"]["mean_s"] *= 1.0001
-    assert "$.phase_timings.fused_mainloop.mean_s" in mismatches(mutated)
+    mutated["variants"][1]["phase_timings"]["fused_mainloop"]["mean_s"] *= 1.0001
+    assert "$.variants[1].phase_timings.fused_mainloop.mean_s" in mismatches(mutated)
     assert load_report  # imported for its side effect of validating the module
 
 
 def _made_report():
-    """A report built by the session's collector from synthetic events (no runner)."""
-    return _made_collector().report()
+    """A report built by the session's code (the fold and the build) from synthetic events
+    (no runner)."""
+    from sagetui.core.run.build import build_report
+    from sagetui.core.run.status import final_status
+
+    m = _made_model()
+    return build_report(m, final_status(m, rounds_planned=3))
 
 
-def _made_collector():
-    """The session's collector, fed synthetic events (no runner)."""
+def _made_model():
+    """A run model fed synthetic events through the one fold (no runner)."""
     from sagetui.core import events as ev
     from sagetui.core.config import RunConfig, Shape, VariantSpec
-    from sagetui.session.collect import Collector
+    from sagetui.core.run.fold import apply, new_model
 
     cfg = RunConfig(shape=Shape(heads=2, q_len=256, head_dim=64),
                     variants=[VariantSpec(name="a", backend="reference"),
                               VariantSpec(name="b", backend="reference")], rounds=3, iterations=4)
-    c = Collector(cfg)
+    m = new_model()
+    apply(m, ev.RunStarted(config=cfg, created_utc="2026-01-01T00:00:00+00:00"))
     phases = [("k_mean_and_smoothing_preparation", None), ("fused_mainloop", None)]
     for n in ("a", "b"):
-        c.on_variant(ev.VariantLoaded(name=n, backend="reference", status="ok", kernel="sm89",
-                                      phases=phases))
-    c.ready = ev.Ready(input_sha256="0" * 64, device="cpu",
-                       scheduler={"cta_q": 128, "cta_k": 64, "warp_q": 32, "warp_k": 64,
-                                  "kernel": "sm89"})
+        apply(m, ev.VariantLoaded(name=n, backend="reference", status="ok", kernel="sm89",
+                                  phases=phases))
+    apply(m, ev.Ready(input_sha256="0" * 64, device="cpu"))
     t = 0.01
     for r in range(3):
+        apply(m, ev.RoundStarted(round=r, variants=["a", "b"]))
         for n in ("a", "b"):
             for i in range(4):
                 t += 0.0001
                 ph = {"k_mean_and_smoothing_preparation": t / 10, "fused_mainloop": t}
-                c.on_iterations(ev.Iterations(
-                    variant=n, round=r, half=0, start=i, total_s=[sum(ph.values())],
-                    phases={k: [x] for k, x in ph.items()}))
-            c.on_block(ev.BlockDone(variant=n, round=r, half=0, iterations=4, cancelled=False,
-                                    output_sha256="a" * 64, checksum=1.0, telemetry={}))
-        c.complete_round(r, list(c.variants))
-    return c
+                apply(m, ev.Iterations(variant=n, round=r, half=0, start=i,
+                                       total_s=[sum(ph.values())],
+                                       phases={k: [x] for k, x in ph.items()}))
+            apply(m, ev.BlockDone(variant=n, round=r, half=0, iterations=4, cancelled=False,
+                                  output_sha256="a" * 64, checksum=1.0, telemetry={}))
+        apply(m, ev.RoundDone(round=r, completed=["a", "b"]))
+    return m

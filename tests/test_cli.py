@@ -147,7 +147,8 @@ def test_calibrate_stores_the_noise_floor_that_later_runs_use(cli_here, tmp_path
               "--json", "r.json")
     assert run.returncode == 0, run.stderr
     report = load_report(tmp_path / "r.json")
-    assert report.config["noise_floor_percent"] == noise
+    assert report.threshold is not None and report.threshold.noise_floor_percent == noise
+    assert report.threshold.threshold_source == "calibration"
 
 
 def test_shape_and_backend_resolve_by_what_the_machine_has():

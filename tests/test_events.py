@@ -10,7 +10,7 @@ import pytest
 
 from sagetui.core import events as ev
 from sagetui.core import protocol
-from sagetui.core.config import Shape
+from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.eventlog import log_line
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.sweep import build as sweep_build
@@ -24,16 +24,17 @@ SAMPLES: list[ev.RunnerEvent | ev.Command] = [
              backends={"reference": None, "sdpa": "needs a CUDA device"}),
     ev.VariantLoaded(name="a", backend="reference", status="ok",
                      phases=[("qk", None), ("q", "qk")],
-                     provenance={"files": [{"module": "m", "path": "/x.so", "sha256": "0" * 64,
-                                            "size_bytes": 10, "mtime_utc": "2026"}]}),
+                     facts={"provenance": {"files": [{"module": "m", "path": "/x.so",
+                                                      "sha256": "0" * 64, "size_bytes": 10,
+                                                      "mtime_utc": "2026"}]}}),
     ev.Ready(input_sha256="0" * 64, device="cpu", gpu={"name": "H200"}),
     ev.WarmupDone(variant="a", calls=3, seconds=0.5),
     ev.Iterations(variant="a", round=1, half=0, start=4, phases={"q": [1e-3, 2e-3]},
                   total_s=[1e-3, 2e-3]),
     ev.BlockDone(variant="a", round=1, half=0, iterations=2, cancelled=False,
                  output_sha256="ab" * 32, checksum=1.5, host={"enqueue_s": 0.1},
-                 accuracy={"cosine_similarity": 0.99, "rows": 4, "reference": "fp32"},
-                 sdpa_backend="flash", sdpa_backend_method="torch._fused_sdp_choice"),
+                 facts={"accuracy": {"cosine_similarity": 0.99, "rows": 4, "reference": "fp32"},
+                        "sdpa_backend": "flash", "sdpa_backend_method": "torch._fused_sdp_choice"}),
     ev.Decomposition(variant="a", skipped="no public API"),
     ev.PhaseStarted(variant="a", phase="q"),
     ev.RunnerError(kind="oom", message="CUDA out of memory", variant="a", fatal=False),
@@ -104,9 +105,18 @@ def _point() -> SweepPoint:
 
 def _session_samples() -> list[ev.Event]:
     report = _made_report()
-    return [ev.RoundStarted(round=0, variants=["a", "b"]),
-            ev.RoundDone(round=0, verdicts={"b": {"state": "SAME", "ci_low_percent": -1.0,
-                                                  "ci_high_percent": 1.0}}),
+    cfg = RunConfig(shape=Shape(heads=2, q_len=128, head_dim=64),
+                    variants=[VariantSpec(name="a", backend="reference")])
+    return [ev.RunStarted(config=cfg, created_utc="2026-01-01T00:00:00+00:00"),
+            ev.ConfigResolved(config=cfg),
+            ev.ThresholdResolved(threshold={"threshold_percent": 2.0,
+                                            "threshold_source": "calibration"}),
+            ev.BaselineChanged(baseline="b"),
+            ev.Resumed(),
+            ev.RoundStarted(round=0, variants=["a", "b"]),
+            ev.RoundDone(round=0, completed=["a", "b"]),
+            ev.AnalysisDone(round=0, verdicts={"b": {"state": "SAME", "ci_low_percent": -1.0,
+                                                     "ci_high_percent": 1.0}}),
             ev.TailRow(variant="a", sweep="q_len", q_len=128, kv_len=256, mainloop=[1e-4],
                        phase="fused_mainloop", checksum=2.0),
             ev.PointStarted(index=2, total=4, shape="1x1x128x256x64"),
@@ -116,7 +126,7 @@ def _session_samples() -> list[ev.Event]:
             ev.LogMessage(message="hello"),
             ev.FromRunner(runner="gpu 1", event=ev.FaultRaised(fault=Fault(kind="died",
                                                                            message="gone"))),
-            ev.Finished(status="complete", report=report)]
+            ev.Finished(status="partial", report=report, detail=["variant b failed"])]
 
 
 def test_log_line_has_an_arm_for_every_event():
@@ -125,10 +135,13 @@ def test_log_line_has_an_arm_for_every_event():
     assert {type(e) for e in events} == set(typing.get_args(ev.Event))
     lines = {e.NAME: log_line(e) for e in events}  # raises under SAGETUI_STRICT_EVENTS
     assert lines["variant"].text == "variant a (reference): loaded"
-    assert lines["round_done"].text == "round 1 done · b: SAME [-1.00, +1.00] %"
+    assert lines["analysis"].text == "round 1 done · b: SAME [-1.00, +1.00] %"
+    assert lines["round_done"] is None  # the analysis after it says the round is done
+    assert lines["threshold"].text == ("verdicts: SAME when the 95 % interval lies within "
+                                       "±2.00 % (calibration)")
     assert lines["fault"].text == "FAULT died: gone (variant b, round 1)"
     assert lines["fault"].severity == "error" and lines["fault"].detail == ["x"]
-    assert lines["finished"].text == "run complete: 3 rounds kept"
+    assert lines["finished"].text == "run partial: 3 rounds kept (variant b failed)"
     assert lines["iterations"] is None
     assert lines["block_done"].text == ("variant a: torch's SDPA ran the flash backend "
                                         "(torch._fused_sdp_choice)")
@@ -151,11 +164,10 @@ def test_an_event_no_match_handles_is_an_error_in_the_tests(monkeypatch):
 
     with pytest.raises(ev.UnexpectedEvent, match="Stray"):
         log_line(Stray())  # type: ignore[arg-type]
-    from sagetui.tui.live_fold import apply
-    from sagetui.tui.run_data import RunData
+    from sagetui.core.run.fold import apply, new_model
 
     with pytest.raises(ev.UnexpectedEvent):
-        apply(RunData("live", live=True), Stray())  # type: ignore[arg-type]
+        apply(new_model(), Stray())  # type: ignore[arg-type]
     monkeypatch.delenv(ev.STRICT_ENV)
     assert log_line(Stray()) is None  # type: ignore[arg-type]
 

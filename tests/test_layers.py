@@ -1,5 +1,6 @@
-"""DESIGN.md §2's layer rules, checked by import-linter's contracts in pyproject.toml, plus the
-one rule import-linter cannot see: the UI process never imports torch at run time."""
+"""The layer rules (docs/architecture.md, "Layers"), checked by import-linter's contracts in
+pyproject.toml, plus the one rule import-linter cannot see: the UI process never imports torch
+at run time. (Modules are split by job, never to meet a line count: no test caps them.)"""
 
 import subprocess
 import sys
@@ -23,13 +24,6 @@ def test_cli_and_console_modules_do_not_import_torch():
             "print(bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
-
-
-def test_no_module_is_over_400_lines():
-    """Small modules named for what they hold (the team's rule)."""
-    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "sagetui").rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > 400}
-    assert not long, long
 
 
 def test_the_import_graph_has_no_cycle():

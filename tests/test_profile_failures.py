@@ -17,6 +17,7 @@ import pytest
 
 from sagetui.core.profile.failures import ProfileError
 from sagetui.core.profile.rules import FAMILIES
+from sagetui.core.report.model import SCHEMA_VERSION
 from sagetui.session.profile_pass import Pass, Tools, profile_target
 
 FIX = Path(__file__).parent / "profile_fixtures"
@@ -150,4 +151,4 @@ def test_a_report_with_profiles_round_trips(fake, tmp_path: Path):
     assert back == report and check_report(back) == []
     md = to_markdown(back)
     assert "Inside the main loop" in md and "pv_accumulation" in md
-    assert json.loads(path.read_text())["schema_version"] == 2
+    assert json.loads(path.read_text())["schema_version"] == SCHEMA_VERSION

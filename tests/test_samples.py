@@ -75,17 +75,23 @@ def test_arrays_are_checked_too():
             Report.model_validate(d)
 
 
-def test_a_report_shares_the_collectors_arrays():
-    """The recovery file's report (one per round) and the final one copy no sample."""
-    from .test_check import _made_collector, _made_report
+def _upto(series: RoundSeries, r: int) -> RoundSeries:
+    return RoundSeries(series.values[: series.bounds[r + 1]], series.bounds[: r + 2])
 
-    c = _made_collector()
-    r1, r2 = c.report(), c.report()
+
+def test_a_report_shares_the_models_arrays():
+    """The recovery file's report (one per round) and the final one copy no sample."""
+    from sagetui.core.run.build import build_report
+
+    from .test_check import _made_model, _made_report
+
+    m = _made_model()
+    r1, r2 = build_report(m), build_report(m)
     for v in ("a", "b"):
         for phase in ("total", "fused_mainloop"):
             a, b = r1.samples[v][phase].values, r2.samples[v][phase].values
             assert np.shares_memory(a, b)
-            assert np.shares_memory(a, c.variants[v].store[phase].values.view)
+            assert np.shares_memory(a, m.variants[v].samples[phase].values)
     assert r1.samples == _made_report().samples
 
 
@@ -98,25 +104,44 @@ def test_growable_array_views_survive_appends():
     assert view.tolist() == [1.0, 2.0] and len(g) == 103 and g.view[-1] == 4.0
 
 
-def test_the_console_adopts_a_reports_samples_without_copying():
-    """After a run the console shows the final report: its panels read the report's arrays
-    (the session's), so each sample is held once; and the numbers are the same."""
-    from sagetui.tui.report_view import load_report
-    from sagetui.tui.run_data import RunData
+def test_the_consoles_model_adopts_the_sessions_round_arrays_without_copying():
+    """Two models in one process (the session's and the console's), one copy of each
+    completed round: the session hands its arrays over on round_done, which never change once
+    written; the numbers are the same as a model that folded its own."""
+    import dataclasses
 
-    from .test_check import _made_report
+    from sagetui.core import events as ev
+    from sagetui.core.run.fold import apply, new_model
 
-    report = _made_report()
-    data = RunData("run", live=True)
-    load_report(data, report)
-    for name in ("a", "b"):
-        view = data.variants[name]
-        assert np.shares_memory(view.total.values.view, report.samples[name]["total"].values)
-        assert np.shares_memory(view.totals.values.view, view.total.values.view)
-        main = view.phase_store["fused_mainloop"]
-        assert np.shares_memory(main.values.view, report.samples[name]["fused_mainloop"].values)
-        assert view.total.values.view.tolist() == report.samples[name]["total"].values.tolist()
-        assert view.p50_s() == float(np.median(report.samples[name]["total"].values))
-        # an append copies first: the report is never written to
-        view.total.add_many(99, np.array([1.0]))
-        assert report.samples[name]["total"].values[-1] != 1.0
+    from .test_check import _made_model
+
+    session = _made_model()
+    own = new_model()
+    adopted = new_model()
+    for m in (own, adopted):
+        apply(m, ev.RunStarted(config=session.config, created_utc="x"))
+        for n in ("a", "b"):
+            apply(m, ev.VariantLoaded(name=n, backend="reference", status="ok",
+                                      phases=session.variants[n].phases))
+    for r in range(3):
+        for m in (own, adopted):
+            apply(m, ev.RoundStarted(round=r, variants=["a", "b"]))
+            for n in ("a", "b"):
+                s = session.variants[n]
+                apply(m, ev.Iterations(
+                    variant=n, round=r, half=0, start=0,
+                    phases={p: s.samples[p].round_values(r).tolist()
+                            for p in ("k_mean_and_smoothing_preparation", "fused_mainloop")},
+                    total_s=s.total.round_values(r).tolist()))
+        done = ev.RoundDone(round=r, completed=["a", "b"])
+        apply(own, done)
+        hand = {n: {p: (_upto(ps.series(), r), list(ps.rounds[:r + 1]))  # as at round r
+                    for p, ps in v.samples.items()} for n, v in session.variants.items()}
+        apply(adopted, dataclasses.replace(done, samples=hand))
+    for n in ("a", "b"):
+        mine, theirs, source = (m.variants[n].total for m in (own, adopted, session))
+        assert np.shares_memory(theirs.values, source.values)
+        assert not np.shares_memory(mine.values, source.values)
+        assert mine.values.tolist() == theirs.values.tolist() == source.values.tolist()
+        assert own.variants[n].round_medians == adopted.variants[n].round_medians
+        assert not theirs.pending  # the unfinished round it folded itself went

@@ -13,7 +13,7 @@ from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.report.check import check_report
 from sagetui.core.report.io import load_report
-from sagetui.core.report.model import Report
+from sagetui.core.report.model import SCHEMA_VERSION, Report
 from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.sweep import plan as sw
 from sagetui.core.sweep.axes import parse_axis, parse_causal, parse_length
@@ -125,7 +125,7 @@ def sweep_report(tmp_path_factory) -> Report:
 
 def test_sweep_points_interleave_variants_and_pass_check(sweep_report):
     r = sweep_report
-    assert r.status == "complete" and r.schema_version == 2
+    assert r.status == "complete" and r.schema_version == SCHEMA_VERSION
     assert [(p.x, p.shape.causal) for p in r.sweep.points] == [
         (128, False), (256, False), (128, True), (256, True)]
     for p in r.sweep.points:

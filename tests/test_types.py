@@ -1,5 +1,6 @@
-"""mypy over sagetui/ (pyproject's [tool.mypy], pydantic's plugin): no error. The events'
-exhaustive `match`es rest on it: a new event without an arm is a type error there."""
+"""mypy over sagetui/ (pyproject's [tool.mypy], pydantic's plugin) and ruff over the code and
+the tests (pyproject's [tool.ruff]): no error. The events' exhaustive `match`es rest on mypy: a
+new event without an arm is a type error there."""
 
 import subprocess
 import sys
@@ -28,3 +29,9 @@ def test_mypy_would_report_a_missing_match_arm(tmp_path):
     out = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", str(probe)],
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 1 and "unexpected" in out.stdout, out.stdout[-2000:]
+
+
+def test_ruff_finds_nothing() -> None:
+    out = subprocess.run([sys.executable, "-m", "ruff", "check", "sagetui", "tests",
+                          "benchmarks"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]

@@ -49,12 +49,15 @@ def test_a_second_run_on_the_same_inputs_reuses_the_runner_and_its_inputs(warm):
     ready = first(b, ev.Ready)
     assert ready.reused_inputs and ready.input_sha256 == first(a, ev.Ready).input_sha256
     report = s.report()
-    assert report.status == "complete" and [v.name for v in report.variants] == ["x", "c"]
+    assert [v.name for v in report.variants] == ["x", "c"]
+    # c (sdpa) cannot run on this CPU: the run is partial and says why (issue 23)
+    assert report.status == "partial" and report.variant("c").status == "failed"
+    assert report.status_detail and report.status_detail[0].startswith("variant c failed")
     # the renamed variant's output is byte for byte the first run's, its facts carried again
     done_a = [e for e in a if isinstance(e, ev.BlockDone) and e.variant == "a"]
     done_x = [e for e in b if isinstance(e, ev.BlockDone) and e.variant == "x"]
     assert {e.output_sha256 for e in done_x} == {done_a[0].output_sha256}
-    assert done_x[0].accuracy is not None and done_x[1].accuracy is None
+    assert "accuracy" in done_x[0].facts and "accuracy" not in done_x[1].facts
 
 
 def test_another_shape_reuses_the_process_but_builds_new_inputs(warm):
@@ -147,7 +150,7 @@ def test_output_checks_hash_once_and_reuse_the_first_outputs_facts():
     one = checks.facts("a", key, out.clone(), None, facts_of)
     two = checks.facts("a", key, out.clone(), None, facts_of)
     assert one["output_sha256"] == hashlib.sha256(out.numpy().tobytes()).hexdigest()
-    assert one["accuracy"] == {"rel_l2": 0.01} and "accuracy" not in two
+    assert one["facts"]["accuracy"] == {"rel_l2": 0.01} and "facts" not in two
     assert two["output_sha256"] == one["output_sha256"] and len(calls) == 1
     other = out.clone()
     other[3] = 99.0  # different bytes: hashed on their own
@@ -155,7 +158,8 @@ def test_output_checks_hash_once_and_reuse_the_first_outputs_facts():
     assert three["output_sha256"] == hashlib.sha256(other.numpy().tobytes()).hexdigest()
     assert three["max_abs_diff"] == 96.0
     checks.new_run([key])  # the next run on these inputs: the facts are given again, once
-    assert checks.facts("b", key, out.clone(), None, facts_of)["accuracy"] == {"rel_l2": 0.01}
+    again = checks.facts("b", key, out.clone(), None, facts_of)
+    assert again["facts"]["accuracy"] == {"rel_l2": 0.01}
     assert len(calls) == 1
     checks.new_run([])
     assert not checks.has_first(key)

@@ -23,7 +23,7 @@ from sagetui.tui.compare_rows import (
     letter,
     with_verdicts,
 )
-from sagetui.tui.report_view import from_report
+from sagetui.tui.source import saved_source
 
 
 def _plain(text: str) -> Text:
@@ -66,7 +66,7 @@ def compare_table(reports: list[tuple[str, Report]]) -> Table:
     """The console's Compare tab on stdout: the same rows (tui/compare_rows.py), each report's
     p50, p90, how much faster than A, speedup over its own baseline and verdict (derived from
     its round p50s when it recorded none, marked *)."""
-    sources = [with_verdicts(from_report(r, path.rsplit("/", 1)[-1], path=path))
+    sources = [with_verdicts(saved_source(r, path.rsplit("/", 1)[-1], path=path))
                for path, r in reports]
     many = len(sources) > 1
     notes = [legend([one_line(s.label) for s in sources])] + ([SIGN_NOTE, MATCH_NOTE]

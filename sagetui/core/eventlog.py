@@ -65,12 +65,21 @@ def log_line(e: ev.Event) -> LogLine | None:
             gpu = (e.gpu or {}).get("name") or e.device
             kept = ", kept from the last run" if e.reused_inputs else ""
             return LogLine(f"inputs ready on {gpu} (sha256 {e.input_sha256[:12]}{kept})")
-        case ev.RoundDone():
+        case ev.AnalysisDone():
             verdicts = _verdicts(e.verdicts)
             return LogLine(f"round {e.round + 1} done" + (f" · {verdicts}" if verdicts else ""))
-        case ev.BlockDone() if e.sdpa_backend:
-            return LogLine(f"variant {e.variant}: torch's SDPA ran the {e.sdpa_backend} "
-                           f"backend ({e.sdpa_backend_method})")
+        case ev.ThresholdResolved():
+            return LogLine(f"verdicts: SAME when the 95 % interval lies within "
+                           f"±{e.threshold.get('threshold_percent', 0):.2f} % "
+                           f"({e.threshold.get('threshold_source', 'default')})")
+        case ev.BaselineChanged():
+            return LogLine(f"baseline: {e.baseline} from this round on")
+        case ev.Resumed():
+            return LogLine("resuming: the round the run was stopped in is measured again")
+        case ev.BlockDone() if e.facts.get("sdpa_backend"):
+            how = e.facts.get("sdpa_backend_method")
+            return LogLine(f"variant {e.variant}: torch's SDPA ran the "
+                           f"{e.facts['sdpa_backend']} backend ({how})")
         case ev.PointStarted():
             return LogLine(f"point {e.index + 1}/{e.total}: {e.shape}")
         case ev.PointDone():
@@ -97,9 +106,12 @@ def log_line(e: ev.Event) -> LogLine | None:
             if e.report.sweep is not None:
                 return LogLine(f"sweep {e.status}: {len(e.report.sweep.points)} points kept",
                                severity)
-            return LogLine(f"run {e.status}: {e.report.rounds or 0} rounds kept", severity)
+            why = "; ".join(e.detail)
+            return LogLine(f"run {e.status}: {e.report.rounds or 0} rounds kept"
+                           + (f" ({why})" if why else ""), severity)
         case (ev.WarmupDone() | ev.Iterations() | ev.BlockDone() | ev.Decomposition()
-              | ev.PhaseStarted() | ev.Bye() | ev.RoundStarted()):
+              | ev.PhaseStarted() | ev.Bye() | ev.RoundStarted() | ev.RoundDone()
+              | ev.RunStarted() | ev.ConfigResolved()):
             return None
         case _:
             ev.unexpected(e)

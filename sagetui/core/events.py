@@ -8,10 +8,15 @@ Three families:
   built in-process and never encoded. The session passes every runner event it is given on to
   its display too, under the same name.
 
+The run model (core/run/) is fed these and nothing else: every change to what a run measured
+or how it stands travels as an event, so that the session's model and the console's, fed the
+same stream, are equal (docs/architecture.md, "Events").
+
 To add an event: one dataclass here with its NAME, its class in RunnerEventT, CommandT or
 SessionEventT below (the codec's registry is built from them), and one arm in eventlog.log_line
-and in tui/live_fold.apply (mypy points at every `match` that lacks it: they end in
-`unexpected(ev)`).
+and in core/run/fold.apply (mypy points at every `match` that lacks it: they end in
+`unexpected(ev)`). To add a fact of a variant: a field of report.model.VariantFacts, and the
+runner puts it in a `facts` dict of its `variant` or `block_done` event.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Never
 from pydantic import BeforeValidator, ConfigDict, Field
 from pydantic.dataclasses import dataclass as wire
 
+from sagetui.core.config import RunConfig
 from sagetui.core.report.model import Fault
 
 if TYPE_CHECKING:
@@ -90,9 +96,10 @@ class VariantLoaded(RunnerEvent):
     error: str | None = None
     kernel: str | None = None
     phases: PhaseTree = Field(default_factory=list)  # (name, parent)
-    # the files the variant's code came from: {files: [{module, path, sha256, size_bytes,
-    # mtime_utc}], sageattention_dist?, sageattention_version?} (runner/provenance.py)
-    provenance: dict[str, Any] | None = None
+    # facts of the variant (report.model.VariantFacts' fields), e.g. its provenance: the files
+    # its code came from {files: [{module, path, sha256, size_bytes, mtime_utc}],
+    # sageattention_version?...} (runner/provenance.py)
+    facts: dict[str, Any] = Field(default_factory=dict)
 
 
 @wire(frozen=True, kw_only=True, config=_STRICT)
@@ -101,7 +108,6 @@ class Ready(RunnerEvent):
     input_sha256: str
     device: str
     gpu: dict[str, Any] | None = None
-    scheduler: dict[str, Any] | None = None
     reused_inputs: bool = False  # a warm runner set up again on the last run's inputs
 
 
@@ -146,13 +152,11 @@ class BlockDone(RunnerEvent):
     checksum: float | None = None
     max_abs_diff: float | None = None
     mean_abs_diff: float | None = None
-    # in a variant's first block only (outside the timed region): its accuracy against fp32
-    # attention {cosine_similarity, relative_l1, rmse, max_abs_error, reference, rows, heads,
-    # elements} or why it could not be computed, and which SDPA backend torch ran
-    accuracy: dict[str, Any] | None = None
-    accuracy_error: str | None = None
-    sdpa_backend: str | None = None
-    sdpa_backend_method: str | None = None
+    # facts of the variant (report.model.VariantFacts' fields): in its first block (outside
+    # the timed region), its accuracy against fp32 attention {cosine_similarity, relative_l1,
+    # rmse, max_abs_error, reference, rows, heads, elements} or why it could not be computed
+    # (accuracy_error), and which SDPA backend torch ran (sdpa_backend, sdpa_backend_method)
+    facts: dict[str, Any] = Field(default_factory=dict)
 
 
 @wire(frozen=True, kw_only=True, config=_STRICT)
@@ -241,6 +245,48 @@ class Quit(Command):
 
 # -- session events ---------------------------------------------------------------------------
 @dataclass(frozen=True, kw_only=True)
+class RunStarted:
+    """A run begins (not a resumed one): what it was asked to measure, when, where."""
+
+    NAME: ClassVar[str] = "run_started"
+    config: RunConfig
+    created_utc: str
+    host: dict[str, Any] = field(default_factory=dict)  # environment.host_facts()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigResolved:
+    """An `auto` configuration resolved for this machine once the runner said what it has."""
+
+    NAME: ClassVar[str] = "config_resolved"
+    config: RunConfig
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThresholdResolved:
+    """The SAME threshold the verdicts are judged with, and where it came from (known once the
+    runner has named the GPU: a calibration is kept per GPU)."""
+
+    NAME: ClassVar[str] = "threshold"
+    threshold: dict[str, Any]  # statistics.threshold.Threshold.fields()
+
+
+@dataclass(frozen=True, kw_only=True)
+class BaselineChanged:
+    """The verdicts are computed against another variant from the next round on."""
+
+    NAME: ClassVar[str] = "baseline"
+    baseline: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Resumed:
+    """A stopped run goes on: the round it was stopped in is measured again."""
+
+    NAME: ClassVar[str] = "resumed"
+
+
+@dataclass(frozen=True, kw_only=True)
 class RoundStarted:
     NAME: ClassVar[str] = "round_started"
     round: int
@@ -251,12 +297,29 @@ class RoundStarted:
 class RoundDone:
     NAME: ClassVar[str] = "round_done"
     round: int
-    # variant -> the analysis' verdict dict (core/analysis.py), threshold fields included
-    verdicts: dict[str, dict[str, Any]]
+    # the variants whose round is whole; the others' samples of it are dropped
+    completed: list[str] = field(default_factory=list)
+    # set by the session for a display in its own process, after its own model folded the
+    # round: its completed rounds' samples, variant -> phase -> (RoundSeries, rounds), which
+    # never change once written; the display's model holds these instead of a second copy
+    # (run/model.PhaseSamples.adopt). Never recorded: a replayed stream folds its own.
+    samples: dict[str, dict[str, Any]] | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnalysisDone:
+    """The one analysis (core/statistics/analysis.py) of the rounds so far, after a round."""
+
+    NAME: ClassVar[str] = "analysis"
+    round: int
+    # variant -> the verdict's report fields, threshold fields included
+    verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)
     # variant -> Drift.to_dict() and variant -> p50 speedup %, both computed at most every
     # conversation.DRIFT_EVERY_S (empty otherwise): rounds of milliseconds do not wait on them
     drift: dict[str, dict[str, Any]] = field(default_factory=dict)
     speedups: dict[str, float | None] = field(default_factory=dict)
+    # derived by the console for a saved report that recorded none (marked * where shown)
+    computed: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -297,6 +360,7 @@ class FaultRaised:
 
     NAME: ClassVar[str] = "fault"
     fault: Fault
+    failed: str | None = None  # the variant the session dropped with it: it measures no more
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -307,9 +371,13 @@ class LogMessage:
 
 @dataclass(frozen=True, kw_only=True)
 class Finished:
+    """The run is over: its status (run/status.py) and the report built from the session's
+    model, which the display's model, fed the same events, equals."""
+
     NAME: ClassVar[str] = "finished"
     status: str
     report: Report
+    detail: list[str] = field(default_factory=list)  # why it is not complete
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -326,6 +394,7 @@ class FromRunner:
 RunnerEventT = (Hello | VariantLoaded | Ready | WarmupDone | Iterations | BlockDone
                 | Decomposition | PhaseStarted | RunnerError | Bye)
 CommandT = Setup | Warmup | Block | Decompose | Cancel | Quit
-SessionEventT = (RoundStarted | RoundDone | TailRow | PointStarted | PointDone | FaultRaised
-                 | LogMessage | Finished | FromRunner)
+SessionEventT = (RunStarted | ConfigResolved | ThresholdResolved | BaselineChanged | Resumed
+                 | RoundStarted | RoundDone | AnalysisDone | TailRow | PointStarted | PointDone
+                 | FaultRaised | LogMessage | Finished | FromRunner)
 Event = RunnerEventT | SessionEventT

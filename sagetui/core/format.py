@@ -73,7 +73,10 @@ def sci(value: float | None) -> str:
 
 
 def tops(value: float | None) -> str:
-    return f"{value:.1f}" if _finite(value) else DASH
+    """Throughput: one decimal, three significant digits below 10 (a CPU's 0.0412)."""
+    if not _finite(value):
+        return DASH
+    return f"{value:.1f}" if abs(value) >= 10 else f"{value:.3g}"  # type: ignore[arg-type]
 
 
 def count(value: int | None) -> str:

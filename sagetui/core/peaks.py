@@ -110,8 +110,9 @@ def kernel_types(backend: str, options: Mapping[str, object], input_dtype: str,
 
 
 def blended_peak(p_qk: float, p_pv: float) -> float:
-    """Peak of a kernel that does equal work on two types: 2 / (1/P_qk + 1/P_pv)."""
-    return 2.0 / (1.0 / p_qk + 1.0 / p_pv)
+    """Peak of a kernel that does equal work on two types: 2 / (1/P_qk + 1/P_pv) (the peak
+    itself, exactly, when both are the same)."""
+    return p_qk if p_qk == p_pv else 2.0 / (1.0 / p_qk + 1.0 / p_pv)
 
 
 class KernelPeak(TypedDict):

@@ -1,5 +1,5 @@
-"""The runner protocol, version 2: one JSON object per line; the one codec of events.py's
-runner events and commands, used by the runner and the session alike.
+"""The runner protocol (PROTOCOL_VERSION below): one JSON object per line; the one codec of
+events.py's runner events and commands, used by the runner and the session alike.
 
 The session writes commands to the runner's stdin, each {"cmd": NAME, field: value...}; the
 runner writes events to its stdout, each {"event": NAME, field: value...} (nothing else goes
@@ -29,9 +29,11 @@ from pydantic import ValidationError
 
 from sagetui.core.events import Command, CommandT, RunnerEvent, RunnerEventT, to_dict
 
-# 3: ready's reused_inputs (a warm runner). A runner of another version is refused at its hello:
-# strict decoding would drop its changed events, and the session would wait for them
-PROTOCOL_VERSION = 3
+# 3: ready's reused_inputs (a warm runner). 4: a variant's facts travel in `facts` (variant,
+# block_done), ready has no scheduler (each variant's grid is derived from its kernel). A runner
+# of another version is refused at its hello: strict decoding would drop its changed events, and
+# the session would wait for them
+PROTOCOL_VERSION = 4
 # a block's iterations are sent when this long has passed since the last send, and at its
 # end: live plots move as a block runs, and a fast kernel does not cost one line per call
 STREAM_CHUNK_S = 0.05

@@ -17,6 +17,7 @@ Head dims other than 64 and 128 are padded up to one of them, as SageAttention d
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,6 +63,27 @@ def tiles(kernel: str, head_dim: int) -> Tiles:
         return Tiles(t.kernel, t.cta_q, t.cta_k, 32, t.warp_k, t.pipeline_stages, t.v_bytes,
                      t.o_stage_bytes)
     return t
+
+# the tile configuration `sageattn`'s dispatch runs on each architecture (None: its Triton
+# kernel, or no SageAttention CUDA kernel; runner/backends/sage2.py loads the matching module)
+AUTO_KERNEL: dict[str, str | None] = {"sm80": None, "sm86": None, "sm89": "sm89", "sm90": "sm90",
+                                      "sm120": "sm89", "sm121": "sm89"}
+
+
+def kernel_of(backend: str | None, options: Mapping[str, Any] | None = None,
+              arch: str | None = None) -> str | None:
+    """The tile configuration (a TILES key) a backend's kernel runs with these options on an
+    architecture ("sm90", or a capability "sm_90"); None when it runs no SageAttention CUDA
+    kernel. The runner's backends and a report made before schema 3 both read it here."""
+    opts = options or {}
+    if backend == "sage2-sm80":
+        return "sm80-inst-buf" if opts.get("pv_accum") == "fp16+fp32" else "sm80"
+    if backend in ("sage2-sm89", "sage2-sm90"):
+        return backend.removeprefix("sage2-")
+    if backend == "sage2-auto" and arch:
+        return AUTO_KERNEL.get(arch.replace("_", ""))
+    return None
+
 
 MAX_THREADS_PER_SM = 2048
 MAX_CTAS_PER_SM = 32
@@ -171,5 +193,5 @@ def tail_plan(kernel: str, q_len: int, kv_len: int) -> list[tuple[str, int, int]
     return rows
 
 
-__all__ = ["TILES", "Tiles", "grid_facts", "padded_head_dim",
+__all__ = ["AUTO_KERNEL", "TILES", "Tiles", "grid_facts", "kernel_of", "padded_head_dim",
            "tail_plan", "tail_points", "tail_row"]

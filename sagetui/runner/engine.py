@@ -15,14 +15,13 @@ from typing import Any
 import torch
 
 from sagetui.core import events as ev
-from sagetui.core import scheduler as geo
 from sagetui.core.config import RunConfig, VariantSpec
 from sagetui.core.protocol import STREAM_CHUNK_S
 from sagetui.core.status_board import StatusBoard
 from sagetui.runner.accuracy import ExactReference
 from sagetui.runner.backends import backend_class
 from sagetui.runner.backends.base import Backend, Inputs, NullClock, VariantLoadError
-from sagetui.runner.faults import maybe_inject, maybe_inject_setup
+from sagetui.runner.faults import WARMUP, maybe_inject, maybe_inject_setup
 from sagetui.runner.inputs import build_inputs, checksum, tensor_sha256
 from sagetui.runner.nvml import gpu_facts
 from sagetui.runner.output_checks import OutputChecks, SpecKey, spec_key
@@ -174,15 +173,6 @@ class Engine:
         self._ready(reused=True)
 
     def _ready(self, *, reused: bool) -> None:
-        scheduler = None
-        kernel = next((b.kernel for b in self.backends.values() if b.kernel), None)
-        if kernel:
-            s = self.config.shape
-            scheduler = geo.grid_facts(
-                kernel, batch=s.batch, heads=s.heads, q_len=s.q_len, kv_len=s.n_kv_len,
-                head_dim=s.head_dim, causal=s.causal,
-                sm_count=(self.gpu or {}).get("sm_count"),
-                smem_per_sm=(self.gpu or {}).get("smem_per_sm"))
         self._flush = None
         if self.config.cold and self.is_gpu and self.gpu and self.gpu.get("l2_cache_bytes"):
             self._flush = torch.empty(int(self.gpu["l2_cache_bytes"]), dtype=torch.uint8,
@@ -190,7 +180,7 @@ class Engine:
         if self._sampler is None:
             self._sampler = self._make_sampler()
         self.emit(ev.Ready(input_sha256=self._input_sha256, device=self.device, gpu=self.gpu,
-                           scheduler=scheduler, reused_inputs=reused))
+                           reused_inputs=reused))
 
     def _make_sampler(self):
         try:
@@ -222,7 +212,7 @@ class Engine:
         self.emit(ev.VariantLoaded(name=spec.name, backend=spec.backend, path=spec.path,
                                    status="ok", kernel=be.kernel,
                                    phases=[(p.name, p.parent) for p in be.phases()],
-                                   provenance=provenance(be)))
+                                   facts={"provenance": provenance(be)}))
 
     # -- timed work -------------------------------------------------------------------------
     def _call(self, be: Backend, clock: Any) -> torch.Tensor:
@@ -236,6 +226,7 @@ class Engine:
     def warmup(self, variant: str, calls: int) -> None:
         be = self._backend(variant)
         self.board.variant, self.board.round = variant, -1
+        maybe_inject(variant, WARMUP)
         t0 = time.perf_counter()
         out = None
         for i in range(calls):

@@ -1,8 +1,10 @@
 """Test-only fault injection: CUDA errors and out-of-memory cannot happen on a CPU runner, so
 the fault tests ask for them through SAGETUI_INJECT_FAULT=KIND@VARIANT[:ROUND], KIND one of
 oom, cuda, exception, exit. The injected fault is raised at the start of that variant's block
-(in that round, or any), exactly where a real one would surface. `oom@setup:N` makes every
-setup at q_len >= N run out of memory while building its inputs (a sweep's large points).
+(in that round, or any), exactly where a real one would surface; ROUND `warmup` raises it in
+the variant's warm-up, its first call (where an out-of-memory variant fails on a GPU).
+`oom@setup:N` makes every setup at q_len >= N run out of memory while building its inputs (a
+sweep's large points).
 Signals and hangs need no injection: the tests send real SIGKILL / SIGSTOP to the runner.
 """
 
@@ -13,13 +15,16 @@ import os
 ENV = "SAGETUI_INJECT_FAULT"
 
 
+WARMUP = -1  # the round number of a warm-up
+
+
 def _parse() -> tuple[str, str, int | None] | None:
     spec = os.environ.get(ENV)
     if not spec or "@" not in spec:
         return None
     kind, _, where = spec.partition("@")
     variant, _, rnd = where.partition(":")
-    return kind, variant, int(rnd) if rnd else None
+    return kind, variant, (WARMUP if rnd == "warmup" else int(rnd)) if rnd else None
 
 
 def maybe_inject(variant: str, round_: int) -> None:
@@ -27,7 +32,8 @@ def maybe_inject(variant: str, round_: int) -> None:
     if spec is None:
         return
     kind, target, rnd = spec
-    if target != variant or (rnd is not None and rnd != round_):
+    if target != variant or (rnd is not None and rnd != round_) \
+            or (rnd is None and round_ == WARMUP):
         return
     if kind == "oom":
         import torch

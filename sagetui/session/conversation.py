@@ -2,11 +2,15 @@
 post-run checks; a sweep (sweep.py) and the tail study (points.py) drive it point by point.
 
 It spawns the runner, sets it up, warms every variant up, runs rounds in ABBA/BAAB order,
-collects every event, updates verdicts after each round, writes the recovery file (autosave.py),
-and survives a runner that dies or hangs: the fault is recorded with the variant and phase that
-were running and the runner's last stderr lines, the completed rounds are kept, and a new
-runner goes on without the failed variant. Its display (`on_event`) gets typed events
-(core/events.py): each runner event it takes in, under its own name, and its own.
+writes the recovery file (autosave.py), and survives a runner that dies or hangs: the fault is
+recorded with the variant and phase that were running and the runner's last stderr lines, the
+completed rounds are kept, and a new runner goes on without the failed variant (the others
+keep every round they were asked for: a failed variant never shortens the run).
+
+Everything it learns becomes an event (core/events.py), and `_emit` is the one door: the event
+is folded into the session's own run model (core/run/fold.py) and then handed to the display
+(`on_event`), which folds it into its own. The report is built from the model
+(core/run/build.py). docs/architecture.md draws the flow.
 
 `run()` blocks; call it from a worker thread. Given a WarmRunner (warm.py), a run takes its
 runner from it and gives it back at the end, for the console's next run. The controls
@@ -18,17 +22,26 @@ wait for an autosave (controls.py); they take effect between iterations (cancel)
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import datetime as _dt
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig, resolve_auto
+from sagetui.core.environment import host_facts
 from sagetui.core.report.model import Fault, Report
+from sagetui.core.run import figures
+from sagetui.core.run.build import build_report
+from sagetui.core.run.fold import apply, new_model
+from sagetui.core.run.model import RunModel
+from sagetui.core.run.status import final_status
+from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.session.autosave import Autosaver
-from sagetui.session.collect import Collector
+from sagetui.session.calibration import stored_threshold
 from sagetui.session.controls import Controls
 from sagetui.session.errors import NotRunnable, SetupFailed, refuse_unrunnable
 from sagetui.session.faults import error_fault, gone_fault, nonfinite_fault
@@ -37,7 +50,8 @@ from sagetui.session.schedule import more_rounds, round_order
 from sagetui.session.warm import RunnerSource, WarmRunner
 
 SETUP_TIMEOUT_S = 600.0  # loading a cold CUDA context and building 3 x 1.6 GB inputs
-DRIFT_EVERY_S = 0.5  # a round_done carries drift at most this often (scipy's Theil-Sen)
+DRIFT_EVERY_S = 0.5  # an analysis carries drift at most this often (scipy's Theil-Sen)
+PASSED_ON = (ev.FaultRaised, ev.LogMessage)  # what a sweep point's run hands to the main run
 
 OnEvent = Callable[[ev.Event], None]
 E = TypeVar("E", bound=ev.RunnerEvent)
@@ -58,21 +72,27 @@ class RunnerSession:
         self._runners = RunnerSource(python, runner_argv, runner_env, warm)
         self.on_event: OnEvent = on_event or (lambda e: None)
         self.recovery_path = Path(recovery_path) if recovery_path else None
-        self.collector = Collector(config)
-        # the collector's: this thread writes, report() reads (an autosave's for seconds)
+        self.model: RunModel = new_model(config)
+        self._main: RunModel | None = None  # while a point is measured: the run's own model
+        self.hello: ev.Hello | None = None
+        # the model's: this thread writes, report() reads (an autosave's for seconds)
         self._data = threading.Lock()
         self._cancel = threading.Event()
+        self.stopped_by: str | None = None  # who stopped the run early, for its status
         self._warm: set[str] = set()
         self.client: RunnerClient | None = None
         self.round = -1
         self._last_drift = 0.0
+        self._resumed = False
+        self.created_utc = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         self._autosaver = self._new_autosaver()
 
     def _new_autosaver(self) -> Autosaver:
         return Autosaver(self.recovery_path, self.report, self._log)
 
     # -- thread-safe controls and reads -------------------------------------------------------
-    def cancel(self) -> None:
+    def cancel(self, by: str = "the user") -> None:
+        self.stopped_by = self.stopped_by or by
         self._cancel.set()
         client = self.client
         if client is not None:
@@ -107,7 +127,7 @@ class RunnerSession:
 
     @property
     def rounds_completed(self) -> int:
-        return len(self.collector.completed_rounds)
+        return len((self._main or self.model).completed_rounds)
 
     @property
     def recovery_error(self) -> str | None:
@@ -124,10 +144,11 @@ class RunnerSession:
         self.controls.set_baseline(variant)
 
     @property
-    def baseline(self) -> str:
+    def baseline(self) -> str | None:
         """The baseline verdicts are computed against from the next round on."""
+        m = self._main or self.model
         chosen = self.controls.chosen_baseline()
-        return chosen if chosen in self.collector.variants else self.collector.baseline
+        return chosen if chosen in m.variants else m.baseline
 
     def set_until_ci(self, target_percent: float | None) -> None:
         """Adaptive stopping from now on (None: back to the fixed number of rounds)."""
@@ -135,7 +156,7 @@ class RunnerSession:
 
     def report(self) -> Report:
         with self._data:
-            return self.collector.report()
+            return build_report(self._main or self.model)
 
     def save_recovery(self) -> Report:
         """Write the recovery file now with what was measured (after a session that failed);
@@ -144,50 +165,91 @@ class RunnerSession:
         self._autosaver.save(report)
         return report
 
-    # -- the run --------------------------------------------------------------------------------
+    # -- the one door: every event is folded into the model, then shown ----------------------
     def _emit(self, event: ev.Event) -> None:
+        with self._data:
+            apply(self.model, event)
+            if self._main is not None and isinstance(event, PASSED_ON):
+                apply(self._main, event)
+        if self._main is not None and not isinstance(event, PASSED_ON):
+            return  # a point's own progress stays in the session (sweep.py reports points)
+        if isinstance(event, ev.RoundDone):  # the display's model adopts these arrays
+            event = dataclasses.replace(event, samples=self._round_samples(event.completed))
         try:
             self.on_event(event)
         except Exception as exc:  # a display that fails must not lose the measurements
-            if not any(f.kind == "display" for f in self.collector.faults):
-                self.collector.faults.append(Fault(
-                    kind="display", message=f"the event handler failed on a {event.NAME} "
-                                            f"event: {type(exc).__name__}: {exc}"[:500]))
+            with self._data:
+                if not any(f.kind == "display" for f in self.model.faults):
+                    # the one fault the display cannot hear of: it is the display's own
+                    self.model.faults.append(Fault(
+                        kind="display", message=f"the event handler failed on a {event.NAME} "
+                                                f"event: {type(exc).__name__}: {exc}"[:500]))
+
+    def _round_samples(self, names: list[str]) -> dict[str, dict[str, object]]:
+        """Views of the completed rounds of these variants (they never change once written)."""
+        with self._data:
+            return {n: {p: (s.series(), list(s.rounds))
+                        for p, s in self.model.variants[n].samples.items() if s.rounds}
+                    for n in names if n in self.model.variants}
 
     def _apply_controls(self) -> None:
         """The baseline the user chose, taken into the measurements (this thread only)."""
         chosen = self.controls.take_baseline()
-        if chosen is not None and chosen in self.collector.variants:
-            with self._data:
-                self.collector.baseline = chosen
+        if chosen is not None and chosen in self.model.variants and chosen != self.model.baseline:
+            self._emit(ev.BaselineChanged(baseline=chosen))
 
     def run(self) -> Report:
         # scipy (the verdicts' t quantiles, drift) takes most of a second to import: load it
         # while the runner starts rather than between the first rounds
         threading.Thread(target=_warm_imports, name="sagetui-imports", daemon=True).start()
-        clean = False
+        if not self._resumed:
+            self._emit(ev.RunStarted(config=self.config, host=host_facts(),
+                                     created_utc=self.created_utc))
+        clean, error = False, None
         try:
             self._measure()
             clean = True
         except NotRunnable:
             raise  # nothing was measured: no report, no recovery file (finally stops the runner)
         except RunnerFault as f:
-            self.collector.status = "failed"
+            error = f.gone.message
             self._record(gone_fault(f.gone, None, None))
         except Exception as exc:  # never lose what was measured
-            self.collector.status = "failed"
-            self._record(Fault(kind="session", message=f"{type(exc).__name__}: {exc}"))
+            error = f"{type(exc).__name__}: {exc}"
+            self._record(Fault(kind="session", message=error))
         finally:  # the runner is kept warm for the next run, or stopped
             client, self.client = self.client, None
             if client is not None:
-                self._runners.release(client, self.collector, clean, self._log)
+                self._runners.release(client, self.hello, self._loaded_files(), clean,
+                                      self._log)
             self._autosaver.drain()  # the last round's autosave lands before the final one
         self._apply_controls()  # a baseline chosen in the last round is the report's
-        report = self.report()
+        with self._data:
+            ending = final_status(self.model, stopped_by=self.stopped_by if self.cancelled
+                                  else None, error=error, rounds_planned=self._planned())
+        report = self._final_report(ending)
         self._autosaver.save(report)
         self._autosaver.close()
-        self._emit(ev.Finished(status=self.collector.status, report=report))
+        self._emit(ev.Finished(status=report.status or ending[0],
+                               detail=list(report.status_detail or []), report=report))
         return report
+
+    def _final_report(self, ending: tuple[str, list[str]]) -> Report:
+        with self._data:
+            return build_report(self.model, ending)
+
+    def _planned(self) -> int | None:
+        """The rounds the run meant to make: --rounds, or under --until-ci as many as it made
+        (it stops itself when its intervals are narrow enough, or at its limit)."""
+        cfg = self.config
+        return cfg.rounds if cfg.until_ci_percent is None else None
+
+    def _loaded_files(self) -> list[dict[str, object]]:
+        """The libraries the run's variants loaded (a warm runner is not reused once one of
+        them changed on disk)."""
+        m = self._main or self.model
+        return [f.model_dump() for v in m.variants.values() if v.status == "ok"
+                and v.facts.provenance for f in v.facts.provenance.files]
 
     def _log(self, message: str) -> None:
         self._emit(ev.LogMessage(message=message))
@@ -196,13 +258,11 @@ class RunnerSession:
         """Everything between the runner's start and the report (a sweep measures points)."""
         self._start_runner()
         self._run_rounds()
-        if not self._cancel.is_set() and self.collector.active():
+        if not self._cancel.is_set() and self.model.active():
             self._post_run()
-        self.collector.status = "cancelled" if self._cancel.is_set() else (
-            "complete" if self.collector.completed_rounds else "failed")
 
     def _run_rounds(self) -> None:
-        r = max(self.collector.completed_rounds, default=-1) + 1  # a resumed run's next
+        r = max(self.model.completed_rounds, default=-1) + 1  # a resumed run's next
         while not self._cancel.is_set() and self._more_rounds(r):
             if not self._run_round(r):
                 break
@@ -212,35 +272,34 @@ class RunnerSession:
         """After the timed rounds: nothing more here (Session checks correctness)."""
 
     def _more_rounds(self, r: int) -> bool:
-        return bool(self.collector.active()) and more_rounds(
-            self.controls.config, r, lambda: list(self.collector.verdicts().values()))
+        def verdicts():  # type: ignore[no-untyped-def]
+            with self._data:
+                return list(figures.analysis(self.model, drift=False,
+                                             outliers=False).verdicts().values())
+        return bool(self.model.active()) and more_rounds(self.controls.config, r, verdicts)
 
     def _start_runner(self, exclude: set[str] | None = None) -> None:
         self._spawn()
         if exclude is None:
-            refuse_unrunnable(self.config, self.collector.hello)
+            refuse_unrunnable(self.config, self.hello)
         self._setup(exclude)
 
     def _spawn(self) -> None:
         self.client, warm_hello = self._runners.start(self._log)
         hello = warm_hello or self._expect(ev.Hello, SETUP_TIMEOUT_S)
-        if self.config.auto or self.config.auto_shape:  # now we know what this machine has
-            chosen = self.collector.baseline  # set before the run: it outlives the rebuild
-            self.controls.reset(resolve_auto(self.config, hello.device, hello.backends))
-            with self._data:
-                self.collector = Collector(self.config)
-                if chosen in self.collector.variants:
-                    self.collector.baseline = chosen
-        self.collector.hello = hello
+        self.hello = hello
         self._emit(hello)
+        if self.config.auto or self.config.auto_shape:  # now we know what this machine has
+            self.controls.reset(resolve_auto(self.config, hello.device, hello.backends))
+            self._emit(ev.ConfigResolved(config=self.config))
 
     def _setup(self, exclude: set[str] | None = None) -> None:
         """Set the runner up for self.config (a runner set up before drops its inputs first);
         SetupFailed when the runner refuses (out of memory building inputs, a bad shape)."""
-        c = self.collector
+        m = self.model
         assert self.client is not None
         variants = [v for v in self.config.variants if v.name not in (exclude or set())
-                    and c.variants[v.name].status in ("pending", "ok")]
+                    and m.variants[v.name].status in ("pending", "ok")]
         cfg = self.config.model_copy(update={"variants": variants}) if variants else self.config
         self.client.send(ev.Setup(config=cfg.model_dump(mode="json")))
         self._warm.clear()
@@ -248,18 +307,22 @@ class RunnerSession:
             e = self._expect((ev.VariantLoaded, ev.Ready, ev.RunnerError), SETUP_TIMEOUT_S)
             match e:
                 case ev.VariantLoaded():
-                    with self._data:
-                        c.on_variant(e)
-                    if e.status != "ok":
-                        c.faults.append(Fault(kind="variant", message=e.error or "failed",
-                                              variant=e.name))
                     self._emit(e)
                 case ev.Ready():
-                    c.ready = e
                     self._emit(e)
+                    self._resolve_threshold(e)
                     return
                 case ev.RunnerError():
                     raise SetupFailed(e)
+
+    def _resolve_threshold(self, ready: ev.Ready) -> None:
+        """--threshold, this machine's calibration, --noise-floor or the default
+        (statistics/threshold.py); a calibration is kept per GPU, known from `ready`."""
+        cfg = self.config
+        stored = stored_threshold(cfg, ready.gpu, ready.device
+                                  or (self.hello.device if self.hello else None))
+        t = resolve_threshold(cfg.threshold_percent, cfg.noise_floor_percent, stored)
+        self._emit(ev.ThresholdResolved(threshold=t.fields()))
 
     def _expect(self, kinds: type[E] | tuple[type[E], ...], timeout: float) -> E:
         assert self.client is not None
@@ -272,24 +335,30 @@ class RunnerSession:
                 self._log(e.message)
 
     def _run_round(self, r: int) -> bool:
-        """Run round r; True to go on."""
+        """Run round r; True to go on. A variant that fails (its warm-up, a block, its runner)
+        leaves the round to the others: they are measured in full."""
         self._apply_controls()
-        c = self.collector
         self.round = r
         enabled = self.controls.enabled()
-        names = [n for n in c.active() if enabled.get(n, True)]
+        names = [n for n in self.model.active() if enabled.get(n, True)]
         if not names:
             self._log("no variant is enabled: pausing the run")
+            self.stopped_by = self.stopped_by or "every variant turned off"
+            self._cancel.set()
             return False
         for name in names:
             if name not in self._warm and not self._warmup(name):
-                return not self._cancel.is_set()
+                if self._cancel.is_set():
+                    return False
+        names = [n for n in names if self.model.variants[n].status == "ok"]
+        if not names:
+            return bool(self.model.active())
         self._emit(ev.RoundStarted(round=r, variants=names))
         failed: set[str] = set()
         for name, half, n in round_order(names, r, self.config.iterations):
             if self._cancel.is_set():
                 return False
-            if name in failed or self.collector.variants[name].status != "ok":
+            if name in failed or self.model.variants[name].status != "ok":
                 continue
             if name not in self._warm and not self._warmup(name):  # after a runner restart
                 failed.add(name)
@@ -299,17 +368,19 @@ class RunnerSession:
                 return False  # cancelled
             if not ok:
                 failed.add(name)
-        with self._data:
-            c.complete_round(r, [n for n in names if n not in failed])
+        completed = [n for n in names if n not in failed
+                     and self.model.variants[n].status == "ok"]
+        self._emit(ev.RoundDone(round=r, completed=completed))
         # drift and speedups (scipy's Theil-Sen, every sample's p50) at most every
         # DRIFT_EVERY_S: rounds of milliseconds do not wait on them
         due = time.monotonic() - self._last_drift >= DRIFT_EVERY_S
-        an = c.analysis(drift=due)
+        with self._data:
+            an = figures.analysis(self.model, drift=due, outliers=False)
         if due:
             self._last_drift = time.monotonic()
-        self._emit(ev.RoundDone(round=r, verdicts=an.verdict_dicts(),
-                                drift=an.drift_dicts() if due else {},
-                                speedups=an.speedups() if due else {}))
+        self._emit(ev.AnalysisDone(round=r, verdicts=an.verdict_dicts(),
+                                   drift=an.drift_dicts() if due else {},
+                                   speedups=an.speedups() if due else {}))
         self._autosaver.after_round()
         return True
 
@@ -320,7 +391,7 @@ class RunnerSession:
             e = self._wait_for(name, ev.WarmupDone, self.config.watchdog_s
                                + self.config.warmup * self.config.watchdog_s)
         except RunnerFault as f:
-            self._runner_failed(f.gone, name, None)
+            self._runner_failed(f.gone, name, self.round)
             return False
         if e is None:
             return False
@@ -346,20 +417,13 @@ class RunnerSession:
                   watchdog: float) -> E | None:
         """Stream events until one of `kinds`; None if the variant failed with an error event.
         The watchdog restarts with every event, so a long block that streams is never hung."""
-        c = self.collector
         assert self.client is not None
         while True:
             e = self.client.take(watchdog)
             if e.nonfinite:
                 self._nonfinite(e)
             match e:
-                case ev.Iterations():
-                    with self._data:
-                        c.on_iterations(e)
-                    self._emit(e)
-                case ev.BlockDone():
-                    with self._data:
-                        c.on_block(e)
+                case ev.Iterations() | ev.BlockDone():
                     self._emit(e)
                 case ev.RunnerError():
                     self._variant_error(e)
@@ -371,7 +435,7 @@ class RunnerSession:
                 return e
 
     def _nonfinite(self, e: ev.RunnerEvent) -> None:
-        fault = nonfinite_fault(e, self.collector.faults)
+        fault = nonfinite_fault(e, self.model.faults)
         if fault is not None:
             self._record(fault)
 
@@ -381,18 +445,38 @@ class RunnerSession:
     def _runner_failed(self, gone: RunnerGone, name: str, r: int | None) -> None:
         if self._cancel.is_set():  # stopped by the user (a second Ctrl-C kills the runner):
             return                 # no fault of the variant's
-        self._record(gone_fault(gone, name, r), fail=name)
-        if not self._cancel.is_set() and self.collector.active():
+        self._record(gone_fault(gone, name, r if r is not None and r >= 0 else None),
+                     fail=name)
+        if not self._cancel.is_set() and self.model.active():
             self._restart(exclude={name})
 
     def _record(self, fault: Fault, fail: str | None = None) -> None:
-        """Keep a fault (the variant `fail` failed with it), then show it."""
-        with self._data:
-            self.collector.fault(fault, fail)
-        self._emit(ev.FaultRaised(fault=fault))
+        """Keep a fault (the variant `fail` failed with it), and show it."""
+        self._emit(ev.FaultRaised(fault=fault, failed=fail if fail in self.model.variants
+                                  else None))
 
     def _restart(self, exclude: set[str]) -> None:
         if self.client:
             self.client.stop(timeout=0.5)
         self._log(f"restarting the runner without {', '.join(sorted(exclude))}")
         self._start_runner(exclude=exclude)
+
+    # -- a sweep's point: its own model, the run's kept aside ---------------------------------
+    @contextlib.contextmanager
+    def point_model(self, config: RunConfig) -> Iterator[RunModel]:
+        """Measure with a fresh model of `config` (a sweep's point, a tail-study shape): its
+        events fold into it alone, but faults and log lines reach the run's model and the
+        display too. The run's model and configuration come back after."""
+        main_model, main_cfg, main_enabled = self.model, self.config, self.enabled()
+        point = new_model(config)
+        point.runner = dict(main_model.runner)
+        with self._data:
+            self.controls.swap(config)
+            self._main, self.model = main_model, point
+        self.round = -1
+        try:
+            yield point
+        finally:
+            with self._data:
+                self.controls.swap(main_cfg, main_enabled)
+                self.model, self._main = main_model, None

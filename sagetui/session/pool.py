@@ -86,7 +86,7 @@ class PoolSweep:
             runner_env={**(runner_env or {}), **slot.runner_env()}) for slot in slots]
         for w, slot in zip(self.workers, slots, strict=True):
             w.slot_label = slot.label
-        self._created = self.workers[0]._created
+        self._created = self.workers[0].created_utc
 
     @property
     def client(self) -> Any:
@@ -134,8 +134,8 @@ class PoolSweep:
             self._unrunnable.append(exc)
         except Exception as exc:  # a bug in one slot: the others go on
             with w._data:
-                w.collector.faults.append(Fault(kind="session", message=f"{w.slot_label}: "
-                                                f"{type(exc).__name__}: {exc}"[:500]))
+                w.model.faults.append(Fault(kind="session", message=f"{w.slot_label}: "
+                                            f"{type(exc).__name__}: {exc}"[:500]))
         finally:  # one that never reached the barrier (its runner did not start) frees the
             self._started.abort()  # others; after it passed, breaking it changes nothing
 
@@ -147,7 +147,7 @@ class PoolSweep:
         faults: list[Fault] = [f for p in points for f in p.faults or []]
         for w in self.workers:  # a point cut short, a runner that never came up
             with w._data:
-                faults += [f for f in w.collector.faults if f not in faults]
+                faults += [f for f in w.model.faults if f not in faults]
         base = next((w.base for w in self.workers if w.points), self.workers[0].base)
         status = "cancelled" if self.cancelled else sweep_build.points_status(
             points, len(self.indices))
@@ -160,7 +160,7 @@ class PoolSweep:
         env: dict[str, Any] = next((dict(w._environment) for w in self.workers
                                     if w._environment), {})
         env["runners"] = [{"runner": s.label, "cuda_visible_devices": s.visible,
-                           "gpu": w.collector.ready.gpu if w.collector.ready else None,
+                           "gpu": w.model.ready.get("gpu"),
                            "points": [p.index for p in points
                                       if p.measured_on and p.measured_on.runner == s.label]}
                           for w, s in zip(self.workers, self.slots, strict=True)]

@@ -19,24 +19,23 @@ class Session(RunnerSession):
     def resume(self) -> Report:
         """Go on with a stopped run (blocking): its completed rounds are kept, the round it
         was stopped in is measured again, and rounds go on to the planned number."""
-        with self._data:
-            self.collector.drop_unfinished()
-            self.collector.status = "partial"
         self._cancel.clear()
+        self.stopped_by = None
+        self._resumed = True
+        self._emit(ev.Resumed())
         self._autosaver = self._new_autosaver()  # the last one was closed with its run
         return self.run()
 
     def _post_run(self) -> None:
-        c = self.collector
+        m = self.model
         assert self.client is not None
-        base = c.baseline if c.baseline in c.active() else next(iter(c.active()), None)
+        base = m.baseline if m.baseline in m.active() else next(iter(m.active()), None)
         if base is None:
             return
         try:
             self.client.send(ev.Decompose(variant=base))
             d = self._wait_for(base, ev.Decomposition, self.config.watchdog_s)
             if d is not None:
-                c.decomposition = d if d.equal is not None and not d.nonfinite else None
                 self._emit(d)
             if self.config.tail_study and not self.cancelled:
                 tail_study(self, base)  # a sweep of the tail plan's shapes

@@ -13,8 +13,10 @@ from typing import Any
 
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig, Shape
+from sagetui.core.environment import environment_block
 from sagetui.core.gpus import measured_on
 from sagetui.core.report.model import Fault, Report
+from sagetui.core.run.build import build_report
 from sagetui.core.sweep import build as sweep_build
 from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes, plan
@@ -31,7 +33,6 @@ class SweepSession(Session):
         self.points: list[SweepPoint] = []
         self._environment: dict[str, Any] = {}
         self._done = False
-        self._created = self.collector.created
         self.slot_label: str | None = None  # the --gpus slot this session's runner holds
 
     def _work(self) -> Iterator[tuple[int, Shape]]:
@@ -48,20 +49,19 @@ class SweepSession(Session):
             self._emit(ev.PointStarted(index=i, total=len(self.shapes), shape=shape.describe()))
             run = measure_point(self, self.base.model_copy(update={"shape": shape}))
             err = run.setup_error
-            rep = None if err else run.collector.report()
-            ready, hello = run.collector.ready, run.collector.hello
+            rep = None if err else build_report(run.model)
+            ready, runner = run.model.ready, run.model.runner
             pt = sweep_build.point(i, shape, self.axes, rep,
                                    error=err.message if err else None,
                                    fault_kind=err.kind if err else None, elapsed_s=run.elapsed_s,
                                    measured_on=measured_on(
                                        self.slot_label,
-                                       (ready.device if ready else None)
-                                       or (hello.device if hello else None),
-                                       ready.gpu if ready else None))
+                                       ready.get("device") or runner.get("device"),
+                                       ready.get("gpu")))
             if err:
                 pt = pt.model_copy(update={"faults": [Fault(
                     kind=err.kind or "setup", message=err.message or "failed")]
-                    + list(run.collector.faults)})
+                    + list(run.model.faults)})
             with self._data:
                 self.points.append(pt)
                 if rep is not None and rep.environment:
@@ -73,19 +73,26 @@ class SweepSession(Session):
         if self.cancelled:
             return "cancelled"
         if not self._done:
-            return "failed" if self.collector.status == "failed" else "partial"
-        ok = [p for p in self.points if p.status == "ok"]
-        return "complete" if len(ok) == len(self.points) else ("partial" if any(
-            p.status in ("ok", "partial") for p in self.points) else "failed")
+            return "partial" if self.points else "failed"
+        return sweep_build.points_status(self.points, len(self.shapes))
+
+    def environment(self) -> dict[str, Any]:
+        m = self.model
+        return dict(self._environment) or environment_block(runner=m.runner, ready=m.ready,
+                                                            host=m.host)
 
     def report(self) -> Report:
         with self._data:
             points = list(self.points)
-            env = dict(self._environment) or self.collector._environment()
+            env = self.environment()
             faults = [f for p in points for f in p.faults or []]
             if len(points) < len(self.shapes):  # the point in progress (or cut short)
-                faults += self.collector.faults
+                faults += [f for f in self.model.faults if f not in faults]
             base = self.base
             status = self._status()
         return sweep_build.sweep_report(base, self.axes, points, environment=env,
-                                        created=self._created, status=status, faults=faults)
+                                        created=self.created_utc, status=status,
+                                        faults=faults)
+
+    def _final_report(self, ending: tuple[str, list[str]]) -> Report:
+        return self.report()  # the sweep's: its points (the run's model holds none)

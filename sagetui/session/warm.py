@@ -21,7 +21,6 @@ from typing import Any
 
 from sagetui.core import events as ev
 from sagetui.core.provenance import changed_files
-from sagetui.session.collect import Collector
 from sagetui.session.runner_client import RunnerClient
 
 IDLE_S = 600.0
@@ -131,13 +130,12 @@ class RunnerSource:
             log(f"starting a new runner: the warm one is not reused, {self.warm.why_not}")
         return RunnerClient(python=self.python, argv=self.argv, env=self.env), None
 
-    def release(self, client: RunnerClient, run: Collector, clean: bool, log: Log) -> None:
+    def release(self, client: RunnerClient, hello: ev.Hello | None,
+                files: list[dict[str, Any]], clean: bool, log: Log) -> None:
         """The run is over: after a run that ended cleanly its runner is kept warm for the
-        next one; otherwise it is stopped."""
-        if not clean or self.warm is None or run.hello is None:
+        next one (`files`: the libraries its variants loaded); otherwise it is stopped."""
+        if not clean or self.warm is None or hello is None:
             client.stop()
             return
-        files = [f for v in run.variants.values() if v.status == "ok"  # the libraries loaded
-                 for f in (v.facts.get("provenance") or {}).get("files", [])]
-        if self.warm.keep(self.key, client, run.hello, files):
+        if self.warm.keep(self.key, client, hello, files):
             log(f"the runner (pid {client.pid}) is kept warm for the next run")

@@ -1,6 +1,6 @@
 """SageTUI: the live console and the report viewer (one app, the same panels for both).
 
-The app composes the panels (layout.py), keeps the open sources (RunData: a live run, saved
+The app composes the panels (layout.py), keeps the open sources (Source: a live run, saved
 reports) and syncs the panels from a timer at `refresh_hz`, only when what they show changed;
 plots also only when on screen. It delegates a run to its RunControl (run_control.py: a Session
 in a Textual thread worker, its events arriving as messages) and exports to its ExportFlow.
@@ -30,21 +30,19 @@ if TYPE_CHECKING:
     from sagetui.session.session import Session
 
 from sagetui.tui import keymap
+from sagetui.tui.analysis_worker import AnalysisWorker, fold_message
 from sagetui.tui.commands import SageCommands
-from sagetui.tui.derive_flow import DeriveFlow, apply_message
 from sagetui.tui.edit_flow import Builder, EditFlow
 from sagetui.tui.export_flow import ExportFlow
 from sagetui.tui.help_screen import HelpScreen
 from sagetui.tui.keep_flow import KeepFlow
 from sagetui.tui.layout import PANEL_TITLES, compose_console
-from sagetui.tui.live_fold import live_source
-from sagetui.tui.log_lines import write_line
+from sagetui.tui.log_lines import opened_lines, write_line
 from sagetui.tui.messages import DerivedReady, SessionEvent
 from sagetui.tui.modals import PathPromptScreen
 from sagetui.tui.profile_flow import ProfileFlow
-from sagetui.tui.report_view import from_report, opened_lines
 from sagetui.tui.run_control import RunControl
-from sagetui.tui.run_data import RunData
+from sagetui.tui.source import Source, live_source, saved_source
 from sagetui.tui.sweep_tab import SweepTab
 from sagetui.tui.themes import OKABE_ITO, install_themes
 from sagetui.tui.variant_controls import set_baseline, toggle_variant
@@ -80,15 +78,15 @@ class SageTUI(App[int]):
         if "TEXTUAL_ANIMATIONS" not in os.environ:  # no 0.3 s slide of the tab underline at
             self.animation_level = "none"  # 60 Hz, over SSH, in the way of the next key's frame
         self.refresh_hz = min(30.0, max(0.1, float(refresh_hz or 2.0)))
-        self.sources: list[RunData] = []
-        self.live: RunData | None = None
+        self.sources: list[Source] = []
+        self.live: Source | None = None
         if config is not None:
             self.live = live_source(config)
             self.sources.append(self.live)
         for path, report in reports or []:
-            self.sources.append(from_report(report, Path(path).name, path=str(path)))
+            self.sources.append(saved_source(report, Path(path).name, path=str(path)))
         if not self.sources:
-            self.sources.append(RunData("nothing open", live=False))
+            self.sources.append(Source("nothing open", live=False))
         self.current = 0
         self.selected: str | None = self._first_variant()
         self.sweeps = SweepTab(sweep_axes, self.live)
@@ -99,7 +97,7 @@ class SageTUI(App[int]):
         self.exports = ExportFlow(self, self, self.run_control,
                                   Path(export_dir) if export_dir else Path.cwd())
         self.keeping = KeepFlow(self, self.run_control, self.exports)
-        self.deriving = DeriveFlow(self)
+        self.deriving = AnalysisWorker(self)
         self.profiling = ProfileFlow(self, self.run_control)
         self.editing = EditFlow(self, self, self.run_control, self.keeping, build_config)
         self._synced: dict[str, tuple[Any, ...]] = {}
@@ -115,10 +113,19 @@ class SageTUI(App[int]):
         return next(iter(data.variants), None)
 
     def compose(self) -> ComposeResult:
-        many = sum(not s.live for s in self.sources) >= 2
-        sweep = any(s.report is not None and s.report.sweep for s in self.sources)
-        yield from compose_console("compare" if many else (
-            "sweep" if sweep or self.sweeps.axes else "overview"))
+        yield from compose_console(self._first_tab())
+
+    def _first_tab(self) -> str:
+        """Compare with two or more reports open, Sweep for a sweep, Scheduler (its main-loop
+        panel) for a report of main-loop profiles alone, else Overview."""
+        if sum(not s.live for s in self.sources) >= 2:
+            return "compare"
+        if any(s.report is not None and s.report.sweep for s in self.sources) \
+                or self.sweeps.axes:
+            return "sweep"
+        if self.live is None and self.data.kind() == "main-loop profile":
+            return "scheduler"
+        return "overview"
 
     def on_mount(self) -> None:
         # The cyclic GC's young generation: collected every YOUNG_GC_OBJECTS allocations
@@ -162,7 +169,7 @@ class SageTUI(App[int]):
 
     # -- syncing ----------------------------------------------------------------------------
     @property
-    def data(self) -> RunData:
+    def data(self) -> Source:
         """The source the panels show."""
         return self.sources[self.current]
 
@@ -246,7 +253,7 @@ class SageTUI(App[int]):
     def write_log(self, line: LogLine) -> None:
         write_line(self.query_one("#log-view", RichLog), line)
 
-    def _log_report(self, data: RunData) -> None:
+    def _log_report(self, data: Source) -> None:
         for line in opened_lines(data):
             self.write_log(line)
 
@@ -322,14 +329,14 @@ class SageTUI(App[int]):
         self.rederive(self.data, recompute=True)
         self.sync_panels()
 
-    def rederive(self, data: RunData, recompute: bool = True) -> None:
+    def rederive(self, data: Source, recompute: bool = True) -> None:
         """Drift and verdicts a source lacks, or all again (a new baseline or threshold)."""
         self.deriving.start(data, recompute)
 
     def on_derived_ready(self, message: DerivedReady) -> None:
         data = next((s for s in self.sources if id(s) == message.source_id), None)
         if data is not None:
-            apply_message(data, message)
+            fold_message(data, message)
             self.sync_panels()
             sync_compare(self, self.sources)
 
@@ -370,7 +377,7 @@ class SageTUI(App[int]):
             self.write_log(LogLine(f"cannot open: {exc}", "error"))
             self.notify(f"Cannot open that report: {exc}", severity="error", timeout=10)
             return
-        data = from_report(report, Path(path).name, path=path)
+        data = saved_source(report, Path(path).name, path=path)
         self.sources.append(data)
         self.current = len(self.sources) - 1
         self.selected = self._first_variant()

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sagetui.core import format as fmt
-from sagetui.tui.derive import apply_derived, derive_now
-from sagetui.tui.run_data import RunData
+from sagetui.tui.analysis_worker import analyse_now
+from sagetui.tui.source import Source
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 PHASES_GROUP = "(phases)"
@@ -62,26 +62,28 @@ def faster_percent(a_p50: float | None, p50: float | None) -> float | None:
     return (a_p50 / p50 - 1) * 100 if a_p50 and p50 else None
 
 
-def with_verdicts(data: RunData) -> RunData:
+def with_verdicts(data: Source) -> Source:
     """Drift, verdicts and speedups a report did not record, computed here and now (the
     console computes the same in a worker thread; `sagetui compare` calls this)."""
-    apply_derived(data, derive_now(data, recompute=False), recompute=False)
+    analyse_now(data)
     return data
 
 
-def _cells(data: RunData) -> dict[tuple[str, str], Cell]:
+def _cells(data: Source) -> dict[tuple[str, str], Cell]:
     """(variant, phase) -> cell; 'total' rows carry the speedup and the verdict."""
     out: dict[tuple[str, str], Cell] = {}
     base = data.baseline if data.baseline in data.variants else None
     for name, v in data.variants.items():
-        if v.p50_s() is None:
+        q = data.quantiles(v)
+        if q is None:
             continue
         vd = v.verdict
         # the verdict's own paired estimate and interval; * marks one sagetui computed
         verdict = "baseline" if name == base else (
             fmt.verdict(vd, computed=v.verdict_computed))
-        out[(name, "total")] = Cell(v.p50_s(), v.p90_s(), v.speedup_percent, verdict, name,
-                                    fmt.accuracy(v.accuracy)["cos"] if v.accuracy else "")
+        acc = v.facts.accuracy
+        out[(name, "total")] = Cell(q[0], q[1], v.speedup_percent, verdict, name,
+                                    fmt.accuracy(acc.model_dump())["cos"] if acc else "")
     names: list[str | None] = [*data.variants] or [None]
     for who in names:
         whose, rows = data.phase_rows(who)
@@ -98,11 +100,11 @@ def _cells(data: RunData) -> dict[tuple[str, str], Cell]:
     return out
 
 
-def match(a: RunData, b: RunData) -> dict[str, tuple[str, str]]:
+def match(a: Source, b: Source) -> dict[str, tuple[str, str]]:
     """b's variant -> (a's variant it pairs with, how): by name, then baseline with baseline,
     then the rest in order."""
-    a_names = [n for n, v in a.variants.items() if v.p50_s() is not None]
-    b_names = [n for n, v in b.variants.items() if v.p50_s() is not None]
+    a_names = [n for n, v in a.variants.items() if a.p50_s(v) is not None]
+    b_names = [n for n, v in b.variants.items() if b.p50_s(v) is not None]
     out = {n: (n, "name") for n in b_names if n in a_names}
     free_a = [n for n in a_names if n not in out]
     free_b = [n for n in b_names if n not in out]
@@ -116,7 +118,7 @@ def match(a: RunData, b: RunData) -> dict[str, tuple[str, str]]:
     return out
 
 
-def compare_rows(sources: list[RunData]) -> list[Row]:
+def compare_rows(sources: list[Source]) -> list[Row]:
     tables = [_cells(s) for s in sources]
     keyed: list[dict[tuple[str, str], Cell]] = []
     how: dict[str, str] = {}

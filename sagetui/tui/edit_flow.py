@@ -47,7 +47,7 @@ class EditFlow:
         if run.running:
             self.app.notify(STOP_FIRST, severity="warning")
             return
-        enabled = {name: v.enabled for name, v in run.live.variants.items()}
+        enabled = {name: run.live.is_enabled(name) for name in run.live.variants}
         self.app.push_screen(RunEditorScreen(run.config, enabled, self.build, self._refusal),
                              self._applied)
 
@@ -63,7 +63,7 @@ class EditFlow:
         self.run.reconfigure(edit.config)
         for name, on in edit.enabled.items():  # the editor's toggles, as t would set them
             if name in live.variants:
-                live.variants[name].enabled = on
+                live.enabled[name] = on
         live.touch()
         self.view.show_live()
         self.view.live_ready()

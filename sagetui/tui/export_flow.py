@@ -21,12 +21,12 @@ from sagetui.core.report.model import Report
 from sagetui.tui import exporting
 from sagetui.tui.modals import ConfirmScreen, PathPromptScreen
 from sagetui.tui.run_control import RunControl
-from sagetui.tui.run_data import RunData
+from sagetui.tui.source import Source
 
 
 class ExportView(Protocol):
     @property
-    def data(self) -> RunData: ...  # the source the panels show
+    def data(self) -> Source: ...  # the source the panels show
     def write_log(self, line: LogLine) -> None: ...
 
 

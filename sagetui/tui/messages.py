@@ -3,11 +3,10 @@ computed off the UI thread."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.message import Message
 
 from sagetui.core.events import Event
+from sagetui.core.statistics.analysis import Analysis
 
 
 class SessionEvent(Message):
@@ -19,14 +18,10 @@ class SessionEvent(Message):
 
 
 class DerivedReady(Message):
-    """Drift and verdicts computed off the UI thread for a report that lacked them."""
+    """The analysis of a source (drift, verdicts, speedups) computed off the UI thread."""
 
-    def __init__(self, source_id: int, drift: dict[str, dict[str, Any]],
-                 verdicts: dict[str, dict[str, Any]], speedups: dict[str, float | None],
-                 recompute: bool) -> None:
+    def __init__(self, source_id: int, analysis: Analysis, recompute: bool) -> None:
         super().__init__()
         self.source_id = source_id
-        self.drift = drift
-        self.verdicts = verdicts
-        self.speedups = speedups
+        self.analysis = analysis
         self.recompute = recompute  # a new baseline: replace, not only fill in

@@ -43,7 +43,7 @@ class ProfileFlow:
                               "Stop the run first (r): a profile never runs beside timed rounds.")
         if cfg is None or rc.live is None:
             return
-        enabled = {n for n, v in rc.live.variants.items() if v.enabled}
+        enabled = {n for n in rc.live.variants if rc.live.is_enabled(n)}
         specs = [v for v in cfg.variants
                  if (v.name == selected if which == "selected" else v.name in enabled)]
         if not specs:
@@ -85,12 +85,14 @@ class ProfileFlow:
         if not profiles or data is None:
             return
         names = {p.variant for p in profiles}
-        data.mainloop_profiles = [p for p in data.mainloop_profiles
-                                  if p.variant not in names] + profiles
+        # the console's own addition to the live model (the session's run has ended): the
+        # next run's model starts without them; the finished run's exports carry them
+        data.model.profiles = self.rc.profiles = [p for p in data.model.profiles
+                                                  if p.variant not in names] + profiles
         data.touch()
         report = self.rc.final_report
-        if report is not None:  # the exports of the finished run carry them too
+        if report is not None:
             self.rc.final_report = report.model_copy(
-                update={"mainloop_profiles": data.mainloop_profiles})
+                update={"mainloop_profiles": data.model.profiles})
         self.app.notify(f"Profiled {', '.join(sorted(names))}: the Scheduler tab's main-loop "
                         "panel shows the shares.")

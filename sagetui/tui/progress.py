@@ -1,35 +1,50 @@
-"""Where a live run is: for the status line and the ETA."""
+"""A live run's wall clock, for the status line's ETA and elapsed time. Where the run is (its
+round, stage, iterations) is the run model's (core/run/model.Progress): the model reads no
+clock, so the console keeps this beside it."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
+from sagetui.core.run.model import Progress
+
 
 @dataclass
-class Progress:
-    """Where a live run is: for the status line and the ETA."""
-
-    round: int = -1
+class RunClock:
     rounds_planned: int | None = None
     iterations_per_round: int = 0
-    variants_in_round: int = 0
-    iteration_in_round: int = 0
-    current_variant: str | None = None
-    iterations_done: int = 0
-    measured_s: float = 0.0  # time spent in rounds, for the iteration rate
-    round_started: float | None = None
+    until_ci_percent: float | None = None  # adaptive stopping: rounds_planned is its limit
     started: float | None = None
     finished: float | None = None
-    stage: str = "idle"  # idle, starting, warm-up, measuring, post-run, stopping, done
-    until_ci_percent: float | None = None  # adaptive stopping: rounds_planned is its limit
+    round_started: float | None = None
+    measured_s: float = 0.0  # time spent in rounds, for the iteration rate
+    stopping: bool = False
 
-    def eta_s(self) -> float | None:
-        if self.rounds_planned is None or self.iterations_done == 0 or self.round < 0:
+    def start(self, rounds: int, iterations: int, until_ci_percent: float | None) -> None:
+        self.rounds_planned, self.iterations_per_round = rounds, iterations
+        self.until_ci_percent = until_ci_percent
+        self.started, self.finished, self.round_started = time.monotonic(), None, None
+        self.measured_s, self.stopping = 0.0, False
+
+    def round_begins(self) -> None:
+        self.round_started = time.monotonic()
+
+    def round_ends(self) -> None:
+        if self.round_started is not None:
+            self.measured_s += time.monotonic() - self.round_started
+            self.round_started = None
+
+    def finish(self) -> None:
+        self.round_ends()
+        self.finished, self.stopping = time.monotonic(), False
+
+    def eta_s(self, p: Progress) -> float | None:
+        if self.rounds_planned is None or p.iterations_done == 0 or p.round < 0:
             return None
         spent = self.measured_s + (time.monotonic() - self.round_started
                                    if self.round_started is not None else 0.0)
-        rate = self.iterations_done / max(spent, 1e-9)
-        per_round = self.iterations_per_round * max(1, self.variants_in_round)
-        left = per_round * (self.rounds_planned - self.round) - self.iteration_in_round
+        rate = p.iterations_done / max(spent, 1e-9)
+        per_round = self.iterations_per_round * max(1, p.variants_in_round)
+        left = per_round * (self.rounds_planned - p.round) - p.iteration_in_round
         return max(0.0, left / rate)

@@ -2,9 +2,10 @@
 
 A plain object the app composes and delegates its run actions to: the run is a Session whose
 blocking `run()` happens in a Textual thread worker; its events come back as messages
-(session_bridge.py) and are folded into the live RunData here (live_fold.py). Stopping cancels
-the session (it stops between iterations). Asking before a key loses a result (q, and r or a
-over an unexported one) is keep_flow.py's.
+(session_bridge.py) and are folded into the live source's run model here, by the same fold the
+session uses for its own (core/run/fold.py): the panels and the session's report read equal
+models. Stopping cancels the session (it stops between iterations). Asking before a key loses
+a result (q, and r or a over an unexported one) is keep_flow.py's.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from textual.worker import Worker, WorkerState
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig
 from sagetui.core.eventlog import LogLine, log_line
+from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.report.model import Report
+from sagetui.core.run.fold import apply, new_model
 from sagetui.session.calibration import (
     aa_config,
     clear,
@@ -36,10 +39,9 @@ if TYPE_CHECKING:
     from sagetui.session.warm import WarmRunner
 
 from sagetui.tui.formatting import parse_until_ci, until_ci_line, until_ci_problem
-from sagetui.tui.live_fold import apply, begin_run, show_pending
 from sagetui.tui.modals import ConfirmScreen, PathPromptScreen
-from sagetui.tui.run_data import RunData
 from sagetui.tui.session_bridge import EventBridge
+from sagetui.tui.source import Source
 
 STOP_GRACE_S = 10.0  # stopping: a long warm-up or setup gets this long to notice the cancel
 
@@ -51,12 +53,12 @@ class ConsoleView(Protocol):
     def sync_panels(self) -> None: ...
     def show_live(self) -> None: ...
     def live_ready(self) -> None: ...  # the live run's variants are known: fix the selection
-    def rederive(self, data: RunData) -> None: ...  # verdicts again (a new threshold)
+    def rederive(self, data: Source) -> None: ...  # verdicts again (a new threshold)
 
 
 class RunControl:
     def __init__(self, app: App[int], view: ConsoleView, config: RunConfig | None,
-                 live: RunData | None, recovery_path: Path | None, *,
+                 live: Source | None, recovery_path: Path | None, *,
                  make_session: Callable[..., Session] | None = None,
                  on_point: Callable[[ev.PointDone], None] | None = None) -> None:
         self.app, self.view = app, view
@@ -76,6 +78,8 @@ class RunControl:
         self.run_stem = f"sagetui-{time.strftime('%Y%m%d-%H%M%S')}"
         self.quitting = False
         self._runs = 0
+        self._started = 0  # moves with every start and resume: a stop's kill timer is its own
+        self.profiles: list[MainloopProfile] = []  # made in this console (p): kept by runs
         self.warm: WarmRunner | None = None  # the runner between runs (made at the first run)
         # a stopped run that can go on (resume), with the configuration it was started with
         self.stopped: tuple[Session, RunConfig] | None = None
@@ -116,7 +120,7 @@ class RunControl:
             return
         data, cfg = self.live, self.config
         if self.calibrating is None and data.variants and not any(
-                v.enabled for v in data.variants.values()):
+                data.is_enabled(n) for n in data.variants):
             line = "every variant is off: t turns the selected one on; nothing was started"
             self.log(line, "warning")
             self.app.notify(line, severity="warning")
@@ -132,14 +136,18 @@ class RunControl:
         self.run_recovery = recovery
         session = self.make_session(cfg, on_event=EventBridge(self.app.post_message),
                                     recovery_path=recovery, warm=self._warm_runner())
-        for name, v in data.variants.items():  # toggles and baseline chosen before the run
-            session.set_enabled(name, v.enabled)
-        if data.baseline:
+        for name in data.variants:  # toggles and baseline chosen before the run
+            session.set_enabled(name, data.is_enabled(name))
+        if data.baseline and data.baseline != cfg.baseline_name:
             session.set_baseline(data.baseline)
-        begin_run(data, cfg.round_limit, cfg.iterations,
-                  [(v.name, v.backend) for v in cfg.variants])
-        data.progress.until_ci_percent = cfg.until_ci_percent
+        baseline = data.baseline
+        data.reset(new_model(cfg))  # this run's model: its events fold in from here
+        if baseline in data.variants:
+            data.model.baseline = baseline
+        data.idle = False
+        data.clock.start(cfg.round_limit, cfg.iterations, cfg.until_ci_percent)
         self.session = session
+        self._started += 1
         self.log("run started" + (
             f"; recovery file {recovery} (written after every round)" if recovery else ""))
         self.app.run_worker(partial(session.run), name="session", group="run", thread=True,
@@ -168,11 +176,10 @@ class RunControl:
             return
         session, _ = self.stopped
         self.stopped = None
-        data = self.live
-        data.report, data.status = None, "running"  # live again: events fold in
-        data.progress.stage, data.progress.finished = "starting", None
+        self.live.clock.finished = None  # live again: its `resumed` event folds in
         self.final_report = self.result = None
         self.session = session
+        self._started += 1
         self.view.show_live()
         self.log(f"resuming the stopped run: its {kept[0]} rounds are kept; rounds "
                  f"{kept[0] + 1}-{kept[1]} follow")
@@ -187,12 +194,15 @@ class RunControl:
         session.cancel()
         if self.quitting and self.warm is not None:
             self.warm.shut()  # no runner outlives the console
-        self.live.progress.stage = "stopping"
+        self.live.clock.stopping = True
         self.log("stopping: the runner stops between iterations; what was measured is kept")
-        self.app.set_timer(grace_s, partial(self._kill_if_running, session))
+        self.app.set_timer(grace_s, partial(self._kill_if_running, session, self._started))
 
-    def _kill_if_running(self, session: Session) -> None:
-        if self.session is session and session.runner_pid is not None:
+    def _kill_if_running(self, session: Session, started: int) -> None:
+        """A stop's timer: the runner of that very stop, still running, is killed. A run
+        resumed (or started) since is another run's: it is never touched."""
+        if self.session is session and started == self._started \
+                and session.runner_pid is not None:
             self.log("the runner did not stop in time: killing it", "warning")
             session.kill()
 
@@ -217,7 +227,7 @@ class RunControl:
         if self.session is not None:
             self.session.set_until_ci(target)
             if self.live is not None:
-                self.live.progress.until_ci_percent = target
+                self.live.clock.until_ci_percent = target
         self.log(until_ci_line(self.config, running=self.session is not None))
 
     def between_runs(self, nothing: str, stop_first: str) -> RunConfig | None:
@@ -275,7 +285,7 @@ class RunControl:
             self.resolved_config = self.resolved_config.model_copy(
                 update={"noise_floor_percent": noise})
         if self.live is not None:  # the verdicts shown are judged with it from now on
-            self.live.threshold = threshold
+            self.live.model.threshold = threshold
             self.view.rederive(self.live)
         self.log(line)
         self.app.notify(f"Noise floor {noise:.3f} %; SAME threshold {threshold.percent:.2f} %.")
@@ -307,19 +317,26 @@ class RunControl:
         data = self.live
         if data is None:
             return
-        apply(data, e)
+        apply(data.model, e)
+        match e:  # the console's own clock, for the ETA
+            case ev.RoundStarted():
+                data.clock.round_begins()
+            case ev.RoundDone():
+                data.clock.round_ends()
+            case ev.Finished():
+                data.clock.finish()
+            case _:
+                pass
         line = log_line(e)
         if line is not None:
             self.view.write_log(line)
         match e:
             case ev.VariantLoaded():
                 if self.session is not None and e.name in data.variants:
-                    self.session.set_enabled(e.name, data.variants[e.name].enabled)
+                    self.session.set_enabled(e.name, data.is_enabled(e.name))
             case ev.Ready():
-                if self.session is not None:  # an `auto` configuration is resolved now
-                    data.shape = self.session.config.shape.describe()
-                    if self.calibrating is None:
-                        self.resolved_config = self.session.config
+                if self.session is not None and self.calibrating is None:
+                    self.resolved_config = self.session.config  # `auto` is resolved now
                 self.view.live_ready()
             case ev.PointDone():
                 if self.on_point is not None:
@@ -342,16 +359,12 @@ class RunControl:
             self.stopped = session, self.config  # r offers to resume it
         data = self.live
         assert data is not None
-        if data.mainloop_profiles and not report.mainloop_profiles:
-            # profiles made in this console (p) describe the same builds: the report keeps them
-            report = report.model_copy(update={"mainloop_profiles": data.mainloop_profiles})
+        if self.profiles and not report.mainloop_profiles:
+            # profiles made in this console (p) describe the same builds: the report keeps
+            # them, and so does the model the panels show
+            report = report.model_copy(update={"mainloop_profiles": self.profiles})
+            data.model.profiles = list(self.profiles)
         self.final_report = report
-        progress = data.progress
-        from sagetui.tui.report_view import load_report
-
-        load_report(data, report)  # the same panels, now from the session's final report
-        data.progress = progress
-        data.status = report.status or "complete"
         if self.run_recovery:
             self.log(f"the run is kept in the recovery file {self.run_recovery}")
         self.result = report if self.calibrating is None else None
@@ -382,7 +395,8 @@ class RunControl:
         assert self.live is not None and not self.running
         self.config, self.resolved_config = config, None
         self.final_report = self.result = None
-        show_pending(self.live, config)
+        self.live.reset(new_model(config))
+        self.live.idle = True
         self.greet()
 
 

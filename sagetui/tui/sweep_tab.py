@@ -14,7 +14,7 @@ from sagetui.core.sweep.plan import Axes
 if TYPE_CHECKING:
     from sagetui.session.session import Session
 
-from sagetui.tui.run_data import RunData
+from sagetui.tui.source import Source
 from sagetui.tui.sweep_view import SweepView
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.sweep_plot import SweepPlot
@@ -22,7 +22,7 @@ from sagetui.tui.widgets.sweep_table import SweepTable
 
 
 class SweepTab:
-    def __init__(self, axes: Axes | None, live: RunData | None) -> None:
+    def __init__(self, axes: Axes | None, live: Source | None) -> None:
         self.axes = axes  # set: the console's runs are sweeps over these axes
         self.live = live
         self.live_sweep: SweepView | None = None
@@ -40,8 +40,8 @@ class SweepTab:
                                     variants=[v.name for v in config.variants])
         return SweepSession(config, self.axes, **kw)
 
-    def sweep_of(self, data: RunData) -> SweepView | None:
-        if data is self.live and self.live_sweep is not None and data.report is None:
+    def sweep_of(self, data: Source) -> SweepView | None:
+        if data is self.live and self.live_sweep is not None:
             return self.live_sweep
         hit = self._saved.get(id(data))
         if hit is None or hit[0] is not data.report:  # a live run's final report replaces it
@@ -54,7 +54,7 @@ class SweepTab:
         if self.live_sweep is not None:
             self.live_sweep.add(point, e.total)
 
-    def sync(self, data: RunData, ctx: ViewContext, table: SweepTable, plot: SweepPlot) -> None:
+    def sync(self, data: Source, ctx: ViewContext, table: SweepTable, plot: SweepPlot) -> None:
         view = self.sweep_of(data)
         table.sync(view)
         if view is not None:

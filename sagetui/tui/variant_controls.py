@@ -10,25 +10,26 @@ from sagetui.core.eventlog import LogLine
 if TYPE_CHECKING:
     from sagetui.session.session import Session
 
-from sagetui.tui.run_data import RunData
+from sagetui.tui.source import Source
 
 
-def toggle_variant(data: RunData, name: str, session: Session | None) -> LogLine:
+def toggle_variant(data: Source, name: str, session: Session | None) -> LogLine:
     """Flip `name` on or off; the line to log."""
-    v = data.variants[name]
-    v.enabled = not v.enabled
-    state = "on" if v.enabled else "off"
+    on = data.enabled[name] = not data.is_enabled(name)
+    state = "on" if on else "off"
     data.touch()
     if data.live and session is not None:
-        session.set_enabled(name, v.enabled)
+        session.set_enabled(name, on)
         return LogLine(f"variant {name} {state}: from the next round")
     return LogLine(f"variant {name} {state}" + (
-        " (shown)" if not data.live and v.enabled else " (hidden)" if not data.live else ""))
+        " (shown)" if not data.live and on else " (hidden)" if not data.live else ""))
 
 
-def set_baseline(data: RunData, name: str, session: Session | None) -> LogLine:
-    """Make `name` the baseline (the caller recomputes what depends on it); the line to log."""
-    data.baseline = name
+def set_baseline(data: Source, name: str, session: Session | None) -> LogLine:
+    """Make `name` the baseline (the caller recomputes what depends on it); the line to log.
+    A running session takes it at its next round (its `baseline` event tells the model); the
+    panels show it at once."""
+    data.model.baseline = name
     data.touch()
     if data.live and session is not None:
         session.set_baseline(name)

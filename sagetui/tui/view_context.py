@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sagetui.tui.run_data import RunData
+from sagetui.tui.source import Source
 
 
 @dataclass(frozen=True)
@@ -15,7 +15,7 @@ class ViewContext:
     mark_colour: str = "#FFFFFF"  # plot marks that must differ from every series (throttling)
     running: bool = False
 
-    def colour(self, data: RunData, variant: str) -> str:
+    def colour(self, data: Source, variant: str) -> str:
         v = data.variants.get(variant)
         i = v.index if v is not None else 0
         return self.series[i % len(self.series)]

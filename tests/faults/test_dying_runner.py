@@ -71,7 +71,10 @@ def _run_and_stop_b(session: Session, then: signal.Signals) -> tuple[Report, dic
 def _kept_rounds(report: Report, rounds: int, iterations: int = 20) -> None:
     """a: every round, whole; b: round 0 only (it died in round 1); faults listed."""
     a, b = report.variant("a"), report.variant("b")
-    assert report.rounds == rounds and report.status == "complete"
+    # b failed: the run is partial, never complete (issue 23), and says when and what was kept
+    assert report.rounds == rounds and report.status == "partial"
+    assert any(line.startswith("variant b failed in round 2:") and "1 of 2 rounds kept" in line
+               for line in report.status_detail or []), report.status_detail
     assert a.status == "ok" and len(a.rounds) == rounds
     assert all(len(r) == rounds and all(len(x) == iterations for x in r)
                for r in report.samples["a"].values())
@@ -193,3 +196,31 @@ def test_headless_run_shows_a_cuda_error_and_its_stderr(tmp_path):
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["rounds"] == 2 and report["variants"][0]["status"] == "ok"
     assert report["faults"][0]["kind"] == "cuda"
+
+
+def test_a_dead_runner_of_the_only_variant_is_partial_not_complete(tmp_path):
+    """Issue 23: a runner killed by SIGKILL in round 2 of 4 read `complete, 1 rounds`. Its
+    variant failed in round 2 with one round kept: the run is partial, and says so."""
+    s = Session(tiny_config("b=reference", rounds=4, iterations=20))
+    report, status, _ = _run_and_stop_b(s, signal.SIGKILL)
+    (b,) = report.variants
+    assert report.status == "partial" and report.rounds == 1
+    assert b.status == "failed" and b.failed_round == 1 and b.rounds_asked == 2
+    assert report.status_detail == [
+        "variant b failed in round 2: the runner was killed by SIGKILL; 1 of 2 rounds kept"]
+
+
+def test_a_variant_out_of_memory_at_its_warm_up_never_shortens_the_others(tmp_path):
+    """Issue 23: a variant whose first call runs out of memory (SDPA's math backend at a large
+    shape on the H200) dropped that round for every variant, never made up: the other got 1
+    round of 2 and the run read complete. Now the others get every round, the run is
+    partial."""
+    s = Session(tiny_config("sm=reference", "math=reference", rounds=2, iterations=3),
+                runner_env={"SAGETUI_INJECT_FAULT": "oom@math:warmup"})
+    report = s.run()
+    sm, math = report.variants
+    assert report.rounds == 2 and len(sm.rounds) == 2 and sm.status == "ok"
+    assert math.status == "failed" and "out of memory" in (math.error or "")
+    assert report.status == "partial"
+    assert any(line.startswith("variant math failed") for line in report.status_detail or [])
+    assert {f.kind for f in report.faults} == {"oom"}

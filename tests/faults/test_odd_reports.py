@@ -99,7 +99,7 @@ ODD = {
     "head_dim_over_128": lambda d: d.update(q_shape=[1, 256, 2, 640]),
     "q_len_beyond_a_float": lambda d: d.update(q_shape=[1, 10**300, 2, 64]),
     "causal_with_a_huge_q_len": lambda d: (d.update(q_shape=[1, 10**15, 2, 64]),
-                                          d["scheduler"].update(causal=True)),
+                                          d["variants"][0]["scheduler"].update(causal=True)),
     "config_shape_not_an_object": lambda d: (d.pop("layout"), d["config"].update(shape=5)),
     "verdict_without_its_upper_bound": lambda d: d["variants"][1]["verdict"].pop(
         "ci_high_percent"),
@@ -143,10 +143,10 @@ def test_exports_of_odd_reports(fresh_report):
 
 
 def test_view_of_an_odd_report_builds_its_panels(fresh_report):
-    from sagetui.tui.report_view import from_report
+    from sagetui.tui.source import saved_source
 
     for case in ODD:
-        from_report(_with(fresh_report, ODD[case]), "odd.json", path="odd.json")
+        saved_source(_with(fresh_report, ODD[case]), "odd.json", path="odd.json")
 
 
 def test_csv_export_defuses_spreadsheet_formulas(fresh_report):

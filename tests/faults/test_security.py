@@ -58,13 +58,13 @@ import builtins, ctypes, importlib.util, io, marshal, os, pickle, subprocess, sy
 from contextlib import redirect_stdout
 from sagetui.cli.main import main, build_parser
 from sagetui.cli.console import view_reports
-from sagetui.tui.report_view import from_report
+from sagetui.tui.source import saved_source
 with redirect_stdout(io.StringIO()):
     for warm in %r:
         main(["check", warm])
         main(["compare", warm, warm])
         for path, report in view_reports(build_parser().parse_args(["view", warm])):
-            from_report(report, "warm.json", path=path)
+            saved_source(report, "warm.json", path=path)
 """
 POISON = """
 
@@ -96,7 +96,7 @@ def test_check_compare_and_view_never_load_a_reports_variant(trap, tmp_path, fre
     code = poison([SAMPLE_001, good]) + f"""
 rcs = [main(["check", {str(evil)!r}]), main(["compare", {str(SAMPLE_001)!r}, {str(evil)!r}])]
 for path, report in view_reports(build_parser().parse_args(["view", {str(evil)!r}])):
-    from_report(report, "evil.json", path=path)
+    saved_source(report, "evil.json", path=path)
 print("RCS", rcs)
 """
     p = subprocess.run([sys.executable, "-c", code], env=env(), capture_output=True, text=True,

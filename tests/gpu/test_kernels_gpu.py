@@ -128,7 +128,10 @@ def test_a_run_reports_accuracy_provenance_and_peak():
     assert report.status == "complete", report.faults
     sm80, sm89, sdpa, flash = report.variants
     assert report.manual_decomposition_vs_public_sage2.equal  # sm80 is the baseline here
-    assert report.scheduler.kernel == "sm80"
+    assert report.scheduler is None  # each variant has its own grid (schema 3)
+    assert sm80.kernel == "sm80" and sm80.scheduler.kernel == "sm80"
+    assert sm89.scheduler.kernel == "sm89" and sm89.scheduler.cta_q == 128
+    assert sdpa.scheduler is None and flash.kernel is None  # no SageAttention tiles
     for v in report.variants:
         a = v.accuracy
         assert a is not None and a.heads == "all" and a.rows == "all", v.name

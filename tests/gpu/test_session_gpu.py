@@ -28,7 +28,8 @@ def test_session_runs_gpu_backends_and_the_report_checks():
     assert b.byte_exact and b.max_abs_diff == 0.0 and a.deterministic
     assert not sdpa.byte_exact and sdpa.max_abs_diff < 0.5
     assert report.manual_decomposition_vs_public_sage2.equal
-    assert report.scheduler.kernel == "sm89" and report.scheduler.waves > 0
+    assert a.scheduler.kernel == "sm89" and a.scheduler.waves > 0
+    assert sm90.scheduler.kernel == "sm90" and sm90.scheduler.cta_q == 64  # its own grid
     assert set(a.phase_timings) >= {"fused_mainloop", "qk_int8_quantization"}
     assert a.telemetry[0].available and a.telemetry[0].sm_clock_mhz.max > 0
     assert len(report.tail_study) == 6

@@ -4,7 +4,7 @@ console's header, which relates each round's SM clock to the application clock.
 
 No GPU here, so the state is injected where the runner fills it (the ready event's gpu info):
 into a real H200 report (sample_results/h200_backends.json, real per-round telemetry) for the
-header, and into the session's collector fed synthetic events for the report path."""
+header, and into a run model fed synthetic events for the report path."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from pathlib import Path
 
 from sagetui.core import events as ev
 from sagetui.core.report.io import load_report, save_report
-from sagetui.tui.live_fold import apply, live_source
-from sagetui.tui.report_view import from_report
+from sagetui.core.run.build import build_report
+from sagetui.core.run.fold import apply
+from sagetui.tui.source import live_source, saved_source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.status_panel import environment_line, latest_telemetry
 
@@ -38,7 +39,7 @@ def h200_with_state(tmp_path: Path, state: dict) -> Path:
 
 
 def test_the_header_line_says_the_state_and_this_rounds_clock_against_it(tmp_path) -> None:
-    data = from_report(load_report(h200_with_state(tmp_path, STATE)), "h200")
+    data = saved_source(load_report(h200_with_state(tmp_path, STATE)), "h200")
     r, tel = latest_telemetry(data)  # the report's real last round
     share = 100 * tel["sm_clock_mhz"]["mean"] / 1980
     line = environment_line(data, CTX)
@@ -53,35 +54,35 @@ def test_a_clock_set_away_from_its_default_and_unknown_fields(tmp_path) -> None:
              "application_clocks": {"sm_mhz": 1500, "mem_mhz": 3201, "default_sm_mhz": 1980,
                                     "default_mem_mhz": 3201},
              "other_processes": {"count": 0, "memory_bytes": 0}}
-    data = from_report(load_report(h200_with_state(tmp_path, state)), "h200")
+    data = saved_source(load_report(h200_with_state(tmp_path, state)), "h200")
     text = environment_line(data, CTX).plain  # type: ignore[union-attr]
     assert text.startswith("GPU state: MIG on · app clocks SM 1500 / mem 3201 MHz (default "
                            "1980 / 3201)")
     assert "persistence" not in text and "ECC" not in text  # unknown: not guessed
     assert text.endswith("no other process on the GPU")
     nothing = {k: None for k in STATE}
-    data = from_report(load_report(h200_with_state(tmp_path, nothing)), "h200")
+    data = saved_source(load_report(h200_with_state(tmp_path, nothing)), "h200")
     assert environment_line(data, CTX).plain == "GPU state: NVML did not say"  # type: ignore
 
 
 def test_reports_without_a_state_and_cpu_runs_show_no_line() -> None:
-    assert environment_line(from_report(load_report(H200), "h200"), CTX) is None
+    assert environment_line(saved_source(load_report(H200), "h200"), CTX) is None
     live = live_source(tiny_config())
-    apply(live, ev.Ready(input_sha256="0" * 64, device="cpu", gpu=None))
+    apply(live.model, ev.Ready(input_sha256="0" * 64, device="cpu", gpu=None))
     assert environment_line(live, CTX) is None
 
 
 def test_the_ready_events_state_is_in_the_live_header_and_the_report(tmp_path) -> None:
     live = live_source(tiny_config())
-    apply(live, ev.Ready(input_sha256="0" * 64, device="cuda:0",
-                         gpu={"name": "NVIDIA H200", "state": STATE}))
+    apply(live.model, ev.Ready(input_sha256="0" * 64, device="cuda:0",
+                               gpu={"name": "NVIDIA H200", "state": STATE}))
     assert "2 other processes" in environment_line(live, CTX).plain  # type: ignore[union-attr]
-    from tests.test_check import _made_collector
+    from tests.test_check import _made_model
 
-    c = _made_collector()
-    c.ready = ev.Ready(input_sha256="0" * 64, device="cuda:0",
-                       gpu={"name": "NVIDIA H200", "state": STATE})
-    saved = save_report(c.report(), tmp_path / "r.json")
+    m = _made_model()
+    apply(m, ev.Ready(input_sha256="0" * 64, device="cuda:0",
+                      gpu={"name": "NVIDIA H200", "state": STATE}))
+    saved = save_report(build_report(m), tmp_path / "r.json")
     assert load_report(saved).environment["gpu"]["state"] == STATE  # type: ignore[index]
 
 

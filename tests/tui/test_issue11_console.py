@@ -113,7 +113,8 @@ async def test_until_ci_while_idle_says_next_run_and_the_header_shows_the_target
         assert not app.running
         assert lines and "next run" in lines[-1] and not lines[-1].startswith("running")
         await pilot.press("r")
-        await wait_for(pilot, lambda: app.data.progress.round >= 0, timeout=60, what="a round")
+        await wait_for(pilot, lambda: app.data.model.progress.round >= 0, timeout=60,
+                       what="a round")
         header = state_line(app.data, app.context()).plain
         assert "until every 95 % CI < 0.01 %" in header and "at most 50 rounds" in header
         assert "/50" not in header  # the limit is not shown as the plan

@@ -61,7 +61,7 @@ async def test_distribution_views_and_cursor_readout_by_keyboard() -> None:
         await settle(pilot, app)
         assert plot.cursor is not None
         i = plot.cursor
-        ref = app.data.variants["ref"].totals.values.view[i] * 1e3
+        ref = app.data.totals(app.data.variants["ref"]).values.view[i] * 1e3
         assert plot.readout.startswith(f"iteration {i + 1}:")
         assert f"ref {ref:.3f} ms" in plot.readout
         assert plot.readout in "\n".join(t.plain for t in rendered(plot))

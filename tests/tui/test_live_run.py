@@ -34,7 +34,7 @@ async def test_a_run_fills_the_phase_table_and_the_plots(tmp_path: Path) -> None
         await settle(pilot, app)
         data = app.data
         assert data.status == "complete" and data.rounds_done == 2
-        assert len(data.variants["ref"].totals) == 6  # 2 rounds x 3 iterations
+        assert len(data.totals(data.variants["ref"])) == 6  # 2 rounds x 3 iterations
         table = app.query_one(PhaseTable)
         assert table.row_count == 9  # 8 phases of the reference backend and the total
         cells = [str(c) for c in table.get_row_at(7)]
@@ -109,7 +109,7 @@ async def test_toggle_and_baseline_take_effect_at_the_next_round(tmp_path: Path)
         assert app.selected == "ref" and session.enabled()["ref"] is False
         done = app.data.rounds_done
         await wait_for(pilot, lambda: app.data.rounds_done >= done + 2, what="two rounds")
-        assert app.data.progress.variants_in_round == 1  # only "slow" runs now
+        assert app.data.model.progress.variants_in_round == 1  # only "slow" runs now
         await pilot.press("r")
         await wait_for(pilot, lambda: not app.running, timeout=10, what="the stop")
         assert app.final_report is not None and app.final_report.baseline == "slow"
@@ -174,7 +174,7 @@ async def test_a_runner_that_dies_is_shown_and_the_console_stays_up(
         await pilot.press("r")
         await wait_for(pilot, lambda: not app.running, timeout=90, what="the run")
         data = app.data
-        assert data.faults and data.faults[0].get("variant") == "slow"
+        assert data.model.faults and data.model.faults[0].variant == "slow"
         assert data.variants["slow"].status == "failed"
         assert data.variants["ref"].status == "ok" and data.rounds_done == 3
         errors = [n.message for n in app._notifications if n.severity == "error"]

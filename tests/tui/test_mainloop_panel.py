@@ -26,11 +26,11 @@ def test_panel_shows_each_variant_bar_table_and_change():
 
 def test_scheduler_panel_shows_measured_shares_instead_of_the_note():
     from sagetui.core.report.model import Report
-    from sagetui.tui.report_view import from_report
+    from sagetui.tui.source import saved_source
     from sagetui.tui.widgets.scheduler_panel import decomposition_text
 
     prof = to_profile(run("toy_attention"), variant="toy", family="toy")
-    data = from_report(Report(schema_version=2, mainloop_profiles=[prof],
+    data = saved_source(Report(schema_version=2, mainloop_profiles=[prof],
                                       fused_mainloop_phases={"int8_qk": "fused"}), "r")
     plain = decomposition_text(data).plain
     assert "inside the main loop" in plain and "fused inside the main loop" not in plain

@@ -29,7 +29,7 @@ async def test_phases_side_by_side_with_values_deltas_and_log_bars() -> None:
         other = next(r for r in rows[first + 1: first + 3] if r[VARIANT] == "sm89-fp16acc")
         assert base[VARIANT] == "sage2-sm90" and base[VS_BASE] == "baseline"
         assert other[PHASE].strip() == ""
-        sums = {n: v.phase_summaries["k_mean_and_smoothing_preparation"]["p50_s"]
+        sums = {n: v.recorded.phase_timings["k_mean_and_smoothing_preparation"].p50_s
                 for n, v in app.data.variants.items() if n in ("sage2-sm90", "sm89-fp16acc")}
         assert other[P50] == f"{sums['sm89-fp16acc'] * 1e3:.3f}"
         assert other[VS_BASE] == f"{(sums['sage2-sm90'] / sums['sm89-fp16acc'] - 1) * 100:+.2f}"

@@ -66,9 +66,9 @@ async def test_a_profile_after_and_before_a_run_leaves_its_timed_rounds_alone(
         kept = _samples(before)
         await pilot.press("p")  # after the run: the selected variant, ref
         await wait_for(pilot, lambda: app.profiling.cancel is None and
-                       bool(app.data.mainloop_profiles), what="the profile pass")
+                       bool(app.data.model.profiles), what="the profile pass")
         await settle(pilot, app)
-        (prof,) = app.data.mainloop_profiles
+        (prof,) = app.data.model.profiles
         assert prof.variant == "ref" and prof.placed_share >= 0.95
         after = app.final_report
         assert after.mainloop_profiles == [prof]  # the export carries it
@@ -102,4 +102,4 @@ async def test_profiling_refuses_during_a_run_and_says_why_it_cannot_run_here(
         await settle(pilot, app)
         log = "\n".join(strip.text for strip in app.query_one("#log-view").lines)
         assert "profile: " in log and "ncu" in log  # one line: no Nsight Compute here
-        assert not app.data.mainloop_profiles and app.final_report.rounds == 2
+        assert not app.data.model.profiles and app.final_report.rounds == 2

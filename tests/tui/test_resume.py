@@ -79,3 +79,34 @@ async def test_new_run_over_a_stopped_one_is_a_run_of_its_own(tmp_path: Path) ->
         # a run of its own, in a recovery file of its own: the stopped one's is untouched
         assert app.run_control.run_recovery == tmp_path / "recovery-2.json"
         assert load_report(tmp_path / "recovery.json").rounds == first_rounds
+
+
+@aio
+async def test_a_resumed_run_is_never_killed_by_its_stops_timer(tmp_path: Path) -> None:
+    """Issue 23: stop an A/B, resume it, and the stop's kill timer (STOP_GRACE_S after the
+    stop) killed the resumed run's runner: variant a was dropped, the rest measured only b,
+    and the run still read complete. The timer belongs to its stop: a resumed run is left
+    alone, and ends complete with every round of both variants."""
+    app = console(tmp_path, rounds=30, iterations=3, variants=2)
+    grace = 1.5
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        lines = logged(app)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.data.rounds_done >= 2, what="two rounds")
+        app.run_control.stop(grace_s=grace)  # `r`, with a short grace
+        await wait_for(pilot, lambda: not app.running, what="the stop")
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceScreen)
+        await pilot.press("r")  # resume, well inside the grace
+        await wait_for(pilot, lambda: app.running, timeout=5, what="the resumed run")
+        await pilot.pause(2 * grace)  # the stop's timer has fired by now
+        await wait_for(pilot, lambda: app.final_report is not None
+                       and app.final_report.status in ("complete", "partial"), timeout=120,
+                       what="the resumed run's end")
+        done = app.final_report
+        assert done.status == "complete", done.status_detail
+        assert not done.faults and [v.status for v in done.variants] == ["ok", "ok"]
+        assert len(done.variant("ref").rounds) == len(done.variant("slow").rounds) == 30
+        assert not any("did not stop in time" in line for line in lines)

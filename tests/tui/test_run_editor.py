@@ -210,7 +210,7 @@ async def test_toggles_and_baseline_chosen_in_the_editor_reach_the_next_run(
         data = app.data
         assert app.config is not None and app.config.baseline == "slow"
         assert data.baseline == "slow"
-        assert not data.variants["ref"].enabled and data.variants["slow"].enabled
+        assert not data.is_enabled("ref") and data.is_enabled("slow")
         await finished_run(pilot, app)  # the run measures only what is on
         report = app.final_report
         assert report is not None and report.baseline == "slow"
@@ -263,7 +263,7 @@ async def test_over_an_unexported_result_it_asks_before_replacing_it(tmp_path: P
                 assert app.data.rounds_done == 2
         assert app.config is not None and app.config.rounds == 4
         assert app.final_report is None and app.data.rounds_done == 0
-        assert app.data.progress.rounds_planned == 4
+        assert app.data.model.config.rounds == 4
 
 
 @aio
@@ -309,8 +309,8 @@ def test_the_ready_line_says_what_a_gpu_node_would_change() -> None:
     """After an edit gives a shape but no backend, the greeting no longer promises the
     reference shape."""
     from sagetui.core.eventlog import LogLine
-    from sagetui.tui.live_fold import live_source
     from sagetui.tui.run_control import RunControl
+    from sagetui.tui.source import live_source
 
     lines: list[str] = []
 

@@ -39,8 +39,8 @@ async def test_a_live_sweep_streams_points_and_reopens_from_its_report(tmp_path:
         assert float(cells[3]) > 0 and float(cells[4]) > 0  # kernel and e2e TOPS
         plot = app.query_one(SweepPlot)
         assert plot.points == 6 and "kernel TOPS vs q_len (log2)" in plot.title_text
-        assert "sweep point 3/3" in screen_text(app) or app.data.report is not None
-        report = app.data.report
+        report = app.final_report  # the session's report: what e exports
+        assert "sweep point 3/3" in screen_text(app) or report is not None
         assert report is not None and report.sweep is not None
         assert [p.x for p in report.sweep.points] == [128, 256, 512]
     path = tmp_path / "sweep.json"

@@ -63,12 +63,12 @@ async def test_status_and_decomposition_panels_are_updated_only_when_their_text_
         for tab in ("2", "1", "4", "1"):  # each switch and each tick syncs the panels
             await pilot.press(tab)
             await settle(pilot, app)
-            app.data.version += 1  # what a new event does; the texts stay the same
+            app.data.touch()  # what a new event does; the texts stay the same
             app.flush_redraws(force=True)
         assert status == [] and decomposition == []
-        app.data.decomposition = None
-        app.data.decomposition_skipped = "no public API"
-        app.data.version += 1
+        app.data.model.decomposition = None
+        app.data.model.decomposition_skipped = "no public API"
+        app.data.touch()
         app.flush_redraws(force=True)
         assert len(decomposition) == 1 and "skipped: no public API" in decomposition[0][0]
 
@@ -218,7 +218,7 @@ async def test_a_tick_between_a_tab_switch_and_its_frame_waits_for_the_frame() -
         await settle(pilot, app)
         plot = app.query_one("#rounds-plot", RoundPlot)
         drawn = plot.redraws
-        app.data.version += 1  # what a new event does: the plot is due
+        app.data.touch()  # what a new event does: the plot is due
         plot.last_redraw = 0.0
         app.action_show_tab("phases")
         app.tick()

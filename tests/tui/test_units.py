@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from sagetui.core.report.io import load_report
+from sagetui.core.run import figures
 from sagetui.tui import keymap
 from sagetui.tui.app import SageTUI
-from sagetui.tui.report_view import from_report
 from sagetui.tui.series import GrowableArray, MinMaxSeries, stride
+from sagetui.tui.source import saved_source
 from sagetui.tui.themes import (
     OKABE_ITO,
     ThemeError,
@@ -104,14 +105,18 @@ def test_every_key_has_an_action_and_keys_are_unique() -> None:
 
 
 def test_reference_reports_fill_the_model() -> None:
-    d000 = from_report(load_report(REF_000), "000")
+    d000 = saved_source(load_report(REF_000), "000")
     whose, rows = d000.phase_rows(None)
     assert whose == "report" and len(rows) == 8
     assert rows[2].depth == 1 and rows[0].share is not None
-    assert len(d000.tail_rows) == 6 and d000.scheduler["grid_ctas"] == 16576
-    d001 = from_report(load_report(REF_001), "001")
+    assert len(figures.tail_rows(d000.model)) == 6
+    assert d000.report.scheduler.grid_ctas == 16576
+    d001 = saved_source(load_report(REF_001), "001")
     assert list(d001.variants) == ["baseline", "interleave-softmax"]
-    assert len(d001.round_medians("baseline")) == 5
-    syn = from_report(load_report(SYNTHETIC), "syn")
-    assert len(syn.variants["base"].totals) == 72
-    assert syn.variants["fast"].throttled_rounds()
+    assert len(d001.round_points(d001.variants["baseline"])) == 5
+    # one grid for both builds of one kernel: report 001's own scheduler block
+    assert figures.scheduler(d001.model, d001.variants["interleave-softmax"]) == \
+        d001.report.scheduler.model_dump(exclude_none=True)
+    syn = saved_source(load_report(SYNTHETIC), "syn")
+    assert len(syn.totals(syn.variants["base"])) == 72
+    assert syn.throttled_rounds(syn.variants["fast"])

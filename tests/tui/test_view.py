@@ -155,7 +155,7 @@ async def test_toggle_and_baseline_on_a_saved_report() -> None:
         await pilot.press("v")  # select "fast"
         assert app.selected == "fast"
         await pilot.press("t")
-        assert not data.variants["fast"].enabled
+        assert not data.is_enabled("fast")
         await settle(pilot, app)
         assert app.query_one("#overview-rounds", RoundPlot).points == 6  # base only
         await pilot.press("t", "b")
@@ -235,3 +235,56 @@ async def test_names_from_a_report_are_shown_as_written_never_as_markup(tmp_path
         await pilot.pause()
         assert app.is_running
         assert "[/x]" in (tmp_path / "[odd]-sagetui.md").read_text()
+
+
+H200_KERNELS = REF_000.parent / "h200_kernels.json"
+H200_PROFILE = REF_000.parent / "h200_profile_sm90_reference_shape.json"
+
+
+def _facts(app) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    table = app.query_one(SchedulerFacts)
+    out = {}
+    for i in range(table.row_count):
+        row = [str(c) for c in table.get_row_at(i)]
+        out[row[0]], out[row[2]] = row[1], row[3]
+    return out
+
+
+@aio
+async def test_the_scheduler_tab_shows_the_selected_variants_own_grid_and_throughput() -> None:
+    """Issue 23: a report of several kernels showed the first variant's (sm80's) grid and
+    shared memory beside the baseline's (sm90's) TOPS, for every variant. Each variant shows
+    its own now: its kernel's tiles, and its own achieved TOPS; SDPA has no such grid."""
+    app = viewer(H200_KERNELS)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("5")
+        for name, kernel, cta_q, smem in (("sm90", "sm90", "64", "40,960"),
+                                          ("sm80-fp16+fp32", "sm80-inst-buf", "128", "40,960"),
+                                          ("sm89", "sm89", "128", "32,768")):
+            app.selected = name
+            app.sync_panels(force=True)
+            await settle(pilot, app)
+            facts = _facts(app)
+            assert facts["kernel"] == kernel and facts["CTA_Q"] == cta_q, (name, facts)
+            assert facts["shared memory B"] == smem, (name, facts)
+            tops = app.data.variants[name].recorded.achieved["call_tops"]
+            assert facts["call tops"] == f"{tops:.3f}"
+            assert f"Scheduler grid · {name}" in screen_text(app)
+        app.selected = "cudnn"
+        app.sync_panels(force=True)
+        await settle(pilot, app)
+        assert "kernel" not in _facts(app) and "CTA_Q" not in _facts(app)
+
+
+@aio
+async def test_a_profile_only_report_opens_where_its_counters_are() -> None:
+    """Issue 23: a report of `sagetui profile` alone opened on an empty Overview, its counters
+    in a box titled "Correctness"."""
+    app = viewer(H200_PROFILE)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        assert app.query_one(TabbedContent).active == "scheduler"
+        text = screen_text(app)
+        assert "Inside the main loop (Nsight Compute)" in text and "Correctness" not in text
+        assert "online_softmax" in text  # sm90's phases, from its counters

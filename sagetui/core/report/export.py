@@ -7,6 +7,7 @@ import io
 
 from sagetui.core import format as fmt
 from sagetui.core.phases import PARENTS
+from sagetui.core.report.base import Scheduler, Summary
 from sagetui.core.report.csv_cell import inert_cell
 from sagetui.core.report.model import Report, Variant
 
@@ -119,20 +120,15 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
                          f"{'-' if v.byte_exact is None else v.byte_exact} |")
         lines.append("")
     lines += kernel_lines(report)
-    if report.phase_timings:
-        total = sum(s.p50_s for k, s in report.phase_timings.items() if k in _leaves(report))
-        lines += ["| phase | p50 ms | p90 ms | share |", "|---|---:|---:|---:|"]
-        for name, s in report.phase_timings.items():
-            share = f"{100 * s.p50_s / total:.1f} %" if total and name in _leaves(report) else ""
-            lines.append(f"| {name} | {fmt.ms(s.p50_s)} | {fmt.ms(s.p90_s)} | {share} |")
-        lines.append("")
+    if report.phase_timings:  # a report made elsewhere, without variants (reference 000)
+        lines += _phase_lines(None, report.phase_timings)
     if report.scheduler:
-        g = report.scheduler
-        lines.append(f"Scheduler: grid {g.grid_ctas} CTAs ({g.q_ctas_per_head} per head), "
-                     f"{g.k_iterations_per_cta} K iterations per CTA, q tail {g.q_tail_rows}, "
-                     f"k tail {g.k_tail_rows}, {g.dynamic_shared_memory_bytes} B shared memory, "
-                     f"{g.warps_per_cta} warps.")
-        lines.append("")
+        lines += [_grid_line(report.scheduler), ""]
+    for v in report.variants or []:  # each variant's own phases and grid (schema 3)
+        if v.phase_timings:
+            lines += _phase_lines(v.name, v.phase_timings)
+        if v.scheduler:
+            lines += [f"`{v.name}`: {_grid_line(v.scheduler)}", ""]
     lines += _mainloop_lines(report.mainloop_profiles or [], report.baseline)
     for f in report.faults or []:
         lines.append(f"- fault: {f.kind}: {f.message}"
@@ -175,10 +171,24 @@ def kernel_lines(report: Report) -> list[str]:
     return [*lines, ""]
 
 
-def _leaves(report: Report) -> set[str]:
-    names = set(report.phase_timings or {})
-    parents = {PARENTS[n] for n in names if n in PARENTS}
-    return names - parents
+def _phase_lines(variant: str | None, phases: dict[str, Summary]) -> list[str]:
+    """A phase table: p50, p90 and each leaf's share of the leaves' p50."""
+    parents = {PARENTS[n] for n in phases if n in PARENTS}
+    total = sum(s.p50_s for k, s in phases.items() if k not in parents)
+    head = [f"Phases of `{variant}`:", ""] if variant else []
+    lines = [*head, "| phase | p50 ms | p90 ms | share |", "|---|---:|---:|---:|"]
+    for name, s in phases.items():
+        share = f"{100 * s.p50_s / total:.1f} %" if total and name not in parents else ""
+        lines.append(f"| {name} | {fmt.ms(s.p50_s)} | {fmt.ms(s.p90_s)} | {share} |")
+    return [*lines, ""]
+
+
+def _grid_line(g: Scheduler) -> str:
+    kernel = f"{g.kernel} " if g.kernel else ""
+    return (f"{kernel}grid {g.grid_ctas} CTAs ({g.q_ctas_per_head} per head), "
+            f"{g.k_iterations_per_cta} K iterations per CTA, q tail {g.q_tail_rows}, "
+            f"k tail {g.k_tail_rows}, {g.dynamic_shared_memory_bytes} B shared memory, "
+            f"{g.warps_per_cta} warps.")
 
 
 def _mainloop_lines(profiles: list, baseline: str | None) -> list[str]:

@@ -26,9 +26,13 @@ from sagetui.core.report.base import Count, Fault, Model, Scheduler, Summary
 from sagetui.core.samples import RoundSeries, Samples
 from sagetui.core.sweep.model import Sweep
 
-# 2: mainloop_profiles (core/profile/model.py), the `sweep` block (core/sweep_model.py),
+# 2: mainloop_profiles (core/profile/model.py), the `sweep` block (core/sweep/model.py),
 #    accuracy, provenance and peaks per variant
-SCHEMA_VERSION = 2
+# 3: one run model (core/run/): each variant's own kernel, scheduler grid, options as they ran,
+#    intervals, rounds asked and the round it failed in; status_detail. The top-level
+#    scheduler, phase_timings and achieved are a report's made elsewhere (reference 000/001):
+#    sagetui writes them per variant only.
+SCHEMA_VERSION = 3
 
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Shape4 = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=4, max_length=4)]
@@ -113,21 +117,28 @@ class Telemetry(Model):
     throttle_reasons: list[str] = Field(default_factory=list)
 
 
-class Verdict(Model):
-    state: Literal["FASTER", "SLOWER", "SAME", "INCONCLUSIVE"]
-    estimate_percent: float | None = None
-    ci_low_percent: float | None = None
-    ci_high_percent: float | None = None
+class SameThreshold(Model):
+    """The SAME threshold verdicts are judged with, and where it came from
+    (core/statistics/threshold.Threshold.fields())."""
+
     threshold_percent: float
-    confidence: float = 0.95
-    rounds: Count
-    method: str
-    # sagetui's additions: where threshold_percent came from (core.analysis.Threshold)
     threshold_source: Literal["default", "calibration", "--threshold", "--noise-floor"] | None \
         = None
     noise_floor_percent: Annotated[float, Field(ge=0, le=100)] | None = None
     calibration_key: str | None = None  # the calibration entry it used, and when that was
     calibrated_utc: str | None = None
+
+
+class Verdict(SameThreshold):
+    """A paired verdict (core/statistics/verdict.py) and the threshold it was judged with."""
+
+    state: Literal["FASTER", "SLOWER", "SAME", "INCONCLUSIVE"]
+    estimate_percent: float | None = None
+    ci_low_percent: float | None = None
+    ci_high_percent: float | None = None
+    confidence: float = 0.95
+    rounds: Count
+    method: str
 
 
 class Drift(Model):
@@ -188,7 +199,19 @@ class Peak(Model):
     source: str
 
 
-class Variant(Model):
+class VariantFacts(Model):
+    """What the runner says of a variant besides its timings (the `facts` of its `variant` and
+    `block_done` events): a fact added here reaches the run model, the report and `check`
+    with no other change; the console shows the ones a panel reads."""
+
+    provenance: Provenance | None = None
+    accuracy: Accuracy | None = None
+    accuracy_error: str | None = None
+    sdpa_backend: str | None = None  # the backend torch's SDPA ran (pinned or chosen)
+    sdpa_backend_method: str | None = None
+
+
+class Variant(VariantFacts):
     name: str
     path: str | None = None
     output_sha256: Sha256 | None = None
@@ -212,12 +235,17 @@ class Variant(Model):
     outliers: Outliers | None = None
     telemetry: list[Telemetry] | None = None
     achieved: dict[str, float | None] | None = None
-    accuracy: Accuracy | None = None
-    accuracy_error: str | None = None
-    sdpa_backend: str | None = None  # the backend torch's SDPA ran (pinned or chosen)
-    sdpa_backend_method: str | None = None
-    provenance: Provenance | None = None
     peak: Peak | None = None
+    # schema 3: the variant's own kernel (core/scheduler.py's tile configurations) and grid,
+    # the options it ran with (defaults included), the 95 % half-width in percent of each
+    # phase's typical round median (statistics/intervals.py), the rounds it was asked to run
+    # and the round it failed in
+    kernel: str | None = None
+    scheduler: Scheduler | None = None
+    options: dict[str, str | float | int | bool | None] | None = None
+    intervals: dict[str, Annotated[float, Field(ge=0)]] | None = None
+    rounds_asked: Count | None = None
+    failed_round: Count | None = None
 
 
 class ScheduleEntry(Model):
@@ -238,6 +266,8 @@ class Report(Model):
     tool: Tool | None = None
     created_utc: str | None = None
     status: Literal["complete", "partial", "cancelled", "failed"] | None = None
+    status_detail: list[str] | None = None  # why it is not complete (core/run/status.py)
+    threshold: SameThreshold | None = None  # schema 3: the run's, with or without verdicts
     environment: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
     # the reference reports' fields

@@ -142,8 +142,12 @@ def _number(x: Any) -> float | None:
 
 def report_threshold(report: Report) -> Threshold:
     """The threshold a saved report's verdicts were judged with (what a recomputed verdict, for
-    a new baseline say, uses too): its verdicts' own, else its configuration's (the config is
-    free-form JSON), else the default. A noise floor over the rule gives the default."""
+    a new baseline say, uses too): the report's own (schema 3), its verdicts', else its
+    configuration's (the config is free-form JSON), else the default. A noise floor over the
+    rule gives the default."""
+    if report.threshold is not None and (t := Threshold.from_fields(
+            report.threshold.model_dump())):
+        return t
     for v in report.variants or []:
         if v.verdict is not None and (t := Threshold.from_fields(v.verdict.model_dump())):
             return t

@@ -62,7 +62,7 @@ def point(index: int, shape: Shape, axes: sw.Axes, rep: Report | None, *,
                               gpu if isinstance(gpu, dict) else None, shape.dtype)
                 for v in rep.variants or []]
     ok = [v for v in variants if v["status"] == "ok"]
-    data.update(variants=variants, scheduler=rep.scheduler, input_sha256=next(
+    data.update(variants=variants, scheduler=_grid(rep), input_sha256=next(
         (v.input_sha256 for v in rep.variants or [] if v.input_sha256), None),
         faults=rep.faults or None,
         status="ok" if len(ok) == len(variants) and ok else ("partial" if ok else "failed"))
@@ -80,6 +80,14 @@ def sweep_block(config: RunConfig, axes: sw.Axes, points: list[SweepPoint]) -> S
         "warmup": config.warmup, "rounds": config.rounds, "iterations": config.iterations,
         "points": points, "crossovers": sw.all_crossovers(points),
         "largest_fit": sw.largest_fit(points)}))
+
+
+def _grid(rep: Report) -> Any:
+    """The point's grid: its baseline's (each variant's own is in the point's run report;
+    a sweep keeps one per point, the baseline's, the kernel its TOPS line is read against)."""
+    variants = rep.variants or []
+    base = next((v for v in variants if v.name == rep.baseline and v.scheduler), None)
+    return (base or next((v for v in variants if v.scheduler), None) or rep).scheduler
 
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:

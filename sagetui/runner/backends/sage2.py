@@ -27,6 +27,7 @@ import torch
 
 from sagetui.core.options import option, validate_options
 from sagetui.core.phases import SAGE2_PHASES, SAGE2_SMOOTH_V_PHASES, PhaseSpec
+from sagetui.core.scheduler import kernel_of
 from sagetui.runner.backends.base import (
     Backend,
     BackendUnavailable,
@@ -278,13 +279,15 @@ class Sage2Sm90Backend(_Sage2Fp8Backend):
 
 
 # sageattn's dispatch (core.py): compute capability -> (module it needs, tile configuration)
-AUTO_DISPATCH: dict[str, tuple[str | None, str | None]] = {
-    "sm80": ("_qattn_sm80", None),
-    "sm86": (None, None),  # the Triton kernel
-    "sm89": ("_qattn_sm89", "sm89"),
-    "sm90": ("_qattn_sm90", "sm90"),
-    "sm120": ("_qattn_sm89", "sm89"),
-    "sm121": ("_qattn_sm89", "sm89"),
+# the extension module `sageattn` calls on each architecture (its tile configuration:
+# core.scheduler.AUTO_KERNEL)
+AUTO_DISPATCH: dict[str, str | None] = {
+    "sm80": "_qattn_sm80",
+    "sm86": None,  # the Triton kernel
+    "sm89": "_qattn_sm89",
+    "sm90": "_qattn_sm90",
+    "sm120": "_qattn_sm89",
+    "sm121": "_qattn_sm89",
 }
 
 
@@ -315,7 +318,7 @@ class Sage2AutoBackend(Backend):
         if arch not in AUTO_DISPATCH:
             raise BackendUnavailable(f"sageattn has no kernel for {arch} "
                                      f"({torch.cuda.get_device_name(device)})")
-        module = AUTO_DISPATCH[arch][0]
+        module = AUTO_DISPATCH[arch]
         if module is not None:
             _import_installed(module)
 
@@ -326,11 +329,11 @@ class Sage2AutoBackend(Backend):
         self._sageattn = importlib.import_module("sageattention").sageattn
         # the instance's tile configuration is whichever kernel sageattn picks on this device
         # (kernel is a ClassVar for the other backends: set on the instance here, on purpose)
-        self.kernel = AUTO_DISPATCH.get(_arch(), (None, None))[1]  # type: ignore[misc]
+        self.kernel = kernel_of(self.name, arch=_arch())  # type: ignore[misc]
 
     def provenance_files(self) -> dict[str, str]:
         """The installed modules the dispatch calls on this GPU (none for the Triton one)."""
-        module = AUTO_DISPATCH.get(_arch(), (None, None))[0]
+        module = AUTO_DISPATCH.get(_arch())
         names = ("_fused", module) if module else ()
         return {n: str(getattr(_import_installed(n), "__file__", "")) for n in names}
 

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import torch
 
 from sagetui.core.phases import SAGE2_SM80_PHASES, SAGE2_SM80_SMOOTH_V_PHASES, PhaseSpec
+from sagetui.core.scheduler import kernel_of
 from sagetui.runner.backends.base import Inputs, PhaseClock
 from sagetui.runner.backends.qk_quant import GRAN_CODE, prepare, quantize
 from sagetui.runner.backends.sage2 import Sage2CudaBackend, check_sage2
@@ -44,9 +45,8 @@ class Sage2Sm80Backend(Sage2CudaBackend):
     def __init__(self, options: dict[str, Any] | None = None, module_path: str | None = None,
                  variant_name: str = "default") -> None:
         super().__init__(options, module_path, variant_name)
-        if self.pv_accum == "fp16+fp32":
-            # the class's kernel is its default; this instance runs another tile configuration
-            self.kernel = "sm80-inst-buf"  # type: ignore[misc]
+        # the class's kernel is its default; fp16+fp32 runs another tile configuration
+        self.kernel = kernel_of(self.name, self.options)  # type: ignore[misc]
 
     @classmethod
     def check_available(cls, device: str) -> None:

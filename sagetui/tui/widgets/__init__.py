@@ -1,1 +1,1 @@
-"""The console's panels; each shows one RunData through `sync(data, ctx)`."""
+"""The console's panels; each shows one Source (tui/source.py) through `sync(data, ctx)`."""

@@ -19,20 +19,20 @@ from sagetui.tui.compare_rows import (
     legend,
     letter,
 )
-from sagetui.tui.run_data import RunData
+from sagetui.tui.source import Source
 from sagetui.tui.widgets.mainloop_panel import compare_text
 from sagetui.tui.widgets.steady_table import SteadyTable
 from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
 
-def sync_compare(root: DOMNode, sources: list[RunData]) -> None:
+def sync_compare(root: DOMNode, sources: list[Source]) -> None:
     """The Compare tab under `root`: its hint, its table of the saved reports, and their main
     loops' profiles (the panel shown only when they have some)."""
     reports = [s for s in sources if not s.live]
     root.query_one("#compare-hint", Static).update(compare_hint(len(reports)))
     root.query_one(CompareTable).show(reports)
     panel = root.query_one("#compare-mainloop", Static)
-    panel.update(text := compare_text([(s.mainloop_profiles, s.baseline) for s in reports]))
+    panel.update(text := compare_text([(s.model.profiles, s.baseline) for s in reports]))
     panel.display = bool(text.plain)
 
 
@@ -74,7 +74,7 @@ class CompareTable(SteadyTable):
                 self.add_column(f"{x} cos sim", key=f"{i}cos")
         self._columns_for = (n, cos)
 
-    def show(self, sources: list[RunData]) -> None:
+    def show(self, sources: list[Source]) -> None:
         rows = compare_rows(sources)
         cos = any(c is not None and c.cos for r in rows for c in r.cells)
         self._columns(len(sources), cos)

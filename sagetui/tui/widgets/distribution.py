@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sagetui.core.format import printable
-from sagetui.tui.run_data import RunData, VariantView
+from sagetui.core.run.model import VariantModel
+from sagetui.tui.source import Source
 from sagetui.tui.themes import rgb
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.plot_base import nice_ticks, tick_labels
@@ -22,10 +23,10 @@ if TYPE_CHECKING:
     from sagetui.tui.widgets.plot_base import SeriesPlot
 
 
-def draw_distribution(plot: SeriesPlot, data: RunData, ctx: ViewContext,
-                      shown: list[VariantView], width: int, cdf: bool) -> None:
+def draw_distribution(plot: SeriesPlot, data: Source, ctx: ViewContext,
+                      shown: list[VariantModel], width: int, cdf: bool) -> None:
     plt = plot.plt
-    values = [v.totals.values.view * 1e3 for v in shown]
+    values = [data.totals(v).values.view * 1e3 for v in shown]
     lo = min(float(np.percentile(x, 0.1)) for x in values)
     hi = max(float(np.percentile(x, 99.9)) for x in values)
     ticks = nice_ticks(lo, hi, max(2, min(10, width // 10)))

@@ -21,7 +21,8 @@ import numpy as np
 from textual.binding import Binding
 
 from sagetui.core.format import printable
-from sagetui.tui.run_data import RunData, VariantView
+from sagetui.core.run.model import VariantModel
+from sagetui.tui.source import Source
 from sagetui.tui.themes import rgb
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.distribution import draw_distribution
@@ -52,8 +53,8 @@ class IterationPlot(SeriesPlot):
         self.window: tuple[int, int] | None = None  # samples shown [start, stop), None: all
         self.readout = ""  # what the cursor reads (tests read it)
 
-    def has_content(self, data: RunData) -> bool:
-        return any(v.has_samples() or v.round_summaries for v in self.shown(data))
+    def has_content(self, data: Source) -> bool:
+        return any(len(data.totals(v)) or data.round_points(v) for v in self.shown(data))
 
     def view_key(self) -> tuple:
         return (self.mode, self.cursor, self.window)
@@ -62,7 +63,8 @@ class IterationPlot(SeriesPlot):
     def _extent(self) -> int:
         if self._pending is None:
             return 0
-        return max((len(v.totals) for v in self.shown(self._pending[0])), default=0)
+        data = self._pending[0]
+        return max((len(data.totals(v)) for v in self.shown(data)), default=0)
 
     def _bounds(self) -> tuple[int, int]:
         return self.window or (0, self._extent())
@@ -98,8 +100,8 @@ class IterationPlot(SeriesPlot):
         self.redraw_if_due()
 
     # -- drawing ----------------------------------------------------------------------------
-    def draw(self, data: RunData, ctx: ViewContext, width: int) -> None:
-        shown = [v for v in self.shown(data) if v.has_samples()]
+    def draw(self, data: Source, ctx: ViewContext, width: int) -> None:
+        shown = [v for v in self.shown(data) if len(data.totals(v))]
         if shown and self.mode != "lines":
             draw_distribution(self, data, ctx, shown, width, cdf=self.mode == "CDF")
             return
@@ -109,15 +111,16 @@ class IterationPlot(SeriesPlot):
             return
         self._lines(data, ctx, shown, width)
 
-    def _lines(self, data: RunData, ctx: ViewContext, shown: list[VariantView],
+    def _lines(self, data: Source, ctx: ViewContext, shown: list[VariantModel],
                width: int) -> None:
         plt = self.plt
         total, block = 0, 1
-        start, stop = self.window or (0, max(len(v.totals) for v in shown))
+        start, stop = self.window or (0, max(len(data.totals(v)) for v in shown))
         series = []
         for v in shown:
-            x, lo, hi = v.totals.envelope_range(start, stop, width)
-            total += len(v.totals)
+            totals = data.totals(v)
+            x, lo, hi = totals.envelope_range(start, stop, width)
+            total += len(totals)
             if x.size > 1 and np.any(lo != hi):
                 block = max(block, int(x[1] - x[0]))
             series.append((v, x + 1, lo * 1e3, hi * 1e3))  # iterations count from 1
@@ -150,9 +153,9 @@ class IterationPlot(SeriesPlot):
         plt.xlim(start + 1, max(start + 2, stop))
         # plotext hints ticks as floats; whole-number ticks are ints
         plt.xticks(int_ticks(start + 1, max(start + 2, stop), max(2, width // 10)))  # type: ignore[arg-type]
-        round_start = shown[0].total.round_start
+        round_start = shown[0].total.starts()
         if 1 < len(round_start) <= 30:
-            for s in sorted(round_start.values())[1:]:
+            for s in round_start[1:]:
                 if start <= s < stop:
                     plt.vline(s + 1, color="gray")
         self._cursor_readout(data, shown)
@@ -161,23 +164,23 @@ class IterationPlot(SeriesPlot):
             title += f" · min/max of {block}"
         if self.window:
             title += f" · zoom {start + 1}-{stop}"
-        if len(shown[0].total.round_start) > 1:
+        if len(round_start) > 1:
             title += " · | round start"
         self.set_title(title)
         plt.xlabel("iteration (d: histogram/CDF, ←→ cursor, +/- zoom)")
 
-    def _cursor_readout(self, data: RunData, shown: list[VariantView]) -> None:
+    def _cursor_readout(self, data: Source, shown: list[VariantModel]) -> None:
         self.readout = ""
         if self.cursor is None:
             return
         i = self.cursor
         self.plt.vline(i + 1, color="white")
-        parts = [f"{printable(v.name)} {v.totals.values.view[i] * 1e3:.3f} ms"
-                 for v in shown if i < len(v.totals)]
+        parts = [f"{printable(v.name)} {data.totals(v).values.view[i] * 1e3:.3f} ms"
+                 for v in shown if i < len(data.totals(v))]
         self.readout = f"iteration {i + 1}: " + " · ".join(parts)
         self.add_legend("│", self.readout, "white")
 
-    def _no_samples(self, data: RunData, ctx: ViewContext) -> None:
+    def _no_samples(self, data: Source, ctx: ViewContext) -> None:
         plt = self.plt
         if self._round_ranges(data, ctx):
             plt.xlabel("round")
@@ -188,27 +191,27 @@ class IterationPlot(SeriesPlot):
                        if not data.live else "Per-iteration latency, ms: waiting for samples")
         plt.xlabel("iteration")
 
-    def _round_ranges(self, data: RunData, ctx: ViewContext) -> bool:
+    def _round_ranges(self, data: Source, ctx: ViewContext) -> bool:
         """Reference 001 keeps per-round summaries only: show each round's spread."""
         plt, drawn = self.plt, False
-        variants = [v for v in self.shown(data) if v.round_summaries]
-        for k, v in enumerate(variants):
+        variants = [(v, pts) for v in self.shown(data) if (pts := data.round_points(v))]
+        for k, (v, points) in enumerate(variants):
             colour = rgb(ctx.colour(data, v.name))
             offset = (k - (len(variants) - 1) / 2) * 0.08  # side by side, not on top
             xs, ys = [], []
-            for p in v.round_summaries:
+            for p in points:
                 if p.min_s is not None and p.max_s is not None:
                     xs += [p.round + 1 + offset] * 2
                     ys += [p.min_s * 1e3, p.max_s * 1e3]
             plt.plot(xs, ys, color=colour, marker="braille")
             self.points += len(xs)
-            plt.scatter([p.round + 1 + offset for p in v.round_summaries],
-                        [p.median_s * 1e3 for p in v.round_summaries], color=colour, marker="o")
+            plt.scatter([p.round + 1 + offset for p in points],
+                        [p.median_s * 1e3 for p in points], color=colour, marker="o")
             self.add_legend("┃o", printable(v.name), ctx.colour(data, v.name))
             drawn = True
         if drawn:
-            ys = [y for v in variants for p in v.round_summaries
+            ys = [y for _, points in variants for p in points
                   for y in (p.min_s, p.max_s, p.median_s) if y is not None]
             self.set_yticks(min(ys) * 1e3, max(ys) * 1e3)
-            plt.xticks([p.round + 1 for p in variants[0].round_summaries])
+            plt.xticks([p.round + 1 for p in variants[0][1]])
         return drawn

@@ -7,7 +7,7 @@ from typing import Any
 from rich.text import Text
 
 from sagetui.core.format import half_width, ms
-from sagetui.tui.run_data import PhaseRow, RunData
+from sagetui.tui.source import PhaseRow, Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
 from sagetui.tui.widgets.vim_keys import VIM_KEYS
@@ -32,7 +32,7 @@ class PhaseTable(SteadyTable):
         for label in ("phase", "p50 ms", "p90 ms", "share", "95% CI", "n"):
             self.add_column(label, key=label)
 
-    def sync(self, data: RunData, ctx: ViewContext) -> None:
+    def sync(self, data: Source, ctx: ViewContext) -> None:
         whose, rows = data.phase_rows(ctx.selected)
         row_before = self.cursor_row
         self.clear()

@@ -14,8 +14,9 @@ from typing import Any
 
 from rich.text import Text
 
+from sagetui.core.derived import speedup_or_none
 from sagetui.core.format import ms, pct, printable, short_phase
-from sagetui.tui.run_data import RunData
+from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
 from sagetui.tui.widgets.vim_keys import VIM_KEYS
@@ -50,7 +51,7 @@ class PhaseView(SteadyTable):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
-        self._last: tuple[RunData, ViewContext] | None = None
+        self._last: tuple[Source, ViewContext] | None = None
         self._width = 0
 
     def on_resize(self) -> None:
@@ -60,10 +61,10 @@ class PhaseView(SteadyTable):
     def _bar_width(self) -> int:
         return max(10, min(60, self.size.width - OTHER_COLUMNS[self.size.width >= WIDE]))
 
-    def sync(self, data: RunData, ctx: ViewContext) -> None:
+    def sync(self, data: Source, ctx: ViewContext) -> None:
         self._last = (data, ctx)
         self._width = width = self._bar_width()
-        names: list[str | None] = [v.name for v in data.variants.values() if v.enabled]
+        names: list[str | None] = [v.name for v in data.shown()]
         if data.baseline in names:  # the baseline first: the others read against it
             names.remove(data.baseline)
             names.insert(0, data.baseline)
@@ -96,7 +97,7 @@ class PhaseView(SteadyTable):
             for i, (name, (p50, p90)) in enumerate(per.items()):
                 colour = ctx.colour(data, name) if name in data.variants else ctx.series[0]
                 vs = "baseline" if name == data.baseline else pct(
-                    (base / p50 - 1) * 100 if base else None, 2)
+                    speedup_or_none(base, p50), 2)
                 label = printable(phase) if wide else short_phase(phase, 18)
                 first = Text("  " * depth[phase] + label if i == 0 else "",
                              style="bold" if phase.startswith("total") else "")

@@ -24,7 +24,8 @@ from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual_plotext import PlotextPlot
 
-from sagetui.tui.run_data import RunData, VariantView
+from sagetui.core.run.model import VariantModel
+from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.ansi import ansi_text
 
@@ -125,7 +126,7 @@ class SeriesPlot(PlotextPlot):
         # beside other panels (the overview): a saved report with nothing to plot hides the
         # plot (and its container, when all of its plots are hidden) instead of a blank frame
         self.hide_when_empty = hide_when_empty
-        self._pending: tuple[RunData, ViewContext] | None = None
+        self._pending: tuple[Source, ViewContext] | None = None
         self._drawn: tuple | None = None
         self.last_redraw = 0.0
         self.redraws = 0
@@ -135,7 +136,7 @@ class SeriesPlot(PlotextPlot):
         self._built: tuple[tuple, Text] | None = None  # (what it was built for, the frame)
         self._strips: tuple[tuple, list[Strip]] | None = None  # the frame's lines, likewise
 
-    def sync(self, data: RunData, ctx: ViewContext) -> None:
+    def sync(self, data: Source, ctx: ViewContext) -> None:
         self._pending = (data, ctx)
         if self.hide_when_empty:
             show = data.live or self.has_content(data)
@@ -147,7 +148,7 @@ class SeriesPlot(PlotextPlot):
                 elif parent is not None:
                     parent.styles.clear_rule("display")  # back to the stylesheet's
 
-    def has_content(self, data: RunData) -> bool:
+    def has_content(self, data: Source) -> bool:
         """Whether a saved report gives this plot anything to draw."""
         return True
 
@@ -236,7 +237,7 @@ class SeriesPlot(PlotextPlot):
         strips = self._strips[1]
         return strips[y] if 0 <= y < len(strips) else Strip.blank(width, style.rich_style)
 
-    def draw(self, data: RunData, ctx: ViewContext, width: int) -> None:
+    def draw(self, data: Source, ctx: ViewContext, width: int) -> None:
         raise NotImplementedError
 
     def set_title(self, text: str) -> None:
@@ -258,5 +259,5 @@ class SeriesPlot(PlotextPlot):
         return ticks[0], ticks[-1]
 
     @staticmethod
-    def shown(data: RunData) -> list[VariantView]:
-        return [v for v in data.variants.values() if v.enabled]
+    def shown(data: Source) -> list[VariantModel]:
+        return data.shown()

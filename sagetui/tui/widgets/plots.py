@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from sagetui.core.format import printable
-from sagetui.tui.run_data import RunData
 from sagetui.tui.series import stride
+from sagetui.tui.source import Source
 from sagetui.tui.themes import rgb
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.iteration_plot import IterationPlot
@@ -30,16 +30,16 @@ class RoundPlot(SeriesPlot):
     lines: on an H200 every round is power-capped, and a mark on every point would hide the
     points."""
 
-    def has_content(self, data: RunData) -> bool:
-        return any(v.round_points() for v in self.shown(data))
+    def has_content(self, data: Source) -> bool:
+        return any(data.round_points(v) for v in self.shown(data))
 
-    def draw(self, data: RunData, ctx: ViewContext, width: int) -> None:
+    def draw(self, data: Source, ctx: ViewContext, width: int) -> None:
         plt = self.plt
         flagged, plotted = [], set()
         telemetry = data.has_gpu_telemetry()  # throttle marks and clocks need some
         series = []
         for v in self.shown(data):
-            pts = v.round_points()  # cached: a long run's rounds are not walked per redraw
+            pts = data.round_points(v)
             if pts:
                 idx, _ = stride(np.arange(len(pts)), width)
                 pts = [pts[i] for i in idx]
@@ -70,7 +70,7 @@ class RoundPlot(SeriesPlot):
                 plt.scatter(x, y, color=colour, marker="o")
                 self.add_legend("o", label, ctx.colour(data, v.name))
             self.points += len(x)
-            for r, reasons in (v.throttled_rounds() if telemetry else {}).items():
+            for r, reasons in (data.throttled_rounds(v) if telemetry else {}).items():
                 throttled.setdefault(r + 1, set()).update(reasons)
         if series:
             lo = min(float(y.min()) for *_, y in series)
@@ -101,7 +101,7 @@ class RoundPlot(SeriesPlot):
         self.set_title(title)
         plt.xlabel("round")
 
-    def _clocks(self, data: RunData, ctx: ViewContext, width: int, telemetry: bool) -> None:
+    def _clocks(self, data: Source, ctx: ViewContext, width: int, telemetry: bool) -> None:
         """The GPU's SM clock beside the medians: drift explained, not just seen."""
         means = [(r + 1, (t.get("sm_clock_mhz") or {}).get("mean"))
                  for r, t in data.gpu_telemetry().items() if t.get("available")] \

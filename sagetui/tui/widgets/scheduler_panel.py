@@ -6,8 +6,10 @@ from typing import Any
 
 from rich.text import Text
 
-from sagetui.core.format import ms
-from sagetui.tui.run_data import RunData
+from sagetui.core.derived import change_percent
+from sagetui.core.format import fraction_pct, ms, pct
+from sagetui.core.run import figures as fig
+from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.mainloop_panel import mainloop_text
 from sagetui.tui.widgets.steady_static import SteadyStatic
@@ -43,15 +45,26 @@ class SchedulerFacts(SteadyTable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="none", show_header=False, **kwargs)
 
-    def sync(self, data: RunData, ctx: ViewContext) -> None:
+    def sync(self, data: Source, ctx: ViewContext) -> None:
+        """The selected variant's own grid and throughput (a report without variants: its
+        own scheduler block, reference 000)."""
         self.clear(columns=True)  # columns too: their widths would keep an old row's
         for key in ("fact1", "value1", "fact2", "value2"):
             self.add_column(key, key=key)
-        s = data.scheduler or {}
+        v = data.variants.get(ctx.selected or "")
+        report = data.report
+        if v is not None:
+            s, achieved = fig.scheduler(data.model, v) or {}, fig.achieved(data.model, v) or {}
+        else:
+            s = report.scheduler.model_dump(exclude_none=True) if report is not None \
+                and report.scheduler else {}
+            achieved = (report.achieved or {}) if report is not None else {}
+        self.border_title = Text(f"Scheduler grid · {v.name}" if v is not None
+                                 else "Scheduler grid")
         facts: list[tuple[str, Text]] = [
             (label, Text(_fact(key, s[key]), justify="right"))
             for key, label in FACTS if s.get(key) is not None]
-        for key, value in (data.achieved or {}).items():
+        for key, value in achieved.items():
             if value is not None:
                 text = f"{100 * value:.2f} %" if "share" in key else f"{value:.3f}"
                 facts.append((key.replace("_", " "), Text(text, justify="right")))
@@ -64,35 +77,49 @@ class SchedulerFacts(SteadyTable):
             self.add_row(Text("no scheduler facts", style="dim"), "", "", "")
 
 
-def decomposition_text(data: RunData) -> Text:
-    d = data.decomposition
+def decomposition_text(data: Source) -> Text:
+    m = data.model
+    d = m.decomposition
     t = Text()
     if d:
         ok = d.get("equal")
         t.append("manual decomposition vs public API: ")
         t.append("equal" if ok else "DIFFERENT", style="bold" if ok else "bold red")
         t.append(f" (max |Δ| {d.get('max_abs')}, mean |Δ| {d.get('mean_abs')})")
-        manual, ref = data.checksums
+        manual, ref = d.get("manual_checksum"), d.get("reference_checksum")
         if manual is not None:
             t.append(f"\nchecksums: manual {manual} · reference {ref}")
-    elif data.decomposition_skipped:
-        t.append(f"manual decomposition check skipped: {data.decomposition_skipped}",
+    elif m.decomposition_skipped:
+        t.append(f"manual decomposition check skipped: {m.decomposition_skipped}",
                  style="dim")
-    else:
+    elif not m.profiles:
         t.append("manual decomposition check: not in this report", style="dim")
-    if data.mainloop_profiles:  # measured shares replace the static note
-        t.append("\n")
-        t.append_text(mainloop_text(data.mainloop_profiles, data.baseline))
-    elif data.fused_notes:
-        fused = [k for k, v in data.fused_notes.items() if k != "timing_policy"]
+    notes = fig.fused_notes(m)
+    if m.profiles:  # measured shares replace the static note
+        if t.plain:
+            t.append("\n")
+        t.append_text(mainloop_text(m.profiles, m.baseline))
+    elif notes:
+        fused = [k for k, v in notes.items() if k != "timing_policy"]
         t.append(f"\nfused inside the main loop: {', '.join(fused)}", style="dim")
-        if data.fused_notes.get("timing_policy"):
-            t.append(f"\n{data.fused_notes['timing_policy']}", style="dim italic")
+        if notes.get("timing_policy"):
+            t.append(f"\n{notes['timing_policy']}", style="dim italic")
     return t
 
 
+def decomposition_title(data: Source) -> str:
+    """What the box holds: the correctness check, the main loop's profiles, or both."""
+    m = data.model
+    checked = m.decomposition is not None or m.decomposition_skipped is not None
+    if m.profiles:
+        return "Correctness · inside the main loop" if checked else \
+            "Inside the main loop (Nsight Compute)"
+    return "Correctness"
+
+
 class DecompositionInfo(SteadyStatic):
-    def sync(self, data: RunData, ctx: ViewContext) -> None:
+    def sync(self, data: Source, ctx: ViewContext) -> None:
+        self.border_title = decomposition_title(data)
         self.show(decomposition_text(data))
 
 
@@ -104,27 +131,28 @@ class TailTable(SteadyTable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", **kwargs)
 
-    def sync(self, data: RunData, ctx: ViewContext) -> None:
+    def sync(self, data: Source, ctx: ViewContext) -> None:
         self.clear(columns=True)  # columns too: their widths would keep an old row's
         for label in ("sweep", "q_len", "kv_len", "Q CTAs/h", "K it/CTA", "Q tail", "K tail",
                       "Q rows", "row eff", "p50 ms", "p90 ms", "Δ p50 %", "checksum"):
             self.add_column(label, key=label)
         first: dict[str, float] = {}
-        for row in data.tail_rows:
+        rows = fig.tail_rows(data.model)
+        for row in rows:
             ml = row.get("mainloop") or {}
             p50 = ml.get("p50_s")
             base = first.setdefault(row["sweep"], p50) if p50 else None
-            delta = "" if not (p50 and base) else f"{(p50 / base - 1) * 100:+.2f}"
             sweep = "q tail" if row["sweep"].startswith("q_") else "kv tail"
             self.add_row(sweep, str(row["q_len"]), str(row["kv_len"]),
                          str(row.get("q_ctas_per_head", "")),
                          str(row.get("k_iterations_per_cta", "")),
                          str(row.get("q_tail_rows", "")), str(row.get("k_tail_rows", "")),
                          str(row.get("scheduled_q_rows", "")),
-                         f"{100 * row['q_row_efficiency']:.2f} %"
+                         f"{fraction_pct(row.get('q_row_efficiency'))} %"
                          if row.get("q_row_efficiency") is not None else "",
-                         ms(p50), ms(ml.get("p90_s")), delta, str(row.get("checksum", "")))
+                         ms(p50), ms(ml.get("p90_s")), pct(change_percent(p50, base)),
+                         str(row.get("checksum", "")))
         if not self.row_count:
             self.add_row(Text("no tail study (run with --tail-study)", style="dim"),
                          *[""] * 12)
-        self.border_subtitle = "Δ: vs the sweep's first row" if data.tail_rows else None
+        self.border_subtitle = "Δ: vs the sweep's first row" if rows else None

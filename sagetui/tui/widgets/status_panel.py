@@ -9,49 +9,53 @@ from typing import Any
 from rich.text import Text
 
 from sagetui.core.format import duration, min_mean_max
-from sagetui.tui.run_data import RunData
+from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_static import SteadyStatic
 
-MARKS = {"running": "●", "complete": "✓", "cancelled": "■", "partial": "■", "failed": "✗",
+MARKS = {"running": "●", "stopping": "●", "complete": "✓", "cancelled": "■", "partial": "■",
+         "failed": "✗",
          "idle": "○", "saved": "▣"}
 
 
-def state_line(data: RunData, ctx: ViewContext) -> Text:
-    p = data.progress
-    mark = MARKS.get(data.status, "·")
+def state_line(data: Source, ctx: ViewContext) -> Text:
+    m, c = data.model, data.clock
+    p = m.progress
     t = Text()
     if data.live:
-        state = "running" if ctx.running else data.status
+        state = "stopping" if ctx.running and c.stopping else (
+            "running" if ctx.running else data.status)
         mark = MARKS.get(state, "·")
         t.append(f"{mark} {state.upper()}", style="bold")
         if not ctx.running and data.status == "idle":
             t.append("  press r to run")
             return t
-        planned = p.rounds_planned or "?"
+        planned = c.rounds_planned or "?"
         if not ctx.running:
             t.append(f"  {data.rounds_done}/{planned} rounds kept" if data.status != "complete"
                      else f"  {data.rounds_done}/{planned} rounds")
         elif p.round >= 0:
             # adaptive: the plan is the target width; the round limit is only a bound
-            t.append(f"  round {p.round + 1}/{planned}" if p.until_ci_percent is None else
-                     f"  round {p.round + 1} · until every 95 % CI < {p.until_ci_percent:g} % "
+            t.append(f"  round {p.round + 1}/{planned}" if c.until_ci_percent is None else
+                     f"  round {p.round + 1} · until every 95 % CI < {c.until_ci_percent:g} % "
                      f"(at most {planned} rounds)")
-            per_round = p.iterations_per_round * max(1, p.variants_in_round)
+            per_round = c.iterations_per_round * max(1, p.variants_in_round)
             t.append(f" · iteration {p.iteration_in_round}/{per_round}")
             if p.current_variant:
                 t.append(f" ({p.current_variant})")
         if ctx.running:
             if p.stage != "measuring":
                 t.append(f" · {p.stage}")
-            eta = p.eta_s()
-            bound = "at most " if p.until_ci_percent is not None else ""  # worst case only
+            eta = c.eta_s(p)
+            bound = "at most " if c.until_ci_percent is not None else ""  # worst case only
             t.append(f" · ETA {bound}{duration(eta)}" if eta is not None else " · ETA -")
-        if p.started is not None:
-            end = p.finished if p.finished is not None and not ctx.running else time.monotonic()
-            t.append(f" · elapsed {duration(end - p.started)}")
+        if c.started is not None:
+            end = c.finished if c.finished is not None and not ctx.running else time.monotonic()
+            t.append(f" · elapsed {duration(end - c.started)}")
+        if not ctx.running and m.status_detail:  # why it is not complete, in its own words
+            t.append(f" · {'; '.join(m.status_detail)}", style=f"bold {ctx.error_colour}")
         return t
-    t.append(f"{mark} {data.label}", style="bold")
+    t.append(f"{MARKS.get(data.status, '·')} {data.label}", style="bold")
     n = len(data.variants)
     t.append(f" · {n} variants" if n > 1 else f" · {data.kind()}")
     if data.status and data.status != "saved":
@@ -64,30 +68,34 @@ def state_line(data: RunData, ctx: ViewContext) -> Text:
         t.append(f" · {data.iterations_per_round} iter")
     if data.warmup is not None:
         t.append(f" + {data.warmup} warm-up")
+    if m.status_detail:
+        t.append(f" · {'; '.join(m.status_detail)}", style=f"bold {ctx.error_colour}")
     return t
 
 
-def machine_line(data: RunData) -> Text:
+def machine_line(data: Source) -> Text:
     backends = sorted({b for v in data.variants.values() if (b := v.backend or v.kernel)})
     parts = []
+    report = data.report
     if backends:
         parts.append(f"backend {', '.join(backends)}")
-    elif data.scheduler and data.scheduler.get("kernel"):
-        parts.append(f"kernel {data.scheduler['kernel']}")
+    elif report is not None and report.scheduler and report.scheduler.kernel:
+        parts.append(f"kernel {report.scheduler.kernel}")
     elif data.metadata.get("attention"):
         parts.append(f"attention {data.metadata['attention']}")
-    gpu = data.gpu_name or (f"{data.device} (no GPU)" if data.device == "cpu" else data.device)
-    parts.append(f"GPU {gpu}" if data.gpu_name else f"device {gpu or 'not recorded'}")
+    gpu_name = data.gpu.get("name")
+    gpu = gpu_name or (f"{data.device} (no GPU)" if data.device == "cpu" else data.device)
+    parts.append(f"GPU {gpu}" if gpu_name else f"device {gpu or 'not recorded'}")
     if data.torch:
         parts.append(f"torch {data.torch}")
     if data.shape:
         parts.append(f"shape {data.shape}")
-    if data.source_commit:
-        parts.append(f"commit {data.source_commit[:8]}")
+    if report is not None and report.source_commit:
+        parts.append(f"commit {report.source_commit[:8]}")
     return Text(" · ".join(parts), style="dim")
 
 
-def latest_telemetry(data: RunData) -> tuple[int, dict[str, Any]] | None:
+def latest_telemetry(data: Source) -> tuple[int, dict[str, Any]] | None:
     per_round = data.gpu_telemetry()
     if not per_round:
         return None
@@ -95,7 +103,7 @@ def latest_telemetry(data: RunData) -> tuple[int, dict[str, Any]] | None:
     return r, per_round[r]
 
 
-def telemetry_line(data: RunData, ctx: ViewContext) -> Text:
+def telemetry_line(data: Source, ctx: ViewContext) -> Text:
     latest = latest_telemetry(data)
     if latest is None:
         if data.live and not data.rounds_done:
@@ -122,11 +130,12 @@ def _on_off(name: str, value: object) -> str | None:
     return None if value is None else f"{name} {'on' if value else 'off'}"
 
 
-def environment_line(data: RunData, ctx: ViewContext) -> Text | None:
+def environment_line(data: Source, ctx: ViewContext) -> Text | None:
     """The GPU's state as the runner found it (persistence, ECC, MIG, application clocks, other
     processes), and where the latest round's SM clock stood against the application clock.
     None for a CPU run or a report that did not record it."""
-    st = data.gpu_state
+    state = data.gpu.get("state")
+    st = state if isinstance(state, dict) else None
     if not st:
         return None
     warn = f"bold {ctx.error_colour}"
@@ -163,7 +172,7 @@ def environment_line(data: RunData, ctx: ViewContext) -> Text | None:
 
 
 class StatusPanel(SteadyStatic):
-    def sync(self, data: RunData, ctx: ViewContext) -> None:
+    def sync(self, data: Source, ctx: ViewContext) -> None:
         lines = [state_line(data, ctx), machine_line(data), telemetry_line(data, ctx)]
         env = environment_line(data, ctx)
         text = Text("\n").join(lines + ([env] if env is not None else []))

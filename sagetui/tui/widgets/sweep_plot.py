@@ -18,9 +18,9 @@ from sagetui.tui.widgets.plots import SeriesPlot
 
 class SweepPlot(SeriesPlot):
     def sync(self, data: Any, ctx: ViewContext) -> None:
-        """Fed a SweepView by the Sweep tab; the app's RunData syncs are not for it."""
+        """Fed a SweepView by the Sweep tab; the app's Source syncs are not for it."""
         if isinstance(data, SweepView):
-            # the base class keeps a RunData here; this plot draws a SweepView instead
+            # the base class keeps a Source here; this plot draws a SweepView instead
             self._pending = (data, ctx)  # type: ignore[assignment]
 
     def draw(self, data: Any, ctx: ViewContext, width: int) -> None:

@@ -8,7 +8,8 @@ from rich.text import Text
 
 from sagetui.core import format as fmt
 from sagetui.core.format import ms, pct
-from sagetui.tui.run_data import RunData
+from sagetui.core.report.model import Accuracy
+from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
 from sagetui.tui.widgets.verdict_table import drift_cell
@@ -19,8 +20,8 @@ STATUS_STYLE = {"ok": "", "failed": "bold red", "excluded": "yellow", "partial":
                 "pending": "dim"}
 
 
-def _accuracy(acc: dict | None) -> tuple[str, str]:
-    cells = fmt.accuracy(acc)
+def _accuracy(acc: Accuracy | None) -> tuple[str, str]:
+    cells = fmt.accuracy(acc.model_dump() if acc else None)
     return cells["cos"], cells["l1"]
 
 
@@ -64,8 +65,8 @@ class VariantTable(SteadyTable):
         except Exception:  # the name is not in this table (another source)
             pass
 
-    def sync(self, data: RunData, ctx: ViewContext) -> None:
-        accuracy = any(v.accuracy for v in data.variants.values())
+    def sync(self, data: Source, ctx: ViewContext) -> None:
+        accuracy = any(v.facts.accuracy for v in data.variants.values())
         if accuracy != self._accuracy:  # a report without accuracy keeps 80 columns for timing
             self._accuracy = accuracy
             self.clear(columns=True)
@@ -75,13 +76,15 @@ class VariantTable(SteadyTable):
         for name, v in data.variants.items():
             colour = ctx.colour(data, name)
             role = "baseline" if name == data.baseline else ""
-            on = Text("[x]" if v.enabled else "[ ]", style="bold" if v.enabled else "dim")
-            label = name + (f" [{v.sdpa_backend}]" if v.sdpa_backend else "")
+            enabled = data.is_enabled(name)
+            on = Text("[x]" if enabled else "[ ]", style="bold" if enabled else "dim")
+            sdpa = v.facts.sdpa_backend
+            label = name + (f" [{sdpa}]" if sdpa else "")
             rows.append((name, [
                 Text("■", style=colour), on, Text(label, style=f"bold {colour}"), role,
-                Text(v.status, style=STATUS_STYLE.get(v.status, "")), ms(v.p50_s()),
+                Text(v.status, style=STATUS_STYLE.get(v.status, "")), ms(data.p50_s(v)),
                 "" if name == data.baseline else pct(v.speedup_percent, 3),
-                drift_cell(v.drift), *(_accuracy(v.accuracy) if accuracy else ())]))
+                drift_cell(v.drift), *(_accuracy(v.facts.accuracy) if accuracy else ())]))
         if not rows:
             rows.append((NONE_KEY, ["", "", Text("(none)", style="dim"),
                                     *[""] * (7 if accuracy else 5)]))

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from sagetui.core import format as fmt
 from sagetui.core.format import ci, pct
-from sagetui.tui.run_data import RunData
+from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
 from sagetui.tui.widgets.vim_keys import VIM_KEYS
@@ -34,7 +34,7 @@ class VerdictTable(SteadyTable):
         for label in ("variant", "verdict", "paired %", "95% CI %", "±thr %", "n"):
             self.add_column(label, key=label)
 
-    def sync(self, data: RunData, ctx: ViewContext) -> None:
+    def sync(self, data: Source, ctx: ViewContext) -> None:
         self.clear()
         computed = False
         for name, v in data.variants.items():
@@ -42,7 +42,7 @@ class VerdictTable(SteadyTable):
             vd = v.verdict
             if name == data.baseline:
                 state = Text("baseline", style="dim")
-                cells = ["-", "-", "-", str(len(v.round_points()) or "-")]
+                cells = ["-", "-", "-", str(len(data.round_points(v)) or "-")]
             elif vd:
                 computed |= v.verdict_computed
                 state = Text(vd["state"] + ("*" if v.verdict_computed else ""),
@@ -52,7 +52,7 @@ class VerdictTable(SteadyTable):
                          pct(vd.get("threshold_percent"), sign=False), str(vd.get("rounds"))]
             else:
                 state = Text("-")
-                cells = ["-", "-", "-", str(len(v.round_points()) or "-")]
+                cells = ["-", "-", "-", str(len(data.round_points(v)) or "-")]
             self.add_row(Text(name, style=colour), state, *cells)
         thr = f" · SAME {data.threshold.describe()}" if data.threshold else ""
         self.border_title = "Verdicts vs baseline" + thr + (

@@ -3,9 +3,10 @@ snapshot tests. Run from the repository root:
 
     python tests/tui/data/make_synthetic.py
 
-It feeds seeded synthetic runner events through the session's own Collector, so the report
-has exactly the shape a real run writes (samples, verdicts, drift, outliers, telemetry, tail
-study, a fault) without any live timing. Three variants on an "H200": a baseline that drifts
+It folds seeded synthetic events into a run model with the one fold the session uses
+(core/run/fold.py) and builds the report as the session does (core/run/build.py), so the
+report has exactly the shape a real run writes (samples, verdicts, drift, outliers, telemetry,
+tail study, a fault) without any live timing. Three variants on an "H200": a baseline that drifts
 upward, a variant about 6 % faster with throttled rounds 4 and 5, and one that failed.
 """
 
@@ -16,11 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
+from sagetui.core import events as ev
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.report.io import save_report
 from sagetui.core.report.model import Fault, Report
-from sagetui.core.scheduler import grid_facts, tail_plan
-from sagetui.session.collect import Collector
+from sagetui.core.run.build import build_report
+from sagetui.core.run.fold import apply, new_model
+from sagetui.core.run.status import final_status
+from sagetui.core.scheduler import tail_plan
 
 OUT = Path(__file__).with_name("synthetic_report.json")
 PHASES = [("k_mean_and_smoothing_preparation", None), ("qk_int8_quantization", None),
@@ -56,23 +60,25 @@ def build() -> Report:
         VariantSpec(name="broken", backend="sage2-sm89",
                     path="/variants/broken/_qattn_sm89.so")],
         rounds=ROUNDS, iterations=ITERATIONS, warmup=3, tail_study=True, seed=0)
-    c = Collector(config)
-    c.created = "2026-01-01T00:00:00+00:00"
-    c.hello = {"python": "3.11.7", "torch": "2.5.1+cu124", "device": "cuda:0", "protocol": 1}
-    sched = grid_facts("sm89", batch=1, heads=24, q_len=4100, kv_len=4100, head_dim=128,
-                       sm_count=132, smem_per_sm=228 * 1024)
-    c.ready = {"input_sha256": "b" * 64, "device": "cuda:0", "scheduler": sched,
-               "gpu": {"name": "NVIDIA H200", "sm_count": 132}}
-    for name in ("base", "fast"):
-        c.on_variant({"name": name, "status": "ok", "kernel": "sm89",
-                      "phases": [list(p) for p in PHASES]})
-    c.on_variant({"name": "broken", "status": "failed",
-                  "error": "undefined symbol: qk_int8_sv_f8_accum_f32_attn"})
-    c.faults.append(Fault(kind="variant", variant="broken", phase="load",
-                          message="undefined symbol: qk_int8_sv_f8_accum_f32_attn",
-                          stderr_tail=["ImportError: /variants/broken/_qattn_sm89.so: "
-                                       "undefined symbol: qk_int8_sv_f8_accum_f32_attn"]))
+    m = new_model()
+    events: list[ev.Event] = [
+        ev.RunStarted(config=config, created_utc="2026-01-01T00:00:00+00:00",
+                      host={"platform": "Linux", "host": "gpu-node"}),
+        ev.Hello(protocol=4, pid=1, python="3.11.7", torch="2.5.1+cu124", device="cuda:0",
+                 backends={})]
+    events += [ev.VariantLoaded(name=n, backend="sage2-sm89", status="ok", kernel="sm89",
+                                phases=PHASES) for n in ("base", "fast")]
+    events += [ev.VariantLoaded(name="broken", backend="sage2-sm89", status="failed",
+                                error="undefined symbol: qk_int8_sv_f8_accum_f32_attn"),
+               ev.Ready(input_sha256="b" * 64, device="cuda:0",
+                        gpu={"name": "NVIDIA H200", "sm_count": 132,
+                             "smem_per_sm": 228 * 1024}),
+               ev.ThresholdResolved(threshold={"threshold_percent": 1.0,
+                                               "threshold_source": "default"})]
+    for e in events:
+        apply(m, e)
     for r in range(ROUNDS):
+        apply(m, ev.RoundStarted(round=r, variants=["base", "fast"]))
         seen: set[str] = set()
         for name in ("base", "fast", "fast", "base") if r % 2 == 0 else \
                 ("fast", "base", "base", "fast"):  # ABBA, then BAAB
@@ -86,28 +92,28 @@ def build() -> Report:
                           for p, ms in LEAF_MS.items()}
                 if name == "base" and r == 2 and i == 0 and half == 0:
                     leaves["fused_mainloop"] *= 1.6  # one outlier, flagged, never dropped
-                c.on_iteration({"variant": name, "round": r, "half": half, "index": i,
-                                "phases": leaves, "total_s": sum(leaves.values()) * 1.002})
-            c.on_block({"variant": name, "round": r, "half": half,
-                        "iterations": ITERATIONS // 2, "cancelled": False,
-                        "output_sha256": SHA[name], "checksum": 123456.0,
-                        "max_abs_diff": 0.0, "mean_abs_diff": 0.0,
-                        "telemetry": telemetry(r, throttled=name == "fast" and r >= 3)})
-        c.complete_round(r, list(c.variants))
-    c.decomposition = {"variant": "base", "equal": True, "max_abs": 0.0, "mean_abs": 0.0,
-                       "decomposed_sha256": "a" * 64, "public_sha256": "a" * 64,
-                       "manual_checksum": 123456.0, "reference_checksum": 123456.0}
+                apply(m, ev.Iterations(variant=name, round=r, half=half, start=i,
+                                       phases={k: [x] for k, x in leaves.items()},
+                                       total_s=[sum(leaves.values()) * 1.002]))
+            apply(m, ev.BlockDone(variant=name, round=r, half=half,
+                                  iterations=ITERATIONS // 2, cancelled=False,
+                                  output_sha256=SHA[name], checksum=123456.0,
+                                  max_abs_diff=0.0, mean_abs_diff=0.0,
+                                  telemetry=telemetry(r, throttled=name == "fast" and r >= 3)))
+        apply(m, ev.RoundDone(round=r, completed=["base", "fast"]))
+    apply(m, ev.Decomposition(variant="base", equal=True, max_abs=0.0, mean_abs=0.0,
+                              decomposed_sha256="a" * 64, public_sha256="a" * 64,
+                              manual_checksum=123456.0, reference_checksum=123456.0))
     for sweep, q, kv in tail_plan("sm89", 4100, 4100):
         base_ms = 4.1 * q / 4100 * kv / 4100
-        c.on_tail_row({"variant": "base", "sweep": sweep, "q_len": q, "kv_len": kv,
-                       "phase": "fused_mainloop", "checksum": float(q + kv),
-                       "mainloop": [base_ms * (1 + 0.002 * k) / 1e3 for k in range(5)]})
-    c.status = "complete"
-    report = c.report()
-    return report.model_copy(update={"environment": {
-        "python": "3.11.7", "torch": "2.5.1+cu124", "device": "cuda:0",
-        "gpu": {"name": "NVIDIA H200", "sm_count": 132}, "platform": "Linux", "host": "gpu-node",
-        "protocol": 1}})
+        apply(m, ev.TailRow(variant="base", sweep=sweep, q_len=q, kv_len=kv,
+                            phase="fused_mainloop", checksum=float(q + kv),
+                            mainloop=[base_ms * (1 + 0.002 * k) / 1e3 for k in range(5)]))
+    m.faults[-1] = Fault(kind="variant", variant="broken", phase="load",
+                         message="undefined symbol: qk_int8_sv_f8_accum_f32_attn",
+                         stderr_tail=["ImportError: /variants/broken/_qattn_sm89.so: "
+                                      "undefined symbol: qk_int8_sv_f8_accum_f32_attn"])
+    return build_report(m, final_status(m, rounds_planned=ROUNDS))
 
 
 def main() -> int:

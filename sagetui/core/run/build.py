@@ -1,0 +1,117 @@
+"""The report, built from a run model by one pure function: the session's recovery file and
+final report, the console's export of a live run and the parity tests all call `build_report`
+on a model; equal models give equal reports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sagetui.core.environment import environment_block
+from sagetui.core.report.model import SCHEMA_VERSION, Report
+from sagetui.core.run import figures as fig
+from sagetui.core.run import status as st
+from sagetui.core.run.model import TOTAL, RunModel, VariantModel
+from sagetui.core.samples import RoundSeries, Samples
+from sagetui.core.statistics.analysis import Analysis
+
+
+def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Report:
+    """Everything the model holds, as a valid Report (at any time: mid-run for the recovery
+    file, at the end for the final report). `ending`: the status and its detail of a run that
+    just ended (status.final_status), before the `finished` event that carries them."""
+    from sagetui import __version__
+
+    assert m.config is not None, "a run model gets its configuration from run_started"
+    cfg, shape = m.config, m.config.shape
+    an = fig.analysis(m)
+    base = m.variants.get(m.baseline or "")
+    samples = Samples()
+    variants = [_variant(m, v, base, an, samples) for v in m.variants.values()]
+    status, detail = ending or ((m.status, m.status_detail) if m.status in st.TERMINAL else (
+        st.PARTIAL, [f"the run had not ended when this was written ({len(m.completed_rounds)}"
+                     f" rounds so far)"]))
+    data: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "sagetui", "version": __version__},
+        "created_utc": m.created_utc,
+        "status": status,
+        "status_detail": detail or None,
+        "environment": environment_block(runner=m.runner, ready=m.ready, host=m.host),
+        "config": cfg.model_dump(mode="json"),
+        "metadata": cfg.metadata or None,
+        "layout": shape.layout,
+        **shape.tensor_shapes(),
+        "warmup": cfg.warmup,
+        "iterations": cfg.iterations,
+        "iterations_per_round": cfg.iterations,
+        "rounds": len(m.completed_rounds),
+        "baseline": m.baseline,
+        "threshold": m.threshold.fields() if m.threshold else None,
+        "reference_output_sha256": base.first_output_sha256 if base else None,
+        "variants": variants,
+        "schedule": _schedule(m),
+        "samples": samples or None,
+        "faults": [f.model_dump() for f in m.faults] or None,
+        "mainloop_profiles": list(m.profiles) or None,
+    }
+    data["fused_mainloop_phases"] = fig.fused_notes(m)
+    d = m.decomposition
+    if d:
+        data["manual_decomposition_vs_public_sage2"] = {
+            k: d.get(k) for k in ("equal", "max_abs", "mean_abs", "decomposed_sha256",
+                                  "public_sha256", "variant")}
+        data["manual_checksum"] = d.get("manual_checksum")
+        data["reference_checksum"] = d.get("reference_checksum")
+    data["tail_study"] = fig.tail_rows(m) or None
+    return Report.model_validate({k: v for k, v in data.items() if v is not None})
+
+
+def _variant(m: RunModel, v: VariantModel, base: VariantModel | None, an: Analysis,
+             samples: Samples) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": v.name, "path": v.path, "backend": v.backend, "spec": v.spec,
+        "status": v.status if v.status != "pending" else "failed", "error": v.error,
+        "kernel": fig.kernel(m, v), "options": fig.resolved_options(v) or None,
+        "scheduler": fig.scheduler(m, v) if v.status != "failed" or v.asked else None,
+        "rounds_asked": len(v.asked),
+        "failed_round": v.failed_round, "input_sha256": m.ready.get("input_sha256")}
+    if v.completed_rounds:
+        entry.update(rounds=fig.rounds(v), timing=fig.timing(v),
+                     phase_timings=fig.phase_timings(v) or None,
+                     intervals=fig.intervals(v) or None, telemetry=fig.telemetry(v),
+                     achieved=fig.achieved(m, v))
+        pk = fig.peak(m, v)
+        if pk:
+            entry["peak"] = {k: pk[k] for k in ("qk_type", "pv_type", "source")}  # type: ignore[literal-required]
+        kept = _series(v)
+        samples[v.name] = kept
+        a = an.variants.get(v.name)
+        flags = (a.outliers if a else None) or []
+        total = kept[TOTAL]
+        where = []
+        for i in flags:
+            r_i, it = total.locate(i)
+            where.append((v.completed_rounds[r_i], it))
+        entry["outliers"] = {"count": len(flags), "where": where}
+        if a is not None and a.drift is not None:
+            entry["drift"] = a.drift.to_dict()
+    entry.update(fig.outputs(v, base))
+    entry.update(v.facts.model_dump(exclude_none=True))
+    entry["verdict"] = an.verdict_dict(v.name)
+    if v.name in an.variants:
+        entry["speedup_vs_baseline_percent"] = an.variants[v.name].speedup_p50_percent
+    return {k: x for k, x in entry.items() if x is not None}
+
+
+def _series(v: VariantModel) -> dict[str, RoundSeries]:
+    """The raw samples of every phase measured in every completed round (sharing the model's
+    arrays), and the total's."""
+    rounds = v.completed_rounds
+    return {p: v.samples[p].series() for p in [*fig.phase_order(v), TOTAL]
+            if v.samples[p].rounds == rounds}
+
+
+def _schedule(m: RunModel) -> list[dict[str, Any]]:
+    """The blocks of every completed round, of the variants that completed it."""
+    kept = {n: set(v.completed_rounds) for n, v in m.variants.items()}
+    return [s for s in m.schedule if s["round"] in kept.get(s["variant"], set())]

@@ -1,0 +1,232 @@
+"""A variant's derived figures, computed once here for the report (build.py) and for every
+panel that shows them: the same function gives the number on screen and the number on disk.
+
+A model loaded from a report (`v.recorded`) gives back what the report recorded: a saved
+report is shown as it was written (`sagetui check` says whether its numbers still agree with
+its samples), never recomputed behind the user's back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sagetui.core import scheduler as geo
+from sagetui.core.config import Shape
+from sagetui.core.derived import call_and_mainloop, shape_ops
+from sagetui.core.options import OPTIONS
+from sagetui.core.peaks import KernelPeak, kernel_peak
+from sagetui.core.phases import FUSED_MAINLOOP_PHASES
+from sagetui.core.run.model import TOTAL, RunModel, VariantModel
+from sagetui.core.statistics.analysis import Analysis, analyse
+from sagetui.core.statistics.intervals import half_percent
+from sagetui.core.statistics.summary import p50, summarize
+from sagetui.core.statistics.threshold import resolve_threshold
+from sagetui.core.telemetry import merge_blocks
+
+MAINLOOP = "fused_mainloop"
+
+
+def shape(m: RunModel) -> Shape | None:
+    return m.config.shape if m.config is not None else None
+
+
+def phase_order(v: VariantModel) -> list[str]:
+    """The phases measured, parents before their children, as the backend declared them."""
+    return [n for n, _ in v.phases if n in v.samples and len(v.samples[n])]
+
+
+def timing(v: VariantModel) -> dict[str, Any] | None:
+    """The whole call's summary over every completed round."""
+    if v.recorded is not None:
+        return v.recorded.timing.model_dump() if v.recorded.timing else None
+    total = v.samples.get(TOTAL)
+    return summarize(total.values) if total is not None and len(total) else None
+
+
+def p50_of(v: VariantModel) -> float | None:
+    t = timing(v)
+    return t["p50_s"] if t else None
+
+
+def rounds(v: VariantModel) -> list[dict[str, Any]]:
+    """The whole call's summary of each completed round, in order."""
+    if v.recorded is not None:
+        return [s.model_dump() for s in v.recorded.rounds or []]
+    return [v.round_summaries[r] for r in v.completed_rounds if r in v.round_summaries]
+
+
+def phase_timings(v: VariantModel) -> dict[str, dict[str, Any]]:
+    if v.recorded is not None:
+        return {n: s.model_dump() for n, s in (v.recorded.phase_timings or {}).items()}
+    return {n: summarize(v.samples[n].values) for n in phase_order(v)}
+
+
+def round_medians(v: VariantModel, phase: str = TOTAL) -> dict[int, float]:
+    """Completed round -> that round's median of `phase` (the total's are kept as rounds end;
+    a phase's are computed from its samples)."""
+    if phase == TOTAL and v.round_medians:
+        return dict(v.round_medians)
+    s = v.samples.get(phase)
+    if s is None:
+        if phase == TOTAL and v.recorded is not None:
+            return {i: r.p50_s for i, r in enumerate(v.recorded.rounds or [])}
+        return {}
+    return {r: float(np.median(s.round_values(i))) for i, r in enumerate(s.rounds)}
+
+
+def intervals(v: VariantModel) -> dict[str, float]:
+    """The 95 % half-width (percent) of each phase's and the total's typical round median."""
+    if v.recorded is not None:
+        return dict(v.recorded.intervals or {})
+    out = {}
+    for phase in [*phase_order(v), TOTAL]:
+        h = half_percent(list(round_medians(v, phase).values()))
+        if h is not None:
+            out[phase] = h
+    return out
+
+
+def telemetry(v: VariantModel) -> list[dict[str, Any]]:
+    """Each completed round's telemetry, its blocks merged."""
+    if v.recorded is not None:
+        return [t.model_dump() for t in v.recorded.telemetry or []]
+    return [merged_telemetry(v, r) for r in v.completed_rounds]
+
+
+def merged_telemetry(v: VariantModel, r: int) -> dict[str, Any]:
+    """Round r's telemetry, its blocks (its two halves: session/schedule.py) merged."""
+    return merge_blocks(v.blocks[k].telemetry for k in ((r, 0), (r, 1)) if k in v.blocks)
+
+
+def round_telemetry(v: VariantModel) -> dict[int, dict[str, Any]]:
+    """telemetry() keyed by round number (the plots' x)."""
+    numbers = v.completed_rounds or list(range(len(rounds(v))))
+    return dict(zip(numbers, telemetry(v), strict=False))
+
+
+def outputs(v: VariantModel, base: VariantModel | None) -> dict[str, Any]:
+    """Its last output's sha256 and checksum, whether its output was the same every block,
+    whether it equals the baseline's first output byte for byte, and by how much not."""
+    if v.recorded is not None:
+        r = v.recorded
+        return {k: getattr(r, k) for k in ("output_sha256", "deterministic", "byte_exact",
+                                           "checksum", "max_abs_diff", "mean_abs_diff")
+                if getattr(r, k) is not None}
+    last = v.last_block()
+    if last is None or last.output_sha256 is None:
+        return {}
+    out: dict[str, Any] = {"output_sha256": last.output_sha256,
+                           "deterministic": len(v.output_hashes) == 1}
+    if base is not None and base.first_output_sha256:
+        out["byte_exact"] = last.output_sha256 == base.first_output_sha256
+    for k in ("checksum", "max_abs_diff", "mean_abs_diff"):
+        if getattr(last, k) is not None:
+            out[k] = getattr(last, k)
+    return out
+
+
+def resolved_options(v: VariantModel) -> dict[str, Any]:
+    """The options it ran with: the configured ones over the backend's defaults."""
+    if v.recorded is not None and v.recorded.options is not None:
+        return dict(v.recorded.options)
+    table = OPTIONS.get(v.backend or "", {})
+    return {**{k: o.default for k, o in table.items()}, **v.options}
+
+
+def kernel(m: RunModel, v: VariantModel) -> str | None:
+    """The tile configuration it runs: the runner's word, else (a report before schema 3)
+    what its backend and options imply on the report's GPU."""
+    if v.kernel:
+        return v.kernel
+    gpu = m.ready.get("gpu") or {}
+    return geo.kernel_of(v.backend, v.options, gpu.get("capability"))
+
+
+def scheduler(m: RunModel, v: VariantModel) -> dict[str, Any] | None:
+    """Its own grid: its kernel's tiles over the run's shape, waves over this GPU's SMs."""
+    if v.recorded is not None and v.recorded.scheduler is not None:
+        return v.recorded.scheduler.model_dump(exclude_none=True)
+    k, s = kernel(m, v), shape(m)
+    if k is None and v.backend is None and m.report is not None and m.report.scheduler:
+        # a report made elsewhere (reference 001) keeps one grid for builds of one kernel
+        return m.report.scheduler.model_dump(exclude_none=True)
+    if k is None or s is None or k not in geo.TILES:
+        return None
+    gpu = m.ready.get("gpu") or {}
+    return geo.grid_facts(k, batch=s.batch, heads=s.heads, q_len=s.q_len, kv_len=s.n_kv_len,
+                          head_dim=s.head_dim, causal=s.causal, sm_count=gpu.get("sm_count"),
+                          smem_per_sm=gpu.get("smem_per_sm"))
+
+
+def peak(m: RunModel, v: VariantModel) -> KernelPeak | None:
+    """The datasheet peak of its own tensor-core types on this GPU (core/peaks.py)."""
+    s = shape(m)
+    if s is None or not v.backend:
+        return None
+    return kernel_peak((m.ready.get("gpu") or {}).get("name"), v.backend, v.options, s.dtype)
+
+
+def achieved(m: RunModel, v: VariantModel) -> dict[str, float | None] | None:
+    """Its TOPS and share of its own peak, for the whole call and its main loop."""
+    if v.recorded is not None:
+        return dict(v.recorded.achieved) if v.recorded.achieved else None
+    t, s = timing(v), shape(m)
+    if t is None or s is None:
+        return None
+    ml = v.samples.get(MAINLOOP)
+    pk = peak(m, v)
+    return call_and_mainloop(shape_ops(s), t["p50_s"],
+                             p50(ml.values) if ml is not None and len(ml) else None,
+                             pk["peak_tops"] if pk else None)
+
+
+def analysis_inputs(m: RunModel, *, drift: bool = True, outliers: bool = True
+                    ) -> dict[str, Any]:
+    """analyse()'s arguments for what the model measured (cheap: the console gathers them on
+    its own thread and analyses in a worker, since the analysis imports scipy)."""
+    base = m.variants.get(m.baseline or "")
+    totals = {n: v.samples[TOTAL].values for n, v in m.variants.items()
+              if TOTAL in v.samples and len(v.samples[TOTAL])}
+    p50s: dict[str, float | None] = {n: p50(x) for n, x in totals.items()}
+    for n, v in m.variants.items():
+        p50s.setdefault(n, p50_of(v))
+    return {"round_medians": {n: round_medians(v) for n, v in m.variants.items()},
+            "p50s": p50s, "baseline": m.baseline if base is not None else None,
+            "threshold": m.threshold or resolve_threshold(),
+            "samples": totals if outliers else None, "drift_of": None if drift else (),
+            "verdicts": base is not None and base.status in ("ok", "excluded")}
+
+
+def analysis(m: RunModel, *, drift: bool = True, outliers: bool = True) -> Analysis:
+    """The one analysis (core/statistics/analysis.py) of what the model measured: speedups,
+    verdicts against the baseline with the run's threshold, drift and outlier flags (drift and
+    outliers cost time a round of milliseconds does not wait for: the session asks for them
+    at most every half second, and for the report)."""
+    return analyse(**analysis_inputs(m, drift=drift, outliers=outliers))
+
+
+def tail_rows(m: RunModel) -> list[dict[str, Any]]:
+    """The tail study's rows as the report keeps them: each row's geometry (its variant's
+    kernel's tiles) and the summary of its main-loop times."""
+    if m.report is not None:
+        return list(m.tail_rows)
+    out = []
+    for row in m.tail_rows:
+        v = m.variants.get(row.get("variant") or "")
+        k = (kernel(m, v) if v is not None else None) or "sm89"
+        times = [t for t in row["mainloop"] if t is not None]
+        out.append({**geo.tail_row(row["sweep"], k, row["q_len"], row["kv_len"]),
+                    "mainloop": summarize(times), "checksum": row.get("checksum"),
+                    "variant": row.get("variant"), "phase": row.get("phase")})
+    return out
+
+
+def fused_notes(m: RunModel) -> dict[str, str] | None:
+    """Report 000's note on the phases fused inside the main loop, where a variant has one."""
+    if m.report is not None:
+        return m.report.fused_mainloop_phases
+    if any(MAINLOOP in dict(v.phases) for v in m.variants.values()):
+        return dict(FUSED_MAINLOOP_PHASES)
+    return None
