@@ -5,10 +5,15 @@ that `sagetui --help` reads without pydantic."""
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from typing import get_args
 
+import pytest
+
+from sagetui.cli.main import build_parser
+from sagetui.cli.sweep_args import AXES
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.run_fields import FIELDS, NOT_OPTIONS, OPTIONS, REQUIRED
 
@@ -54,3 +59,28 @@ def test_the_table_imports_nothing() -> None:
                          timeout=60, check=True)
     assert out.stdout.strip() == "['sagetui', 'sagetui.core', 'sagetui.core.run_fields']", (
         out.stdout)
+
+
+@pytest.mark.parametrize("command", ["", "run", "calibrate", "profile", "sweep", "node-check"])
+def test_every_commands_run_options_are_the_fields(command: str) -> None:
+    """The console's, `run`'s and the other commands' run options: one per option of the
+    table, its help the field's description and its default the field's (a shape's option
+    stays unset until given); the sweep's axes stand in for their fields' options."""
+    parser: argparse.ArgumentParser = build_parser(command)
+    if command:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[command]
+    actions = {a.option_strings[0]: a for a in parser._actions if a.option_strings}
+    fields = {**RunConfig.model_fields, **Shape.model_fields}
+    for o in OPTIONS:
+        a = actions[o.flag]
+        if o.field is None or (command == "sweep" and o.field in AXES):
+            continue
+        info = fields[o.field]
+        assert a.dest == o.dest
+        assert (a.help or "").replace("%%", "%") == (info.description or ""), o.flag
+        if o.kind == "value":
+            assert a.default == (None if o.shape else info.default), o.flag
+            assert a.choices == (get_args(info.annotation) if o.choices else None), o.flag
+        else:
+            assert a.default in (None, False), o.flag
