@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from sagetui import __version__
 from sagetui.cli.errors import UsageError
@@ -28,62 +28,34 @@ def usage_line(exc: UsageError) -> str:
 
 
 def _add_run_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
-    """The options of a run; `sweep`: lengths, head dim and causal are axes (sweep_cli.py)."""
-    g = p.add_argument_group("what to run")
-    g.add_argument("--backend", action="append", metavar="NAME",
-                   help="backend to run (repeatable): reference, sdpa, flash-attn, sage-triton, "
-                        "sage2-sm80, sage2-sm89, sage2-sm90, sage2-auto. Default: the best one "
-                        "available here")
-    g.add_argument("--variant", action="append", metavar="NAME=SPEC",
-                   help="a named variant (repeatable); SPEC is backend[opt=value,...] or "
-                        "backend@/path/to/_qattn_sm89.so, e.g. "
-                        "fast=sage2-sm89[pv_accum=fp32+fp16], sage2-sm80[pv_accum=fp16], "
-                        "sdpa[backend=flash] (options: README, Backends)")
-    g.add_argument("--baseline", metavar="NAME", help="the variant others are compared with "
-                   "(default: the first)")
-    s = p.add_argument_group("shape (default: 1x1024x6x128 bf16 on the CPU, "
-                             "1x37810x56x128 bf16 on a GPU)")
-    s.add_argument("--batch", type=int)
-    s.add_argument("--heads", type=int, help="query heads")
-    s.add_argument("--kv-heads", type=int, help="key/value heads (GQA; default: --heads)")
-    if sweep:
-        from sagetui.cli.sweep_args import add_axes
+    """The options of a run, each a field's of RunConfig or Shape: built from core/run_fields.py,
+    the table that also gives the fields their defaults and help. `sweep`: lengths, head dim
+    and causal are axes (sweep_args.py) in the place of their options."""
+    from sagetui.cli.sweep_args import AXES, add_axes
+    from sagetui.core.run_fields import CPU_DEFAULT_SHAPE, OPTIONS, REFERENCE_SHAPE, SHAPE
 
-        add_axes(s)
-    else:
-        s.add_argument("--q-len", type=int)
-        s.add_argument("--kv-len", type=int, help="default: --q-len")
-        s.add_argument("--head-dim", type=int, help="at most 128; others pad to 64 or 128")
-        s.add_argument("--causal", action="store_true")
-    s.add_argument("--dtype", choices=["fp16", "bf16"])
-    s.add_argument("--layout", choices=["NHD", "HND"])
-    s.add_argument("--inputs", metavar="FILE", help="real q/k/v: .safetensors, .npz, .npy "
-                   "(stacked [3,...]) or .pt (loaded with weights_only)")
-    s.add_argument("--metadata", action="append", metavar="KEY=VALUE",
-                   help="workload facts carried into the report (repeatable)")
-    m = p.add_argument_group("measurement")
-    m.add_argument("--seed", type=int, default=0)
-    m.add_argument("--warmup", type=int, default=3, help="uncounted calls per variant (3)")
-    m.add_argument("--rounds", type=int, default=5, help="rounds (5)")
-    m.add_argument("--iterations", type=int, default=10,
-                   help="timed calls per variant per round (10)")
-    m.add_argument("--cold", action="store_true", help="flush the L2 before each call")
-    m.add_argument("--tail-study", action="store_true",
-                   help="time the main loop across q/kv tile boundaries after the rounds")
-    m.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N")
-    m.add_argument("--threshold", type=float, metavar="PERCENT",
-                   help="SAME when the speedup's interval lies inside +-PERCENT "
-                        "(default: max(1, 2 x noise floor))")
-    m.add_argument("--noise-floor", type=float, metavar="PERCENT",
-                   help="round-to-round noise of an A/A run (default: what `sagetui "
-                        "calibrate` stored for this host, GPU, backend, build and shape, if "
-                        "anything); over 2.5 is refused: too noisy to judge")
-    m.add_argument("--until-ci", type=float, metavar="PERCENT",
-                   help="run rounds until every verdict's interval is narrower than PERCENT "
-                        "(at least 2, at most --max-rounds)")
-    m.add_argument("--max-rounds", type=int, help="the limit for --until-ci (default 50)")
-    m.add_argument("--watchdog", type=float, default=120.0, metavar="SECONDS",
-                   help="kill a runner that says nothing for this long (120)")
+    def short(s: dict[str, Any]) -> str:
+        return f"{s['batch']}x{s['q_len']}x{s['heads']}x{s['head_dim']} {s['dtype']}"
+
+    titles = {SHAPE: f"shape (default: {short(CPU_DEFAULT_SHAPE)} on the CPU, "
+                     f"{short(REFERENCE_SHAPE)} on a GPU)"}
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for o in OPTIONS:
+        if o.group not in groups:
+            groups[o.group] = p.add_argument_group(titles.get(o.group, o.group))
+        g = groups[o.group]
+        if sweep and o.field in AXES:
+            if o.field == AXES[0]:
+                add_axes(g)
+            continue
+        text = o.text.replace("%", "%%") if o.text else None  # argparse formats help with %
+        if o.kind == "flag":
+            g.add_argument(o.flag, action="store_true", help=text)
+        elif o.kind == "list":
+            g.add_argument(o.flag, action="append", metavar=o.metavar, help=text)
+        else:  # a shape's option stays unset (None) until given: the machine picks the shape
+            g.add_argument(o.flag, type=o.parse, choices=o.choices, metavar=o.metavar,
+                           default=None if o.shape else o.default, help=text)
 
 
 COMMANDS = ("run", "view", "compare", "check", "doctor", "calibrate", "profile", "sweep",

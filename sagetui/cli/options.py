@@ -23,7 +23,12 @@ from sagetui.core.config import (
 )
 from sagetui.core.options import missing_module
 from sagetui.core.report.io import check_writable, loads_strict
-from sagetui.core.run_argv import RUN_OPTIONS, SHAPE_OPTIONS
+from sagetui.core.run_fields import FIELDS
+
+# each field's option, which a refused value's line names
+OPTION_NAMES = {field: o.flag for field, o in FIELDS.items()}
+SHAPE_OPTIONS = {field: o.flag for field, o in FIELDS.items() if o.shape}
+_BUILT = ("variants", "metadata")  # fields made of their options here (_variants, _metadata)
 
 
 def _one_line(exc: ValidationError, names: dict[str, str]) -> str:
@@ -96,19 +101,15 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         if args.noise_floor > MAX_NOISE_FLOOR_PERCENT:  # too large to judge with (the rule)
             raise UsageError(f"--noise-floor: {NoiseTooLarge(args.noise_floor)}")
     # `--causal` is a flag (False when absent); `--heads 0` must still count as given
-    shape_given = {k: v for k in SHAPE_OPTIONS
-                   if (v := getattr(args, k, None)) is not None and v is not False}
+    shape_given = {field: v for field, o in FIELDS.items()
+                   if o.shape and (v := getattr(args, o.dest, None)) is not None and v is not False}
     try:
         if args.inputs and not Path(args.inputs).is_file():
             raise UsageError(f"--inputs: {args.inputs} does not exist")
         shape = Shape(**{**CPU_DEFAULT_SHAPE, **shape_given})
-        common: dict[str, Any] = dict(
-            seed=args.seed, warmup=args.warmup, rounds=args.rounds, iterations=args.iterations,
-            cold=args.cold, tail_study=args.tail_study, device=args.device,
-            inputs_path=args.inputs, metadata=_metadata(args.metadata),
-            threshold_percent=args.threshold, noise_floor_percent=args.noise_floor,
-            until_ci_percent=args.until_ci,
-            max_rounds=args.max_rounds, watchdog_s=args.watchdog, baseline=args.baseline)
+        common: dict[str, Any] = {field: getattr(args, o.dest) for field, o in FIELDS.items()
+                                  if not o.shape and field not in _BUILT}
+        common["metadata"] = _metadata(args.metadata)
         # without a backend: the best one the runner finds; without a shape (and without input
         # files, which bring theirs): the reference shape on a GPU, the small one on a CPU
         auto_shape = not shape_given and not args.inputs
@@ -120,7 +121,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
                                                            backend="reference")],
                          **common)
     except ValidationError as exc:
-        raise UsageError(_one_line(exc, {**SHAPE_OPTIONS, **RUN_OPTIONS})) from None
+        raise UsageError(_one_line(exc, OPTION_NAMES)) from None
 
 
 def check_outputs(args: argparse.Namespace, names: tuple[str, ...] = ("json", "csv", "markdown")

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import argparse
 
+# the fields of the shape whose options the axes replace (the first: where they go in --help)
+AXES = ("q_len", "kv_len", "head_dim", "causal")
+
 
 def add_axes(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--q-len", metavar="LENS", default="1k",

@@ -8,15 +8,23 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sagetui.core.options import OPTIONS, validate_options
+from sagetui.core.run_fields import CPU_DEFAULT_SHAPE, FIELDS, REFERENCE_SHAPE, REQUIRED
 
 BACKEND_NAMES = tuple(OPTIONS)
 MAX_HEAD_DIM = 128
 
-# The reference reports' workload: one attention call of a video diffusion model.
-REFERENCE_SHAPE = dict(batch=1, heads=56, q_len=37810, head_dim=128, dtype="bf16", layout="NHD")
-# The embedded default on a machine without a GPU: a round of 10 calls takes about a second on
-# two cores with the reference backend.
-CPU_DEFAULT_SHAPE = dict(batch=1, heads=6, q_len=1024, head_dim=128, dtype="bf16", layout="NHD")
+
+def about(field: str) -> dict[str, Any]:
+    """`Field`'s default (where the field has one), description and metadata naming the
+    option: run_fields.py's, the one table the CLI builds its options from. A field without a
+    default says so itself (`Field(..., **about(...))`), so that mypy knows it is required."""
+    o = FIELDS[field]
+    out: dict[str, Any] = dict(description=o.text, json_schema_extra={"option": o.flag})
+    if isinstance(o.default, dict):
+        out["default_factory"] = dict
+    elif o.default is not REQUIRED:
+        out["default"] = o.default
+    return out
 
 
 class _Strict(BaseModel):
@@ -24,15 +32,15 @@ class _Strict(BaseModel):
 
 
 class Shape(_Strict):
-    batch: int = Field(1, ge=1, le=4096)
-    heads: int = Field(..., ge=1, le=4096, description="query heads")
-    kv_heads: int | None = Field(None, ge=1, le=4096, description="key/value heads (GQA)")
-    q_len: int = Field(..., ge=1, le=10_000_000)
-    kv_len: int | None = Field(None, ge=1, le=10_000_000)
-    head_dim: int = Field(..., ge=1, le=MAX_HEAD_DIM)
-    dtype: Literal["fp16", "bf16"] = "bf16"
-    layout: Literal["NHD", "HND"] = "NHD"
-    causal: bool = False
+    batch: int = Field(**about("batch"), ge=1, le=4096)
+    heads: int = Field(..., **about("heads"), ge=1, le=4096)
+    kv_heads: int | None = Field(**about("kv_heads"), ge=1, le=4096)
+    q_len: int = Field(..., **about("q_len"), ge=1, le=10_000_000)
+    kv_len: int | None = Field(**about("kv_len"), ge=1, le=10_000_000)
+    head_dim: int = Field(..., **about("head_dim"), ge=1, le=MAX_HEAD_DIM)
+    dtype: Literal["fp16", "bf16"] = Field(**about("dtype"))
+    layout: Literal["NHD", "HND"] = Field(**about("layout"))
+    causal: bool = Field(**about("causal"))
 
     @model_validator(mode="after")
     def _gqa(self) -> Shape:
@@ -143,31 +151,31 @@ def _scalar(v: str) -> str | float | int | bool:
 
 class RunConfig(_Strict):
     shape: Shape
-    variants: list[VariantSpec] = Field(..., min_length=1)
+    variants: list[VariantSpec] = Field(..., **about("variants"), min_length=1)
     # Chosen by the session once the runner has said what this machine has (`resolve_auto`):
     # `auto` when no backend was named (the best available one), `auto_shape` when no shape
     # was given (the reference shape on a GPU, the small CPU shape otherwise).
     auto: bool = False
     auto_shape: bool = False
-    baseline: str | None = None  # defaults to the first variant
-    seed: int = Field(0, ge=0)
-    warmup: int = Field(3, ge=0, le=10_000)
-    rounds: int = Field(5, ge=1, le=100_000)
-    iterations: int = Field(10, ge=1, le=1_000_000, description="iterations per round per variant")
-    cold: bool = False
-    tail_study: bool = False
-    tail_iterations: int = Field(5, ge=1, le=10_000)
-    device: str = "auto"
-    inputs_path: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    baseline: str | None = Field(**about("baseline"))  # defaults to the first variant
+    seed: int = Field(**about("seed"), ge=0)
+    warmup: int = Field(**about("warmup"), ge=0, le=10_000)
+    rounds: int = Field(**about("rounds"), ge=1, le=100_000)
+    iterations: int = Field(**about("iterations"), ge=1, le=1_000_000)
+    cold: bool = Field(**about("cold"))
+    tail_study: bool = Field(**about("tail_study"))
+    tail_iterations: int = Field(**about("tail_iterations"), ge=1, le=10_000)
+    device: str = Field(**about("device"))
+    inputs_path: str | None = Field(**about("inputs_path"))
+    metadata: dict[str, Any] = Field(**about("metadata"))
     # comparisons (issue 4)
-    threshold_percent: float | None = Field(None, gt=0, le=100)
+    threshold_percent: float | None = Field(**about("threshold_percent"), gt=0, le=100)
     # from `sagetui calibrate` (an A/A run): the default threshold is max(1 %, 2 x this)
-    noise_floor_percent: float | None = Field(None, ge=0, le=100)
-    until_ci_percent: float | None = Field(None, gt=0, le=100)
-    max_rounds: int | None = Field(None, ge=1, le=100_000)
+    noise_floor_percent: float | None = Field(**about("noise_floor_percent"), ge=0, le=100)
+    until_ci_percent: float | None = Field(**about("until_ci_percent"), gt=0, le=100)
+    max_rounds: int | None = Field(**about("max_rounds"), ge=1, le=100_000)
     # seconds the runner may stay silent during a block before the session calls it hung
-    watchdog_s: float = Field(120.0, gt=0)
+    watchdog_s: float = Field(**about("watchdog_s"), gt=0)
 
     @model_validator(mode="after")
     def _consistent(self) -> RunConfig:

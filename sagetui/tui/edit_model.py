@@ -13,11 +13,12 @@ from dataclasses import dataclass
 
 from sagetui.core.config import RunConfig, split_variant
 from sagetui.core.run_argv import ORDER, Value, explicit_options, option_values, to_argv
+from sagetui.core.run_fields import OPTIONS, Option
 
-# the fields of the form, beside the variants: the option each edits
-FIELDS = ("--batch", "--heads", "--kv-heads", "--q-len", "--kv-len", "--head-dim", "--dtype",
-          "--layout", "--causal", "--inputs", "--warmup", "--rounds", "--iterations", "--cold",
-          "--tail-study", "--device")
+# the fields of the form, beside the variants: the options run_fields.py gives a label
+FORM: tuple[Option, ...] = tuple(o for o in OPTIONS if o.label)
+FIELDS = tuple(o.flag for o in FORM)  # the option each edits
+LABELS = {o.flag: o.label or o.flag for o in FORM}  # what the form calls each
 _BACKEND = re.compile(r"^\s*([^\[@=\s]*)")
 
 

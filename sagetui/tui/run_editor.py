@@ -21,25 +21,28 @@ from textual.events import DescendantFocus
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Select
 
+from sagetui.core import run_fields
 from sagetui.core.config import BACKEND_NAMES, RunConfig
 from sagetui.core.run_argv import command_line
-from sagetui.tui.edit_model import FIELDS, EditModel
+from sagetui.tui.edit_model import FIELDS, FORM, LABELS, EditModel
 from sagetui.tui.modals import PathPromptScreen
 
 Builder = Callable[[list[str]], RunConfig]  # raises with the one line `sagetui run` prints
 
-SHAPE = (("--batch", "batch"), ("--heads", "heads"), ("--kv-heads", "kv heads"),
-         ("--q-len", "q len"), ("--kv-len", "kv len"), ("--head-dim", "head dim"))
-MEASURE = (("--warmup", "warm-up"), ("--rounds", "rounds"), ("--iterations", "iterations"),
-           ("--device", "device"))
-CHOICES = (("--dtype", "dtype", ("fp16", "bf16")), ("--layout", "layout", ("NHD", "HND")))
-CHECKS = (("--causal", "causal"), ("--cold", "cold (flush L2)"), ("--tail-study", "tail study"))
+# the form's fields as run_fields.py labels them: the shape's and the measurement's boxes
+# (--inputs has a row of its own), the choices, the checkboxes
+INPUTS = "--inputs"
+_BOXES = [o for o in FORM if o.kind == "value" and not o.choices and o.flag != INPUTS]
+SHAPE = tuple((o.flag, LABELS[o.flag]) for o in _BOXES if o.group == run_fields.SHAPE)
+MEASURE = tuple((o.flag, LABELS[o.flag]) for o in _BOXES if o.group == run_fields.MEASURE)
+CHOICES = tuple((o.flag, LABELS[o.flag], o.choices or ()) for o in FORM if o.choices)
+CHECKS = tuple((o.flag, LABELS[o.flag]) for o in FORM if o.kind == "flag")
 HINT = "tab: next field  ·  enter: apply  ·  escape: cancel"
 # what the hint line calls the focused widget (beside the labelled fields)
 PLACES = {"ed-variants": "the variants", "ed-backend": "a new variant's backend",
           "ed-new": "add a variant", "ed-browse": "browse for a build", "ed-add": "add",
-          "ed--inputs": "inputs file", "ed-apply": "apply", "ed-cancel": "cancel",
-          **{f"ed{flag}": label for flag, label, *_ in (*SHAPE, *MEASURE, *CHOICES, *CHECKS)},
+          "ed-apply": "apply", "ed-cancel": "cancel",
+          **{f"ed{flag}": label for flag, label in LABELS.items()},
           **{f"ed-{key}": key for key in ("toggle", "baseline", "rename", "remove")}}
 
 
@@ -112,8 +115,8 @@ class RunEditorScreen(ModalScreen[Edit | None]):
                     yield Select([(v, v) for v in values], value=shown[flag], id=f"ed{flag}",
                                  allow_blank=False, compact=True)
             with Horizontal(classes="ed-row"):
-                yield Label("inputs file")
-                yield Input(str(shown["--inputs"]), id="ed--inputs", compact=True,
+                yield Label(LABELS[INPUTS])
+                yield Input(str(shown[INPUTS]), id=f"ed{INPUTS}", compact=True,
                             placeholder="none: synthetic q/k/v from the seed")
             yield Label("Measurement", classes="section")
             with Grid(classes="ed-grid"):

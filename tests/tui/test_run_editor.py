@@ -304,6 +304,33 @@ def test_an_untouched_form_gives_the_configurations_own_command_line() -> None:
         assert run_config(model.argv({})) == config
 
 
+def test_an_untouched_form_keeps_every_field() -> None:
+    """Each option's field changed alone (tests/test_run_argv.py's values): the form's command
+    line is the configuration's own, and builds it again."""
+    from sagetui.core.run_argv import config_argv
+    from sagetui.tui.edit_model import EditModel
+
+    from ..test_run_argv import BASES, _fields, _with
+
+    for field, (_, values) in _fields().items():
+        for base in BASES.values():
+            try:
+                config = _with(base(), {field: values[-1]})
+            except ValueError:  # a baseline the default's variants do not have
+                continue
+            argv = EditModel(config).argv({})
+            assert argv == config_argv(config), field
+            assert run_config(argv) == config, field
+
+
+def test_the_form_has_a_place_for_every_option_the_table_labels() -> None:
+    from sagetui.tui import run_editor as ed
+    from sagetui.tui.edit_model import FIELDS
+
+    placed = [flag for flag, *_ in (*ed.SHAPE, *ed.MEASURE, *ed.CHOICES, *ed.CHECKS)]
+    assert sorted([*placed, ed.INPUTS]) == sorted(FIELDS)
+
+
 
 def test_the_ready_line_says_what_a_gpu_node_would_change() -> None:
     """After an edit gives a shape but no backend, the greeting no longer promises the
