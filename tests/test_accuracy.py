@@ -123,7 +123,8 @@ def test_accuracy_and_sdpa_backend_reach_the_exports_and_the_console_views():
     v["sdpa_backend"] = "cudnn"
     report = Report.model_validate(data)
     md = to_markdown(report)
-    assert f"| {v['name']} | cudnn |" in md and "0.99987 | 1.23 |" in md  # rel. L1 in percent, as everywhere
+    # rel. L1 in percent, as everywhere
+    assert f"| {v['name']} | cudnn |" in md and "0.99987 | 1.23 |" in md
     assert "heads [0, 7]" in md  # a subset is said
     view = from_report(report, "r").variants[v["name"]]
     assert view.sdpa_backend == "cudnn"
