@@ -10,20 +10,10 @@ from rich.table import Table
 from rich.text import Text
 
 from sagetui.cli.errors import stdout_console
-from sagetui.core.format import ms, pct
+from sagetui.core.compare.build import Comparison, compare_reports
 from sagetui.core.report.check import check_report
 from sagetui.core.report.io import ReportError, load_report, one_line
 from sagetui.core.report.model import Report
-from sagetui.tui.compare_rows import (
-    MATCH_NOTE,
-    SIGN_NOTE,
-    compare_rows,
-    faster_than_a,
-    legend,
-    letter,
-    with_verdicts,
-)
-from sagetui.tui.report_view import from_report
 
 
 def _plain(text: str) -> Text:
@@ -63,35 +53,21 @@ def load_all(paths: list[str]) -> list[tuple[str, Report]] | None:
 
 
 def compare_table(reports: list[tuple[str, Report]]) -> Table:
-    """The console's Compare tab on stdout: the same rows (tui/compare_rows.py), each report's
-    p50, p90, how much faster than A, speedup over its own baseline and verdict (derived from
-    its round p50s when it recorded none, marked *)."""
-    sources = [with_verdicts(from_report(r, path.rsplit("/", 1)[-1], path=path))
-               for path, r in reports]
-    many = len(sources) > 1
-    notes = [legend([one_line(s.label) for s in sources])] + ([SIGN_NOTE, MATCH_NOTE]
-                                                              if many else [])
-    t = Table(title="sagetui compare", caption=" · ".join(notes))
-    rows = compare_rows(sources)
-    cos = any(c is not None and c.cos for r in rows for c in r.cells)  # accuracy, where kept
-    cols = ["variant", "phase"] + (["matched"] if many else [])
-    for i in range(len(sources)):
-        x = letter(i)
-        cols += [f"{x} p50 ms", f"{x} p90 ms"] + ([f"{x} faster %"] if i else []) + [
-            f"{x} p50 speedup %", f"{x} verdict: paired % [95% CI]"] + (
-            [f"{x} cos sim"] if cos else [])
-    for col in cols:
-        t.add_column(col, justify="right" if ("ms" in col or "%" in col) else "left")
-    for row in rows:
-        cells = [_plain(row.label()), _plain(row.phase)] + ([row.matched] if many else [])
-        for i, cell in enumerate(row.cells):
-            cells += [ms(cell.p50 if cell else None), ms(cell.p90 if cell else None)]
-            if i:
-                cells.append(pct(faster_than_a(row, i)))
-            cells += [pct(cell.speedup, 3) if cell and row.total else "",
-                      _plain(cell.verdict) if cell else ""] + (
-                [cell.cos if cell else ""] if cos else [])
-        t.add_row(*cells)
+    """The console's Compare tab on stdout: the same columns and cells (core/compare), each
+    report's p50, p90, how much faster than A and its verdict against A, speedup over its own
+    baseline and verdict (derived from its round medians when it recorded none, marked *)."""
+    return rich_table(compare_reports([(path.rsplit("/", 1)[-1], r) for path, r in reports]))
+
+
+def rich_table(c: Comparison) -> Table:
+    t = Table(title="sagetui compare", caption=_plain(" · ".join(c.notes + c.differences)))
+    names = max((len(line.cells[0]) for line in c.lines), default=0)
+    for i, col in enumerate(c.columns):
+        # the first column's names are not cut (up to 24 characters): headers wrap first
+        t.add_column(col.title, justify="right" if col.numeric else "left",
+                     min_width=min(names, 24) if i == 0 else None)
+    for line in c.lines:
+        t.add_row(*(_plain(x) for x in line.cells))
     return t
 
 

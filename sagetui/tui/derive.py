@@ -1,7 +1,7 @@
 """Drift, verdicts and speedups a source did not record (reference 001 has none), or that a
 new baseline changes: the one analysis (core.analysis) applied to a source, with the source's
 own threshold. analyse() imports scipy, so the console calls derive() from a thread worker,
-never on the UI thread; `sagetui compare` calls derive_now()."""
+never on the UI thread (`sagetui compare` derives what a report lacks in core/compare)."""
 
 from __future__ import annotations
 
@@ -44,12 +44,6 @@ def derive_inputs(data: RunData, recompute: bool) -> dict[str, Any] | None:
             "baseline": data.baseline, "threshold": data.threshold or resolve_threshold(),
             "missing_drift": missing if not data.live else set(),
             "with_verdicts": need_verdicts}
-
-
-def derive_now(data: RunData, recompute: bool) -> Derived:
-    """derive() on this thread (`sagetui compare`; the console uses a worker)."""
-    args = derive_inputs(data, recompute)
-    return derive(**args) if args is not None else Derived()
 
 
 def apply_derived(data: RunData, d: Derived, recompute: bool) -> None:
