@@ -4,10 +4,15 @@ phase by phase."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from sagetui.cli.main import main
 from sagetui.core.compare.build import Comparison, compare_reports
 from sagetui.core.report.io import load_report
 
@@ -19,6 +24,8 @@ SM89_VARIANTS = SAMPLES / "h200_sm89_variants.json"
 SM89_TWICE = SAMPLES / "h200_sm89_same_build_twice.json"
 SM89 = SAMPLES / "h200_sm89_reference_shape.json"
 SM90 = SAMPLES / "h200_sm90_reference_shape.json"
+H200_KERNELS = SAMPLES / "h200_kernels.json"
+SWEEP_CPU = SAMPLES / "sweep_cpu_reference.json"
 
 
 def compared(*paths: Path) -> Comparison:
@@ -61,3 +68,113 @@ def test_the_cross_verdict_needs_rounds_on_both_sides() -> None:
     assert column(c, "B vs A: verdict % [95% CI]", "sage2-sm89").startswith("FASTER ")
     c = compared(REF_000, REF_001)
     assert column(c, "B vs A: verdict % [95% CI]", "baseline") == ""
+
+
+# -- the refusal rule (core/compare/facts.py) ---------------------------------------------------
+TINY = ["--backend", "reference", "--heads", "2", "--head-dim", "64", "--rounds", "3",
+        "--iterations", "3"]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    """Real CPU runs: `a` and `a_again` the same workload, `slow` the same with a variant of
+    the same name slowed down, `long` another q_len."""
+    d = tmp_path_factory.mktemp("runs")
+    argv = {"a": ["--variant", "ref=reference", "--q-len", "256"],
+            "a_again": ["--variant", "ref=reference", "--q-len", "256"],
+            "slow": ["--variant", "ref=reference[slowdown=2]", "--q-len", "256"],
+            "long": ["--variant", "ref=reference", "--q-len", "512"]}
+    out = {}
+    for name, extra in argv.items():
+        out[name] = d / f"{name}.json"
+        subprocess.run([sys.executable, "-m", "sagetui", "run", *TINY[2:], *extra, "--json",
+                        str(out[name]), "--quiet"], check=True, capture_output=True,
+                       timeout=300, env={**os.environ, "XDG_STATE_HOME": str(d / "state")})
+    return out
+
+
+def sagetui(capsys, *argv: object) -> tuple[int, str, str]:
+    rc = main(["compare", *map(str, argv)])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def edited(src: Path, dst: Path, edit) -> Path:
+    d = json.loads(src.read_text())
+    edit(d)
+    dst.write_text(json.dumps(d))
+    return dst
+
+
+def test_another_shape_is_refused_in_one_line_unless_forced(runs, capsys) -> None:
+    rc, out, err = sagetui(capsys, runs["a"], runs["long"])
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and "shape 1x256x2x64 vs 1x512x2x64" in err, err
+    assert "--force" in err
+    rc, out, err = sagetui(capsys, runs["a"], runs["long"], "--force")
+    assert rc == 0 and "ref" in out
+    assert err.count("\n") == 1 and err.startswith("sagetui compare: --force: ")
+    assert "shape 1x256x2x64 vs 1x512x2x64" in err
+
+
+def test_the_same_workload_is_compared(runs, capsys) -> None:
+    rc, out, err = sagetui(capsys, runs["a"], runs["a_again"])
+    assert rc == 0 and err == "" and "B vs A" in out
+
+
+@pytest.mark.parametrize(("edit", "says"), [
+    (lambda d: d["config"]["shape"].update(dtype="fp16"), "dtype bf16 vs fp16"),
+    (lambda d: d["config"]["shape"].update(causal=True), "causal False vs True"),
+    (lambda d: d.update(layout="HND", q_shape=[1, 2, 256, 64], k_shape=[1, 2, 256, 64],
+                        v_shape=[1, 2, 256, 64]), "layout NHD vs HND"),
+    (lambda d: d["environment"].update(device="cuda:0", gpu={"name": "NVIDIA H200"}),
+     "device cpu vs NVIDIA H200"),
+])
+def test_another_dtype_causal_layout_or_device_is_refused(runs, capsys, tmp_path, edit,
+                                                          says) -> None:
+    other = edited(runs["a_again"], tmp_path / "other.json", edit)
+    rc, _, err = sagetui(capsys, runs["a"], other)
+    assert rc == 2 and says in err and err.count("\n") == 1, err
+    assert "shape" not in err  # a layout alone is not another shape: compared in NHD order
+
+
+def test_another_gpu_model_is_refused_another_gpu_of_the_model_is_not(capsys,
+                                                                      tmp_path) -> None:
+    a100 = edited(H200_KERNELS, tmp_path / "a100.json",
+                  lambda d: d["environment"]["gpu"].update(name="NVIDIA A100-SXM4-80GB"))
+    rc, _, err = sagetui(capsys, H200_KERNELS, a100)
+    assert rc == 2 and "GPU NVIDIA H200 vs NVIDIA A100-SXM4-80GB" in err
+    other = edited(H200_KERNELS, tmp_path / "other.json", lambda d: d["environment"][
+        "gpu"].update(uuid="00000000-1111-2222-3333-444444444444"))
+    rc, out, err = sagetui(capsys, H200_KERNELS, other)
+    assert rc == 0 and err == ""
+    assert "differs: B: another GPU of the model (uuid 9584d760-8db7 vs 00000000-1111)" in out
+
+
+def test_other_builds_and_software_are_compared_and_said(capsys, tmp_path) -> None:
+    """Two builds of _qattn_sm89 (another sha256) under another torch: THE use case."""
+    def rebuild(d: dict) -> None:
+        sm89 = next(v for v in d["variants"] if v["name"] == "sm89")
+        f = next(f for f in sm89["provenance"]["files"] if f["module"] == "_qattn_sm89")
+        f["sha256"] = "5e1f" + f["sha256"][4:]
+        d["environment"]["torch"] = "2.13.0+cu130"
+    rebuilt = edited(H200_KERNELS, tmp_path / "rebuilt.json", rebuild)
+    rc, out, err = sagetui(capsys, H200_KERNELS, rebuilt)
+    assert rc == 0 and err == ""
+    lines = out.splitlines()
+    assert "differs: B sm89: another build (_qattn_sm89 c037d8f2 vs 5e1fd8f2)" in lines
+    torch = json.loads(H200_KERNELS.read_text())["environment"]["torch"]
+    assert f"differs: B: torch {torch} vs 2.13.0+cu130" in lines
+    assert sum(ln.startswith("differs: ") for ln in lines) == 2  # only what differs
+
+
+def test_a_sweep_and_a_run_are_refused_even_with_force(capsys) -> None:
+    rc, out, err = sagetui(capsys, SWEEP_CPU, SM89, "--force")
+    assert rc == 2 and out == "" and err.count("\n") == 1
+    assert "is a sweep report and B (h200_sm89_reference_shape.json) a run report" in err
+
+
+def test_facts_a_report_does_not_state_are_no_reason_to_refuse(capsys) -> None:
+    """The reference reports name no GPU, dtype or layout; their q shapes agree."""
+    rc, _, err = sagetui(capsys, REF_000, REF_001)
+    assert rc == 0 and err == ""

@@ -124,8 +124,15 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
     v.add_argument("--theme", help=argparse.SUPPRESS)
     v.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
 
-    c = sub.add_parser("compare", help="print reports side by side (p50, p90, speedup, verdict)")
+    c = sub.add_parser("compare", help="print reports side by side (p50, p90, speedup, verdict)",
+                       description="Reports B, C, ... against A (the first). Refused (exit 2) "
+                       "when a report's workload (shape, layout, dtype, causal) or GPU model "
+                       "differs from A's; builds and software versions may differ (they are "
+                       "listed). Exit 0: compared; 1: a --fail-if gate tripped; 2: refused or "
+                       "not a readable report.")
     c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("--force", action="store_true", help="compare reports that differ in "
+                   "workload or GPU model anyway (one line says what differs)")
 
     k = sub.add_parser("check", help="validate reports and recompute every derived number")
     k.add_argument("files", nargs="+", metavar="FILE")

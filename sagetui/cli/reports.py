@@ -11,6 +11,7 @@ from rich.text import Text
 
 from sagetui.cli.errors import stdout_console
 from sagetui.core.compare.build import Comparison, compare_reports
+from sagetui.core.compare.facts import NotComparable
 from sagetui.core.report.check import check_report
 from sagetui.core.report.io import ReportError, load_report, one_line
 from sagetui.core.report.model import Report
@@ -52,15 +53,21 @@ def load_all(paths: list[str]) -> list[tuple[str, Report]] | None:
     return out
 
 
+def comparison(reports: list[tuple[str, Report]]) -> Comparison:
+    """core/compare's comparison of reports read from these paths (NotComparable: of
+    different kinds)."""
+    return compare_reports([(path.rsplit("/", 1)[-1], r) for path, r in reports])
+
+
 def compare_table(reports: list[tuple[str, Report]]) -> Table:
     """The console's Compare tab on stdout: the same columns and cells (core/compare), each
     report's p50, p90, how much faster than A and its verdict against A, speedup over its own
     baseline and verdict (derived from its round medians when it recorded none, marked *)."""
-    return rich_table(compare_reports([(path.rsplit("/", 1)[-1], r) for path, r in reports]))
+    return rich_table(comparison(reports))
 
 
 def rich_table(c: Comparison) -> Table:
-    t = Table(title="sagetui compare", caption=_plain(" · ".join(c.notes + c.differences)))
+    t = Table(title="sagetui compare", caption=_plain(" · ".join(c.notes)))
     names = max((len(line.cells[0]) for line in c.lines), default=0)
     for i, col in enumerate(c.columns):
         # the first column's names are not cut (up to 24 characters): headers wrap first
@@ -72,10 +79,27 @@ def rich_table(c: Comparison) -> Table:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    """0: compared; 2: a file is not a readable report, or the reports are not comparable
+    (core/compare/facts.py's rule; --force compares what the rule refuses, but never reports
+    of different kinds)."""
     reports = load_all(args.files)
     if reports is None:
         return 2
-    stdout_console().print(compare_table(reports))
+    try:
+        c = comparison(reports)
+    except NotComparable as exc:
+        print(one_line(f"sagetui compare: {exc}"), file=sys.stderr)
+        return 2
+    if c.refusals and not args.force:
+        print(one_line(f"sagetui compare: not comparable: {c.refusal_line()} (--force "
+                       "compares them anyway)"), file=sys.stderr)
+        return 2
+    if c.refusals:
+        print(one_line(f"sagetui compare: --force: comparing although {c.refusal_line()}"),
+              file=sys.stderr)
+    stdout_console().print(rich_table(c))
+    for line in c.differences:  # what differs and was compared: each on a line of its own
+        print(one_line(f"differs: {line}"))
     return 0
 
 

@@ -129,8 +129,9 @@ def differences(a: Facts, b: Facts) -> tuple[list[str], list[str]]:
     common = [n for n in ("q", "k", "v") if n in a.tensors and n in b.tensors]
     if any(a.tensors[n] != b.tensors[n] for n in common):
         refuse.append(f"shape {describe_tensors(a.tensors)} vs {describe_tensors(b.tensors)}")
+    device = "device" if "cpu" in (a.hardware, b.hardware) else "GPU"
     for what, x, y in (("layout", a.layout, b.layout), ("dtype", a.dtype, b.dtype),
-                       ("causal", a.causal, b.causal), ("GPU", a.hardware, b.hardware)):
+                       ("causal", a.causal, b.causal), (device, a.hardware, b.hardware)):
         if x is not None and y is not None and x != y:
             refuse.append(f"{what} {x} vs {y}")
     said = []

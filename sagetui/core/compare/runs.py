@@ -286,5 +286,5 @@ def _builds(labelled: list[tuple[str, Report]], rows: list[Row]) -> list[str]:
             x = reports[i].variant(cell.name) if cell else None
             diff = build_difference(a.provenance if a else None, x.provenance if x else None)
             if diff:
-                out.append(f"{letter(i)} {one_line(row.label())}: builds differ ({diff})")
+                out.append(f"{letter(i)} {one_line(row.label())}: another build ({diff})")
     return out
