@@ -10,11 +10,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from sagetui.cli.main import main
 from sagetui.core.compare.build import Comparison, compare_reports
+from sagetui.core.compare.gate import tripped
+from sagetui.core.compare.table import Delta
+from sagetui.core.derived import speedup_percent
 from sagetui.core.report.io import load_report
+from sagetui.core.statistics.unpaired import unpaired_speedup
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_results"
@@ -26,6 +31,8 @@ SM89 = SAMPLES / "h200_sm89_reference_shape.json"
 SM90 = SAMPLES / "h200_sm90_reference_shape.json"
 H200_KERNELS = SAMPLES / "h200_kernels.json"
 SWEEP_CPU = SAMPLES / "sweep_cpu_reference.json"
+PROFILE_SM89 = SAMPLES / "h200_profile_sm89_reference_shape.json"
+PROFILE_SM89_REPEAT = SAMPLES / "h200_profile_sm89_repeat.json"
 
 
 def compared(*paths: Path) -> Comparison:
@@ -71,8 +78,9 @@ def test_the_cross_verdict_needs_rounds_on_both_sides() -> None:
 
 
 # -- the refusal rule (core/compare/facts.py) ---------------------------------------------------
-TINY = ["--backend", "reference", "--heads", "2", "--head-dim", "64", "--rounds", "3",
-        "--iterations", "3"]
+# a call takes a few ms at this shape, and on a loaded 2-core machine a round's median can
+# triple from one round to the next: differences asserted here are far larger than that
+TINY = ["--heads", "2", "--head-dim", "64", "--rounds", "6", "--iterations", "5"]
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +90,12 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("runs")
     argv = {"a": ["--variant", "ref=reference", "--q-len", "256"],
             "a_again": ["--variant", "ref=reference", "--q-len", "256"],
-            "slow": ["--variant", "ref=reference[slowdown=2]", "--q-len", "256"],
+            "slow": ["--variant", "ref=reference[slowdown=10]", "--q-len", "256"],
             "long": ["--variant", "ref=reference", "--q-len", "512"]}
     out = {}
     for name, extra in argv.items():
         out[name] = d / f"{name}.json"
-        subprocess.run([sys.executable, "-m", "sagetui", "run", *TINY[2:], *extra, "--json",
+        subprocess.run([sys.executable, "-m", "sagetui", "run", *TINY, *extra, "--json",
                         str(out[name]), "--quiet"], check=True, capture_output=True,
                        timeout=300, env={**os.environ, "XDG_STATE_HOME": str(d / "state")})
     return out
@@ -178,3 +186,62 @@ def test_facts_a_report_does_not_state_are_no_reason_to_refuse(capsys) -> None:
     """The reference reports name no GPU, dtype or layout; their q shapes agree."""
     rc, _, err = sagetui(capsys, REF_000, REF_001)
     assert rc == 0 and err == ""
+
+
+# -- the gates (core/compare/gate.py) ------------------------------------------------------------
+def test_a_slower_variant_trips_fail_if_slower_not_fail_if_faster(runs, capsys) -> None:
+    """`slow` is the same variant (by name) spinning 9 times as long again as its main
+    loop."""
+    rc, out, err = sagetui(capsys, runs["a"], runs["slow"], "--fail-if-slower", "10")
+    assert rc == 1 and "ref" in out
+    line = err.strip()
+    assert "\n" not in line and line.startswith(
+        "sagetui compare: slower than A by more than 10 %: B ref: faster % -"), err
+    assert "SLOWER -" in line  # with its verdict and interval
+    rc, _, err = sagetui(capsys, runs["a"], runs["slow"], "--fail-if-faster", "10")
+    assert rc == 0 and err == ""
+    rc, _, err = sagetui(capsys, runs["slow"], runs["a"], "--fail-if-faster", "10",
+                         "--fail-if-slower", "10")
+    assert rc == 1 and err.count("\n") == 1 and "faster than A by more than 10 %" in err
+
+
+def test_a_gate_needs_the_whole_interval_beyond_it() -> None:
+    a = [1.00, 1.02, 0.98, 1.01, 0.99]
+    b = [1.20, 1.26, 1.15, 1.22, 1.18]  # slower, with an interval of some width
+    d = Delta("B", "x", speedup_percent(float(np.median(a)), float(np.median(b))),
+              unpaired_speedup(a, b, threshold_percent=1.0))
+    lo, hi = d.interval()
+    assert lo < hi < 0
+    assert tripped([d], slower=-hi - 0.01)  # the whole interval is beyond
+    assert not tripped([d], slower=-hi + 0.01)  # its near end is not
+    assert not tripped([d], slower=-lo - 0.01)
+    assert not tripped([d], faster=0.0)
+    assert tripped([d], faster=None, slower=0.0)
+    no_rounds = Delta("B", "x", d.faster)
+    assert tripped([no_rounds], slower=-d.faster - 0.01)  # the p50s alone
+    assert not tripped([no_rounds], slower=-d.faster + 0.01)
+
+
+def test_without_rounds_the_p50s_alone_decide(runs, capsys, tmp_path) -> None:
+    def strip(d: dict) -> None:
+        d.pop("samples")
+        for v in d["variants"]:
+            v.pop("rounds")
+    a = edited(runs["a"], tmp_path / "a.json", strip)
+    slow = edited(runs["slow"], tmp_path / "slow.json", strip)
+    rc, _, err = sagetui(capsys, a, slow, "--fail-if-slower", "10")
+    assert rc == 1 and "p50s alone" in err
+
+
+def test_a_gate_with_nothing_to_look_at_is_refused(capsys) -> None:
+    rc, out, err = sagetui(capsys, REF_000, REF_001, "--fail-if-slower", "1")
+    assert rc == 2 and out == "" and "nothing to gate on" in err
+    rc, out, err = sagetui(capsys, PROFILE_SM89, PROFILE_SM89_REPEAT, "--fail-if-faster", "1")
+    assert rc == 2 and "not latencies" in err
+
+
+@pytest.mark.parametrize("bad", ["-1", "x"])
+def test_a_gate_is_a_percentage(capsys, bad) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", str(SM89), str(SM90), "--fail-if-slower", bad])
+    assert exc.value.code == 2

@@ -12,6 +12,7 @@ from rich.text import Text
 from sagetui.cli.errors import stdout_console
 from sagetui.core.compare.build import Comparison, compare_reports
 from sagetui.core.compare.facts import NotComparable
+from sagetui.core.compare.gate import tripped
 from sagetui.core.report.check import check_report
 from sagetui.core.report.io import ReportError, load_report, one_line
 from sagetui.core.report.model import Report
@@ -79,9 +80,10 @@ def rich_table(c: Comparison) -> Table:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    """0: compared; 2: a file is not a readable report, or the reports are not comparable
-    (core/compare/facts.py's rule; --force compares what the rule refuses, but never reports
-    of different kinds)."""
+    """0: compared (and every --fail-if gate holds); 1: a gate tripped (core/compare/gate.py);
+    2: a file is not a readable report, the reports are not comparable (core/compare/facts.py's
+    rule; --force compares what the rule refuses, but never reports of different kinds), or a
+    gate has nothing to look at."""
     reports = load_all(args.files)
     if reports is None:
         return 2
@@ -97,10 +99,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if c.refusals:
         print(one_line(f"sagetui compare: --force: comparing although {c.refusal_line()}"),
               file=sys.stderr)
+    gates = {"slower": args.fail_if_slower, "faster": args.fail_if_faster}
+    if any(v is not None for v in gates.values()) and not c.deltas:
+        print(f"sagetui compare: --fail-if-{'slower' if gates['slower'] is not None else 'faster'}"
+              f": nothing to gate on ({NOTHING_TO_GATE[c.kind]})", file=sys.stderr)
+        return 2
     stdout_console().print(rich_table(c))
     for line in c.differences:  # what differs and was compared: each on a line of its own
         print(one_line(f"differs: {line}"))
-    return 0
+    failed = tripped(c.deltas, **gates)
+    for line in failed:
+        print(one_line(f"sagetui compare: {line}"), file=sys.stderr)
+    return 1 if failed else 0
+
+
+NOTHING_TO_GATE = {
+    "run": "no variant of B, C, ... has a p50 matched with one of A's",
+    "sweep": "no variant at any point of B, C, ... is matched with one of A's",
+    "profile": "profiles hold shares of sampled warp time, not latencies"}
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
