@@ -5,6 +5,7 @@ phase by phase."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -245,3 +246,82 @@ def test_a_gate_is_a_percentage(capsys, bad) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["compare", str(SM89), str(SM90), "--fail-if-slower", bad])
     assert exc.value.code == 2
+
+
+# -- sweeps point by point, profiles phase by phase ----------------------------------------------
+def _scaled_sweep(src: Path, dst: Path, factor: float, point: int) -> Path:
+    """A copy of a real sweep whose `point`-th point takes `factor` times as long."""
+    def edit(d: dict) -> None:
+        for v in d["sweep"]["points"][point]["variants"]:
+            for s in (v["timing"], v["kernel"]):
+                for k in s:
+                    if k.endswith("_s"):
+                        s[k] *= factor
+            v["samples"] = {p: [[x * factor for x in r] for r in rs]
+                            for p, rs in v["samples"].items()}
+    return edited(src, dst, edit)
+
+
+def test_two_sweeps_line_up_point_by_point(capsys) -> None:
+    rc, out, err = sagetui(capsys, SWEEP_CPU, SWEEP_CPU)
+    assert rc == 0 and err == ""
+    c = compared(SWEEP_CPU, SWEEP_CPU)
+    sweep = load_report(SWEEP_CPU).sweep
+    assert len(c.lines) == sum(len(p.variants) for p in sweep.points) > 0
+    titles = [col.title for col in c.columns]
+    assert titles[:3] == ["point", "variant", "matched"]
+    for line in c.lines:
+        row = dict(zip(titles, line.cells, strict=True))
+        assert row["B p50 ms"] == row["A p50 ms"] != "-" and row["B faster %"] == "+0.00"
+        assert row["B kernel TOPS"] == row["A kernel TOPS"]
+        assert row["B vs A: verdict % [95% CI]"].split()[1] == "+0.00"
+    assert "1x1024x2x64 causal" in {line.cells[0] for line in c.lines}
+
+
+def test_a_sweep_point_slower_trips_the_gate_and_names_the_point(capsys, tmp_path) -> None:
+    sweep = load_report(SWEEP_CPU).sweep
+    slower = _scaled_sweep(SWEEP_CPU, tmp_path / "slower.json", 3.0, 6)
+    rc, _, err = sagetui(capsys, SWEEP_CPU, slower, "--fail-if-slower", "10")
+    point = sweep.points[6].shape
+    assert rc == 1, err
+    lines = err.splitlines()
+    assert len(lines) == len(sweep.points[6].variants)
+    assert all(f"at 1x{point.q_len}x2x64" in ln and "faster % -66.67" in ln for ln in lines)
+    rc, _, err = sagetui(capsys, SWEEP_CPU, slower, "--fail-if-faster", "10")
+    assert rc == 0 and err == ""
+
+
+def test_points_of_one_sweep_only_are_shown_unmatched(tmp_path) -> None:
+    fewer = edited(SWEEP_CPU, tmp_path / "fewer.json",
+                   lambda d: d["sweep"].update(points=d["sweep"]["points"][1:]))
+    c = compared(SWEEP_CPU, fewer)
+    b_p50 = [col.title for col in c.columns].index("B p50 ms")
+    first = [line for line in c.lines if line.cells[0] == "1x128x2x64"]
+    assert first and all(line.cells[2] == "-" and line.cells[b_p50] == "-" for line in first)
+    assert all(line.cells[b_p50] != "-" for line in c.lines if line not in first)
+    assert not c.refusals
+
+
+def test_sweeps_without_a_common_point_are_refused(capsys, tmp_path) -> None:
+    def longer(d: dict) -> None:
+        for p in d["sweep"]["points"]:
+            p["shape"]["q_len"] *= 3
+    other = edited(SWEEP_CPU, tmp_path / "other.json", longer)
+    rc, out, err = sagetui(capsys, SWEEP_CPU, other)
+    assert rc == 2 and out == "" and "has no point of A's shapes" in err
+    rc, out, _ = sagetui(capsys, SWEEP_CPU, other, "--force")
+    assert rc == 0 and "1x384x2x64" in out and "1x128x2x64" in out
+
+
+def test_two_profiles_line_up_phase_by_phase_with_the_change_and_its_error(capsys) -> None:
+    rc, out, err = sagetui(capsys, PROFILE_SM89, PROFILE_SM89_REPEAT)
+    assert rc == 0 and err == "" and "int8_qk" in out
+    c = compared(PROFILE_SM89, PROFILE_SM89_REPEAT)
+    a, b = (load_report(p).mainloop_profiles[0] for p in (PROFILE_SM89, PROFILE_SM89_REPEAT))
+    for phase, pa in a.phases.items():
+        pb = b.phases[phase]
+        cell = column(c, "B Δ pt vs A", "sage2-sm89", phase)
+        err_pt = math.hypot(pa.share_error, pb.share_error) * 100
+        assert cell == f"{100 * (pb.share - pa.share):+.2f} ± {err_pt:.2f}", (phase, cell)
+        assert column(c, "A share %", "sage2-sm89", phase).startswith(f"{100 * pa.share:.2f} ±")
+    assert column(c, "B share %", "sage2-sm89", "samples") == f"{b.total_samples:,}"

@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 
 from sagetui.core.compare import facts as fx
 from sagetui.core.compare.match import legend, letter
+from sagetui.core.compare.profiles import profile_table
 from sagetui.core.compare.runs import run_table
+from sagetui.core.compare.sweeps import sweep_table
 from sagetui.core.compare.table import Column, Delta, Line
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
@@ -47,7 +49,10 @@ def compare_reports(labelled: list[tuple[str, Report]]) -> Comparison:
         if refuse:
             refusals.append(f"{who} differs from A ({labels[0]}) in {', '.join(refuse)}")
         differences += [f"{letter(i)}: {s}" for s in said]
-    table = run_table(labelled)
+    table = TABLES[kinds[0]]([(labels[i], r) for i, (_, r) in enumerate(labelled)])
     return Comparison(kinds[0], labels, table.columns, table.lines,
-                      [legend(labels), *table.notes], table.deltas, refusals,
-                      differences + table.builds)
+                      [legend(labels), *table.notes], table.deltas,
+                      refusals + table.refusals, differences + table.builds)
+
+
+TABLES = {"run": run_table, "sweep": sweep_table, "profile": profile_table}

@@ -22,7 +22,15 @@ import numpy as np
 from sagetui.core import format as fmt
 from sagetui.core.compare.facts import build_difference
 from sagetui.core.compare.match import letter, match
-from sagetui.core.compare.table import Column, Delta, Line, Table, verdict_cell
+from sagetui.core.compare.table import (
+    Column,
+    Delta,
+    Line,
+    Table,
+    against_a,
+    key_columns,
+    verdict_cell,
+)
 from sagetui.core.derived import speedup_or_none
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
@@ -241,14 +249,12 @@ def run_table(labelled: list[tuple[str, Report]]) -> Table:
     rows = compare_rows(reports)
     many = len(reports) > 1
     cos = any(c is not None and c.cos for r in rows for c in r.cells)  # accuracy, where kept
-    cols = [Column("variant"), Column("phase", kind="phase")] + (
-        [Column("matched", kind="matched")] if many else [])
+    cols = key_columns(Column("variant"), Column("phase", kind="phase"), many=many)
     for i in range(len(reports)):
         x = letter(i)
         cols += [Column(f"{x} p50 ms", True), Column(f"{x} p90 ms", True)]
         if i:
-            cols += [Column(f"{x} faster %", True),
-                     Column(f"{x} vs A: verdict % [95% CI]", True)]
+            cols += against_a(x)
         cols += [Column(f"{x} p50 speedup %", True),
                  Column(f"{x} verdict: paired % [95% CI]", True)]
         if cos:

@@ -58,6 +58,17 @@ class Table:
     notes: list[str] = field(default_factory=list)
     deltas: list[Delta] = field(default_factory=list)
     builds: list[str] = field(default_factory=list)  # matched variants whose builds differ
+    refusals: list[str] = field(default_factory=list)  # a kind's own (sweeps: no common point)
+
+
+def key_columns(*first: Column, many: bool) -> list[Column]:
+    """What a line is (a variant, a phase, a point), and how it was matched when comparing."""
+    return [*first] + ([Column("matched", kind="matched")] if many else [])
+
+
+def against_a(x: str) -> list[Column]:
+    """Report x's columns against A: the p50s' `faster %` and the unpaired verdict."""
+    return [Column(f"{x} faster %", True), Column(f"{x} vs A: verdict % [95% CI]", True)]
 
 
 def verdict_cell(v: Verdict | None) -> str:
