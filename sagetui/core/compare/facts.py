@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sagetui.core.config import Shape
-from sagetui.core.report.model import Provenance, Report
+from sagetui.core.report.base import Provenance
+from sagetui.core.report.model import Report
 
 KINDS = {"run": "a run report", "sweep": "a sweep report", "profile": "a profile report"}
 
@@ -99,14 +100,23 @@ def facts(report: Report) -> Facts:
                                           else None)
     software = {"torch": _text(env.get("torch")), "CUDA": _text(gpu.get("cuda")),
                 "driver": _text(gpu.get("driver")), "SageAttention": sage_versions(report),
-                "ncu": _text((env.get("ncu") or {}).get("version"))
-                if isinstance(env.get("ncu"), dict) else None}
+                "ncu": ncu_version(report)}
     return Facts(k, tensors, layout, shape.dtype if shape else None, causal, hardware,
                  _text(gpu.get("uuid")), {n: v for n, v in software.items() if v})
 
 
+def ncu_version(report: Report) -> str | None:
+    """The environment's ncu, else what the profiles recorded (reports before the block)."""
+    ncu = (report.environment or {}).get("ncu")
+    if isinstance(ncu, dict) and _text(ncu.get("version")):
+        return str(ncu["version"])
+    found = {p.ncu_version for p in report.mainloop_profiles or [] if p.ncu_version}
+    return ", ".join(sorted(found)) or None
+
+
 def sage_versions(report: Report) -> str | None:
-    provs = [v.provenance for v in report.variants or []]
+    provs = [v.provenance for v in report.variants or []] + [
+        p.provenance for p in report.mainloop_profiles or []]
     found = {p.sageattention_version or p.sageattention_dist for p in provs if p is not None}
     return ", ".join(sorted(x for x in found if x)) or None
 

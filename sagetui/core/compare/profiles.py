@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from sagetui.core import format as fmt
+from sagetui.core.compare.facts import build_difference
 from sagetui.core.compare.match import letter, match
 from sagetui.core.compare.table import Column, Line, Table, key_columns
 from sagetui.core.profile.model import MainloopProfile, PhaseShare
@@ -67,6 +68,11 @@ def profile_table(labelled: list[tuple[str, Report]]) -> Table:
         for i, p in enumerate(mine):
             head += [fmt.count(p.total_samples) if p else ""] + ([""] if i else [])
         table.lines.append(Line(head, total=True))
+        for i, p in enumerate(mine[1:], start=1):
+            diff = build_difference(mine[0].provenance if mine[0] else None,
+                                    p.provenance if p else None)
+            if diff:
+                table.builds.append(f"{letter(i)} {label}: another build ({diff})")
         phases = dict.fromkeys(ph for p in mine if p for ph in p.phases)
         for ph in phases:
             row = [label, ph] + ([""] if many else [])

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sagetui.core import format as fmt
+from sagetui.core.compare.facts import build_difference
 from sagetui.core.compare.match import letter, match
 from sagetui.core.compare.runs import CROSS_NOTE, cross_threshold
 from sagetui.core.compare.table import (
@@ -133,4 +134,10 @@ def _cells(table: Table, mine: list[_Cell | None], where: str,
         if faster is not None and c:
             table.deltas.append(Delta(letter(i), f"{one_line(c.v.name)} at {where}", faster,
                                       verdict))
+        diff = build_difference(first.v.provenance if first else None,
+                                c.v.provenance if c else None)
+        line = f"{letter(i)} {one_line(c.v.name)}: another build ({diff})" if c and diff \
+            else None
+        if line and line not in table.builds:  # said once, not at every point
+            table.builds.append(line)
     return out
