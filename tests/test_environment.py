@@ -152,3 +152,22 @@ def test_compare_says_which_profiled_builds_and_ncu_differ(profiled, tmp_path,
     sha = hashlib.sha256(TOY_SOURCE.read_bytes()).hexdigest()
     assert f"differs: B toy: another build (toy_attention {sha[:8]} vs 00000000)" in lines
     assert "differs: B: ncu 2025.3.1.0 vs 2025.4.0.0" in lines
+
+
+def test_a_pooled_sweep_whose_every_point_failed_still_says_where_it_ran() -> None:
+    """No point's report to take the block from: the runner's own hello and ready give it."""
+    from sagetui.core.config import RunConfig, Shape
+    from sagetui.core.gpus import Slot
+    from sagetui.core.sweep import plan as sw
+    from sagetui.session.pool import PoolSweep
+
+    cfg = RunConfig(shape=Shape(heads=2, q_len=128, head_dim=64), device="cpu",
+                    variants=[VariantSpec.parse("a=reference")], warmup=1, rounds=2,
+                    iterations=2)
+    slot = Slot("cpu 0", "cpu", env={"SAGETUI_INJECT_FAULT": "oom@setup:1"})
+    report = PoolSweep(cfg, sw.Axes(q_lens=[128], head_dims=[64], causal=[False]),
+                       [slot]).run()
+    assert report.status == "failed"
+    env = report.environment
+    assert env["device"] == "cpu" and env["torch"] and env["python"] and env["host"]
+    assert [r["runner"] for r in env["runners"]] == ["cpu 0"]

@@ -78,10 +78,16 @@ class SweepSession(Session):
         return "complete" if len(ok) == len(self.points) else ("partial" if any(
             p.status in ("ok", "partial") for p in self.points) else "failed")
 
+    def ran_on(self) -> dict[str, Any]:
+        """The report's environment block: a measured point's, else what the runner said of
+        itself and its GPU (hello, ready): a sweep whose every point failed still says where
+        it ran."""
+        return dict(self._environment) or self.collector._environment()
+
     def report(self) -> Report:
         with self._data:
             points = list(self.points)
-            env = dict(self._environment) or self.collector._environment()
+            env = self.ran_on()
             faults = [f for p in points for f in p.faults or []]
             if len(points) < len(self.shapes):  # the point in progress (or cut short)
                 faults += self.collector.faults
