@@ -100,9 +100,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(one_line(f"sagetui compare: --force: comparing although {c.refusal_line()}"),
               file=sys.stderr)
     gates = {"slower": args.fail_if_slower, "faster": args.fail_if_faster}
-    if any(v is not None for v in gates.values()) and not c.deltas:
-        print(f"sagetui compare: --fail-if-{'slower' if gates['slower'] is not None else 'faster'}"
-              f": nothing to gate on ({NOTHING_TO_GATE[c.kind]})", file=sys.stderr)
+    asked = [f"--fail-if-{k}" for k, v in gates.items() if v is not None]
+    if asked and not c.deltas:
+        print(f"sagetui compare: {' and '.join(asked)}: nothing to gate on "
+              f"({NOTHING_TO_GATE[c.kind]})", file=sys.stderr)
         return 2
     stdout_console().print(rich_table(c))
     for line in c.differences:  # what differs and was compared: each on a line of its own
