@@ -3,6 +3,7 @@ then real CPU runners as stand-ins for a node's GPUs."""
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -62,6 +63,25 @@ def test_cli_node_check_on_two_cpu_runners(cli, tmp_path):
             for g in data["gpus"]]
     assert [n for n in nc.flag(rows, data["noise_floor_percent"])] == data["notes"]
     assert "rule: flag a GPU" in out.stdout and "cpu 1" in out.stdout
+    env = data["environment"]  # where it ran, as every report says it
+    assert env["device"] == "cpu" and env["torch"] and env["python"] and env["host"]
+    assert [r["runner"] for r in env["runners"]] == ["cpu 0", "cpu 1"]
+
+
+def test_the_environment_lists_every_gpu_and_the_runs_software():
+    from sagetui.core.report.io import load_report
+
+    root = Path(__file__).resolve().parents[1] / "sample_results"
+    kernels, small = (load_report(root / f) for f in ("h200_kernels.json",
+                                                      "h200_sm80_small.json"))
+    env = nc.environment([("gpu 0", kernels), ("gpu 1", small), ("gpu 2", None)])
+    assert env["torch"] == kernels.environment["torch"]
+    assert env["gpu"] == kernels.environment["gpu"]
+    assert [(r["runner"], (r["gpu"] or {}).get("uuid"), (r["gpu"] or {}).get("driver"))
+            for r in env["runners"]] == [
+        ("gpu 0", kernels.environment["gpu"]["uuid"], kernels.environment["gpu"]["driver"]),
+        ("gpu 1", small.environment["gpu"].get("uuid"), small.environment["gpu"]["driver"]),
+        ("gpu 2", None, None)]
 
 
 def test_a_gpu_whose_runner_dies_fails_alone():

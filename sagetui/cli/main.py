@@ -96,8 +96,22 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
     v.add_argument("--theme", help=argparse.SUPPRESS)
     v.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
 
-    c = sub.add_parser("compare", help="print reports side by side (p50, p90, speedup, verdict)")
+    c = sub.add_parser("compare", help="print reports side by side (p50, p90, speedup, verdict)",
+                       description="Reports B, C, ... against A (the first). Refused (exit 2) "
+                       "when a report's workload (shape, layout, dtype, causal) or GPU model "
+                       "differs from A's; builds and software versions may differ (they are "
+                       "listed). Exit 0: compared; 1: a --fail-if gate tripped; 2: refused or "
+                       "not a readable report.")
     c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("--force", action="store_true", help="compare reports that differ in "
+                   "workload or GPU model anyway (one line says what differs)")
+    c.add_argument("--fail-if-slower", type=_percent, metavar="PCT", help="exit 1 when a "
+                   "matched variant (or sweep point) is slower than A's by more than PCT %% "
+                   "with its whole 95 %% interval (the p50s alone where a side has under two "
+                   "rounds)")
+    c.add_argument("--fail-if-faster", type=_percent, metavar="PCT", help="exit 1 when one "
+                   "is faster than A's by more than PCT %% in the same way (a change that "
+                   "should not have sped anything up)")
 
     k = sub.add_parser("check", help="validate reports and recompute every derived number")
     k.add_argument("files", nargs="+", metavar="FILE")
@@ -151,6 +165,16 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
 
     add_node_commands(sub, _add_run_options, _add_outputs, full)
     return p
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of percent") from None
+    if not 0 <= value < 1e6:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a percentage >= 0")
+    return value
 
 
 def _add_outputs(p: argparse.ArgumentParser) -> None:

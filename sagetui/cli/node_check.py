@@ -87,7 +87,9 @@ def cmd_node_check(args: argparse.Namespace) -> int:
         _say(out, escape(n))
     _say(out, escape(f"rule: {nc.FLAG_RULE} (noise floor {floor:g} %)"))
     if args.json:
+        env = nc.environment([(s.label, rep) for s, rep, _ in runs])
         atomic_write_text(args.json, json.dumps(nc.to_dict(
-            rows, notes, floor, config.model_dump(mode="json")), indent=1), overwrite=True)
+            rows, notes, floor, config.model_dump(mode="json"), env), indent=1),
+            overwrite=True)
         _say(err, f"wrote {escape(args.json)}")
     return 1 if any(r.flagged or r.p50_s is None for r in rows) else 0

@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from sagetui import __version__
 from sagetui.cli.options import check_outputs, config_from_args, default_report_path
@@ -26,10 +26,13 @@ from sagetui.session.profile_pass import Pass, ProfileCancelled, Tools, profile_
 
 
 def build_report(config_json: dict, profiles: list[MainloopProfile],
-                 status: Literal["complete", "partial", "cancelled", "failed"]) -> Report:
+                 status: Literal["complete", "partial", "cancelled", "failed"],
+                 environment: dict[str, Any] | None = None) -> Report:
+    """The profile report; `environment`: the pass's (where the profiled calls ran, and ncu)."""
     return Report(schema_version=SCHEMA_VERSION, tool=Tool(version=__version__),
                   created_utc=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                  status=status, config=config_json, mainloop_profiles=profiles)
+                  status=status, environment=environment or None, config=config_json,
+                  mainloop_profiles=profiles)
 
 
 def _resolved(config: RunConfig) -> RunConfig:
@@ -89,7 +92,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
             import shutil
 
             shutil.rmtree(workdir, ignore_errors=True)
-    report = build_report(config.model_dump(mode="json"), profiles, "complete")
+    report = build_report(config.model_dump(mode="json"), profiles, "complete",
+                          environment=p.environment)
     atomic_write_text(args.json, iter_report_json(report), overwrite=True)
     if args.markdown:
         atomic_write_text(args.markdown, mainloop_markdown(report), overwrite=True)

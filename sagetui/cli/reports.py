@@ -10,20 +10,12 @@ from rich.table import Table
 from rich.text import Text
 
 from sagetui.cli.errors import stdout_console
-from sagetui.core.format import ms, pct
+from sagetui.core.compare.build import Comparison, compare_reports
+from sagetui.core.compare.facts import NotComparable
+from sagetui.core.compare.gate import tripped
 from sagetui.core.report.check import check_report
 from sagetui.core.report.io import ReportError, load_report, one_line
 from sagetui.core.report.model import Report
-from sagetui.tui.compare_rows import (
-    MATCH_NOTE,
-    SIGN_NOTE,
-    compare_rows,
-    faster_than_a,
-    legend,
-    letter,
-    with_verdicts,
-)
-from sagetui.tui.source import saved_source
 
 
 def _plain(text: str) -> Text:
@@ -62,45 +54,70 @@ def load_all(paths: list[str]) -> list[tuple[str, Report]] | None:
     return out
 
 
+def comparison(reports: list[tuple[str, Report]]) -> Comparison:
+    """core/compare's comparison of reports read from these paths (NotComparable: of
+    different kinds)."""
+    return compare_reports([(path.rsplit("/", 1)[-1], r) for path, r in reports])
+
+
 def compare_table(reports: list[tuple[str, Report]]) -> Table:
-    """The console's Compare tab on stdout: the same rows (tui/compare_rows.py), each report's
-    p50, p90, how much faster than A, speedup over its own baseline and verdict (derived from
-    its round p50s when it recorded none, marked *)."""
-    sources = [with_verdicts(saved_source(r, path.rsplit("/", 1)[-1], path=path))
-               for path, r in reports]
-    many = len(sources) > 1
-    notes = [legend([one_line(s.label) for s in sources])] + ([SIGN_NOTE, MATCH_NOTE]
-                                                              if many else [])
-    t = Table(title="sagetui compare", caption=" · ".join(notes))
-    rows = compare_rows(sources)
-    cos = any(c is not None and c.cos for r in rows for c in r.cells)  # accuracy, where kept
-    cols = ["variant", "phase"] + (["matched"] if many else [])
-    for i in range(len(sources)):
-        x = letter(i)
-        cols += [f"{x} p50 ms", f"{x} p90 ms"] + ([f"{x} faster %"] if i else []) + [
-            f"{x} p50 speedup %", f"{x} verdict: paired % [95% CI]"] + (
-            [f"{x} cos sim"] if cos else [])
-    for col in cols:
-        t.add_column(col, justify="right" if ("ms" in col or "%" in col) else "left")
-    for row in rows:
-        cells = [_plain(row.label()), _plain(row.phase)] + ([row.matched] if many else [])
-        for i, cell in enumerate(row.cells):
-            cells += [ms(cell.p50 if cell else None), ms(cell.p90 if cell else None)]
-            if i:
-                cells.append(pct(faster_than_a(row, i)))
-            cells += [pct(cell.speedup, 3) if cell and row.total else "",
-                      _plain(cell.verdict) if cell else ""] + (
-                [cell.cos if cell else ""] if cos else [])
-        t.add_row(*cells)
+    """The console's Compare tab on stdout: the same columns and cells (core/compare), each
+    report's p50, p90, how much faster than A and its verdict against A, speedup over its own
+    baseline and verdict (derived from its round medians when it recorded none, marked *)."""
+    return rich_table(comparison(reports))
+
+
+def rich_table(c: Comparison) -> Table:
+    t = Table(title="sagetui compare", caption=_plain(" · ".join(c.notes)))
+    names = max((len(line.cells[0]) for line in c.lines), default=0)
+    for i, col in enumerate(c.columns):
+        # the first column's names are not cut (up to 24 characters): headers wrap first
+        t.add_column(col.title, justify="right" if col.numeric else "left",
+                     min_width=min(names, 24) if i == 0 else None)
+    for line in c.lines:
+        t.add_row(*(_plain(x) for x in line.cells))
     return t
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    """0: compared (and every --fail-if gate holds); 1: a gate tripped (core/compare/gate.py);
+    2: a file is not a readable report, the reports are not comparable (core/compare/facts.py's
+    rule; --force compares what the rule refuses, but never reports of different kinds), or a
+    gate has nothing to look at."""
     reports = load_all(args.files)
     if reports is None:
         return 2
-    stdout_console().print(compare_table(reports))
-    return 0
+    try:
+        c = comparison(reports)
+    except NotComparable as exc:
+        print(one_line(f"sagetui compare: {exc}"), file=sys.stderr)
+        return 2
+    if c.refusals and not args.force:
+        print(one_line(f"sagetui compare: not comparable: {c.refusal_line()} (--force "
+                       "compares them anyway)"), file=sys.stderr)
+        return 2
+    if c.refusals:
+        print(one_line(f"sagetui compare: --force: comparing although {c.refusal_line()}"),
+              file=sys.stderr)
+    gates = {"slower": args.fail_if_slower, "faster": args.fail_if_faster}
+    asked = [f"--fail-if-{k}" for k, v in gates.items() if v is not None]
+    if asked and not c.deltas:
+        print(f"sagetui compare: {' and '.join(asked)}: nothing to gate on "
+              f"({NOTHING_TO_GATE[c.kind]})", file=sys.stderr)
+        return 2
+    stdout_console().print(rich_table(c))
+    for line in c.differences:  # what differs and was compared: each on a line of its own
+        print(one_line(f"differs: {line}"))
+    failed = tripped(c.deltas, **gates)
+    for line in failed:
+        print(one_line(f"sagetui compare: {line}"), file=sys.stderr)
+    return 1 if failed else 0
+
+
+NOTHING_TO_GATE = {
+    "run": "no variant of B, C, ... has a p50 matched with one of A's",
+    "sweep": "no variant at any point of B, C, ... is matched with one of A's",
+    "profile": "profiles hold shares of sampled warp time, not latencies"}
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -95,8 +95,19 @@ def flag(results: list[GpuResult], floor_percent: float = DEFAULT_FLOOR_PERCENT)
     return notes or [f"{len(ok)} GPUs alike: every p50 inside the others' spread"]
 
 
+def environment(runs: list[tuple[str, Report | None]]) -> dict[str, Any]:
+    """Where the check ran (core/environment.py's block): the first measured runner's
+    environment (python, torch, device, its GPU, host), and every runner's GPU (name, uuid,
+    driver...; None where its run never reported), as a `--gpus` sweep lists them."""
+    envs = [(label, (rep.environment or {}) if rep else None) for label, rep in runs]
+    out = dict(next((e for _, e in envs if e), {}))
+    out["runners"] = [{"runner": label, "gpu": e.get("gpu") if e else None,
+                       "device": e.get("device") if e else None} for label, e in envs]
+    return out
+
+
 def to_dict(results: list[GpuResult], notes: list[str], floor_percent: float,
-            config: dict[str, Any]) -> dict[str, Any]:
+            config: dict[str, Any], env: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"kind": "sagetui node-check", "rule": FLAG_RULE, "noise_floor_percent":
-            floor_percent, "config": config, "notes": notes,
+            floor_percent, "config": config, "environment": env or {}, "notes": notes,
             "gpus": [asdict(r) for r in results]}

@@ -3,7 +3,10 @@ profile pass (session/profile_pass.py). It builds the inputs of a config, loads 
 warms it up, and runs its call once more inside an NVTX range named after the variant, so that
 `ncu --nvtx --nvtx-include NAME/` profiles that call alone. Never timed: ncu replays kernels.
 
-It writes what the driver needs (the extension module files the call ran) as JSON to --info.
+It writes what the driver needs as JSON to --info (`child_info`): the extension module files the
+call ran, and for the report's environment block what this process ran on (python, torch, the
+device and its GPU, as a runner's hello and ready say it) and the variant's build provenance
+(every .so with its sha256), so that a profile report says where it was made and of which build.
 """
 
 from __future__ import annotations
@@ -11,9 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import sys
+from typing import TYPE_CHECKING, Any
 
-from sagetui.core.config import RunConfig
+from sagetui.core.config import RunConfig, VariantSpec
+
+if TYPE_CHECKING:
+    from sagetui.runner.backends.base import Backend
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,16 +58,29 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(max(1, args.warmup)):  # JIT, allocator, module loading: outside the range
         be.run(inputs, NullClock())
     torch.cuda.synchronize()
-    mods = getattr(be, "modules", None)
-    files = dict(getattr(mods, "files", {}) or {})
     with open(args.info, "w", encoding="utf-8") as f:
-        json.dump({"variant": spec.name, "backend": spec.backend, "files": files,
-                   "pid": os.getpid()}, f)
+        json.dump(child_info(spec, be, device), f)
     torch.cuda.nvtx.range_push(args.nvtx)
     be.run(inputs, NullClock())
     torch.cuda.synchronize()
     torch.cuda.nvtx.range_pop()
     return 0
+
+
+def child_info(spec: VariantSpec, be: Backend, device: str) -> dict[str, Any]:
+    """What the profile pass reads back (session/profile_pass.py): the module files the call
+    ran, where it ran (environment.py's runner and ready facts) and the build's provenance."""
+    import torch
+
+    from sagetui.runner.engine import gpu_info
+    from sagetui.runner.provenance import provenance
+
+    mods = getattr(be, "modules", None)
+    return {"variant": spec.name, "backend": spec.backend,
+            "files": dict(getattr(mods, "files", {}) or {}), "pid": os.getpid(),
+            "environment": {"python": platform.python_version(), "torch": torch.__version__,
+                            "device": device, "gpu": gpu_info(device)},
+            "provenance": provenance(be)}
 
 
 if __name__ == "__main__":

@@ -156,9 +156,12 @@ class PoolSweep:
                                         created=self._created, status=status, faults=faults)
 
     def environment(self, points: list[SweepPoint]) -> dict[str, Any]:
-        """The first runner's environment, and every runner's slot, GPU and points."""
-        env: dict[str, Any] = next((dict(w._environment) for w in self.workers
-                                    if w._environment), {})
+        """The first runner's environment (one that measured a point, else one that started,
+        else the host's: every point may have failed), and every runner's slot, GPU and
+        points."""
+        measured = [w for w in self.workers if w._environment]
+        started = [w for w in self.workers if w.hello is not None]
+        env = (measured or started or self.workers)[0].ran_on()
         env["runners"] = [{"runner": s.label, "cuda_visible_devices": s.visible,
                            "gpu": w.model.ready.get("gpu"),
                            "points": [p.index for p in points

@@ -20,8 +20,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sagetui.core.config import RunConfig, VariantSpec
+from sagetui.core.environment import environment_block, host_facts
 from sagetui.core.profile.attribute import attribute, choose_function
 from sagetui.core.profile.failures import NO_LINE_INFO, NO_NCU, ProfileError, ncu_failure
 from sagetui.core.profile.listing import Function, parse_listing
@@ -31,6 +33,7 @@ from sagetui.core.profile.place import KernelNotInSource, Placer
 from sagetui.core.profile.rules import FAMILIES, Family
 from sagetui.core.profile.source import SourceIndex, resolve_source
 from sagetui.core.profile.summary import to_profile
+from sagetui.core.report.base import Provenance
 
 Progress = Callable[[str], None]
 SECTIONS = ("SourceCounters", "WarpStateStats")
@@ -63,13 +66,23 @@ class Tools:
 
 @dataclass
 class Pass:
-    """One profile pass's settings and plumbing."""
+    """One profile pass's settings and plumbing, and what its profiled processes said of where
+    they ran (`environment`: the report's block)."""
 
     workdir: Path
     tools: Tools
     source_dirs: list[str] = field(default_factory=list)
     progress: Progress = lambda _step: None
     cancel: threading.Event = field(default_factory=threading.Event)
+    ran_on: dict[str, Any] = field(default_factory=dict)  # the last profiled process's
+    ncu: dict[str, Any] = field(default_factory=dict)  # ncu's path, version and version line
+
+    @property
+    def environment(self) -> dict[str, Any]:
+        """The report's environment block (core/environment.py): the profiled process's python,
+        torch, device and GPU (name, uuid, driver...), this machine, and ncu."""
+        return environment_block(runner=self.ran_on, ready=self.ran_on, host=host_facts(),
+                                 ncu=self.ncu or None)
 
     def run(self, cmd: list[str], what: str, cwd: Path | None = None) -> tuple[int, str]:
         """Run `cmd`, return (status, stdout + stderr); cancel ends it (it alone, by pid)."""
@@ -103,8 +116,11 @@ def nvtx_name(variant: str) -> str:
 
 
 def ncu_version(p: Pass) -> str | None:
+    """ncu's version number; its path and version line are kept in p.ncu for the report."""
     _, out = p.run([p.tools.ncu, "--version"], "ncu --version")
-    m = re.search(r"Version\s+(\S+)", out)
+    m = re.search(r"^.*Version\s+(\S+).*$", out, re.MULTILINE)
+    p.ncu = {"path": p.tools.ncu, "version": m.group(1) if m else None,
+             "version_line": m.group(0).strip() if m else None}
     return m.group(1) if m else None
 
 
@@ -239,20 +255,34 @@ def profile_target(p: Pass, target: list[str], *, fam: Family, nvtx: str, varian
     p.progress("ncu: exporting the source page")
     page, raw = export(p, rep)
     (p.workdir / f"{nvtx}.source.csv").write_text(page)
-    module = _module_from(info_path, fam)
+    info = _child_info(info_path)
+    module = _module_from(info, fam)
+    ran_on = info.get("environment")
+    p.ran_on = ran_on if isinstance(ran_on, dict) else {}
     p.progress(f"cuobjdump + nvdisasm: inline chains of {Path(module).name}")
     name = raw.get("Kernel Name", "")
     funcs = listings(p, module, fam.kernel, name if name.startswith("_Z") else None)
-    return analyse(p, page, funcs, fam, module=module, variant=variant, backend=backend,
+    prof = analyse(p, page, funcs, fam, module=module, variant=variant, backend=backend,
                    version=version, interval=sampling_interval(raw), wall_s=wall,
                    command=cmd)
+    try:
+        build = Provenance.model_validate(info["provenance"]) if info.get("provenance") \
+            else None
+    except ValueError:  # what a child wrote, checked: a bad entry is left out, not fatal
+        build = None
+    return prof.model_copy(update={"provenance": build})
 
 
-def _module_from(info_path: Path, fam: Family) -> str:
+def _child_info(info_path: Path) -> dict[str, Any]:
+    """What the profiled process wrote (runner/profile_child.py's child_info)."""
     try:
         info = json.loads(info_path.read_text())
     except (OSError, ValueError):
         raise ProfileError("target_failed", "the profiled call wrote no module list") from None
+    return info if isinstance(info, dict) else {}
+
+
+def _module_from(info: dict[str, Any], fam: Family) -> str:
     files = info.get("files") or {}
     module = files.get(fam.module)
     if not module:

@@ -76,7 +76,10 @@ class SweepSession(Session):
             return "partial" if self.points else "failed"
         return sweep_build.points_status(self.points, len(self.shapes))
 
-    def environment(self) -> dict[str, Any]:
+    def ran_on(self) -> dict[str, Any]:
+        """The report's environment block: a measured point's, else what the runner said of
+        itself and its GPU (hello, ready): a sweep whose every point failed still says where
+        it ran."""
         m = self.model
         return dict(self._environment) or environment_block(runner=m.runner, ready=m.ready,
                                                             host=m.host)
@@ -84,7 +87,7 @@ class SweepSession(Session):
     def report(self) -> Report:
         with self._data:
             points = list(self.points)
-            env = self.environment()
+            env = self.ran_on()
             faults = [f for p in points for f in p.faults or []]
             if len(points) < len(self.shapes):  # the point in progress (or cut short)
                 faults += [f for f in self.model.faults if f not in faults]

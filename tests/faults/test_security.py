@@ -94,7 +94,9 @@ def test_check_compare_and_view_never_load_a_reports_variant(trap, tmp_path, fre
     good = tmp_path / "good.json"
     good.write_text(json.dumps(fresh_report))
     code = poison([SAMPLE_001, good]) + f"""
-rcs = [main(["check", {str(evil)!r}]), main(["compare", {str(SAMPLE_001)!r}, {str(evil)!r}])]
+# --force: 001 and this run differ in shape, and the table must be built all the same
+rcs = [main(["check", {str(evil)!r}]),
+       main(["compare", "--force", {str(SAMPLE_001)!r}, {str(evil)!r}])]
 for path, report in view_reports(build_parser().parse_args(["view", {str(evil)!r}])):
     saved_source(report, "evil.json", path=path)
 print("RCS", rcs)

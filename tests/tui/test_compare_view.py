@@ -7,8 +7,10 @@ from __future__ import annotations
 import io
 
 from rich.console import Console
+from textual.widgets import Static
 
 from sagetui.cli.reports import compare_table, load_all
+from sagetui.core.report.io import load_report
 from sagetui.tui.widgets.compare_table import CompareTable
 
 from .conftest import REF_001, ROOT, aio, settle, viewer
@@ -72,3 +74,39 @@ def test_cli_compare_has_the_delta_column_and_the_derived_verdict() -> None:
     one = _cli(REF_001)
     line = next(x for x in one.splitlines() if "interleave-softmax" in x and "total" in x)
     assert "SAME*" in line and "[-0.12, -0.04]" in line
+
+
+@aio
+async def test_compare_tab_warns_of_what_sagetui_compare_refuses() -> None:
+    """Another shape (and a sweep beside a run) is said above the table; the console shows
+    what it can rather than refusing."""
+    cpu = ROOT / "sample_results" / "cpu_reference_default.json"
+    other = ROOT / "sample_results" / "cpu_reference_variants.json"
+    app = viewer(cpu, other)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot, app)
+        hint = str(app.query_one("#compare-hint", Static).render())
+        assert "Not comparable as they are" in hint
+        assert "shape 1x1024x6x128 vs 1x512x4x128" in hint
+        assert app.query_one(CompareTable).row_count > 0
+    app = viewer(SM89, ROOT / "sample_results" / "sweep_cpu_reference.json")
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot, app)
+        hint = str(app.query_one("#compare-hint", Static).render())
+        assert "is a run report and B (sweep_cpu_reference.json) a sweep report" in hint
+        assert app.query_one(CompareTable).row_count == 0
+
+
+@aio
+async def test_compare_tab_lines_up_two_sweeps_point_by_point() -> None:
+    sweep = ROOT / "sample_results" / "sweep_cpu_reference.json"
+    app = viewer(sweep, sweep)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot, app)
+        table = app.query_one(CompareTable)
+        header = _header(table)
+        assert header[:3] == ["point", "variant", "matched"] and "B kernel TOPS" in header
+        points = load_report(sweep).sweep.points  # type: ignore[union-attr]
+        assert table.row_count == sum(len(p.variants) for p in points)
+        rows = [dict(zip(header, r, strict=True)) for r in _rows(table)]
+        assert {r["B faster %"] for r in rows} == {"+0.00"}

@@ -70,16 +70,20 @@ async def test_compare_view_puts_reports_side_by_side() -> None:
         await settle(pilot, app)
         assert app.query_one(TabbedContent).active == "compare"
         table = app.query_one(CompareTable)
-        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-        mainloop = next(r for r in rows if r[0] == "(phases)" and r[1] == "mainloop")
-        assert mainloop[3] == "237.089"  # A: 000's main loop (after the matched column)
-        assert mainloop[-5] == "4.229"  # C: the synthetic baseline's, on the same row
-        fast = next(r for r in rows if r[0] == "fast" and r[1] == "total")
-        assert fast[-2] == "+6.918" and fast[-1].startswith("FASTER")
+        header = [str(c.label) for c in table.ordered_columns]
+        rows = [dict(zip(header, (str(c) for c in table.get_row_at(i)), strict=True))
+                for i in range(table.row_count)]
+        mainloop = next(r for r in rows if r["variant"] == "(phases)"
+                        and r["phase"] == "mainloop")
+        assert mainloop["A p50 ms"] == "237.089"  # A: 000's main loop
+        assert mainloop["C p50 ms"] == "4.229"  # C: the synthetic baseline's, on the same row
+        fast = next(r for r in rows if r["variant"] == "fast" and r["phase"] == "total")
+        assert fast["C p50 speedup %"] == "+6.918"
+        assert fast["C verdict: paired % [95% CI]"].startswith("FASTER")
         # no report here kept accuracy: no cosine columns to squeeze the others
-        assert not any("cos" in str(c.label) for c in table.columns.values())
-        base = next(r for r in rows if r[0] == "baseline" and r[1] == "total")
-        assert base[7] == "243.919"
+        assert not any("cos" in title for title in header)
+        base = next(r for r in rows if r["variant"] == "baseline" and r["phase"] == "total")
+        assert base["B p50 ms"] == "243.919"
         assert "A = 000_a7d5760a8f7ea9fe.json" in str(table.border_title)
 
 

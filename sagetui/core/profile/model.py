@@ -8,6 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sagetui.core.report.base import Provenance
+
 Count = Annotated[int, Field(ge=0, le=10**15)]
 Share = Annotated[float, Field(ge=0, le=1)]
 UNIT = "share of sampled warp time"
@@ -58,3 +60,4 @@ class MainloopProfile(_Model):
     hot_lines: list[HotLine] = Field(default_factory=list)
     profile_wall_s: Annotated[float, Field(ge=0)] | None = None  # ncu's run, replays included
     command: list[str] | None = None  # the ncu command line
+    provenance: Provenance | None = None  # the build profiled: its .so files and their sha256

@@ -1,6 +1,6 @@
-"""The report's building blocks that the sweep block (sweep_model.py) shares with the report
-model (report.py): the strict base model, its units, the latency summary, the scheduler facts
-and a fault."""
+"""The report's building blocks that the sweep block (sweep/model.py) and the main-loop profiles
+(profile/model.py) share with the report model (report/model.py): the strict base model, its
+units, the latency summary, the scheduler facts, a fault and a build's provenance."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Seconds = Annotated[float, Field(gt=0, le=1e6, description="seconds")]
 Count = Annotated[int, Field(ge=0, le=10**9)]
+Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
 class Model(BaseModel):
@@ -68,3 +69,23 @@ class Fault(Model):
     phase: str | None = None
     round: Count | None = None
     stderr_tail: list[str] = Field(default_factory=list)
+
+
+class SoFile(Model):
+    module: str
+    path: str
+    sha256: Sha256 | None = None
+    size_bytes: Count | None = None
+    mtime_utc: str | None = None
+    error: str | None = None
+
+
+class Provenance(Model):
+    """Where a variant's code came from (runner/provenance.py): every shared library it calls,
+    with its sha256, and the SageAttention version. Run variants, sweep points and profiles
+    carry it, so that `sagetui compare` can say which builds it compares."""
+
+    files: list[SoFile] = Field(default_factory=list)
+    sageattention_dist: str | None = None
+    sageattention_version: str | None = None
+    sageattention_path: str | None = None

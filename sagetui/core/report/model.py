@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from sagetui.core.profile.model import MainloopProfile
-from sagetui.core.report.base import Count, Fault, Model, Scheduler, Summary
+from sagetui.core.report.base import Count, Fault, Model, Provenance, Scheduler, Sha256, Summary
 from sagetui.core.samples import RoundSeries, Samples
 from sagetui.core.sweep.model import Sweep
 
@@ -34,7 +34,6 @@ from sagetui.core.sweep.model import Sweep
 #    sagetui writes them per variant only.
 SCHEMA_VERSION = 3
 
-Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Shape4 = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=4, max_length=4)]
 
 
@@ -173,22 +172,6 @@ class Accuracy(Model):
     rows: str | None = None  # "all", or which query rows were compared
     heads: Literal["all"] | list[Annotated[int, Field(ge=0)]] | None = None
     elements: Count | None = None
-
-
-class SoFile(Model):
-    module: str
-    path: str
-    sha256: Sha256 | None = None
-    size_bytes: Count | None = None
-    mtime_utc: str | None = None
-    error: str | None = None
-
-
-class Provenance(Model):
-    files: list[SoFile] = Field(default_factory=list)
-    sageattention_dist: str | None = None
-    sageattention_version: str | None = None
-    sageattention_path: str | None = None
 
 
 class Peak(Model):

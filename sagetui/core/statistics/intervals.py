@@ -24,8 +24,10 @@ CONFIDENCE = 0.95
 
 
 @lru_cache(maxsize=256)
-def t_quantile(p: float, df: int) -> float:
-    """Student t quantile; cached, since adaptive stopping asks for the same few repeatedly."""
+def t_quantile(p: float, df: float) -> float:
+    """Student t quantile; cached, since adaptive stopping asks for the same few repeatedly.
+    `df` need not be whole: Welch's interval (unpaired.py) has fractional degrees of
+    freedom."""
     from scipy.special import stdtrit  # lazy: scipy costs start-up time the UI does not want
 
     return float(stdtrit(df, p))

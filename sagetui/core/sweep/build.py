@@ -25,7 +25,7 @@ def variant_point(v: Variant, rep: Report, point_ops: float, baseline: str | Non
                   gpu: dict[str, Any] | None, dtype: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": v.name, "backend": v.backend, "spec": v.spec,
                              "status": "ok" if v.status == "ok" and v.timing else "failed",
-                             "error": v.error}
+                             "error": v.error, "provenance": v.provenance}
     if entry["status"] != "ok":
         return entry
     assert v.timing is not None

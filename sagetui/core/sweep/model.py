@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from sagetui.core.config import Shape
-from sagetui.core.report.base import Count, Fault, Model, Scheduler, Seconds, Summary
+from sagetui.core.report.base import Count, Fault, Model, Provenance, Scheduler, Seconds, Summary
 
 Tops = Annotated[float, Field(ge=0, description="tera-operations per second")]
 Share = Annotated[float, Field(ge=0)]
@@ -41,6 +41,7 @@ class SweepVariantPoint(Model):
     checksum: float | None = None
     output_sha256: str | None = None
     samples: PhaseSamples | None = None
+    provenance: Provenance | None = None  # the build measured: its .so files and their sha256
 
 
 class MeasuredOn(Model):

@@ -1,6 +1,7 @@
-"""Reports side by side (compare_rows.py builds the rows; `sagetui compare` prints the same):
-per variant and phase, p50 and p90 in each report, how much faster than A, speedup, verdict.
-The title names the files (A = ..., B = ...) and the sign convention."""
+"""Reports side by side: the table core/compare builds from each saved source's report (the
+same columns and cells `sagetui compare` prints), its legend and notes, and, under it, the
+reports' main-loop profiles. The comparison derives verdicts (scipy), so it is built in a
+thread worker, never on the UI thread."""
 
 from __future__ import annotations
 
@@ -10,15 +11,9 @@ from rich.text import Text
 from textual.dom import DOMNode
 from textual.widgets import Static
 
-from sagetui.core.format import ms, pct, short_phase
-from sagetui.tui.compare_rows import (
-    MATCH_NOTE,
-    SIGN_NOTE,
-    compare_rows,
-    faster_than_a,
-    legend,
-    letter,
-)
+from sagetui.core.compare.build import Comparison, compare_reports
+from sagetui.core.compare.facts import NotComparable
+from sagetui.core.format import short_phase
 from sagetui.tui.source import Source
 from sagetui.tui.widgets.mainloop_panel import compare_text
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -26,23 +21,55 @@ from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
 
 def sync_compare(root: DOMNode, sources: list[Source]) -> None:
-    """The Compare tab under `root`: its hint, its table of the saved reports, and their main
-    loops' profiles (the panel shown only when they have some)."""
-    reports = [s for s in sources if not s.live]
-    root.query_one("#compare-hint", Static).update(compare_hint(len(reports)))
-    root.query_one(CompareTable).show(reports)
+    """The Compare tab under `root`: the saved reports' comparison (built off the UI thread,
+    then shown) and their main loops' profiles (the panel shown only when they have some)."""
+    saved = [s for s in sources if not s.live and s.report is not None]
+    reports = [(s.label, s.report) for s in saved if s.report is not None]
+    table = root.query_one(CompareTable)
+    table.generation += 1
+    generation = table.generation
+
+    def build() -> None:
+        try:
+            result: Comparison | str = compare_reports(reports)
+        except NotComparable as exc:
+            result = str(exc)
+        root.app.call_from_thread(_show, root, generation, len(reports), result)
+
+    if reports:
+        root.app.run_worker(build, group="compare", thread=True, exit_on_error=False)
+    else:
+        _show(root, generation, 0, None)
     panel = root.query_one("#compare-mainloop", Static)
-    panel.update(text := compare_text([(s.model.profiles, s.baseline) for s in reports]))
+    panel.update(text := compare_text([(s.model.profiles, s.baseline) for s in saved]))
     panel.display = bool(text.plain)
 
 
-def compare_hint(reports: int) -> Text:
-    """The line above the Compare table."""
+def _show(root: DOMNode, generation: int, reports: int,
+          result: Comparison | str | None) -> None:
+    table = root.query_one(CompareTable)
+    if generation != table.generation:
+        return  # a later call's comparison is on its way
+    root.query_one("#compare-hint", Static).update(compare_hint(reports, result))
+    table.show(result if isinstance(result, Comparison) else None)
+
+
+def compare_hint(reports: int, result: Comparison | str | None = None) -> Text:
+    """The line above the Compare table: what to do, or what stands in the way."""
+    if isinstance(result, str):
+        return Text(f"Not comparable: {result}.", style="bold red")
     if reports < 2:
         return Text("Open two or more reports to compare them: sagetui view A.json B.json, "
                     "or o to open one here.", style="dim")
-    return Text(f"{reports} reports side by side; * marks a verdict computed from a report's "
-                "round p50s.", style="dim")
+    text = Text(f"{reports} reports side by side; * marks a verdict computed from a report's "
+                "round medians.", style="dim")
+    if result is not None and result.refusals:
+        text.append(f"\nNot comparable as they are (sagetui compare refuses them): "
+                    f"{result.refusal_line()}.", style="bold red")
+    if result is not None and result.differences:
+        text.append(f"\nDiffering, and compared: {'; '.join(result.differences)}.",
+                    style="dim")
+    return text
 
 
 class CompareTable(SteadyTable):
@@ -51,49 +78,34 @@ class CompareTable(SteadyTable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, fixed_columns=2,
                          **kwargs)
-        self._columns_for: tuple[int, bool] = (-1, False)
+        self._columns_for: tuple[str, ...] = ()
+        self.generation = 0  # sync_compare's calls: only the latest one's result is shown
 
-    def _columns(self, n: int, cos: bool) -> None:
-        if (n, cos) == self._columns_for:
+    def _columns(self, titles: tuple[str, ...]) -> None:
+        if titles == self._columns_for:
             self.clear()
             return
         self.clear(columns=True)
-        self.add_column("variant", key="variant")
-        self.add_column("phase", key="phase")
-        if n > 1:
-            self.add_column("matched", key="matched")
-        for i in range(n):
-            x = letter(i)
-            self.add_column(f"{x} p50 ms", key=f"{i}p50")
-            self.add_column(f"{x} p90 ms", key=f"{i}p90")
-            if i:
-                self.add_column(f"{x} faster %", key=f"{i}delta")
-            self.add_column(f"{x} p50 speedup %", key=f"{i}speedup")
-            self.add_column(f"{x} verdict: paired % [CI]", key=f"{i}verdict")
-            if cos:
-                self.add_column(f"{x} cos sim", key=f"{i}cos")
-        self._columns_for = (n, cos)
+        for i, title in enumerate(titles):
+            self.add_column(title, key=str(i))
+        self._columns_for = titles
 
-    def show(self, sources: list[Source]) -> None:
-        rows = compare_rows(sources)
-        cos = any(c is not None and c.cos for r in rows for c in r.cells)
-        self._columns(len(sources), cos)
-        for row in rows:
-            style = "bold" if row.total else ""
-            cells: list[object] = [Text(row.label(), style=style),
-                                   Text(short_phase(row.phase, 16), style=style or "dim")]
-            if len(sources) > 1:
-                cells.append(Text(row.matched, style="dim"))
-            for i, cell in enumerate(row.cells):
-                cells += [ms(cell.p50 if cell else None), ms(cell.p90 if cell else None)]
-                if i:
-                    cells.append(pct(faster_than_a(row, i)))
-                cells.append(pct(cell.speedup, 3) if cell and row.total else "")
-                cells.append(Text(cell.verdict if cell else ""))
-                if cos:
-                    cells.append(cell.cos if cell else "")
+    def show(self, c: Comparison | None) -> None:
+        if c is None:
+            self._columns(())
+            self.border_title = self.border_subtitle = Text("")
+            return
+        self._columns(tuple(col.title for col in c.columns))
+        for line in c.lines:
+            style = "bold" if line.total else ""
+            cells: list[object] = []
+            for col, text in zip(c.columns, line.cells, strict=True):
+                if col.kind == "phase":
+                    cells.append(Text(short_phase(text, 16), style=style or "dim"))
+                elif col.kind == "matched":
+                    cells.append(Text(text, style="dim"))
+                else:
+                    cells.append(Text(text, style=style if not col.numeric else ""))
             self.add_row(*cells)
-        names = [s.label for s in sources]
-        self.border_title = Text(f"Compare · {legend(names)}" +
-                                 (f" · {SIGN_NOTE}" if len(sources) > 1 else ""))
-        self.border_subtitle = Text(MATCH_NOTE if len(sources) > 1 else "")
+        self.border_title = Text(f"Compare · {' · '.join(c.notes[:2])}")
+        self.border_subtitle = Text(" · ".join(c.notes[2:]))

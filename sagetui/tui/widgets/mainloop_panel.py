@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from sagetui.core.compare.match import letter
 from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.profile.rules import PHASES, UNATTRIBUTED
 from sagetui.core.profile.summary import share_change, top_stall
@@ -60,10 +61,6 @@ def compare_text(sources: list[tuple[list[MainloopProfile], str | None]]) -> Tex
     named by its report's letter, every share's change against report A's baseline profile."""
     profiles: list[MainloopProfile] = []
     base: str | None = None
-    from sagetui.tui.compare_rows import (
-        letter,  # the Compare tab's own letters (no cycle at import)
-    )
-
     for i, (profs, baseline) in enumerate(sources):
         for p in profs:
             profiles.append(p.model_copy(update={"variant": f"{letter(i)}: {p.variant}"}))
