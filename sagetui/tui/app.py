@@ -17,7 +17,7 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
-from textual.widgets import DataTable, RichLog, TabbedContent, Tabs
+from textual.widgets import DataTable, RichLog, TabbedContent, TabPane, Tabs
 from textual.worker import Worker
 
 from sagetui.core.config import RunConfig
@@ -337,11 +337,13 @@ class SageTUI(App[int]):
     def action_show_tab(self, tab: str) -> None:
         tabs = self.query_one(TabbedContent)
         tabs.active = tab
-        # Focus moves with the tab: a focused widget left in a hidden pane would hand the focus
-        # to its neighbour there, and that would switch the pane straight back.
-        pane = tabs.get_pane(tab)
-        target = next((w for w in pane.query("*") if w.focusable), None)
-        (target or tabs.query_one(Tabs)).focus()
+        # Focus moves with the tab (one left in a hidden pane would hand it to a neighbour
+        # there, switching the pane back), without TabPane.Focused: Textual answers a focus
+        # with it some hops later and makes its pane active; in a burst ("42") tab 4's came
+        # after key 2 and switched back. Prevention travels with the focus's own messages.
+        target = next((w for w in tabs.get_pane(tab).query("*") if w.focusable), None)
+        with self.prevent(TabPane.Focused):
+            (target or tabs.query_one(Tabs)).focus()
 
     def action_next_source(self) -> None:
         if len(self.sources) < 2:
