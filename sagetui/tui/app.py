@@ -55,8 +55,7 @@ from sagetui.tui.widgets.phase_view import PhaseView
 from sagetui.tui.widgets.plots import SeriesPlot
 from sagetui.tui.widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
 from sagetui.tui.widgets.status_panel import StatusPanel
-from sagetui.tui.widgets.sweep_plot import SweepPlot
-from sagetui.tui.widgets.sweep_table import SweepTable
+from sagetui.tui.widgets.sweep_panel import SweepPanel
 from sagetui.tui.widgets.variant_table import VariantTable
 from sagetui.tui.widgets.verdict_table import VerdictTable
 
@@ -195,7 +194,7 @@ class SageTUI(App[int]):
                                                   PhaseView, SchedulerFacts, DecompositionInfo,
                                                   TailTable)]
             status = self.query_one(StatusPanel)
-            sweep_table, sweep_plot = self.query_one(SweepTable), self.query_one(SweepPlot)
+            sweep = self.query_one(SweepPanel)
         except NoMatches:  # a timer that fires while the app is shutting down
             return
         data, ctx = self.data, self.context()
@@ -206,7 +205,7 @@ class SageTUI(App[int]):
                 widget.sync(data, ctx)  # type: ignore[attr-defined]  # every panel has sync
                 self._synced[widget.id or ""] = key
         status.sync(data, ctx)  # cheap, and its ETA moves with time
-        self.sweeps.sync(data, ctx, sweep_table, sweep_plot)
+        self.sweeps.sync(data, ctx, sweep)
         for plot in self._plots:
             plot.sync(data, ctx)
 
