@@ -1,5 +1,6 @@
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +15,38 @@ REF_001 = SAMPLES / "001_c3fd8b591d904547.json"
 
 # A shape that runs a reference-backend round in a fraction of a second.
 TINY = ["--heads", "2", "--q-len", "256", "--head-dim", "64", "--warmup", "1"]
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--busy-loops", type=int, metavar="N",
+        default=int(os.environ.get("SAGETUI_TEST_BUSY_LOOPS") or 0),
+        help="run the tests marked `loaded` (the consoles in tmux, the dying console) beside N "
+             "busy loops, as on a loaded machine (also SAGETUI_TEST_BUSY_LOOPS=N; "
+             "default 0)")
+
+
+def pytest_report_header(config):
+    n = config.getoption("--busy-loops")
+    return f"busy loops beside the tests marked loaded: {n}" if n else None
+
+
+@pytest.fixture(autouse=True)
+def _busy_loops(request):
+    """--busy-loops N: N processes spinning (`while True: pass`) while a test marked `loaded`
+    runs, started before it and ended after it, each by its own pid."""
+    n = request.config.getoption("--busy-loops")
+    if n <= 0 or request.node.get_closest_marker("loaded") is None:
+        yield
+        return
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for p in loops:
+            p.kill()
+        for p in loops:
+            p.wait()
 
 
 def _cuda_available() -> bool:

@@ -187,7 +187,7 @@ def test_exports_csv_markdown_svg(sweep_report):
     lines = svg.findall("{http://www.w3.org/2000/svg}polyline")
     assert len(lines) == 2 * 2  # two variants x two series (non-causal, causal)
     labels = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
-    assert "128" in labels and "256" in labels and "q_len (log2)" in labels
+    assert "128" in labels and "256" in labels and "q_len (tokens, log2 scale)" in labels
 
 
 def test_a_second_setup_frees_the_first_points_inputs():

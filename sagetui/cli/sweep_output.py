@@ -21,6 +21,7 @@ def _pct(x: float | None) -> str:
 
 def sweep_table(report: Report) -> Table:
     from sagetui.core.sweep.export import accuracy_text, p50_text
+    from sagetui.core.sweep.plan import noisy
 
     sw = report.sweep
     assert sw is not None
@@ -37,7 +38,8 @@ def sweep_table(report: Report) -> Table:
             if v.status != "ok":
                 t.add_row(label, v.name, f"failed: {v.error}", "", "", "", "")
                 continue
-            t.add_row(label, v.name, p50_text(v), f"{v.kernel_tops:.3f}", f"{v.e2e_tops:.3f}",
+            p50 = p50_text(v) + (" noisy" if noisy(v) else "")
+            t.add_row(label, v.name, p50, f"{v.kernel_tops:.3f}", f"{v.e2e_tops:.3f}",
                       _pct(v.kernel_share_of_peak), accuracy_text(v.accuracy))
     return t
 
@@ -47,6 +49,10 @@ def finish_sweep(report: Report, args: argparse.Namespace, err: Console, recover
     out = stdout_console()
     _say(out, sweep_table(report))
     assert report.sweep is not None
+    from sagetui.core.sweep.export import noisy_note
+
+    if note := noisy_note(report.sweep.points):
+        _say(out, escape(note))
     for x in report.sweep.crossovers:
         what = "kernel" if x.metric == "kernel_tops" else "end-to-end"
         _say(out, escape(f"{what} crossover ({x.group}): {x.after} overtakes {x.before} at "

@@ -17,7 +17,7 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
-from textual.widgets import DataTable, RichLog, TabbedContent, Tabs
+from textual.widgets import DataTable, RichLog, TabbedContent, TabPane, Tabs
 from textual.worker import Worker
 
 from sagetui.core.config import RunConfig
@@ -53,8 +53,7 @@ from sagetui.tui.widgets.phase_view import PhaseView
 from sagetui.tui.widgets.plots import SeriesPlot
 from sagetui.tui.widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
 from sagetui.tui.widgets.status_panel import StatusPanel
-from sagetui.tui.widgets.sweep_plot import SweepPlot
-from sagetui.tui.widgets.sweep_table import SweepTable
+from sagetui.tui.widgets.sweep_panel import SweepPanel
 from sagetui.tui.widgets.variant_table import VariantTable
 from sagetui.tui.widgets.verdict_table import VerdictTable
 
@@ -202,7 +201,7 @@ class SageTUI(App[int]):
                                                   PhaseView, SchedulerFacts, DecompositionInfo,
                                                   TailTable)]
             status = self.query_one(StatusPanel)
-            sweep_table, sweep_plot = self.query_one(SweepTable), self.query_one(SweepPlot)
+            sweep = self.query_one(SweepPanel)
         except NoMatches:  # a timer that fires while the app is shutting down
             return
         data, ctx = self.data, self.context()
@@ -213,7 +212,7 @@ class SageTUI(App[int]):
                 widget.sync(data, ctx)  # type: ignore[attr-defined]  # every panel has sync
                 self._synced[widget.id or ""] = key
         status.sync(data, ctx)  # cheap, and its ETA moves with time
-        self.sweeps.sync(data, ctx, sweep_table, sweep_plot)
+        self.sweeps.sync(data, ctx, sweep)
         for plot in self._plots:
             plot.sync(data, ctx)
 
@@ -344,11 +343,13 @@ class SageTUI(App[int]):
     def action_show_tab(self, tab: str) -> None:
         tabs = self.query_one(TabbedContent)
         tabs.active = tab
-        # Focus moves with the tab: a focused widget left in a hidden pane would hand the focus
-        # to its neighbour there, and that would switch the pane straight back.
-        pane = tabs.get_pane(tab)
-        target = next((w for w in pane.query("*") if w.focusable), None)
-        (target or tabs.query_one(Tabs)).focus()
+        # Focus moves with the tab (one left in a hidden pane would hand it to a neighbour
+        # there, switching the pane back), without TabPane.Focused: Textual answers a focus
+        # with it some hops later and makes its pane active; in a burst ("42") tab 4's came
+        # after key 2 and switched back. Prevention travels with the focus's own messages.
+        target = next((w for w in tabs.get_pane(tab).query("*") if w.focusable), None)
+        with self.prevent(TabPane.Focused):
+            (target or tabs.query_one(Tabs)).focus()
 
     def action_next_source(self) -> None:
         if len(self.sources) < 2:

@@ -4,7 +4,9 @@ A plain object the app delegates its `edit_run` action to. The form is run_edito
 configuration comes from the CLI's parser and rules, through the builder the cli hands the app
 (the tui never imports the cli). Between runs only: during a run the editor says to stop it
 first. Over a finished result not yet exported it asks first (keep_flow.py's question), since
-the live panels then show the new configuration's variants, pending, for t and b to act on.
+the live panels then show the new configuration's variants, pending, for t and b to act on;
+"export it first" that writes nothing (a failed write, a cancelled prompt) brings the edit
+back in the editor.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ class EditFlow:
     def _refusal(self) -> str | None:
         return STOP_FIRST if self.run.running else None
 
-    def open(self) -> None:
+    def open(self, edit: Edit | None = None) -> None:
+        """The editor over the current configuration, or over `edit` (one not applied yet)."""
         run = self.run
         if run.config is None or run.live is None:
             self.app.notify("This console shows saved reports: there is no run to edit "
@@ -47,14 +50,27 @@ class EditFlow:
         if run.running:
             self.app.notify(STOP_FIRST, severity="warning")
             return
-        enabled = {name: run.live.is_enabled(name) for name in run.live.variants}
-        self.app.push_screen(RunEditorScreen(run.config, enabled, self.build, self._refusal),
+        if edit is not None:
+            config, enabled = edit.config, edit.enabled
+        else:
+            config = run.config
+            enabled = {name: run.live.is_enabled(name) for name in run.live.variants}
+        self.app.push_screen(RunEditorScreen(config, enabled, self.build, self._refusal),
                              self._applied)
 
     def _applied(self, edit: Edit | None) -> None:
         if edit is None:
             return
-        self.keeping.unless_unexported(partial(self._apply, edit), "apply the edit")
+        self.keeping.unless_unexported(partial(self._apply, edit), "apply the edit",
+                                       partial(self._not_exported, edit))
+
+    def _not_exported(self, edit: Edit) -> None:
+        """"Export JSON first" wrote nothing (the write failed, the prompt was cancelled): the
+        edit waits for it, back in the editor, rather than being dropped."""
+        self.app.notify("The report JSON was not written, so the edit is not applied: it is "
+                        "back in the editor (enter applies it and asks again, escape drops "
+                        "it).", severity="warning", timeout=12)
+        self.open(edit)
 
     def _apply(self, edit: Edit) -> None:
         live = self.run.live

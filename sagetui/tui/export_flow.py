@@ -75,9 +75,12 @@ class ExportFlow:
 
     def export_text(self, kind: str, text: exporting.Content,
                     then: Callable[[], object] | None = None,
-                    report: Report | None = None) -> None:
-        """Ask for the path (prefilled), then write; `then` runs after a successful write.
-        `report`: what `text` was rendered from (a JSON of it marks it exported)."""
+                    report: Report | None = None,
+                    otherwise: Callable[[], object] | None = None) -> None:
+        """Ask for the path (prefilled), then write; `then` runs after a successful write,
+        `otherwise` when nothing was written (the prompt cancelled, the file there kept, the
+        write failed). `report`: what `text` was rendered from (a JSON of it marks it
+        exported)."""
         what = exporting.KINDS[kind].what
         default = exporting.default_path(self.export_dir, self._stem(), kind)
 
@@ -89,35 +92,41 @@ class ExportFlow:
 
         def chosen(path: str | None) -> None:
             if path:
-                self._write_checked(Path(path).expanduser(), kind, text, written)
+                self._write_checked(Path(path).expanduser(), kind, text, written, otherwise)
+            elif otherwise is not None:
+                otherwise()
 
         self.app.push_screen(PathPromptScreen(f"Export the {what} to:", str(default)), chosen)
 
     def _write_checked(self, path: Path, kind: str, text: exporting.Content,
-                       then: Callable[[], object] | None) -> None:
+                       then: Callable[[], object] | None,
+                       otherwise: Callable[[], object] | None = None) -> None:
         if not path.is_absolute():
             path = self.export_dir / path
         if not path.exists():
-            self._write(path, kind, text, then, overwrite=False)
+            self._write(path, kind, text, then, otherwise, overwrite=False)
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._write(path, kind, text, then, overwrite=True)
+                self._write(path, kind, text, then, otherwise, overwrite=True)
             else:
                 self._log(f"not written: {path} exists and was kept")
                 self.app.notify(f"Not written: {path} was kept.")
+                if otherwise is not None:
+                    otherwise()
 
         self.app.push_screen(ConfirmScreen(f"{path} exists. Overwrite it?", yes="Overwrite",
                                            no="Keep it"), answered)
 
     def _write(self, path: Path, kind: str, text: exporting.Content,
-               then: Callable[[], object] | None, *, overwrite: bool) -> None:
+               then: Callable[[], object] | None, otherwise: Callable[[], object] | None,
+               *, overwrite: bool) -> None:
         what = exporting.KINDS[kind].what
         try:
             exporting.write(path, text, overwrite=overwrite)
         except FileExistsError:
-            self._write_checked(path, kind, text, then)  # it appeared meanwhile: ask
+            self._write_checked(path, kind, text, then, otherwise)  # it appeared meanwhile
             return
         except OSError as exc:
             recovery = self.run.run_recovery
@@ -127,6 +136,8 @@ class ExportFlow:
                    f"still here{kept}; export again to another path.")
             self._log(msg, "error")
             self.app.notify(msg, severity="error", timeout=12)
+            if otherwise is not None:
+                otherwise()
             return
         self._log(f"wrote the {what} to {path}")
         self.app.notify(f"Wrote the {what} to {path}")

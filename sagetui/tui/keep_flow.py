@@ -69,13 +69,16 @@ class KeepFlow:
     def calibrate(self) -> None:
         self.unless_unexported(self.run.calibrate, "calibrate")
 
-    def unless_unexported(self, proceed: Callable[[], None], verb: str) -> None:
+    def unless_unexported(self, proceed: Callable[[], None], verb: str,
+                          not_exported: Callable[[], None] | None = None) -> None:
+        """`proceed` now, or after the question; `not_exported`: the user chose to export
+        first and nothing was written (a failed write, the prompt cancelled)."""
         report = self.unexported()
         if report is None or self.run.running:
             proceed()
             return
         self._ask(self.question(verb), Choice("yes", verb.capitalize(), ("y",), "warning"),
-                  "Cancel", report, proceed)
+                  "Cancel", report, proceed, not_exported)
 
     # -- q ------------------------------------------------------------------------------------
     def quit(self) -> None:
@@ -94,14 +97,15 @@ class KeepFlow:
                   "Stay", report, lambda: self.app.exit(0))
 
     def _ask(self, question: str, go: Choice, stay: str, report: Report,
-             proceed: Callable[[], None]) -> None:
+             proceed: Callable[[], None],
+             not_exported: Callable[[], None] | None = None) -> None:
         """Go on, export the report JSON first and then go on, or stay."""
         def answered(choice: str | None) -> None:
             if choice == "yes":
                 proceed()
             elif choice == "export":
                 self.exports.export_text("json", exporting.render("json", report),
-                                         then=proceed, report=report)
+                                         then=proceed, report=report, otherwise=not_exported)
 
         self._push(ChoiceScreen(question, [go, Choice("export", "Export JSON first", ("e",),
                                                       "success"),

@@ -15,8 +15,7 @@ from sagetui.tui.widgets.plots import IterationPlot, RoundPlot
 from sagetui.tui.widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
 from sagetui.tui.widgets.status_panel import StatusPanel
 from sagetui.tui.widgets.steady_footer import SteadyFooter
-from sagetui.tui.widgets.sweep_plot import SweepPlot
-from sagetui.tui.widgets.sweep_table import SweepTable
+from sagetui.tui.widgets.sweep_panel import SweepPanel
 from sagetui.tui.widgets.variant_table import VariantTable
 from sagetui.tui.widgets.verdict_table import VerdictTable
 
@@ -62,7 +61,5 @@ def compose_console(initial: str) -> ComposeResult:
             yield CompareTable(id="compare-table")
             yield Static(id="compare-mainloop")  # reports' main-loop profiles, when they have any
         with TabPane(label["sweep"], id="sweep"):
-            with Vertical(id="sweep-body"):
-                yield SweepPlot(id="sweep-plot")
-                yield SweepTable(id="sweep-table")
+            yield SweepPanel(id="sweep-body")
     yield SteadyFooter(compact=True)

@@ -17,8 +17,7 @@ if TYPE_CHECKING:
 from sagetui.tui.source import Source
 from sagetui.tui.sweep_view import SweepView
 from sagetui.tui.view_context import ViewContext
-from sagetui.tui.widgets.sweep_plot import SweepPlot
-from sagetui.tui.widgets.sweep_table import SweepTable
+from sagetui.tui.widgets.sweep_panel import SweepPanel
 
 
 class SweepTab:
@@ -54,8 +53,5 @@ class SweepTab:
         if self.live_sweep is not None:
             self.live_sweep.add(point, e.total)
 
-    def sync(self, data: Source, ctx: ViewContext, table: SweepTable, plot: SweepPlot) -> None:
-        view = self.sweep_of(data)
-        table.sync(view)
-        if view is not None:
-            plot.sync(view, ctx)
+    def sync(self, data: Source, ctx: ViewContext, panel: SweepPanel) -> None:
+        panel.sync(self.sweep_of(data), ctx)

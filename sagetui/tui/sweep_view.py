@@ -31,6 +31,28 @@ class SweepView:
     def series(self, metric: str = "kernel_tops") -> dict[str, dict[str, list[tuple[int, float]]]]:
         return sw.series_of(self.points, metric)
 
+    def crossover_lines(self) -> list[str]:
+        """Where one backend overtakes another as the length grows: a line per metric and
+        series ("end to end, D128 causal: sm90 overtakes sm80 at ≈1478 · ...")."""
+        found = sw.all_crossovers(self.points)
+        lines = []
+        for metric, what in (("kernel_tops", "kernel"), ("e2e_tops", "end to end")):
+            mine = [x for x in found if x["metric"] == metric]
+            if not mine:
+                lines.append(f"{what}: none" + (" so far" if self.planned > len(self.points)
+                                                else ""))
+            for group in dict.fromkeys(x["group"] for x in mine):
+                lines.append(f"{what}, {group}: " + " · ".join(
+                    f"{x['after']} overtakes {x['before']} at ≈{x['x']:.0f}"
+                    for x in mine if x["group"] == group))
+        return lines
+
+    def noisy(self) -> list[tuple[SweepPoint, list[str]]]:
+        """Each point with the variants whose interval is too wide to trust (plan.noisy)."""
+        found = [(p, [f"{v.name} ±{max(v.p50_ci_percent or 0, v.kernel_p50_ci_percent or 0):.1f}"
+                      " %" for v in p.variants if sw.noisy(v)]) for p in self.points]
+        return [(p, names) for p, names in found if names]
+
     @classmethod
     def from_report(cls, report: Report | None) -> SweepView | None:
         if report is None or report.sweep is None:

@@ -26,6 +26,8 @@ from sagetui.core.status_board import read_status
 
 from .conftest import alive, children, env, no_traceback, sagetui, status_file_of, wait_for
 
+pytestmark = pytest.mark.loaded  # `pytest --busy-loops 2`: the same on a loaded machine
+
 RUN = ["run", "--variant", "a=reference", "--variant", "b=reference", "--heads", "2",
        "--q-len", "256", "--head-dim", "64", "--warmup", "1", "--rounds", "500",
        "--iterations", "10", "--json", "r.json", "--recovery-dir", "rec"]
@@ -67,13 +69,14 @@ def test_console_stopped_mid_run_keeps_what_was_measured(how, tmp_path):
     runners: set[int] = set()
     try:
         runner = wait_for(lambda: (_drain(master), children(p.pid, "sagetui.runner"))[1],
-                          what="the runner")[0]
+                          timeout=120, what="the runner")[0]
         runners.add(runner)
         status = wait_for(lambda: status_file_of(runner), what="the status file")
         # a round is saved, and the runner is inside round 1 or later: mid-run
         wait_for(lambda: (_drain(master), list((tmp_path / "rec").glob("*.json")))[1],
-                 what="the first recovery file")
-        wait_for(lambda: (st := read_status(status)) and st["round"] >= 1, what="round 1")
+                 timeout=120, what="the first recovery file")
+        wait_for(lambda: (st := read_status(status)) and st["round"] >= 1, timeout=120,
+                 what="round 1")
         others = set(children(p.pid)) - runners  # the recovery file's writer
         if how in ("ctrl-c", "ctrl-c-twice"):
             os.killpg(p.pid, signal.SIGINT)  # what the terminal sends on Ctrl-C
@@ -88,9 +91,9 @@ def test_console_stopped_mid_run_keeps_what_was_measured(how, tmp_path):
             os.close(master)  # the terminal goes away: SIGHUP, then EIO on every write
             master = None
         if how == "hangup":
-            rc, err = p.wait(timeout=60), ""  # what it wrote went to the dead terminal
+            rc, err = p.wait(timeout=120), ""  # what it wrote went to the dead terminal
         else:
-            err = p.communicate(timeout=60)[1]
+            err = p.communicate(timeout=120)[1]
             rc = p.returncode
     finally:
         if p.poll() is None:

@@ -72,7 +72,7 @@ async def test_after_calibrating_the_verdict_table_shows_the_new_threshold(
         assert verdict is not None and verdict["threshold_percent"] == 3.0
         assert verdict["threshold_source"] == "calibration"
         table = app.query_one(VerdictTable)
-        assert "±3.00 % from calibration" in str(table.border_title)
+        assert "within ±3.00 % (calibrated: noise floor 1.500 %" in str(table.border_title)
         assert "3.00" in screen_text(app)
         # calibrating again asks first; "n" keeps the stored one
         await pilot.press("a")

@@ -10,11 +10,12 @@ import shlex
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from sagetui.cli.main import main, run_config
 from sagetui.tui.app import SageTUI
 from sagetui.tui.edit_flow import STOP_FIRST
-from sagetui.tui.modals import ChoiceScreen
+from sagetui.tui.modals import ChoiceScreen, ConfirmScreen, PathPromptScreen
 from sagetui.tui.run_editor import RunEditorScreen, VariantList
 
 from .conftest import THEME, aio, screen_text, settle, tiny_config, viewer, wait_for
@@ -355,3 +356,76 @@ def test_the_ready_line_says_what_a_gpu_node_would_change() -> None:
         lines.clear()
         RunControl(None, View(), config, live_source(config), None).greet()  # type: ignore
         assert len(lines) == 1 and said in lines[0], argv
+
+
+async def edit_then_export_first(pilot, app: SageTUI, rounds: str) -> None:
+    """E over the unexported result, rounds changed, enter, then "Export JSON first"."""
+    await open_editor(pilot, app)
+    await type_into(pilot, app, "ed--rounds", rounds)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), timeout=30,
+                   what="the question")
+    await pilot.press("e")
+    await wait_for(pilot, lambda: isinstance(app.screen, PathPromptScreen), timeout=10,
+                   what="the path prompt")
+
+
+async def back_in_the_editor(pilot, app: SageTUI, rounds: str) -> None:
+    await wait_for(pilot, lambda: isinstance(app.screen, RunEditorScreen), timeout=10,
+                   what="the editor again")
+    assert f"--rounds {rounds}" in editor(app).command()
+    assert app.config is not None and app.config.rounds == 2  # not applied yet
+    said = " ".join(n.message for n in app._notifications)
+    assert "not applied" in said and "back in the editor" in said
+
+
+@aio
+async def test_a_failed_export_first_keeps_the_edit(tmp_path: Path) -> None:
+    """Issue 23: "Export JSON first" whose write fails (the path is a directory) threw the edit
+    away while the toast said nothing was lost. The edit comes back in the editor, and applying
+    it asks again."""
+    app = console(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await finished_run(pilot, app)
+        result = app.final_report
+        (tmp_path / "a-directory").mkdir()
+        await edit_then_export_first(pilot, app, "4")
+        path = app.screen.query_one("#path", Input)
+        path.value = str(tmp_path / "a-directory")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), timeout=10,
+                       what="overwrite?")
+        await pilot.press("y")  # overwrite: the write fails, the directory is no file
+        await back_in_the_editor(pilot, app, "4")
+        assert any("Could not write" in n.message for n in app._notifications)
+        assert app.final_report is result
+        await pilot.press("ctrl+s")  # applied again: asked again, and this time it runs
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), timeout=30,
+                       what="the question again")
+        await pilot.press("y")
+        await applied(pilot, app)
+        assert app.config is not None and app.config.rounds == 4
+
+
+@aio
+async def test_an_abandoned_export_first_keeps_the_edit(tmp_path: Path) -> None:
+    """Escape at the path prompt, or keeping the file that is there: the edit is not lost
+    either; escape in the editor then drops it, as always."""
+    app = console(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await finished_run(pilot, app)
+        await edit_then_export_first(pilot, app, "7")
+        await pilot.press("escape")
+        await back_in_the_editor(pilot, app, "7")
+        await pilot.press("escape")
+        await settle(pilot, app)
+        existing = tmp_path / "there.json"
+        existing.write_text("{}")
+        await edit_then_export_first(pilot, app, "6")
+        app.screen.query_one("#path", Input).value = str(existing)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), timeout=10,
+                       what="overwrite?")
+        await pilot.press("n")  # keep it: nothing written
+        await back_in_the_editor(pilot, app, "6")
+        assert existing.read_text() == "{}"

@@ -52,3 +52,35 @@ async def test_a_live_sweep_streams_points_and_reopens_from_its_report(tmp_path:
         assert saved.query_one(SweepTable).row_count == 6
         assert saved.query_one(SweepPlot).points == 6
         assert "512 D64 non-causal" in screen_text(saved)
+
+
+H200_SWEEP = Path(__file__).resolve().parents[2] / "sample_results" / "h200_sweep.json"
+
+
+@aio
+async def test_the_tab_shows_the_crossovers_and_flags_noisy_points() -> None:
+    """Issue 23: only the Markdown export said where one backend overtakes another; and the
+    H200 sweep's cudnn at 1k (p50 ± 92.9 %) looked as trustworthy as any other point."""
+    app = viewer(H200_SWEEP)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        text = " ".join(screen_text(app).split())
+        # the report's eight end-to-end crossovers (the kernel lines never cross here)
+        assert "kernel: none" in text
+        assert "end to end, D128 non-causal: sm90 overtakes sm80 at ≈1106" in text
+        assert "end to end, D128 causal:" in text and "sm90 overtakes cudnn at ≈10413" in text
+        assert "! 2 of 60 results noisy: p50 95 % interval wider than ±10 % (marked !)" in text
+        table = app.query_one(SweepTable)
+        p50 = {(str(table.get_row_at(i)[0]), str(table.get_row_at(i)[1])):
+               str(table.get_row_at(i)[2]) for i in range(table.row_count)}
+        assert p50[("1k D128 non-causal", "cudnn")] == "0.121 ± 92.9 % !"
+        assert p50[("1k D128 non-causal", "sm90")] == "0.299 ± 1.3 %"
+        plot = app.query_one(SweepPlot)
+        assert any("noisy" in e.label for e in plot.legend)
+        assert "kernel TOPS vs q_len (log2)" in text  # the plot's title is on screen
+    small = viewer(H200_SWEEP)
+    async with small.run_test(size=(80, 24)) as pilot:  # the smallest console: still said
+        await settle(pilot, small)
+        text = " ".join(screen_text(small).split())
+        assert "2 of 60 results noisy" in text and "kernel: none" in text
+        assert "sm80 overtakes flash at ≈4335" in text  # the last crossover line

@@ -292,3 +292,24 @@ async def test_a_profile_only_report_opens_where_its_counters_are() -> None:
         text = screen_text(app)
         assert "Inside the main loop (Nsight Compute)" in text and "Correctness" not in text
         assert "online_softmax" in text  # sm90's phases, from its counters
+
+
+@aio
+async def test_the_verdict_panel_title_states_the_rule_whole_at_80_columns() -> None:
+    """Issue 23: "Verdicts vs baseline · SAME ±1.00 % from default" read like a verdict. The
+    title states the rule and where its threshold came from, whole at 80 columns; the `*`
+    note moves under the table."""
+    for size in ((80, 24), (160, 48)):
+        app = viewer(REF_001)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot, app)
+            text = screen_text(app)
+            assert "Verdicts: SAME if the 95 % CI is within ±1.00 % (default threshold)" in text
+            assert "SAME ±1.00 % from default" not in text
+            table = app.query_one("#verdicts")
+            assert str(table.border_subtitle) == "*: computed from the report's round p50s"
+    app = viewer(SYNTHETIC)  # a report that recorded its own threshold
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        assert "SAME if the 95 % CI is within ±1.00 % (the report's threshold)" in \
+            screen_text(app)

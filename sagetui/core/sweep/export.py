@@ -1,5 +1,6 @@
 """A sweep report's exports: CSV (a row per point and variant), Markdown, and an SVG line chart
 of kernel TOPS against the swept length (log2 x axis), drawn from the points, not a screenshot.
+A noisy point (plan.noisy: its p50's interval wider than ±10 %) is flagged in each.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from sagetui.core.report.csv_cell import (
 )
 from sagetui.core.report.model import Report
 from sagetui.core.sweep.model import Sweep, SweepVariantPoint
-from sagetui.core.sweep.plan import series_of
+from sagetui.core.sweep.plan import NOISY_CI_PERCENT, NOISY_RULE, noisy, series_of
 
 CSV_FIELDS = ("point", "group", "x", "batch", "heads", "q_len", "kv_len", "head_dim", "causal",
               "dtype", "variant", "status", "kernel_phase", "p50_s", "p50_ci_percent",
-              "kernel_p50_s", "kernel_p50_ci_percent", "kernel_tops", "e2e_tops",
+              "kernel_p50_s", "kernel_p50_ci_percent", "noisy", "kernel_tops", "e2e_tops",
               "kernel_share_of_peak", "e2e_share_of_peak", "cosine_similarity", "relative_l1",
               "max_abs_diff", "error")
 
@@ -41,13 +42,15 @@ def to_csv(report: Report) -> str:
         fixed = [p.index, p.group, p.x, s.batch, s.heads, s.q_len, s.n_kv_len, s.head_dim,
                  s.causal, s.dtype]
         if not p.variants:
-            w.writerow([*fixed, "", p.status, *[""] * 12, inert_cell(p.error or "")])
+            w.writerow([*fixed, "", p.status, *[""] * 13, inert_cell(p.error or "")])
         for v in p.variants:
             acc = v.accuracy or {}
             w.writerow([*fixed, inert_cell(v.name), v.status, v.kernel_phase or "",
                         *(_num(x) for x in (
                             v.timing.p50_s if v.timing else None, v.p50_ci_percent,
-                            v.kernel.p50_s if v.kernel else None, v.kernel_p50_ci_percent,
+                            v.kernel.p50_s if v.kernel else None, v.kernel_p50_ci_percent)),
+                        noisy(v) if v.status == "ok" else "",
+                        *(_num(x) for x in (
                             v.kernel_tops, v.e2e_tops, v.kernel_share_of_peak,
                             v.e2e_share_of_peak, acc.get("cosine_similarity"),
                             acc.get("relative_l1"), acc.get("max_abs_diff"))),
@@ -66,6 +69,13 @@ def p50_text(v: SweepVariantPoint) -> str:
     return f"{v.timing.p50_s * 1e3:.3f}{ci}"
 
 
+def noisy_note(points: list[Any]) -> str | None:
+    """What "noisy" beside a p50 means, and how many are, where any is."""
+    flagged = sum(noisy(v) for p in points for v in p.variants)
+    return f"noisy: {NOISY_RULE} ({flagged} marked): their TOPS may be off by as much; " \
+        "more rounds or iterations narrow it" if flagged else None
+
+
 def accuracy_text(acc: dict[str, Any] | None) -> str:
     if not acc:
         return "-"
@@ -81,10 +91,27 @@ def accuracy_text(acc: dict[str, Any] | None) -> str:
     return " · ".join(parts) or "-"
 
 
+def device_name(report: Report) -> str:
+    """The GPU's name, else the device the sweep ran on ("cpu")."""
+    env = report.environment or {}
+    return str((env.get("gpu") or {}).get("name") or env.get("device") or "?")
+
+
+def shape_text(report: Report) -> str:
+    """What a sweep holds fixed: "batch 4, 32 heads, bf16, NHD" (the series name the rest)."""
+    shape = (report.config or {}).get("shape") or {}
+    tokens = (report.sweep.axes if report.sweep else {}).get("tokens")
+    parts = [f"batch {tokens} tokens / q_len" if tokens else f"batch {shape.get('batch', '?')}",
+             f"{shape.get('heads', '?')} heads"]
+    if shape.get("kv_heads"):
+        parts[-1] += f" ({shape['kv_heads']} kv)"
+    parts += [str(shape[k]) for k in ("dtype", "layout") if shape.get(k)]
+    return ", ".join(parts)
+
+
 def to_markdown(report: Report, title: str = "sagetui sweep") -> str:
     sw = _sweep(report)
-    gpu = ((report.environment or {}).get("gpu") or {}).get("name") or \
-        (report.environment or {}).get("device", "?")
+    gpu = device_name(report)
     lines = [f"## {title}", "",
              f"- {len(sw.points)} points on {gpu}: {sw.rounds} rounds x {sw.iterations} "
              f"iterations after {sw.warmup} warm-up calls per point; status {report.status}",
@@ -102,9 +129,12 @@ def to_markdown(report: Report, title: str = "sagetui sweep") -> str:
                 continue
             share = "-" if v.kernel_share_of_peak is None else \
                 f"{100 * v.kernel_share_of_peak:.1f} %"
-            lines.append(f"| {label} | {v.name} | {p50_text(v)} | {v.kernel_tops:.3f} | "
+            mark = " noisy" if noisy(v) else ""
+            lines.append(f"| {label} | {v.name} | {p50_text(v)}{mark} | {v.kernel_tops:.3f} | "
                          f"{v.e2e_tops:.3f} | {share} | {accuracy_text(v.accuracy)} |")
     lines.append("")
+    if note := noisy_note(sw.points):
+        lines.append(f"- {note}")
     for x in sw.crossovers:
         what = "kernel" if x.metric == "kernel_tops" else "end-to-end"
         lines.append(f"- {what} crossover ({x.group}): {x.after} overtakes {x.before} at "
@@ -138,10 +168,16 @@ DASHES = ("", "6 3", "2 3", "8 3 2 3")
 def to_svg(report: Report, metric: str = "kernel_tops", width: int = 760,
            height: int = 440) -> str:
     """Kernel TOPS (or `metric`) against the swept length: one line per variant and series
-    (colour: variant; dash: series), log2 x axis, crossovers marked."""
+    (colour: variant; dash: series), log2 x axis, crossovers marked, noisy points hollow; the
+    title says what, at which shape and on which device, the axes their units."""
     sw = _sweep(report)
     series = series_of(sw.points, metric)
-    left, right, top, bottom = 64, 190, 36, 48
+    shaky = {(p.group, v.name, p.x): v for p in sw.points for v in p.variants if noisy(v)}
+    # the legend's column as wide as its longest label (~7 px a character at 12 px): the
+    # plot keeps its width and the picture grows
+    longest = max((len(f"{n} · {g}") for g, lines in series.items() for n in lines), default=0)
+    left, right, top, bottom = 64, max(190, 48 + 7 * longest), 52, 48
+    width += right - 190
     pw, ph = width - left - right, height - top - bottom
     xs = sorted({p.x for p in sw.points})
     ys = [t for lines in series.values() for line in lines.values() for _, t in line]
@@ -155,11 +191,15 @@ def to_svg(report: Report, metric: str = "kernel_tops", width: int = 760,
     def py(y: float) -> float:
         return top + ph - y / yticks[-1] * ph
 
-    title = f"{'kernel' if metric == 'kernel_tops' else 'end-to-end'} TOPS vs {sw.x_axis}"
+    title = f"{'kernel' if metric == 'kernel_tops' else 'end-to-end'} TOPS vs {sw.x_axis} " \
+        f"on {device_name(report)}"
+    subtitle = f"{shape_text(report)}; p50 of {sw.rounds} rounds x {sw.iterations} " \
+        f"iterations; TOPS = {sw.ops_formula}"
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
            f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{left}" y="22" font-size="14" font-weight="bold">{escape(title)}</text>']
+           f'<text x="{left}" y="20" font-size="14" font-weight="bold">{escape(title)}</text>',
+           f'<text x="{left}" y="38" font-size="11" fill="#444">{escape(subtitle)}</text>']
     for t in yticks:
         y = py(t)
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" '
@@ -173,9 +213,9 @@ def to_svg(report: Report, metric: str = "kernel_tops", width: int = 760,
     out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" '
                f'stroke="#333"/>')
     out.append(f'<text x="{left + pw / 2}" y="{height - 10}" text-anchor="middle">'
-               f'{sw.x_axis} (log2)</text>')
+               f'{sw.x_axis} (tokens, log2 scale)</text>')
     out.append(f'<text x="16" y="{top + ph / 2}" text-anchor="middle" '
-               f'transform="rotate(-90 16 {top + ph / 2})">TOPS</text>')
+               f'transform="rotate(-90 16 {top + ph / 2})">TOPS (10¹² operations/s)</text>')
     names = list(sw.variants) or sorted({n for lines in series.values() for n in lines})
     colour = {n: OKABE_ITO[i % len(OKABE_ITO)] for i, n in enumerate(names)}
     legend_y = top
@@ -186,8 +226,15 @@ def to_svg(report: Report, metric: str = "kernel_tops", width: int = 760,
             pts = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in line)
             out.append(f'<polyline points="{pts}" fill="none" stroke="{c}" stroke-width="2"'
                        + (f' stroke-dasharray="{dash}"' if dash else "") + "/>")
-            out += [f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{c}"/>'
-                    for x, y in line]
+            for x, y in line:
+                v = shaky.get((group, name, x))
+                if v is None:
+                    out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{c}"/>')
+                else:  # hollow: not to be trusted
+                    out.append(f'<circle class="noisy" cx="{px(x):.1f}" cy="{py(y):.1f}" r="4" '
+                               f'fill="white" stroke="{c}" stroke-width="2"><title>'
+                               f'{escape(name)} at {sw.x_axis} {x}: p50 {escape(p50_text(v))}'
+                               '</title></circle>')
             out.append(f'<line x1="{left + pw + 12}" y1="{legend_y + 8}" x2="{left + pw + 36}" '
                        f'y2="{legend_y + 8}" stroke="{c}" stroke-width="2"'
                        + (f' stroke-dasharray="{dash}"' if dash else "") + "/>")
@@ -195,6 +242,7 @@ def to_svg(report: Report, metric: str = "kernel_tops", width: int = 760,
                        f'{escape(name)} · {escape(group)}</text>')
             legend_y += 18
     by = {(grp, n): dict(line) for grp, lines in series.items() for n, line in lines.items()}
+    crossed = False
     for cx in sw.crossovers:
         if cx.metric != metric:
             continue
@@ -207,5 +255,20 @@ def to_svg(report: Report, metric: str = "kernel_tops", width: int = 760,
                        f'stroke="black" stroke-width="1.5"/>')
             out.append(f'<text x="{px(cx.x):.1f}" y="{py(y) - 10:.1f}" text-anchor="middle" '
                        f'font-size="11">{escape(cx.after)} &gt; {escape(cx.before)}</text>')
+            crossed = True
+    # the legend's last entries: what a ring and a hollow point mean
+    lx, notes = left + pw + 24, []
+    if crossed:
+        notes.append(('r="6" fill="none" stroke="black" stroke-width="1.5"',
+                      ("crossover: A > B where", "A overtakes B")))
+    if shaky:
+        notes.append(('r="4" fill="white" stroke="#888" stroke-width="2"',
+                      ("noisy: p50 95 % interval", f"wider than ±{NOISY_CI_PERCENT:g} %")))
+    for style, words in notes:
+        legend_y += 6
+        out.append(f'<circle cx="{lx}" cy="{legend_y + 8}" {style}/>')
+        out += [f'<text x="{lx + 18}" y="{legend_y + 12 + 14 * i}">{escape(t)}</text>'
+                for i, t in enumerate(words)]
+        legend_y += 14 * len(words)
     out.append("</svg>")
     return "\n".join(out) + "\n"

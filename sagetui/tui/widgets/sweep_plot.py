@@ -1,7 +1,8 @@
 """The Sweep tab's plot: kernel TOPS against the swept length per variant and series, on a
-log2 x axis (x plotted as log2 of the length, ticks labelled 1k, 2k ...), each crossover
-marked by a vertical line. It redraws like every SeriesPlot: at most refresh_hz times a second,
-only when on screen and when a point arrived."""
+log2 x axis (x plotted as log2 of the length, ticks labelled 1k, 2k ...), each kernel crossover
+marked by a vertical line, a noisy point (plan.noisy) by a `!` over its mark; the legend under
+the frame. The crossovers in words are under the plot (sweep_panel.py). It redraws like every
+SeriesPlot: at most refresh_hz times a second, only when on screen and when a point arrived."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from sagetui.core.format import printable
 from sagetui.core.sweep.export import length_label
+from sagetui.core.sweep.plan import NOISY_CI_PERCENT, noisy
 from sagetui.tui.sweep_view import SweepView
 from sagetui.tui.themes import rgb
 from sagetui.tui.view_context import ViewContext
@@ -29,24 +31,31 @@ class SweepPlot(SeriesPlot):
         series = view.series()
         colour = {n: ctx.series[i % len(ctx.series)] for i, n in enumerate(view.variants)}
         xs = sorted({p.x for p in view.points})
-        for group, lines in series.items():
+        drawn: dict[str, None] = {}
+        for lines in series.values():
             for name, line in lines.items():
                 lx = [math.log2(x) for x, _ in line]
                 ys = [y for _, y in line]
-                c = rgb(colour.get(name, ctx.series[0]))
-                label = printable(f"{name} {group}" if len(series) > 1 else name)
-                plt.plot(lx, ys, color=c, label=label, marker="braille")
-                plt.scatter(lx, ys, color=c, marker="o")
+                c = colour.get(name, ctx.series[0])
+                plt.plot(lx, ys, color=rgb(c), marker="braille")
+                plt.scatter(lx, ys, color=rgb(c), marker="o")
+                drawn[name] = None
                 self.points += len(line)
-        for x in view.crossovers():
+        for name in drawn:  # one entry a variant: its series (head dim, causal) share its colour
+            self.add_legend("━o", printable(name), colour.get(name, ctx.series[0]))
+        shaky = [(math.log2(p.x), v.kernel_tops) for p in view.points for v in p.variants
+                 if v.status == "ok" and v.kernel_tops and noisy(v)]
+        if shaky:  # over the point's own mark: drawn last
+            plt.scatter([x for x, _ in shaky], [y for _, y in shaky],
+                        color=rgb(ctx.error_colour), marker="!")
+            self.add_legend("!", f"noisy: p50 95 % interval wider than ±{NOISY_CI_PERCENT:g} %",
+                            ctx.error_colour)
+        kernel = view.crossovers()
+        for x in kernel:
             plt.vline(math.log2(x["x"]), color=rgb(ctx.mark_colour))
+        if kernel:
+            self.add_legend("│", "kernel crossover (listed below)", ctx.mark_colour)
         if xs:
             plt.xticks([math.log2(x) for x in xs], [length_label(x) for x in xs])
-        crosses = "; ".join(f"{c['after']} > {c['before']} from ~{length_label(c['x'])}"
-                            for c in view.crossovers())
-        e2e = "; ".join(f"{c['after']} > {c['before']} from ~{length_label(c['x'])}"
-                        for c in view.crossovers("e2e_tops"))
-        crosses += (" · " if crosses and e2e else "") + (f"end to end: {e2e}" if e2e else "")
-        self.set_title(printable(f"kernel TOPS vs {view.x_axis} (log2)"
-                                 + (f" · crossover: {crosses}" if crosses else "")))
-        plt.xlabel(view.x_axis)
+        self.set_title(f"kernel TOPS vs {view.x_axis} (log2)")
+        plt.xlabel(f"{view.x_axis} (tokens)")

@@ -1,5 +1,6 @@
 """The Sweep tab's table: a row per point and variant (p50 ± CI, kernel and end-to-end TOPS,
-share of peak, accuracy); failed points and variants say why."""
+share of peak, accuracy); failed points and variants say why, a noisy point's p50 ends in `!`
+(plan.noisy: its interval wider than ±10 %)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from rich.text import Text
 
 from sagetui.core.format import printable
 from sagetui.core.sweep.export import accuracy_text, length_label, p50_text
+from sagetui.core.sweep.plan import noisy
 from sagetui.tui.sweep_view import SweepView
 from sagetui.tui.widgets.steady_table import SteadyTable
 
@@ -48,7 +50,8 @@ class SweepTable(SteadyTable):
                     continue
                 share = "-" if v.kernel_share_of_peak is None else \
                     f"{100 * v.kernel_share_of_peak:.1f} %"
-                self.add_row(label, printable(v.name), p50_text(v), f"{v.kernel_tops:.3f}",
+                p50 = Text(f"{p50_text(v)} !", style="bold red") if noisy(v) else p50_text(v)
+                self.add_row(label, printable(v.name), p50, f"{v.kernel_tops:.3f}",
                              f"{v.e2e_tops:.3f}", share, printable(accuracy_text(v.accuracy)))
         if view.planned > len(view.points):
             self.add_row(Text(f"{len(view.points)} of {view.planned} points", style="dim"),

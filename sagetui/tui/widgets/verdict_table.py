@@ -1,4 +1,8 @@
-"""Verdicts per variant against the baseline (state, estimate, 95 % CI, threshold) and drift."""
+"""Verdicts per variant against the baseline (state, estimate, 95 % CI, threshold) and drift.
+
+Its title states the rule, not a result: "Verdicts: SAME if the 95 % CI is within ±1.00 %
+(default threshold)", whole at 80 columns; the `*` of a verdict derived from a report's round
+p50s is explained under the table."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from rich.text import Text
 
 from sagetui.core import format as fmt
 from sagetui.core.format import ci, pct
+from sagetui.core.statistics import threshold as th
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -54,6 +59,22 @@ class VerdictTable(SteadyTable):
                 state = Text("-")
                 cells = ["-", "-", "-", str(len(data.round_points(v)) or "-")]
             self.add_row(Text(name, style=colour), state, *cells)
-        thr = f" · SAME {data.threshold.describe()}" if data.threshold else ""
-        self.border_title = "Verdicts vs baseline" + thr + (
-            " (*: computed from the report's round p50s)" if computed else "")
+        self.border_title = title(data.threshold)
+        self.border_subtitle = "*: computed from the report's round p50s" if computed else ""
+
+
+def title(threshold: th.Threshold | None) -> str:
+    """The panel's title: the SAME rule with its threshold, and where that came from."""
+    if threshold is None:
+        return "Verdicts vs baseline"
+    source = {th.SOURCE_DEFAULT: "default threshold",
+              th.SOURCE_THRESHOLD: "set by --threshold",
+              th.SOURCE_RECORDED: "the report's threshold"}.get(threshold.source,
+                                                                f"from {threshold.source}")
+    floor = threshold.noise_floor_percent
+    if floor is not None and threshold.source in (th.SOURCE_CALIBRATION, th.SOURCE_NOISE_FLOOR):
+        source = ("calibrated" if threshold.source == th.SOURCE_CALIBRATION else
+                  "--noise-floor") + f": noise floor {floor:.3f} %"
+        if threshold.calibrated_utc:
+            source += f", {th.age(threshold.calibrated_utc)}"
+    return f"Verdicts: SAME if the 95 % CI is within ±{threshold.percent:.2f} % ({source})"
