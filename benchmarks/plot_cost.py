@@ -89,7 +89,6 @@ def fill(data, samples: int, per_round: int, seed: int = 0) -> None:
         m.variants[name].speedup_percent = (base / data.p50_s(m.variants[name]) - 1) * 100
     p = m.progress
     p.round, p.iterations_done, p.stage = rounds, samples, "measuring"
-    data.idle = False
     data.clock.start(rounds + 1, per_round, None)
     data.touch()
 

@@ -185,6 +185,9 @@ def _add_outputs(p: argparse.ArgumentParser) -> None:
     o.add_argument("--markdown", metavar="PATH", help="a summary for a pull request")
     o.add_argument("--force", action="store_true", help="overwrite existing output files")
     o.add_argument("--quiet", action="store_true", help="no progress display")
+    o.add_argument("--record-events", metavar="PATH",
+                   help="also write every event of the run as JSON lines (a stream to replay: "
+                        "docs/architecture.md, Events)")
 
 
 class _Refused(UsageError):

@@ -124,7 +124,8 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         raise UsageError(_one_line(exc, OPTION_NAMES)) from None
 
 
-def check_outputs(args: argparse.Namespace, names: tuple[str, ...] = ("json", "csv", "markdown")
+def check_outputs(args: argparse.Namespace,
+                  names: tuple[str, ...] = ("json", "csv", "markdown", "record_events")
                   ) -> None:
     """Every output path writable, and nothing overwritten without asking."""
     for name in names:
@@ -133,9 +134,10 @@ def check_outputs(args: argparse.Namespace, names: tuple[str, ...] = ("json", "c
             continue
         why = check_writable(path)
         if why:
-            raise UsageError(f"--{name} {path}: {why}")
+            raise UsageError(f"--{name.replace('_', '-')} {path}: {why}")
         if os.path.exists(path) and not args.force and not confirm_overwrite(path):
-            raise UsageError(f"--{name} {path} exists; pass --force to overwrite it")
+            raise UsageError(f"--{name.replace('_', '-')} {path} exists; pass --force "
+                             "to overwrite it")
 
 
 def confirm_overwrite(path: str) -> bool:

@@ -19,6 +19,7 @@ from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.options import check_outputs, config_from_args, default_report_path, recovery_file
 from sagetui.core import format as fmt
 from sagetui.core.config import RunConfig
+from sagetui.core.event_record import Recorder
 from sagetui.core.eventlog import log_line
 from sagetui.core.events import Event
 from sagetui.core.report.export import (
@@ -126,8 +127,10 @@ def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *
     """Run to the end (or to a signal); the report, and the recovery file if it holds it.
     `make_session(config, on_event=, recovery_path=)`: a Session, or a SweepSession."""
     recovery = recovery_file(args)
-    session = make_session(config, on_event=progress(console, args.quiet),
-                           recovery_path=recovery)
+    show = progress(console, args.quiet)
+    recorder = Recorder(args.record_events, show) if getattr(args, "record_events", None) \
+        else None
+    session = make_session(config, on_event=recorder or show, recovery_path=recovery)
     result: dict[str, Any] = {}
 
     def work() -> None:
@@ -156,6 +159,8 @@ def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *
     # the process while it writes the outputs and exits
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_IGN)
+    if recorder is not None:
+        recorder.close()
     if isinstance(result.get("error"), NotRunnable):  # nothing ran: no report, exit 2
         raise UsageError(str(result["error"]))
     if "report" not in result:

@@ -144,7 +144,6 @@ class RunControl:
         data.reset(new_model(cfg))  # this run's model: its events fold in from here
         if baseline in data.variants:
             data.model.baseline = baseline
-        data.idle = False
         data.clock.start(cfg.round_limit, cfg.iterations, cfg.until_ci_percent)
         self.session = session
         self._started += 1
@@ -396,7 +395,6 @@ class RunControl:
         self.config, self.resolved_config = config, None
         self.final_report = self.result = None
         self.live.reset(new_model(config))
-        self.live.idle = True
         self.greet()
 
 

@@ -68,7 +68,6 @@ class Source:
         self.model = model if model is not None else new_model()
         self.enabled: dict[str, bool] = {}  # a variant turned off is neither run nor shown
         self.clock = RunClock()  # a live run's wall clock (the model holds none)
-        self.idle = live  # a live source before its first run
         self._version = 0  # the console's own changes (toggles, a new baseline, derived...)
         self._quantiles: dict[tuple[str, str], QuantileView] = {}
         self._totals: dict[str, TotalsView] = {}
@@ -112,7 +111,8 @@ class Source:
 
     @property
     def status(self) -> str:
-        return "idle" if self.idle else self.model.status
+        """The run model's status; "idle" for a live source whose run has not started."""
+        return "idle" if self.live and self.model.status == "pending" else self.model.status
 
     @property
     def threshold(self) -> Threshold | None:

@@ -1,0 +1,76 @@
+"""One run, one model (issue 23): event streams recorded from real runs (`sagetui run
+--record-events`: tests/data/events/, one on this CPU, one on an H200), replayed. The report
+built from the replayed model is the session's own (the `finished` event's), to the last
+sample; and a report saved and loaded again into the model gives the same figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sagetui.core import events as ev
+from sagetui.core.event_record import decode, encode, read_events
+from sagetui.core.run import figures
+from sagetui.core.run.build import build_report
+from sagetui.core.run.fold import apply, new_model
+from sagetui.core.run.load import from_report
+
+STREAMS = sorted((Path(__file__).parent / "data" / "events").glob("*.jsonl"))
+
+
+def replay(path: Path) -> tuple[list[ev.Event], ev.Finished]:
+    events = list(read_events(path.read_text().splitlines()))
+    finished = events[-1]
+    assert isinstance(finished, ev.Finished), "a recorded run ends with its finished event"
+    return events, finished
+
+
+@pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)
+def test_the_replayed_models_report_is_the_sessions(path: Path) -> None:
+    events, finished = replay(path)
+    m = new_model()
+    for e in events:
+        apply(m, e)
+    assert build_report(m).to_json_dict() == finished.report.to_json_dict()
+
+
+@pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)
+def test_every_recorded_event_reads_back_as_it_was(path: Path) -> None:
+    for line in path.read_text().splitlines():
+        assert encode(decode(line)) == line + "\n"
+
+
+@pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)
+def test_a_saved_report_loads_into_a_model_with_the_same_figures(path: Path) -> None:
+    """The live model and the model of its saved report: every figure a panel reads."""
+    events, finished = replay(path)
+    live = new_model()
+    for e in events:
+        apply(live, e)
+    saved = from_report(finished.report)
+    assert list(saved.variants) == list(live.variants)
+    assert saved.status == live.status and saved.status_detail == live.status_detail
+    assert saved.baseline == live.baseline and saved.threshold == live.threshold
+    for name, v in live.variants.items():
+        s = saved.variants[name]
+        for fig in (figures.timing, figures.rounds, figures.phase_timings, figures.intervals,
+                    figures.telemetry):
+            assert fig(s) == fig(v), (name, fig.__name__)
+        for fig2 in (figures.scheduler, figures.achieved, figures.kernel):
+            assert fig2(saved, s) == fig2(live, v), (name, fig2.__name__)
+        assert (s.verdict, s.drift, s.speedup_percent) == (v.verdict, v.drift,
+                                                           v.speedup_percent), name
+        assert s.facts == v.facts and s.status == v.status, name
+    assert figures.tail_rows(saved) == figures.tail_rows(live)
+
+
+def test_the_streams_cover_every_event_a_run_folds() -> None:
+    """The recordings exercise the fold: a run start, variants, rounds, analyses, the end
+    (the H200 one: a GPU, its telemetry, accuracy)."""
+    names = set()
+    for path in STREAMS:
+        names |= {e.NAME for e in replay(path)[0]}
+    assert {"run_started", "hello", "variant", "ready", "threshold", "round_started",
+            "iterations", "block_done", "round_done", "analysis", "finished"} <= names
+    assert len(STREAMS) >= 1
