@@ -248,8 +248,8 @@ class RunnerSession:
         """The libraries the run's variants loaded (a warm runner is not reused once one of
         them changed on disk)."""
         m = self._main or self.model
-        return [f.model_dump() for v in m.variants.values() if v.status == "ok"
-                and v.facts.provenance for f in v.facts.provenance.files]
+        return [f.model_dump(exclude_none=True) for v in m.variants.values()
+                if v.status == "ok" and v.facts.provenance for f in v.facts.provenance.files]
 
     def _log(self, message: str) -> None:
         self._emit(ev.LogMessage(message=message))

@@ -4,6 +4,7 @@ variant toggles and baseline on a saved report, and a bad file that must not cra
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 from textual.widgets import TabbedContent
@@ -308,8 +309,20 @@ async def test_the_verdict_panel_title_states_the_rule_whole_at_80_columns() -> 
             assert "SAME ±1.00 % from default" not in text
             table = app.query_one("#verdicts")
             assert str(table.border_subtitle) == "*: computed from the report's round p50s"
-    app = viewer(SYNTHETIC)  # a report that recorded its own threshold
+    app = viewer(SYNTHETIC)  # a report that recorded its threshold and where it came from
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, app)
-        assert "SAME if the 95 % CI is within ±1.00 % (the report's threshold)" in \
-            screen_text(app)
+        assert "SAME if the 95 % CI is within ±1.00 % (default threshold)" in screen_text(app)
+    older = json.loads(SYNTHETIC.read_text())  # a report that predates threshold_source
+    older.pop("threshold")
+    for v in older["variants"]:
+        if v.get("verdict"):
+            v["verdict"].pop("threshold_source")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "older.json"
+        path.write_text(json.dumps(older))
+        app = viewer(path)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot, app)
+            assert "SAME if the 95 % CI is within ±1.00 % (the report's threshold)" in \
+                screen_text(app)
