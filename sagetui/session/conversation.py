@@ -45,6 +45,7 @@ from sagetui.session.calibration import stored_threshold
 from sagetui.session.controls import Controls
 from sagetui.session.errors import NotRunnable, SetupFailed, refuse_unrunnable
 from sagetui.session.faults import error_fault, gone_fault, nonfinite_fault
+from sagetui.session.heap import HeapTrimmer
 from sagetui.session.runner_client import RunnerClient, RunnerFault, RunnerGone
 from sagetui.session.schedule import more_rounds, round_order
 from sagetui.session.warm import RunnerSource, WarmRunner
@@ -84,6 +85,7 @@ class RunnerSession:
         self.round = -1
         self._last_drift = 0.0
         self._resumed = False
+        self._heap = HeapTrimmer()
         self.created_utc = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         self._autosaver = self._new_autosaver()
 
@@ -230,6 +232,7 @@ class RunnerSession:
         report = self._final_report(ending)
         self._autosaver.save(report)
         self._autosaver.close()
+        self._heap.now()
         self._emit(ev.Finished(status=report.status or ending[0],
                                detail=list(report.status_detail or []), report=report))
         return report
@@ -382,6 +385,7 @@ class RunnerSession:
                                    drift=an.drift_dicts() if due else {},
                                    speedups=an.speedups() if due else {}))
         self._autosaver.after_round()
+        self._heap.maybe()  # the round's transient objects' memory, back to the system
         return True
 
     def _warmup(self, name: str) -> bool:

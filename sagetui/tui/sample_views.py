@@ -129,8 +129,9 @@ class TotalsView:
     the model; rebuilt when a round it showed was dropped (a variant failed inside it, a stopped
     run resumed)."""
 
-    def __init__(self) -> None:
-        self.series = MinMaxSeries()
+    def __init__(self, capacity: int = 64) -> None:
+        self._capacity = capacity  # the samples the run plans (see PhaseSamples): reserved
+        self.series = MinMaxSeries(GrowableArray(capacity=capacity))
         self._done = 0  # completed samples in the series
         self._round: int | None = None  # the unfinished round in it
         self._pend = 0  # ... and how many of its samples
@@ -144,8 +145,7 @@ class TotalsView:
         if self._round is not None and self._round in ps.rounds:  # that round completed:
             self._done, self._round, self._pend = self._done + self._pend, None, 0  # in done
         pend_round = max(ps.pending, default=None)
-        pend = np.frombuffer(ps.pending[pend_round]) if pend_round is not None \
-            else np.empty(0)
+        pend = ps.pending[pend_round].view if pend_round is not None else np.empty(0)
         if self._round is not None and (self._round != pend_round or pend.size < self._pend):
             return self._rebuild(done, pend_round, pend)  # a round it showed was dropped
         if done.size < self._done or (self._pend and done.size != self._done):
@@ -160,7 +160,8 @@ class TotalsView:
 
     def _rebuild(self, done: np.ndarray, pend_round: int | None,
                  pend: np.ndarray) -> MinMaxSeries:
-        self.series = MinMaxSeries()
+        self.series = MinMaxSeries(GrowableArray(capacity=max(self._capacity,
+                                                              done.size + pend.size)))
         self.series.extend(done)
         self.series.extend(pend)
         self._done, self._round, self._pend = done.size, pend_round, pend.size

@@ -227,7 +227,10 @@ class Source:
 
     def totals(self, v: VariantModel) -> MinMaxSeries:
         """Every iteration's whole-call latency so far, for the iteration plot."""
-        return self._totals.setdefault(v.name, TotalsView()).sync(v.samples.get(TOTAL))
+        view = self._totals.get(v.name)
+        if view is None:
+            view = self._totals[v.name] = TotalsView(self.model.planned_samples())
+        return view.sync(v.samples.get(TOTAL))
 
     def round_points(self, v: VariantModel) -> list[RoundPoint]:
         """Each completed round's (median, min, max) of the whole call; a round's once, when

@@ -18,7 +18,7 @@ from sagetui.core import events as ev
 from sagetui.core.config import RunConfig
 from sagetui.core.report.model import Fault, Report, VariantFacts
 from sagetui.core.run import status as st
-from sagetui.core.run.model import TOTAL, BlockFacts, PhaseSamples, RunModel, VariantModel
+from sagetui.core.run.model import TOTAL, BlockFacts, RunModel, VariantModel
 from sagetui.core.statistics.summary import summarize
 from sagetui.core.statistics.threshold import Threshold
 
@@ -155,17 +155,18 @@ def _iterations(m: RunModel, e: ev.Iterations) -> None:
     order) when all of them are in the event."""
     v = m.variant(e.variant)
     cols = {leaf: np.asarray(col, dtype=np.float64) for leaf, col in e.phases.items()}
-    samples = v.samples
+    cap = m.planned_samples()  # reserved once: no array of a run's grows by copying
+    per_round = m.config.iterations if m.config is not None else 64
     for leaf, col in cols.items():
-        samples.setdefault(leaf, PhaseSamples()).add(e.round, col)
+        v.phase(leaf, cap).add(e.round, col, per_round)
     for parent in dict.fromkeys(p for _, p in v.phases if p):
         kids = v.children(parent)
         if kids and all(k in cols for k in kids):
             acc = cols[kids[0]].copy()
             for k in kids[1:]:
                 acc += cols[k]
-            samples.setdefault(parent, PhaseSamples()).add(e.round, acc)
-    v.total.add(e.round, np.asarray(e.total_s, dtype=np.float64))
+            v.phase(parent, cap).add(e.round, acc, per_round)
+    v.phase(TOTAL, cap).add(e.round, np.asarray(e.total_s, dtype=np.float64), per_round)
     p = m.progress
     p.iteration_in_round += e.n
     p.iterations_done += e.n
@@ -201,7 +202,7 @@ def _round_done(m: RunModel, e: ev.RoundDone) -> None:
             continue
         if name in given:  # the session's arrays, folded from the same events
             for phase, (series, rounds) in given[name].items():
-                v.samples.setdefault(phase, PhaseSamples()).adopt(series, rounds)
+                v.phase(phase).adopt(series, rounds)
             total = v.samples.get(TOTAL)
             for i, rr in enumerate(total.rounds if total is not None else []):
                 if rr not in v.round_medians:  # (a round it had not seen completed)

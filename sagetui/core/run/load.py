@@ -19,7 +19,7 @@ from sagetui.core.config import RunConfig
 from sagetui.core.phases import PARENTS
 from sagetui.core.report.model import Report, VariantFacts
 from sagetui.core.run import figures as fig
-from sagetui.core.run.model import TOTAL, PhaseSamples, RunModel, VariantModel
+from sagetui.core.run.model import TOTAL, RunModel, VariantModel
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.threshold import report_threshold
 
@@ -87,8 +87,7 @@ def _samples(v: VariantModel, phases: dict[str, Any], numbers: list[int] | None)
     for phase, series in phases.items():
         rounds = numbers if numbers and len(numbers) == len(series) \
             else list(range(len(series)))
-        s = v.samples.setdefault(phase, PhaseSamples())
-        s.adopt(series, rounds)
+        v.phase(phase).adopt(series, rounds)
     total = v.samples.get(TOTAL)
     if total is not None:
         v.round_medians = fig.round_medians(v)

@@ -13,7 +13,6 @@ figures.py reads a derived number from it instead of computing it again.
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,23 +37,30 @@ class PhaseSamples:
 
     __slots__ = ("_values", "_bounds", "rounds", "pending")
 
-    def __init__(self) -> None:
-        self._values = GrowableArray()
+    def __init__(self, capacity: int = 64) -> None:
+        # `capacity`: the samples the run plans for it, reserved at once (untouched pages cost
+        # no memory) so that it never grows by copying: a run of 10^6 samples doubled its
+        # arrays twenty times, and the freed copies stayed in the process's heap
+        self._values = GrowableArray(capacity=capacity)
         self._bounds: list[int] = [0]
         self.rounds: list[int] = []
-        self.pending: dict[int, array] = {}  # round -> its samples so far
+        self.pending: dict[int, GrowableArray] = {}  # round -> its samples so far
 
-    def add(self, round_: int, values: Any) -> None:
-        self.pending.setdefault(round_, array("d")).extend(values)
+    def add(self, round_: int, values: Any, capacity: int = 64) -> None:
+        """Samples of the round being measured (`capacity`: its planned number, reserved)."""
+        got = self.pending.get(round_)
+        if got is None:
+            got = self.pending[round_] = GrowableArray(capacity=capacity)
+        got.extend(values)
 
     def complete(self, round_: int) -> np.ndarray | None:
         """Move the round's samples into the completed part; the round's values (a view), or
         None when it has none."""
         got = self.pending.pop(round_, None)
-        if not got:
+        if got is None or not len(got):
             return None
         start = len(self._values)
-        self._values.extend(np.frombuffer(got))
+        self._values.extend(got.view)
         self._bounds.append(len(self._values))
         self.rounds.append(round_)
         return self._values.view[start:]
@@ -93,7 +99,7 @@ class PhaseSamples:
 
     def pending_values(self) -> list[np.ndarray]:
         """The unfinished rounds' samples so far, in round order (copies)."""
-        return [np.array(self.pending[r], dtype=np.float64) for r in sorted(self.pending)]
+        return [self.pending[r].view.copy() for r in sorted(self.pending)]
 
     def __len__(self) -> int:
         return len(self._values)
@@ -141,7 +147,14 @@ class VariantModel:
 
     @property
     def total(self) -> PhaseSamples:
-        return self.samples.setdefault(TOTAL, PhaseSamples())
+        return self.phase(TOTAL)
+
+    def phase(self, name: str, capacity: int = 64) -> PhaseSamples:
+        """A phase's samples (made on first use, `capacity` reserved)."""
+        got = self.samples.get(name)
+        if got is None:
+            got = self.samples[name] = PhaseSamples(capacity)
+        return got
 
     @property
     def completed_rounds(self) -> list[int]:
@@ -207,6 +220,12 @@ class RunModel:
 
     def active(self) -> list[str]:
         return [n for n, v in self.variants.items() if v.status == "ok"]
+
+    def planned_samples(self) -> int:
+        """The samples a variant's phase will hold if every round runs (capped: a bound
+        reserved in address space, not a promise)."""
+        cfg = self.config
+        return min(cfg.round_limit * cfg.iterations, 1 << 22) if cfg is not None else 64
 
     @property
     def live(self) -> bool:
