@@ -132,6 +132,7 @@ class Engine:
         self.gpu = gpu_info(self.device)
         self._enqueue_s: dict[str, float] = {}
         self._gpu_s: dict[str, float] = {}
+        self._peak_bytes: dict[str, int] = {}  # allocator peak of one call (VariantFacts)
         self._flush: torch.Tensor | None = None
         self._sampler = None
         self._exact: ExactReference | None = None  # fp32 attention, built at first need
@@ -236,11 +237,14 @@ class Engine:
         self._sync()
         if self.is_gpu:  # host time to enqueue one call and its GPU time: size each block's gate
             clk = CudaEventClock(be.leaves(), torch)
+            held = torch.cuda.memory_allocated()
+            torch.cuda.reset_peak_memory_stats()
             t = time.perf_counter()
             out = self._call(be, clk)
             self._enqueue_s[variant] = time.perf_counter() - t
             self._sync()
             self._gpu_s[variant] = sum(clk.result().values())
+            self._peak_bytes[variant] = torch.cuda.max_memory_allocated() - held
         seconds = time.perf_counter() - t0
         key = self._key_of[variant]
         if out is not None and not self.checks.has_first(key):  # its checks, before the rounds
@@ -344,6 +348,8 @@ class Engine:
         except Exception as exc:  # out of memory for the reference: say so, keep timing
             facts["accuracy_error"] = f"{type(exc).__name__}: {exc}"[:300]
         facts.update(self._backend(variant).facts(self.inputs, out))
+        if variant in self._peak_bytes:
+            facts["peak_memory_bytes"] = self._peak_bytes[variant]
         self._sync()
         return facts
 

@@ -33,4 +33,9 @@ def test_session_runs_gpu_backends_and_the_report_checks():
     assert set(a.phase_timings) >= {"fused_mainloop", "qk_int8_quantization"}
     assert a.telemetry[0].available and a.telemetry[0].sm_clock_mhz.max > 0
     assert len(report.tail_study) == 6
+    # each call allocates at least its bf16 output beyond what it was handed; SDPA needs
+    # no int8 copies of Q and K, so its peak is the smaller
+    out_bytes = 1 * 1000 * 4 * 128 * 2
+    assert all(v.peak_memory_bytes >= out_bytes for v in report.variants)
+    assert sdpa.peak_memory_bytes < a.peak_memory_bytes
     assert check_report(report) == []

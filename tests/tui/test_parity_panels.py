@@ -87,6 +87,8 @@ def report_cells(report: Report) -> dict[str, Any]:
             if value is not None:
                 facts[key.replace("_", " ")] = (f"{100 * value:.2f} %" if "share" in key
                                                 else f"{value:.3f}")
+        if v.peak_memory_bytes is not None:
+            facts["call's peak memory"] = f"{v.peak_memory_bytes / 2**20:,.1f} MiB"
         out[v.name] = {"variant": variant, "verdict": verdict, "phases": phases,
                        "grid": facts}
     return out
@@ -99,6 +101,8 @@ async def test_every_number_the_panels_show_is_the_reports(path: Path, tmp_path:
     start = events[0]
     assert isinstance(start, ev.RunStarted)
     expected = report_cells(finished.report)
+    if path.stem.startswith("h200"):  # a GPU run: every variant's memory fact is on show
+        assert all("call's peak memory" in cells["grid"] for cells in expected.values())
     app = SageTUI(config=start.config, theme_name=THEME, recovery_path=tmp_path / "r.json",
                   export_dir=tmp_path)
     async with app.run_test(size=(200, 60)) as pilot:

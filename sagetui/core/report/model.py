@@ -192,6 +192,9 @@ class VariantFacts(Model):
     accuracy_error: str | None = None
     sdpa_backend: str | None = None  # the backend torch's SDPA ran (pinned or chosen)
     sdpa_backend_method: str | None = None
+    # device memory one call allocates beyond what was held before it (its output and
+    # workspace), from torch's allocator peak around the warm-up's timed call: GPU only
+    peak_memory_bytes: Annotated[int, Field(ge=0)] | None = None
 
 
 class Variant(VariantFacts):

@@ -68,6 +68,9 @@ class SchedulerFacts(SteadyTable):
             if value is not None:
                 text = f"{100 * value:.2f} %" if "share" in key else f"{value:.3f}"
                 facts.append((key.replace("_", " "), Text(text, justify="right")))
+        peak = v.facts.peak_memory_bytes if v is not None else None
+        if peak is not None:
+            facts.append(("call's peak memory", Text(f"{peak / 2**20:,.1f} MiB", justify="right")))
         cells = [(Text(label), value) for label, value in facts]  # report keys: never markup
         half = (len(cells) + 1) // 2
         for left, right in zip(cells[:half], [*cells[half:], (Text(""), Text(""))],
