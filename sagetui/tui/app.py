@@ -35,7 +35,6 @@ from sagetui.tui.commands import SageCommands
 from sagetui.tui.edit_flow import Builder, EditFlow
 from sagetui.tui.export_flow import ExportFlow
 from sagetui.tui.help_screen import HelpScreen
-from sagetui.tui.keep_flow import KeepFlow
 from sagetui.tui.layout import PANEL_TITLES, compose_console
 from sagetui.tui.log_lines import opened_lines, write_line
 from sagetui.tui.messages import DerivedReady, SessionEvent
@@ -45,6 +44,7 @@ from sagetui.tui.run_control import RunControl
 from sagetui.tui.source import Source, live_source, saved_source
 from sagetui.tui.sweep_tab import SweepTab
 from sagetui.tui.themes import OKABE_ITO, install_themes
+from sagetui.tui.unsaved_guard import UnsavedGuard
 from sagetui.tui.variant_controls import set_baseline, toggle_variant
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.compare_table import sync_compare
@@ -95,10 +95,10 @@ class SageTUI(App[int]):
                                       on_point=self.sweeps.on_point)
         self.exports = ExportFlow(self, self, self.run_control,
                                   Path(export_dir) if export_dir else Path.cwd())
-        self.keeping = KeepFlow(self, self.run_control, self.exports)
+        self.unsaved = UnsavedGuard(self, self.run_control, self.exports)
         self.deriving = AnalysisWorker(self)
         self.profiling = ProfileFlow(self, self.run_control)
-        self.editing = EditFlow(self, self, self.run_control, self.keeping, build_config)
+        self.editing = EditFlow(self, self, self.run_control, self.unsaved, build_config)
         self._synced: dict[str, tuple[Any, ...]] = {}
         self._series, self._theme_problems = install_themes(self, theme_name)
 
@@ -139,7 +139,7 @@ class SageTUI(App[int]):
             self.query_one(f"#{wid}").border_title = title
         self._plots = list(self.query(SeriesPlot))
         self.set_interval(1.0 / self.refresh_hz, self.tick)
-        self.keeping.install_signal_handlers()
+        self.unsaved.install_signal_handlers()
         for line in self._theme_problems:
             self.write_log(LogLine(line, "warning"))
             self.notify(line, severity="warning")
@@ -264,7 +264,7 @@ class SageTUI(App[int]):
         self.run_control.on_worker_state_changed(event)
 
     def action_toggle_run(self) -> None:
-        self.keeping.toggle_run()
+        self.unsaved.toggle_run()
 
     def action_edit_run(self) -> None:
         self.editing.open()
@@ -273,7 +273,7 @@ class SageTUI(App[int]):
         self.run_control.ask_until_ci()
 
     def action_calibrate(self) -> None:
-        self.keeping.calibrate()
+        self.unsaved.calibrate()
 
     def action_calibrations(self) -> None:
         self.run_control.calibrations()
@@ -282,7 +282,7 @@ class SageTUI(App[int]):
         self.profiling.start(which, self.query_one(VariantTable).selected() or self.selected)
 
     async def action_quit(self) -> None:
-        self.keeping.quit()
+        self.unsaved.quit()
 
     def action_export(self, kind: str) -> None:
         self.exports.export(kind)

@@ -3,7 +3,7 @@
 A plain object the app delegates its `edit_run` action to. The form is run_editor.py's; the
 configuration comes from the CLI's parser and rules, through the builder the cli hands the app
 (the tui never imports the cli). Between runs only: during a run the editor says to stop it
-first. Over a finished result not yet exported it asks first (keep_flow.py's question), since
+first. Over a finished result not yet exported it asks first (unsaved_guard.py's question), since
 the live panels then show the new configuration's variants, pending, for t and b to act on;
 "export it first" that writes nothing (a failed write, a cancelled prompt) brings the edit
 back in the editor.
@@ -18,9 +18,9 @@ from textual.app import App
 
 from sagetui.core.eventlog import LogLine
 from sagetui.core.run_argv import command_line
-from sagetui.tui.keep_flow import KeepFlow
 from sagetui.tui.run_control import RunControl
 from sagetui.tui.run_editor import Builder, Edit, RunEditorScreen
+from sagetui.tui.unsaved_guard import UnsavedGuard
 
 STOP_FIRST = "A run is going: stop it first (r), then edit the next one."
 
@@ -33,9 +33,9 @@ class EditView(Protocol):
 
 
 class EditFlow:
-    def __init__(self, app: App[int], view: EditView, run: RunControl, keeping: KeepFlow,
+    def __init__(self, app: App[int], view: EditView, run: RunControl, unsaved: UnsavedGuard,
                  build: Builder | None) -> None:
-        self.app, self.view, self.run, self.keeping, self.build = app, view, run, keeping, build
+        self.app, self.view, self.run, self.unsaved, self.build = app, view, run, unsaved, build
 
     def _refusal(self) -> str | None:
         return STOP_FIRST if self.run.running else None
@@ -61,7 +61,7 @@ class EditFlow:
     def _applied(self, edit: Edit | None) -> None:
         if edit is None:
             return
-        self.keeping.unless_unexported(partial(self._apply, edit), "apply the edit",
+        self.unsaved.unless_unexported(partial(self._apply, edit), "apply the edit",
                                        partial(self._not_exported, edit))
 
     def _not_exported(self, edit: Edit) -> None:

@@ -1,7 +1,7 @@
 """Export from the console: ask where, ask before overwriting, write atomically, say where.
 
 A plain object the app delegates its export actions to. The dialogs are modals.py's; the
-contents and the atomic write are exporting.py's. A failed write keeps everything in memory
+contents and the atomic write are export_contents.py's. A failed write keeps everything in memory
 and says why. It remembers which finished result was written as a report JSON (the one export
 `sagetui view` can reopen): the run control asks before a key would replace or quit one that
 was not.
@@ -18,7 +18,7 @@ from textual.app import App
 from sagetui.core.eventlog import LogLine
 from sagetui.core.report.export import export_stem
 from sagetui.core.report.model import Report
-from sagetui.tui import exporting
+from sagetui.tui import export_contents
 from sagetui.tui.modals import ConfirmScreen, PathPromptScreen
 from sagetui.tui.run_control import RunControl
 from sagetui.tui.source import Source
@@ -66,14 +66,14 @@ class ExportFlow:
         svg = self.app.export_screenshot() if kind == "svg" else None  # before a dialog covers it
         report = self.report_to_export()
         try:
-            text = exporting.render(kind, report, svg,
+            text = export_contents.render(kind, report, svg,
                                     title=f"sagetui report: {self.view.data.label}")
         except ValueError as exc:
             self.app.notify(str(exc), severity="warning")
             return
         self.export_text(kind, text, report=report)
 
-    def export_text(self, kind: str, text: exporting.Content,
+    def export_text(self, kind: str, text: export_contents.Content,
                     then: Callable[[], object] | None = None,
                     report: Report | None = None,
                     otherwise: Callable[[], object] | None = None) -> None:
@@ -81,8 +81,8 @@ class ExportFlow:
         `otherwise` when nothing was written (the prompt cancelled, the file there kept, the
         write failed). `report`: what `text` was rendered from (a JSON of it marks it
         exported)."""
-        what = exporting.KINDS[kind].what
-        default = exporting.default_path(self.export_dir, self._stem(), kind)
+        what = export_contents.KINDS[kind].what
+        default = export_contents.default_path(self.export_dir, self._stem(), kind)
 
         def written() -> None:
             if kind == "json" and report is not None:
@@ -98,7 +98,7 @@ class ExportFlow:
 
         self.app.push_screen(PathPromptScreen(f"Export the {what} to:", str(default)), chosen)
 
-    def _write_checked(self, path: Path, kind: str, text: exporting.Content,
+    def _write_checked(self, path: Path, kind: str, text: export_contents.Content,
                        then: Callable[[], object] | None,
                        otherwise: Callable[[], object] | None = None) -> None:
         if not path.is_absolute():
@@ -119,12 +119,12 @@ class ExportFlow:
         self.app.push_screen(ConfirmScreen(f"{path} exists. Overwrite it?", yes="Overwrite",
                                            no="Keep it"), answered)
 
-    def _write(self, path: Path, kind: str, text: exporting.Content,
+    def _write(self, path: Path, kind: str, text: export_contents.Content,
                then: Callable[[], object] | None, otherwise: Callable[[], object] | None,
                *, overwrite: bool) -> None:
-        what = exporting.KINDS[kind].what
+        what = export_contents.KINDS[kind].what
         try:
-            exporting.write(path, text, overwrite=overwrite)
+            export_contents.write(path, text, overwrite=overwrite)
         except FileExistsError:
             self._write_checked(path, kind, text, then, otherwise)  # it appeared meanwhile
             return
@@ -132,8 +132,8 @@ class ExportFlow:
             recovery = self.run.run_recovery
             kept = (f" and in the recovery file {recovery}"
                     if self.view.data.live and recovery else "")
-            msg = (f"Could not write {path}: {exporting.why(exc)}. Nothing is lost: the data is "
-                   f"still here{kept}; export again to another path.")
+            msg = (f"Could not write {path}: {export_contents.why(exc)}. Nothing is lost: the "
+                   f"data is still here{kept}; export again to another path.")
             self._log(msg, "error")
             self.app.notify(msg, severity="error", timeout=12)
             if otherwise is not None:

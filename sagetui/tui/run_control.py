@@ -5,7 +5,7 @@ blocking `run()` happens in a Textual thread worker; its events come back as mes
 (session_bridge.py) and are folded into the live source's run model here, by the same fold the
 session uses for its own (core/run/fold.py): the panels and the session's report read equal
 models. Stopping cancels the session (it stops between iterations). Asking before a key loses
-a result (q, and r or a over an unexported one) is keep_flow.py's.
+a result (q, and r or a over an unexported one) is unsaved_guard.py's.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sagetui.core.report.io import load_report
-from sagetui.tui import exporting
+from sagetui.tui import export_contents
 from sagetui.tui.modals import ConfirmScreen, PathPromptScreen
 
 from .conftest import SYNTHETIC, aio, settle, viewer
@@ -91,7 +91,7 @@ async def test_a_failed_write_says_why_and_keeps_the_data(tmp_path: Path,
         def disk_full(*args: object, **kwargs: object) -> Path:
             raise OSError(errno.ENOSPC, "No space left on device")
 
-        monkeypatch.setattr(exporting, "atomic_write_text", disk_full)
+        monkeypatch.setattr(export_contents, "atomic_write_text", disk_full)
         await _export(pilot, app, "c")
         errors = [n.message for n in app._notifications if n.severity == "error"]
         assert "the disk is full" in errors[-1]

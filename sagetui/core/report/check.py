@@ -6,7 +6,7 @@ min, max) and, where raw samples are kept, every summary from the samples; the s
 from the p50s; the byte-exact flags from the hashes; the decomposition check's consistency; and,
 for summaries of at most 10 samples, the linear-interpolation link between p90, p95, p99 and max
 (they all fall between the two largest samples); accuracy ranges and the share of peak
-(check_kernels.py). A sweep block is checked in core/sweep_check.
+(check_accuracy_peak.py). A sweep block is checked in core/sweep/check.py.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from sagetui.core import scheduler as geo
 from sagetui.core.config import MAX_HEAD_DIM
 from sagetui.core.derived import speedup_percent
 from sagetui.core.profile.check import check_profiles
-from sagetui.core.report.check_kernels import check_kernel_fields
-from sagetui.core.report.mismatch import Mismatch, _Checker
+from sagetui.core.report.check_accuracy_peak import check_kernel_fields
+from sagetui.core.report.mismatch import Mismatch, MismatchCollector
 from sagetui.core.report.model import Report
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.summary import merge_round_summaries
@@ -51,7 +51,7 @@ def _kernel_for(report: Report) -> str:
 
 
 def check_report(report: Report) -> list[Mismatch]:
-    c = _Checker()
+    c = MismatchCollector()
     dims = _dims(report)
     kernel = _kernel_for(report)
     causal = bool(report.scheduler.causal) if report.scheduler else False
@@ -155,7 +155,7 @@ def check_report(report: Report) -> list[Mismatch]:
     return c.out
 
 
-def _check_variants(c: _Checker, report: Report) -> None:
+def _check_variants(c: MismatchCollector, report: Report) -> None:
     variants = report.variants or []
     samples = report.samples or Samples()
     base_name = report.baseline or (variants[0].name if variants else None)

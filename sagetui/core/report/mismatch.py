@@ -1,5 +1,5 @@
 """What a check collects: the mismatches between a report's recorded numbers and the ones
-recomputed from its samples and facts (check.py, check_kernels.py, sweep_check.py)."""
+recomputed from its samples and facts (check.py, check_accuracy_peak.py, sweep/check.py)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _close(a: Any, b: Any) -> bool:
         return a == b
 
 
-class _Checker:
+class MismatchCollector:
     def __init__(self) -> None:
         self.out: list[Mismatch] = []
 

@@ -17,13 +17,13 @@ from sagetui.core.sweep import plan as sw
 from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
 
 if TYPE_CHECKING:
-    from sagetui.core.report.mismatch import _Checker
+    from sagetui.core.report.mismatch import MismatchCollector
 
 # grid facts that depend on the GPU, not on the shape: checked through `waves` alone
 _GPU_FACTS = {"sm_count", "ctas_per_sm", "waves"}
 
 
-def check_sweep(c: _Checker, report: Report) -> None:
+def check_sweep(c: MismatchCollector, report: Report) -> None:
     sweep = report.sweep
     if sweep is None:
         return
@@ -62,7 +62,8 @@ def _mismatch(path: str, recorded: object, expected: object, why: str):
     return Mismatch(path, recorded, expected, why)
 
 
-def _point(c: _Checker, path: str, p: SweepPoint, sweep: Sweep, axes: sw.Axes | None) -> None:
+def _point(c: MismatchCollector, path: str, p: SweepPoint, sweep: Sweep,
+           axes: sw.Axes | None) -> None:
     s = p.shape
     c.eq(f"{path}.ops", p.ops, shape_ops(s), sweep.ops_formula)
     c.eq(f"{path}.x", p.x, sw.x_of(s, sweep.x_axis), f"the point's {sweep.x_axis}")
@@ -80,7 +81,7 @@ def _point(c: _Checker, path: str, p: SweepPoint, sweep: Sweep, axes: sw.Axes | 
              "grid CTAs / (SMs x CTAs per SM)")
 
 
-def _variant(c: _Checker, path: str, v: SweepVariantPoint, ops: float,
+def _variant(c: MismatchCollector, path: str, v: SweepVariantPoint, ops: float,
              peak: float | None) -> None:
     if v.status != "ok" or v.timing is None or v.kernel is None:
         return

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from textual.app import App
 
 from sagetui.core.report.model import Report
-from sagetui.tui import exporting
+from sagetui.tui import export_contents
 from sagetui.tui.export_flow import ExportFlow
 from sagetui.tui.modals import Choice, ChoiceScreen, quit_run_screen
 from sagetui.tui.run_control import RunControl
@@ -28,7 +28,7 @@ from sagetui.tui.run_control import RunControl
 QUIT_GRACE_S = 1.0  # quitting: a runner still there after this is killed
 
 
-class KeepFlow:
+class UnsavedGuard:
     def __init__(self, app: App[int], run: RunControl, exports: ExportFlow) -> None:
         self.app, self.run, self.exports = app, run, exports
         self.asking = False  # a question is on screen: the same key again does nothing
@@ -104,7 +104,7 @@ class KeepFlow:
             if choice == "yes":
                 proceed()
             elif choice == "export":
-                self.exports.export_text("json", exporting.render("json", report),
+                self.exports.export_text("json", export_contents.render("json", report),
                                          then=proceed, report=report, otherwise=not_exported)
 
         self._push(ChoiceScreen(question, [go, Choice("export", "Export JSON first", ("e",),
@@ -138,7 +138,7 @@ class KeepFlow:
             self.app.exit(0)
             return
         self.run.quitting = False  # a cancelled save dialog leaves the console up
-        self.exports.export_text("json", exporting.render("json", report),
+        self.exports.export_text("json", export_contents.render("json", report),
                                  then=lambda: self.app.exit(0), report=report)
 
     async def _wait_stopped(self) -> None:

@@ -1,5 +1,5 @@
-"""`check` for issue 13's fields: accuracy ranges, and the share of peak recomputed from the
-shape, the p50 and the kernel's own datasheet peak."""
+"""`check` of the kernels' accuracy and throughput fields: accuracy ranges, and the share of
+peak recomputed from the shape, the p50 and the kernel's own datasheet peak."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from sagetui.core.derived import attention_ops
 from sagetui.core.peaks import kernel_peak
 
 if TYPE_CHECKING:
-    from sagetui.core.report.mismatch import _Checker
+    from sagetui.core.report.mismatch import MismatchCollector
     from sagetui.core.report.model import Report
 
 
@@ -35,7 +35,7 @@ def _specs(report: Report) -> dict[str, dict[str, Any]]:
             and isinstance(v.get("name"), str)} if isinstance(variants, list) else {}
 
 
-def check_kernel_fields(c: _Checker, report: Report) -> None:
+def check_kernel_fields(c: MismatchCollector, report: Report) -> None:
     from sagetui.core.report.mismatch import Mismatch
 
     env_gpu = (report.environment or {}).get("gpu")
