@@ -3,8 +3,8 @@
 A short kernel (about 0.1 ms) is timed by sagetui's runner while this process (the UI side)
 is quiet, and while a pure-Python thread here spins as hard as a console rendering at full
 rate would: alternating quiet/busy runs, medians compared. For contrast, the same kernel is
-timed in this process with CUDA events and the same busy thread beside it: the set-up DESIGN.md
-§1 rejected (measured there: 0.11 ms became 0.54 ms).
+timed in this process with CUDA events and the same busy thread beside it: the set-up
+docs/architecture.md rejects (measured on an H200: 0.11 ms became 0.54 ms).
 
 Target (issue 5): busy / quiet within 2 % for the runner.
 

@@ -26,8 +26,6 @@ from sagetui.core.statistics.verdict import (
 )
 
 REPORT_001 = Path(__file__).resolve().parents[1] / "sample_results" / "001_c3fd8b591d904547.json"
-if not REPORT_001.exists():  # the shared copy the reports were specified from
-    REPORT_001 = Path("/work/shared/reference_reports/001_c3fd8b591d904547.json")
 
 
 def _report_001_rounds(field: str) -> dict[str, list[float]]:

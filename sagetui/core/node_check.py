@@ -7,7 +7,7 @@ The rule (FLAG_RULE), for each GPU g with the others j:
 
 where [lo_j, hi_j] is GPU j's 95 % interval of its p50 (the Student-t interval of its log
 round medians: core/statistics/intervals.py, the round as the unit of inference as everywhere in
-sagetui, DESIGN.md §4) and f is the noise floor (default 1 %, the smallest SAME threshold).
+sagetui: docs/statistics.md) and f is the noise floor (default 1 %, the smallest SAME threshold).
 
 Why this and not a robust z over GPUs (|x − median| / (1.4826 · MAD) > 3.5): a node has 2 to
 8 GPUs, and with so few the MAD is itself one or two of the values (with 2 GPUs every z is

@@ -1,4 +1,4 @@
-"""SageAttention2's paths as trees of named phases (DESIGN.md §3, reference report 000).
+"""SageAttention2's paths as trees of named phases (reference report 000, sample_results/000_*).
 
 The runner's backends time its leaves; a parent is the sum of its children. Reports, exports
 and the console read the same tree, so every layer names the phases alike.

@@ -10,7 +10,7 @@ A background thread reads SM and memory clocks, temperature, power and the clock
 (throttle) reasons every interval_s (20 ms by default); start() and stop() each also read once,
 so a block shorter than the interval still has two readings. The thread spends its time in
 NVML calls, which ctypes makes without the GIL, and sleeps on an Event in between, so it does
-not delay the launch loop the way a busy Python thread does (DESIGN.md §1).
+not delay the launch loop the way a busy Python thread does (docs/architecture.md, Processes).
 
 power_w is nvmlDeviceGetPowerUsage, which recent GPUs average over about a second: a short
 block inherits some of the previous block's power (seen on an H200: a 0.3 s idle block right

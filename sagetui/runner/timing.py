@@ -2,11 +2,12 @@
 
 CPU: a monotonic nanosecond clock read between phases.
 
-GPU (DESIGN.md §3): CUDA events recorded on the legacy default stream (SageAttention's kernels
-launch there; a side stream or a CUDA graph would time nothing), one event between consecutive
-phases. A block of iterations is enqueued behind a gate (`torch.cuda._sleep`) so the GPU queue
-stays ahead of the host, the stream is synchronised once per block, and the events are read
-after. Warm-up calls never go through a clock.
+GPU (docs/architecture.md, What is measured): CUDA events recorded on the legacy default
+stream (SageAttention's kernels launch there; a side stream or a CUDA graph would time
+nothing), one event between consecutive phases. A block of iterations is enqueued behind a
+gate (`torch.cuda._sleep`) so the GPU queue stays ahead of the host, the stream is
+synchronised once per block, and the events are read after. Warm-up calls never go through a
+clock.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ warp-stall samples placed in the fused main loop's phases (core/profile).
 
 Session layer: it only spawns processes (ncu launching `python -m sagetui.runner.profile_child`,
 then ncu's exporter, cuobjdump and nvdisasm) and reads what they wrote. Never during timed
-rounds: ncu replays the kernel (DESIGN.md §1).
+rounds: ncu replays the kernel (docs/architecture.md, Processes).
 """
 
 from __future__ import annotations

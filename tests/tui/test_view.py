@@ -52,7 +52,7 @@ async def test_variant_comparison_001_shows_rounds_drift_and_variants() -> None:
         assert "baseline" in text and "interleave-softmax" in text
         assert "243.919" in text and "-0.016" in text  # p50 and report 001's own speedup
         assert "+0.64 DRIFT" in text  # drift computed from the round p50s, flagged
-        assert "SAME*" in text and "[-0.12, -0.04]" in text  # DESIGN.md §4's example
+        assert "SAME*" in text and "[-0.12, -0.04]" in text  # report 001's own verdict example
         assert "5 rounds" in text
         await pilot.press("2")
         await settle(pilot, app)

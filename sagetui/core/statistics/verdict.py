@@ -1,7 +1,7 @@
 """Verdicts on variant speed, the A/A noise floor and adaptive stopping (drift of round medians:
 drift.py; outlier flags: outliers.py).
 
-The unit of inference is the round (DESIGN.md §4): each round runs the variants interleaved
+The unit of inference is the round (docs/statistics.md): each round runs the variants interleaved
 (ABBA, then BAAB), so drift that is slow compared with a round hits both variants of a round
 alike and cancels in the per-round ratio. Iterations inside a round are not independent (they
 share the round's clocks and temperature), so they are summarised by their median first.

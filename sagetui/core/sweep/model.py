@@ -1,6 +1,6 @@
 """The report's `sweep` block: self-contained, so a sweep report needs nothing else to be read,
 checked or plotted. Every point keeps its shape, its per-variant summaries, the derived TOPS
-and the raw samples they were derived from (`sagetui check` recomputes them: core/sweep_check).
+and the raw samples they were derived from (`sagetui check` recomputes them: core/sweep/check.py).
 """
 
 from __future__ import annotations
