@@ -167,7 +167,10 @@ def describe(exc: BaseException, board: StatusBoard, cmd: ev.CommandT) -> ev.Run
     text = f"{type(exc).__name__}: {exc}"
     kind = "oom" if "out of memory" in text.lower() else (
         "cuda" if _poisoned(exc) else "exception")
-    return ev.RunnerError(kind=kind, message=text.strip().splitlines()[0][:500],
+    line = text.strip().splitlines()[0]
+    if kind == "oom":  # what was asked and what was free; torch's advice after it never varies
+        line = ". ".join(line.split(". ")[:3]).rstrip(".") + "."
+    return ev.RunnerError(kind=kind, message=line[:500],
                           variant=getattr(cmd, "variant", None) or board.variant or None,
                           phase=board.phase or None, command=cmd.NAME, fatal=_poisoned(exc),
                           traceback=traceback.format_exc()[-4000:])

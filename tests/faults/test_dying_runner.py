@@ -222,5 +222,28 @@ def test_a_variant_out_of_memory_at_its_warm_up_never_shortens_the_others(tmp_pa
     assert report.rounds == 2 and len(sm.rounds) == 2 and sm.status == "ok"
     assert math.status == "failed" and "out of memory" in (math.error or "")
     assert report.status == "partial"
-    assert any(line.startswith("variant math failed") for line in report.status_detail or [])
+    (line,) = [x for x in report.status_detail or [] if x.startswith("variant math failed")]
+    assert "CUDA out of memory" in line and ".;" not in line, line  # its sentence, then kept
     assert {f.kind for f in report.faults} == {"oom"}
+
+
+def test_an_out_of_memory_fault_says_what_was_asked_and_what_was_free() -> None:
+    """torch's own message, as the H200 raised it for sdpa[backend=math] at q_len 65,536: the
+    fault line keeps the sizes and drops the advice that follows them in every such error."""
+    import torch
+
+    from sagetui.core import events as ev
+    from sagetui.core.status_board import StatusBoard
+    from sagetui.runner.main import describe
+
+    text = ("CUDA out of memory. Tried to allocate 512.00 GiB. GPU 0 has a total capacity of "
+            "139.80 GiB of which 130.11 GiB is free. Process 593 has 782.00 MiB memory in use. "
+            "Including non-PyTorch memory, this process has 8.91 GiB memory in use. If reserved "
+            "but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_"
+            "segments:True to avoid fragmentation.  See documentation for Memory Management")
+    fault = describe(torch.OutOfMemoryError(text), StatusBoard(None),
+                     ev.Block(variant="math", round=0, half=0, iterations=10))
+    assert fault.kind == "oom" and fault.variant == "math"
+    assert fault.message == ("OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 GiB. "
+                             "GPU 0 has a total capacity of 139.80 GiB of which 130.11 GiB is "
+                             "free.")

@@ -55,8 +55,8 @@ def final_status(m: RunModel, *, stopped_by: str | None = None, error: str | Non
                     else "before its first round")
             kept_text = f"{len(kept)} of {len(v.asked)} rounds kept" if v.asked \
                 else "no round kept"
-            detail.append(f"variant {v.name} failed {when}: {v.error or 'no reason given'}; "
-                          f"{kept_text}")
+            why = (v.error or "no reason given").rstrip(".")  # a sentence, then "; kept"
+            detail.append(f"variant {v.name} failed {when}: {why}; {kept_text}")
         elif missing := [r for r in asked if r not in kept]:
             trouble = True
             detail.append(f"variant {v.name} lost round{'s' * (len(missing) > 1)} "
