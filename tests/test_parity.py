@@ -15,6 +15,7 @@ from sagetui.core.run import figures
 from sagetui.core.run.build import build_report
 from sagetui.core.run.fold import apply, new_model
 from sagetui.core.run.load import from_report
+from sagetui.core.run.model import RunModel
 
 STREAMS = sorted((Path(__file__).parent / "data" / "events").glob("*.jsonl"))
 
@@ -26,13 +27,18 @@ def replay(path: Path) -> tuple[list[ev.Event], ev.Finished]:
     return events, finished
 
 
-@pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)
-def test_the_replayed_models_report_is_the_sessions(path: Path) -> None:
-    events, finished = replay(path)
+def folded(events: list[ev.Event]) -> RunModel:
+    """A new model with every event applied, as the session and the console fold them."""
     m = new_model()
     for e in events:
         apply(m, e)
-    assert build_report(m).to_json_dict() == finished.report.to_json_dict()
+    return m
+
+
+@pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)
+def test_the_replayed_models_report_is_the_sessions(path: Path) -> None:
+    events, finished = replay(path)
+    assert build_report(folded(events)).to_json_dict() == finished.report.to_json_dict()
 
 
 @pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)
@@ -45,9 +51,7 @@ def test_every_recorded_event_reads_back_as_it_was(path: Path) -> None:
 def test_a_saved_report_loads_into_a_model_with_the_same_figures(path: Path) -> None:
     """The live model and the model of its saved report: every figure a panel reads."""
     events, finished = replay(path)
-    live = new_model()
-    for e in events:
-        apply(live, e)
+    live = folded(events)
     saved = from_report(finished.report)
     assert list(saved.variants) == list(live.variants)
     assert saved.status == live.status and saved.status_detail == live.status_detail

@@ -91,9 +91,11 @@ def test_v_permutation_is_the_kernels_and_a_bijection():
 
 def test_slowdown_knob_makes_the_main_loop_slower():
     """Fast and slow calls alternate and the minimum of each is compared: a busy machine
-    slows some calls of either, never all of one."""
+    slows some calls of either, never all of one. The knob doubles a call's main loop (its
+    spin is a multiple of that call's own loop), so only a loop of the slow copy that ran 35 %
+    faster than every loop of the fast one could make it read less than 1.3 x slower."""
     inp = _inputs(1, 512, 4, 4, 64, torch.bfloat16, "NHD", False)
-    fast, slow = ReferenceBackend(), ReferenceBackend({"slowdown": 1.5})
+    fast, slow = ReferenceBackend(), ReferenceBackend({"slowdown": 2.0})
     times: dict[int, list[float]] = {id(fast): [], id(slow): []}
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as the runner does: other busy processes then cost no threads
@@ -105,7 +107,7 @@ def test_slowdown_knob_makes_the_main_loop_slower():
                 times[id(be)].append(c.result()["fused_mainloop"])
     finally:
         torch.set_num_threads(threads)
-    assert min(times[id(slow)]) > 1.2 * min(times[id(fast)])
+    assert min(times[id(slow)]) > 1.3 * min(times[id(fast)])
 
 
 @pytest.mark.parametrize("causal", [False, True])
