@@ -11,6 +11,8 @@ handed over in-process (RoundDone.samples) are never written: a replay folds its
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import fields
 from typing import Any, get_args
@@ -92,11 +94,14 @@ class Recorder:
 
     def __init__(self, path: str, inner: Any) -> None:
         self._file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        # a pipe's reader (benchmarks/cold_start.py) gets each event as it happens; a file is
+        # written in blocks
+        self._live = stat.S_ISFIFO(os.fstat(self._file.fileno()).st_mode)
         self.inner = inner
 
     def __call__(self, e: ev.Event) -> None:
         self._file.write(encode(e))
-        if isinstance(e, ev.Finished):
+        if self._live or isinstance(e, ev.Finished):
             self._file.flush()
         self.inner(e)
 
