@@ -60,7 +60,7 @@ LEAF_MEANS = dict(zip(LEAVES, [2e-5, 3e-5, 5e-5, 4e-5, 6e-5, 8e-4], strict=True)
 BACKENDS = ("reference", "sdpa", "sage-triton", "sage2-sm89", "sage2-sm90", "sage2-auto")
 SLICE_S = 0.001
 STREAM_CHUNK_S = 0.05  # sagetui.core.protocol.STREAM_CHUNK_S (this file imports nothing of it)
-PROTOCOL = 4  # sagetui.core.protocol.PROTOCOL_VERSION (a test checks they agree)
+PROTOCOL = 5  # sagetui.core.protocol.PROTOCOL_VERSION (a test checks they agree)
 HERE = os.path.abspath(__file__)
 
 
@@ -172,8 +172,16 @@ class Runner:
             elif cmd == "block":
                 self.block(msg["variant"], int(msg["round"]), int(msg["half"]),
                            int(msg["iterations"]))
-            elif cmd == "decompose":
-                self.emit("decomposition", variant=msg["variant"], skipped="synthetic runner")
+            elif cmd == "late":  # no accuracy, no decomposition: nothing is computed
+                if msg.get("decompose"):
+                    self.emit("decomposition", variant=msg["decompose"],
+                              skipped="synthetic runner")
+                for name in msg.get("accuracy", []):
+                    self.emit("late_facts", variant=name,
+                              facts={"accuracy_error": "synthetic runner"})
+                if msg.get("input_sha256", True):
+                    self.emit("late_facts", facts={"input_sha256": "0" * 64})
+                self.emit("late_done")
             elif cmd == "tail":
                 self.emit("tail_done", variant=msg["variant"])
             else:

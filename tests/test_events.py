@@ -33,14 +33,17 @@ SAMPLES: list[ev.RunnerEvent | ev.Command] = [
                   total_s=[1e-3, 2e-3]),
     ev.BlockDone(variant="a", round=1, half=0, iterations=2, cancelled=False,
                  output_sha256="ab" * 32, checksum=1.5, host={"enqueue_s": 0.1},
-                 facts={"accuracy": {"cosine_similarity": 0.99, "rows": 4, "reference": "fp32"},
-                        "sdpa_backend": "flash", "sdpa_backend_method": "torch._fused_sdp_choice"}),
+                 facts={"sdpa_backend": "flash", "sdpa_backend_method": "torch._fused_sdp_choice"}),
     ev.Decomposition(variant="a", skipped="no public API"),
+    ev.LateFacts(variant="a", facts={"accuracy": {"cosine_similarity": 0.99, "rows": 4,
+                                                  "reference": "fp32"}}),
+    ev.LateFacts(facts={"input_sha256": "0" * 64}),
+    ev.LateDone(cancelled=True),
     ev.PhaseStarted(variant="a", phase="q"),
     ev.RunnerError(kind="oom", message="CUDA out of memory", variant="a", fatal=False),
     ev.Bye(),
     ev.Setup(config={"rounds": 3}), ev.Warmup(variant="a", calls=2),
-    ev.Block(variant="a", round=0, half=1, iterations=5), ev.Decompose(variant="a"),
+    ev.Block(variant="a", round=0, half=1, iterations=5), ev.Late(accuracy=["a"], decompose="a"),
     ev.Cancel(), ev.Quit(),
 ]
 
@@ -117,6 +120,8 @@ def _session_samples() -> list[ev.Event]:
             ev.RoundDone(round=0, completed=["a", "b"]),
             ev.AnalysisDone(round=0, verdicts={"b": {"state": "SAME", "ci_low_percent": -1.0,
                                                      "ci_high_percent": 1.0}}),
+            ev.Measured(computing=["accuracy:a", "accuracy:b", "decomposition",
+                                   "input_sha256"]),
             ev.TailRow(variant="a", sweep="q_len", q_len=128, kv_len=256, mainloop=[1e-4],
                        phase="fused_mainloop", checksum=2.0),
             ev.PointStarted(index=2, total=4, shape="1x1x128x256x64"),
@@ -146,6 +151,14 @@ def test_log_line_has_an_arm_for_every_event():
     assert lines["block_done"].text == ("variant a: torch's SDPA ran the flash backend "
                                         "(torch._fused_sdp_choice)")
     assert lines["tail"].text == "tail study: q_len q_len 128 kv_len 256"
+    # issue 22: the verdicts as soon as the last round is in, then each late figure
+    assert lines["measured"].text == ("measured: the verdicts are final; computing the "
+                                      "accuracy of a, b; the decomposition check; the "
+                                      "inputs' sha256")
+    accuracy = next(e for e in events if isinstance(e, ev.LateFacts) and e.variant)
+    assert log_line(accuracy).text.startswith("accuracy of a against fp32 attention: cos 0.99")
+    assert lines["late_facts"].text == "inputs' sha256 000000000000"  # the run's, last
+    assert lines["late_done"] is None
     assert lines["point_start"].text == "point 3/4: 1x1x128x256x64"
     assert lines["point"].text.startswith("sweep point 3/4: ")
     assert lines["point"].text.endswith("failed: CUDA out of memory")

@@ -76,5 +76,6 @@ def test_the_streams_cover_every_event_a_run_folds() -> None:
     for path in STREAMS:
         names |= {e.NAME for e in replay(path)[0]}
     assert {"run_started", "hello", "variant", "ready", "threshold", "round_started",
-            "iterations", "block_done", "round_done", "analysis", "finished"} <= names
+            "iterations", "block_done", "round_done", "analysis", "measured", "late_facts",
+            "decomposition", "late_done", "tail", "finished"} <= names
     assert len(STREAMS) >= 1

@@ -76,9 +76,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                          f"host is stored ({cal.describe_entry(found[1])}); pass --force to "
                          "replace it (sagetui calibrate --list shows them all)")
     config = cal.aa_config(config)
-    report, recovery = run_session(config, args, err)
+    report, recovery, shown = run_session(config, args, err)
     threshold, line = cal.conclude(config, report)
-    print_summary(report)
+    print_summary(report, verdicts_shown=shown)
     (stdout_console() if threshold else err).print(escape(line), highlight=False)
     failed = write_outputs(report, args, err)
     if failed:

@@ -218,9 +218,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(next((w for w in words if w in COMMANDS), "")).parse_args(words)
     try:
         if args.command == "run":
+            # the runner first: its start-up (torch, CUDA) overlaps this process's imports
+            from sagetui.session.spawn import spawn_runner
+
+            early = spawn_runner()
             from sagetui.cli.run import cmd_run
 
-            return cmd_run(args)
+            return cmd_run(args, early)
         if args.command == "sweep":
             from sagetui.cli.sweep_cli import cmd_sweep
 

@@ -21,7 +21,7 @@ from sagetui.core import format as fmt
 from sagetui.core.config import RunConfig
 from sagetui.core.event_record import Recorder
 from sagetui.core.eventlog import log_line
-from sagetui.core.events import Event
+from sagetui.core.events import Event, Measured
 from sagetui.core.report.export import (
     kernel_cells,
     to_csv,
@@ -29,8 +29,10 @@ from sagetui.core.report.export import (
 )
 from sagetui.core.report.io import atomic_write_text, iter_report_json
 from sagetui.core.report.model import Report
+from sagetui.core.run import late
 from sagetui.session.errors import NotRunnable
 from sagetui.session.session import Session
+from sagetui.session.spawn import Spawned
 
 
 def _say(console: Console, *objects: Any, **kw: Any) -> None:
@@ -52,6 +54,8 @@ class Progress:
         self.quiet = quiet
         self.total_rounds = 0
         self.t0 = time.monotonic()
+        self.session: Session | None = None  # whose verdicts are printed at `measured`
+        self.verdicts_shown = False
 
     def __call__(self, e: Event) -> None:
         try:
@@ -60,6 +64,9 @@ class Progress:
             self.quiet = True
 
     def _show(self, e: Event) -> None:
+        if isinstance(e, Measured) and self.session is not None:
+            print_verdicts(self.session.report(), e.computing)
+            self.verdicts_shown = True
         line = log_line(e)
         if line is None or (self.quiet and line.severity != "error"):
             return  # --quiet: faults only
@@ -70,10 +77,10 @@ class Progress:
             self.c.print(f"    {detail}", markup=False, highlight=False, style="dim")
 
 
-def summary_table(report: Report) -> Table:
+def summary_table(report: Report, title: str | None = None) -> Table:
     """The two speedups labelled apart: report 001's from the p50s, and the verdict's paired
     estimate with its interval (core.analysis); the threshold with where it came from."""
-    t = Table(title=f"sagetui: {report.status}, {report.rounds} rounds")
+    t = Table(title=title or status_title(report))
     for col in ("variant", "p50 ms", "p90 ms", "p50 speedup %", "verdict: paired % [95% CI]",
                 "SAME threshold", "drift %/rnd", "byte-exact"):
         t.add_column(col, justify="right" if col.endswith(("%", "ms", "rnd")) else "left")
@@ -113,9 +120,25 @@ def kernel_table(report: Report) -> Table | None:
     return t
 
 
-def print_summary(report: Report) -> None:
+def status_title(report: Report) -> str:
+    return f"sagetui: {report.status}, {report.rounds} rounds"
+
+
+def print_verdicts(report: Report, computing: list[str]) -> None:
+    """The verdicts as soon as the last round is in (`measured`), before the late figures."""
+    what = late.describe(computing)
+    _say(stdout_console(), summary_table(
+        report, f"sagetui: {report.rounds} rounds measured, verdicts final"
+        + (f" (computing {what})" if what else "")))
+
+
+def print_summary(report: Report, verdicts_shown: bool = False) -> None:
+    """The run's tables; after print_verdicts, its status and the late figures' table."""
     out = stdout_console()
-    _say(out, summary_table(report))
+    if verdicts_shown:
+        _say(out, Text(status_title(report), style="bold"))
+    else:
+        _say(out, summary_table(report))
     kernels = kernel_table(report)
     if kernels is not None:
         _say(out, kernels)
@@ -123,14 +146,18 @@ def print_summary(report: Report) -> None:
 
 def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *,
                 make_session: Callable[..., Session] = Session,
-                progress: type[Progress] = Progress) -> tuple[Report, Path | None]:
-    """Run to the end (or to a signal); the report, and the recovery file if it holds it.
+                progress: type[Progress] = Progress,
+                prestarted: Spawned | None = None) -> tuple[Report, Path | None, bool]:
+    """Run to the end (or to a signal); the report, the recovery file if it holds it, and
+    whether the verdicts were printed when the last round was in (print_verdicts).
     `make_session(config, on_event=, recovery_path=)`: a Session, or a SweepSession."""
     recovery = recovery_file(args)
     show = progress(console, args.quiet)
     recorder = Recorder(args.record_events, show) if getattr(args, "record_events", None) \
         else None
-    session = make_session(config, on_event=recorder or show, recovery_path=recovery)
+    early = {"prestarted": prestarted} if prestarted is not None else {}
+    session = make_session(config, on_event=recorder or show, recovery_path=recovery, **early)
+    show.session = session
     result: dict[str, Any] = {}
 
     def work() -> None:
@@ -171,9 +198,9 @@ def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *
     if session.recovery_error:
         _say(console, f"[red]could not write the recovery file[/] {escape(str(recovery))}: "
                       f"{escape(session.recovery_error)}")
-        return report, None
+        return report, None, show.verdicts_shown
     _say(console, f"[dim]recovery file: {escape(str(recovery))}[/]")
-    return report, recovery
+    return report, recovery, show.verdicts_shown
 
 
 def write_outputs(report: Report, args: argparse.Namespace, console: Console) -> list[str]:
@@ -202,12 +229,18 @@ def report_write_failures(failed: list[str], recovery: Path | None, console: Con
         _say(console, f"[red]could not write[/] {escape(why)}; {escape(kept)}")
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    config = config_from_args(args)
-    check_outputs(args)
+def cmd_run(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
+    """`prestarted`: the runner main.py started before importing this module (spawn.py)."""
+    try:
+        config = config_from_args(args)
+        check_outputs(args)
+    except BaseException:
+        if prestarted is not None:
+            prestarted.discard()  # bad input: no runner is left behind
+        raise
     err = Console(stderr=True, soft_wrap=True)  # a log line stays one line in a file
-    report, recovery = run_session(config, args, err)
-    print_summary(report)
+    report, recovery, shown = run_session(config, args, err, prestarted=prestarted)
+    print_summary(report, verdicts_shown=shown)
     failed = write_outputs(report, args, err)
     if failed:
         report_write_failures(failed, recovery, err)

@@ -54,7 +54,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
               + (f" on {len(slots)} runner{'s' * (len(slots) > 1)} "
                  f"({', '.join(s.label for s in slots)})"
                  if slots else ""))
-    report, recovery = run_session(
+    report, recovery, _ = run_session(
         config, args, err, make_session=_maker(axes, slots), progress=SweepProgress)
     return finish_sweep(report, args, err, recovery)
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from sagetui.core import events as ev
+from sagetui.core import format as fmt
+from sagetui.core.run import late
 from sagetui.core.sweep.model import SweepPoint
 
 Severity = Literal["information", "warning", "error"]
@@ -52,6 +54,18 @@ def point_line(p: SweepPoint) -> str:
     return "  " + "; ".join(parts)
 
 
+def _late_line(e: ev.LateFacts) -> LogLine | None:
+    if e.variant is None:
+        sha = e.facts.get("input_sha256")
+        return LogLine(f"inputs' sha256 {sha[:12]}") if isinstance(sha, str) else None
+    if e.facts.get("accuracy_error"):
+        return LogLine(f"accuracy of {e.variant}: not computed: {e.facts['accuracy_error']}",
+                       "warning")
+    cells = fmt.accuracy(e.facts.get("accuracy"))
+    return LogLine(f"accuracy of {e.variant} against fp32 attention: cos {cells['cos']}, "
+                   f"rel L1 {cells['l1']} %, RMSE {cells['rmse']}, max |err| {cells['max']}")
+
+
 def log_line(e: ev.Event) -> LogLine | None:
     """The line an event writes to the log; None for the events that write none."""
     match e:
@@ -64,7 +78,19 @@ def log_line(e: ev.Event) -> LogLine | None:
         case ev.Ready():
             gpu = (e.gpu or {}).get("name") or e.device
             kept = ", kept from the last run" if e.reused_inputs else ""
-            return LogLine(f"inputs ready on {gpu} (sha256 {e.input_sha256[:12]}{kept})")
+            sha = f"sha256 {e.input_sha256[:12]}" if e.input_sha256 else ""
+            paren = ", ".join(p for p in (sha, kept.removeprefix(", ")) if p)
+            return LogLine(f"inputs ready on {gpu}" + (f" ({paren})" if paren else ""))
+        case ev.Measured():
+            what = late.describe(e.computing)
+            return LogLine("measured: the verdicts are final"
+                           + (f"; computing {what}" if what else ""))
+        case ev.LateFacts():
+            return _late_line(e)
+        case ev.Decomposition() if e.equal is not None:
+            same = "byte-equal to" if e.equal else "DIFFERENT from"
+            return LogLine(f"decomposition check of {e.variant}: {same} its public API",
+                           "information" if e.equal else "warning")
         case ev.AnalysisDone():
             verdicts = _verdicts(e.verdicts)
             return LogLine(f"round {e.round + 1} done" + (f" · {verdicts}" if verdicts else ""))
@@ -111,7 +137,7 @@ def log_line(e: ev.Event) -> LogLine | None:
                            + (f" ({why})" if why else ""), severity)
         case (ev.WarmupDone() | ev.Iterations() | ev.BlockDone() | ev.Decomposition()
               | ev.PhaseStarted() | ev.Bye() | ev.RoundStarted() | ev.RoundDone()
-              | ev.RunStarted() | ev.ConfigResolved()):
+              | ev.RunStarted() | ev.ConfigResolved() | ev.LateDone()):
             return None
         case _:
             ev.unexpected(e)

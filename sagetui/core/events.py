@@ -105,7 +105,9 @@ class VariantLoaded(RunnerEvent):
 @wire(frozen=True, kw_only=True, config=_STRICT)
 class Ready(RunnerEvent):
     NAME: ClassVar[str] = "ready"
-    input_sha256: str
+    # None until hashed: the hash is a late figure (`late`), never in front of the first round;
+    # a warm runner set up again on the same inputs knows it already
+    input_sha256: str | None = None
     device: str
     gpu: dict[str, Any] | None = None
     reused_inputs: bool = False  # a warm runner set up again on the last run's inputs
@@ -152,10 +154,9 @@ class BlockDone(RunnerEvent):
     checksum: float | None = None
     max_abs_diff: float | None = None
     mean_abs_diff: float | None = None
-    # facts of the variant (report.model.VariantFacts' fields): in its first block (outside
-    # the timed region), its accuracy against fp32 attention {cosine_similarity, relative_l1,
-    # rmse, max_abs_error, reference, rows, heads, elements} or why it could not be computed
-    # (accuracy_error), and which SDPA backend torch ran (sdpa_backend, sdpa_backend_method)
+    # facts of the variant (report.model.VariantFacts' fields) found in its warm-up, outside
+    # the timed region, carried by its first block: which SDPA backend torch ran
+    # (sdpa_backend, sdpa_backend_method), its call's peak memory (its accuracy is late_facts')
     facts: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -173,6 +174,26 @@ class Decomposition(RunnerEvent):
     public_sha256: str | None = None
     manual_checksum: float | None = None
     reference_checksum: float | None = None
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class LateFacts(RunnerEvent):
+    """A figure computed after the last round (the `late` command): a variant's facts (its
+    accuracy against fp32 attention {cosine_similarity, relative_l1, rmse, max_abs_error,
+    reference, rows, heads, elements}, or why it could not be computed: accuracy_error), or,
+    without a variant, the run's (input_sha256)."""
+
+    NAME: ClassVar[str] = "late_facts"
+    variant: str | None = None
+    facts: dict[str, Any] = Field(default_factory=dict)
+
+
+@wire(frozen=True, kw_only=True, config=_STRICT)
+class LateDone(RunnerEvent):
+    """The `late` command's end; `cancelled`: stopped before every figure was computed."""
+
+    NAME: ClassVar[str] = "late_done"
+    cancelled: bool = False
 
 
 @wire(frozen=True, kw_only=True, config=_STRICT)
@@ -228,9 +249,16 @@ class Block(Command):
 
 
 @wire(frozen=True, kw_only=True, config=_STRICT)
-class Decompose(Command):
-    NAME: ClassVar[str] = "decompose"
-    variant: str
+class Late(Command):
+    """After the last round, the figures the verdict does not need (docs/architecture.md,
+    "Late figures"): `accuracy`'s variants against fp32 attention (late_facts each), the
+    decomposition of `decompose` against its public API (decomposition), the inputs' sha256
+    (late_facts without a variant); then late_done."""
+
+    NAME: ClassVar[str] = "late"
+    accuracy: list[str] = field(default_factory=list)
+    decompose: str | None = None
+    input_sha256: bool = True
 
 
 @wire(frozen=True, kw_only=True, config=_STRICT)
@@ -323,6 +351,15 @@ class AnalysisDone:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Measured:
+    """The last round is in: the verdicts are final and shown now; `computing` names the late
+    figures still to come (core/run/late.py's keys), which fill in as they arrive."""
+
+    NAME: ClassVar[str] = "measured"
+    computing: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
 class TailRow:
     """One shape of the tail study, measured as a sweep point (session/points.py)."""
 
@@ -392,9 +429,9 @@ class FromRunner:
 
 # The codec's registries are built from these (protocol.py); a display's `match` covers Event.
 RunnerEventT = (Hello | VariantLoaded | Ready | WarmupDone | Iterations | BlockDone
-                | Decomposition | PhaseStarted | RunnerError | Bye)
-CommandT = Setup | Warmup | Block | Decompose | Cancel | Quit
+                | Decomposition | LateFacts | LateDone | PhaseStarted | RunnerError | Bye)
+CommandT = Setup | Warmup | Block | Late | Cancel | Quit
 SessionEventT = (RunStarted | ConfigResolved | ThresholdResolved | BaselineChanged | Resumed
-                 | RoundStarted | RoundDone | AnalysisDone | TailRow | PointStarted | PointDone
-                 | FaultRaised | LogMessage | Finished | FromRunner)
+                 | RoundStarted | RoundDone | AnalysisDone | Measured | TailRow | PointStarted
+                 | PointDone | FaultRaised | LogMessage | Finished | FromRunner)
 Event = RunnerEventT | SessionEventT

@@ -10,9 +10,9 @@ dataclasses' in events.py; a field left out is its default (None fields are not 
 
 A conversation: hello; setup -> variant (one per variant), ready; warmup -> warmup_done;
 block -> iterations (one or more: columns of the block's iterations, at least every
-STREAM_CHUNK_S) then block_done; decompose -> decomposition; cancel
-stops a block between iterations; quit -> bye. A command that fails -> error. A second setup
-drops the first's inputs (a sweep's points each set up anew).
+STREAM_CHUNK_S) then block_done; late -> late_facts and decomposition, then late_done; cancel
+stops a block between iterations and `late` between its figures; quit -> bye. A command that
+fails -> error. A second setup drops the first's inputs (a sweep's points each set up anew).
 
 Version 2 (from 1): every message is a typed dataclass and decoding checks each field; one
 `iterations` event carries a block's iterations as columns instead of one `iteration` event
@@ -32,8 +32,10 @@ from sagetui.core.events import Command, CommandT, RunnerEvent, RunnerEventT, to
 # 3: ready's reused_inputs (a warm runner). 4: a variant's facts travel in `facts` (variant,
 # block_done), ready has no scheduler (each variant's grid is derived from its kernel). A runner
 # of another version is refused at its hello: strict decoding would drop its changed events, and
-# the session would wait for them
-PROTOCOL_VERSION = 4
+# the session would wait for them. 5: the late figures (accuracy, the inputs' sha256 and the
+# decomposition check) come after the last round, from `late` (late_facts, late_done);
+# `decompose` is gone and ready's input_sha256 may be null
+PROTOCOL_VERSION = 5
 # a block's iterations are sent when this long has passed since the last send, and at its
 # end: live plots move as a block runs, and a fast kernel does not cost one line per call
 STREAM_CHUNK_S = 0.05

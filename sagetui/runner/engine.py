@@ -5,7 +5,9 @@ Everything here runs in the runner process; results leave as protocol events thr
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -20,9 +22,9 @@ from sagetui.core.protocol import STREAM_CHUNK_S
 from sagetui.core.status_board import StatusBoard
 from sagetui.runner.accuracy import ExactReference
 from sagetui.runner.backends import backend_class
-from sagetui.runner.backends.base import Backend, Inputs, NullClock, VariantLoadError
-from sagetui.runner.faults import WARMUP, maybe_inject, maybe_inject_setup
-from sagetui.runner.inputs import build_inputs, checksum, tensor_sha256
+from sagetui.runner.backends.base import Backend, Inputs, NullClock, VariantLoadError, tiny_inputs
+from sagetui.runner.faults import LATE, WARMUP, maybe_inject, maybe_inject_setup
+from sagetui.runner.inputs import build_inputs, checksum
 from sagetui.runner.nvml import gpu_facts
 from sagetui.runner.output_checks import OutputChecks, SpecKey, spec_key
 from sagetui.runner.provenance import provenance
@@ -125,7 +127,7 @@ class Engine:
         self.is_gpu = self.device.startswith("cuda")
         self.backends: dict[str, Backend] = {}
         self.inputs: Inputs | None = None
-        self._input_sha256 = ""
+        self._input_sha256: str | None = None
         self._inputs_key: tuple[Any, ...] | None = None
         self._key_of: dict[str, SpecKey] = {}  # variant name -> its code (output_checks.py)
         self.checks = OutputChecks()  # each variant's first output: determinism, byte checks
@@ -145,8 +147,7 @@ class Engine:
             self._load(spec)
         maybe_inject_setup(self.config.shape.q_len)
         self.inputs = build_inputs(self.config, self.device)
-        i = self.inputs
-        self._input_sha256 = tensor_sha256(i.q, i.k, i.v)
+        self._input_sha256 = None  # hashed after the last round (late): 3 s at 1.6 GB
         self._inputs_key = inputs_key(self.config)
         self._ready(reused=False)
 
@@ -336,42 +337,111 @@ class Engine:
                                  partial(self._first_output_facts, variant))
 
     def _first_output_facts(self, variant: str, out: torch.Tensor) -> dict[str, Any]:
-        """Once per variant, outside the timed regions: its accuracy against fp32 attention
-        and what its backend says about the call (sdpa: which backend torch ran)."""
+        """Once per variant, outside the timed regions: what its backend says about the call
+        (sdpa: which backend torch ran) and its peak memory. Its accuracy is a late figure."""
         assert self.inputs is not None
-        self.board.set("accuracy")
-        facts: dict[str, Any] = {}
-        try:
-            if self._exact is None:
-                self._exact = ExactReference(self.inputs)
-            facts["accuracy"] = self._exact.compare(out, self.inputs.layout)
-        except Exception as exc:  # out of memory for the reference: say so, keep timing
-            facts["accuracy_error"] = f"{type(exc).__name__}: {exc}"[:300]
-        facts.update(self._backend(variant).facts(self.inputs, out))
+        facts: dict[str, Any] = dict(self._backend(variant).facts(self.inputs, out))
         if variant in self._peak_bytes:
             facts["peak_memory_bytes"] = self._peak_bytes[variant]
         self._sync()
         return facts
 
-    # -- checks -----------------------------------------------------------------------------
-    def decompose(self, variant: str) -> None:
+    # -- the late figures: after the last round, nothing timed beside them ----------------------
+    def late(self, accuracy: list[str], decompose: str | None, input_sha256: bool) -> None:
+        """The figures no verdict needs (docs/architecture.md, "Late figures"), each sent as
+        soon as it is known, overlapped where they use different parts of the machine: the
+        public API's first-call imports (a thread, CPU) and the inputs' sha256 (a thread, CPU)
+        run while the fp32 reference runs on the GPU. A cancel stops between figures."""
+        assert self.inputs is not None
+        self.board.variant, self.board.round = decompose or "", -1
+        # The priming thread holds the GIL for seconds of imports; this thread's kernel
+        # launches would wait up to the default 5 ms each for it (measured on an H200: the
+        # accuracy of a 1 x 8192 x 16 call came 2.9 s late). A short switch interval while
+        # both run keeps this thread's figures coming as soon as the GPU has them.
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(1e-4)
+        try:
+            priming = self._prime_public(decompose) if decompose is not None else None
+            hashing = None
+            if input_sha256 and self._input_sha256 is None:
+                self.board.set("hashing the inputs")
+                i = self.inputs
+                hashing = self.checks.hash_later(i.q, i.k, i.v)
+            for name in accuracy:
+                self.board.variant = name
+                self.board.set("accuracy")
+                maybe_inject(name, LATE, self.cancel)
+                if self.cancel.is_set():
+                    break
+                facts = self._accuracy(name)
+                if facts:
+                    self.emit(ev.LateFacts(variant=name, facts=facts))
+            if hashing is not None and not self.cancel.is_set():
+                self.board.set("hashing the inputs")
+                self._input_sha256 = hashing.result()
+                self.emit(ev.LateFacts(facts={"input_sha256": self._input_sha256}))
+            if decompose is not None and not self.cancel.is_set():
+                if priming is not None:
+                    self.board.set("decomposition check: the public API's first call")
+                    priming.join()
+                self.emit(self._decomposition(decompose))
+        finally:
+            sys.setswitchinterval(switch)
+        self.emit(ev.LateDone(cancelled=self.cancel.is_set()))
+
+    def _accuracy(self, variant: str) -> dict[str, Any]:
+        """The variant's first output against fp32 attention of the inputs (the reference is
+        computed once, at its first need, and kept with the inputs); {} without an output."""
+        assert self.inputs is not None
+        first = self.checks.first_of(self._key_of.get(variant))
+        if first is None:
+            return {}
+        if first.accuracy is None:
+            try:
+                if self._exact is None:
+                    self._exact = ExactReference(self.inputs)
+                first.accuracy = {"accuracy": self._exact.compare(first.tensor,
+                                                                  self.inputs.layout)}
+            except Exception as exc:  # out of memory for the reference: say so, keep the rest
+                first.accuracy = {"accuracy_error": f"{type(exc).__name__}: {exc}"[:300]}
+        return dict(first.accuracy)
+
+    def _prime_public(self, variant: str) -> threading.Thread | None:
+        """The public API's first call costs seconds that are not GPU work (on an H200 its
+        custom ops import torch._dynamo and sympy: 5.7 s, against 0.13 s of kernels): paid on
+        tiny inputs on a thread while the reference runs, so that the real call, after it on
+        this thread, costs its kernels."""
+        be = self.backends.get(variant)
+        if be is None or not be.has_public:
+            return None
+        tiny = tiny_inputs(self.inputs) if self.inputs is not None else None
+
+        def prime() -> None:
+            with contextlib.suppress(Exception):  # the real call says what is wrong
+                be.public(tiny) if tiny is not None else None
+
+        t = threading.Thread(target=prime, name="sagetui-public-api", daemon=True)
+        t.start()
+        return t
+
+    def _decomposition(self, variant: str) -> ev.Decomposition:
         be = self._backend(variant)
         assert self.inputs is not None
         self.board.variant = variant
         self.board.set("decomposition check")
         pub = be.public(self.inputs)
         if pub is None:
-            self.emit(ev.Decomposition(
-                variant=variant, skipped=f"{be.name} has no separate public API to compare with"))
-            return
+            return ev.Decomposition(
+                variant=variant, skipped=f"{be.name} has no separate public API to compare with")
         dec = self._call(be, NullClock())
         self._sync()
         d = (dec.float() - pub.float()).abs()
-        self.emit(ev.Decomposition(
+        dec_sha, pub_sha = self.checks.hash_later(dec), self.checks.hash_later(pub)
+        return ev.Decomposition(
             variant=variant, equal=bool(torch.equal(dec, pub)), max_abs=float(d.max().item()),
-            mean_abs=float(d.mean().item()), decomposed_sha256=tensor_sha256(dec),
-            public_sha256=tensor_sha256(pub), manual_checksum=checksum(dec),
-            reference_checksum=checksum(pub)))
+            mean_abs=float(d.mean().item()), decomposed_sha256=dec_sha.result(),
+            public_sha256=pub_sha.result(), manual_checksum=checksum(dec),
+            reference_checksum=checksum(pub))
 
 
 def inputs_key(config: RunConfig) -> tuple[Any, ...]:

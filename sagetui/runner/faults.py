@@ -1,8 +1,10 @@
 """Test-only fault injection: CUDA errors and out-of-memory cannot happen on a CPU runner, so
 the fault tests ask for them through SAGETUI_INJECT_FAULT=KIND@VARIANT[:ROUND], KIND one of
-oom, cuda, exception, exit. The injected fault is raised at the start of that variant's block
-(in that round, or any), exactly where a real one would surface; ROUND `warmup` raises it in
-the variant's warm-up, its first call (where an out-of-memory variant fails on a GPU).
+oom, cuda, exception, exit, stall. The injected fault is raised at the start of that variant's
+block (in that round, or any), exactly where a real one would surface; ROUND `warmup` raises it
+in the variant's warm-up, its first call (where an out-of-memory variant fails on a GPU); ROUND
+`late` before its accuracy after the last round (engine.late). `stall` holds the runner there
+until it is cancelled (at most a minute): a long late figure, on a CPU.
 `oom@setup:N` makes every setup at q_len >= N run out of memory while building its inputs (a
 sweep's large points).
 Signals and hangs need no injection: the tests send real SIGKILL / SIGSTOP to the runner.
@@ -11,11 +13,14 @@ Signals and hangs need no injection: the tests send real SIGKILL / SIGSTOP to th
 from __future__ import annotations
 
 import os
+import threading
 
 ENV = "SAGETUI_INJECT_FAULT"
 
 
 WARMUP = -1  # the round number of a warm-up
+LATE = -2  # ... and of the late figures
+STALL_S = 60.0
 
 
 def _parse() -> tuple[str, str, int | None] | None:
@@ -24,16 +29,21 @@ def _parse() -> tuple[str, str, int | None] | None:
         return None
     kind, _, where = spec.partition("@")
     variant, _, rnd = where.partition(":")
-    return kind, variant, (WARMUP if rnd == "warmup" else int(rnd)) if rnd else None
+    named = {"warmup": WARMUP, "late": LATE}
+    return kind, variant, (named[rnd] if rnd in named else int(rnd)) if rnd else None
 
 
-def maybe_inject(variant: str, round_: int) -> None:
+def maybe_inject(variant: str, round_: int, cancel: threading.Event | None = None) -> None:
     spec = _parse()
     if spec is None:
         return
     kind, target, rnd = spec
     if target != variant or (rnd is not None and rnd != round_) \
-            or (rnd is None and round_ == WARMUP):
+            or (rnd is None and round_ in (WARMUP, LATE)):
+        return
+    if kind == "stall":
+        if cancel is not None:
+            cancel.wait(STALL_S)
         return
     if kind == "oom":
         import torch

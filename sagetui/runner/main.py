@@ -62,6 +62,11 @@ def _reader(commands: queue.Queue[Incoming], cancel: threading.Event) -> None:
         if isinstance(cmd, ev.Cancel):
             cancel.set()  # seen between iterations, while the main thread is busy
         else:
+            if not isinstance(cmd, ev.Quit):
+                # in the pipe's order: a cancel that came before this command was meant for
+                # the one before it (cleared here, not when the main thread takes the command,
+                # so that one sent just after it is never lost)
+                cancel.clear()
             commands.put(cmd)
     commands.put(ev.Quit())  # stdin closed: the session is gone
 
@@ -99,7 +104,6 @@ def main() -> int:
             # CUDA context, NVML and the files like any other process exit.
             sys.stderr.flush()
             os._exit(0)
-        cancel.clear()
         try:
             match msg:
                 case ev.Setup(config=config):
@@ -120,8 +124,8 @@ def main() -> int:
                     engine.warmup(variant, calls)
                 case ev.Block(variant=variant, round=round_, half=half, iterations=n):
                     engine.block(variant, round_, half, n)
-                case ev.Decompose(variant=variant):
-                    engine.decompose(variant)
+                case ev.Late(accuracy=accuracy, decompose=decompose, input_sha256=hash_inputs):
+                    engine.late(accuracy, decompose, hash_inputs)
                 case ev.Cancel():
                     pass  # the reader keeps it (it never reaches this queue)
                 case _:

@@ -2,9 +2,10 @@
 and once per variant its accuracy), made outside the timed regions and off the rounds' path.
 
 A variant's first output is its warm-up's last call: the same inputs and code as every timed
-call. What needs the GPU is done with it then, once: accuracy against fp32 attention (a GPU job
-that would take SMs from a timed kernel if it ran beside one), the checksum and the difference
-from the baseline's first output. Its sha256 is hashed on a thread while the blocks after it
+call. What needs the GPU is done with it then, once: the checksum and the difference from the
+baseline's first output; it is kept for its accuracy against fp32 attention, a late figure
+(engine.late: a GPU job that would take SMs from a timed kernel if it ran beside one, and that
+no verdict needs). Its sha256 is hashed on a thread while the blocks after it
 run; only the device-to-host copy stays on the runner's thread, which issues the timed work, so
 the copy never lands on the stream between two timed kernels. After that a block costs one byte
 comparison on the device: an output with the first output's bytes has the first output's facts.
@@ -55,8 +56,10 @@ class FirstOutput:
     tensor: torch.Tensor
     sha256: Future[str]
     checksum: float
-    facts: dict[str, Any]  # accuracy and what the backend says about the call
+    facts: dict[str, Any]  # what the backend says about the call, its peak memory
     diffs: dict[SpecKey, dict[str, float]] = field(default_factory=dict)  # by baseline
+    # its accuracy against fp32 attention (or why not), a late figure: computed once
+    accuracy: dict[str, Any] | None = None
 
 
 class OutputChecks:
@@ -75,13 +78,20 @@ class OutputChecks:
     def has_first(self, key: SpecKey) -> bool:
         return key in self._first
 
+    def first_of(self, key: SpecKey | None) -> FirstOutput | None:
+        return self._first.get(key) if key is not None else None
+
+    def hash_later(self, *tensors: torch.Tensor) -> Future[str]:
+        """The tensors' sha256: copied to the host now (on this thread, which issues the GPU
+        work), hashed on the hashing thread."""
+        return self._hasher.submit(sha256_of, host_bytes(*tensors))
+
     def first(self, backend: str) -> FirstOutput:
         """The first output of a variant of `backend` (for tests and diagnostics)."""
         return next(f for k, f in self._first.items() if k[0] == backend)
 
     def remember(self, key: SpecKey, out: torch.Tensor, facts_of: FactsOf) -> FirstOutput:
-        first = FirstOutput(tensor=out.detach().clone(),
-                            sha256=self._hasher.submit(sha256_of, host_bytes(out)),
+        first = FirstOutput(tensor=out.detach().clone(), sha256=self.hash_later(out),
                             checksum=checksum(out), facts=facts_of(out))
         self._first[key] = first
         return first

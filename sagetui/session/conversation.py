@@ -46,8 +46,10 @@ from sagetui.session.controls import Controls
 from sagetui.session.errors import NotRunnable, SetupFailed, refuse_unrunnable
 from sagetui.session.faults import error_fault, gone_fault, nonfinite_fault
 from sagetui.session.heap import HeapTrimmer
+from sagetui.session.late import late_figures
 from sagetui.session.runner_client import RunnerClient, RunnerFault, RunnerGone
 from sagetui.session.schedule import more_rounds, round_order
+from sagetui.session.spawn import Spawned
 from sagetui.session.warm import RunnerSource, WarmRunner
 
 SETUP_TIMEOUT_S = 600.0  # loading a cold CUDA context and building 3 x 1.6 GB inputs
@@ -68,9 +70,9 @@ class RunnerSession:
                  recovery_path: str | Path | None = None, python: str | None = None,
                  runner_argv: list[str] | None = None,
                  runner_env: dict[str, str] | None = None,
-                 warm: WarmRunner | None = None) -> None:
+                 warm: WarmRunner | None = None, prestarted: Spawned | None = None) -> None:
         self.controls = Controls(config)
-        self._runners = RunnerSource(python, runner_argv, runner_env, warm)
+        self._runners = RunnerSource(python, runner_argv, runner_env, warm, prestarted)
         self.on_event: OnEvent = on_event or (lambda e: None)
         self.recovery_path = Path(recovery_path) if recovery_path else None
         self.model: RunModel = new_model(config)
@@ -220,6 +222,7 @@ class RunnerSession:
             error = f"{type(exc).__name__}: {exc}"
             self._record(Fault(kind="session", message=error))
         finally:  # the runner is kept warm for the next run, or stopped
+            self._runners.discard()  # one started early that this run never took
             client, self.client = self.client, None
             if client is not None:
                 self._runners.release(client, self.hello, self._loaded_files(), clean,
@@ -272,7 +275,9 @@ class RunnerSession:
             r += 1
 
     def _post_run(self) -> None:
-        """After the timed rounds: nothing more here (Session checks correctness)."""
+        """After the timed rounds: the late figures (Session adds the decomposition check and
+        the tail study)."""
+        late_figures(self, decompose=None)
 
     def _more_rounds(self, r: int) -> bool:
         def verdicts():  # type: ignore[no-untyped-def]
@@ -417,24 +422,26 @@ class RunnerSession:
             return None
         return True
 
-    def _wait_for(self, name: str, kinds: type[E] | tuple[type[E], ...],
-                  watchdog: float) -> E | None:
-        """Stream events until one of `kinds`; None if the variant failed with an error event.
-        The watchdog restarts with every event, so a long block that streams is never hung."""
+    def _wait_for(self, name: str, kinds: type[E] | tuple[type[E], ...], watchdog: float, *,
+                  shown: tuple[type[ev.RunnerEvent], ...] = (ev.Iterations, ev.BlockDone),
+                  fail: bool = True) -> E | None:
+        """Stream events (those `shown` go to the display) until one of `kinds`; None after an
+        error event, which fails the variant `name` (and restarts a runner that exits with it)
+        unless `fail` is off. The watchdog restarts with every event, so a long block that
+        streams is never hung."""
         assert self.client is not None
         while True:
             e = self.client.take(watchdog)
             if e.nonfinite:
                 self._nonfinite(e)
-            match e:
-                case ev.Iterations() | ev.BlockDone():
-                    self._emit(e)
-                case ev.RunnerError():
-                    self._variant_error(e)
-                    if e.fatal:
-                        self.client.proc.wait(timeout=10)
-                        self._restart(exclude={e.variant or name})
-                    return None
+            if isinstance(e, shown):
+                self._emit(e)
+            elif isinstance(e, ev.RunnerError):
+                self._variant_error(e, fail)
+                if fail and e.fatal:
+                    self.client.proc.wait(timeout=10)
+                    self._restart(exclude={e.variant or name})
+                return None
             if isinstance(e, kinds):
                 return e
 
@@ -443,8 +450,10 @@ class RunnerSession:
         if fault is not None:
             self._record(fault)
 
-    def _variant_error(self, e: ev.RunnerError) -> None:
-        self._record(error_fault(e, self.round if self.round >= 0 else None), fail=e.variant)
+    def _variant_error(self, e: ev.RunnerError, fail: bool = True) -> None:
+        """Keep the runner's error as a fault; `fail`: its variant measures no more."""
+        self._record(error_fault(e, self.round if self.round >= 0 else None),
+                     fail=e.variant if fail else None)
 
     def _runner_failed(self, gone: RunnerGone, name: str, r: int | None) -> None:
         if self._cancel.is_set():  # stopped by the user (a second Ctrl-C kills the runner):

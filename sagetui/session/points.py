@@ -20,6 +20,7 @@ from sagetui.core.run.status import final_status
 from sagetui.core.sweep.plan import kernel_phase
 from sagetui.session.errors import SetupFailed
 from sagetui.session.faults import gone_fault
+from sagetui.session.late import late_figures
 from sagetui.session.runner_client import RunnerFault
 
 if TYPE_CHECKING:
@@ -33,8 +34,10 @@ class PointRun:
     elapsed_s: float
 
 
-def measure_point(session: RunnerSession, config: RunConfig) -> PointRun:
-    """Set the session's runner up at `config` and run its rounds into a model of its own."""
+def measure_point(session: RunnerSession, config: RunConfig, *,
+                  late: bool = True) -> PointRun:
+    """Set the session's runner up at `config` and run its rounds into a model of its own,
+    then its late figures (each point's accuracy, its inputs' sha256) unless `late` is off."""
     with session.point_model(config) as point:
         main = session._main or point
         session._emit(ev.RunStarted(config=config, created_utc=main.created_utc or "",
@@ -46,6 +49,8 @@ def measure_point(session: RunnerSession, config: RunConfig) -> PointRun:
                 session._spawn()
             session._setup()
             session._run_rounds()
+            if late and not session.cancelled and point.active():
+                late_figures(session, decompose=None)
         except SetupFailed as exc:
             err = exc.event
         except RunnerFault as f:  # died outside a block (setup): this point is lost, the rest not
@@ -77,7 +82,7 @@ def tail_study(session: RunnerSession, base: str) -> None:
             shape=shape, variants=[spec], baseline=None, rounds=1, warmup=1,
             iterations=main_cfg.tail_iterations, tail_study=False, inputs_path=None,
             until_ci_percent=None, max_rounds=None))
-        run = measure_point(session, cfg)
+        run = measure_point(session, cfg, late=False)  # its rows need no accuracy
         row = _tail_row(run.model, base, sweep, q_len, kv_len)
         if row is not None:
             session._emit(row)

@@ -7,8 +7,6 @@ import os
 import queue
 import signal
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -16,8 +14,8 @@ from typing import Any
 
 from sagetui.core import events as ev
 from sagetui.core import protocol
-from sagetui.core.status_board import ENV as STATUS_ENV
 from sagetui.core.status_board import read_status
+from sagetui.session.spawn import Spawned, spawn_runner
 
 STDERR_LINES = 40
 
@@ -41,36 +39,12 @@ class RunnerFault(Exception):
         self.gone = gone
 
 
-def _die_with_parent() -> None:
-    """In the child: die if the session dies (Linux), and leave Ctrl-C to the session.
-
-    The runner also gets a process group of its own (Popen's process_group=0), so that what the
-    terminal sends to the console's group (Ctrl-C, a hangup's SIGHUP, `kill -TERM -PGID`,
-    Ctrl-Z) reaches the session alone, which stops the runner and keeps what was measured,
-    instead of killing the runner mid-round and blaming the variant that was running."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 class RunnerClient:
     def __init__(self, python: str | None = None, env: dict[str, str] | None = None,
-                 argv: list[str] | None = None) -> None:
-        fd, self.status_path = tempfile.mkstemp(prefix="sagetui-status-")
-        os.close(fd)
-        child_env = dict(os.environ, **(env or {}))
-        child_env[STATUS_ENV] = self.status_path
-        child_env.setdefault("PYTHONUNBUFFERED", "1")
-        self.argv = argv or [python or sys.executable, "-m", "sagetui.runner"]
-        self.proc = subprocess.Popen(
-            self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=child_env, text=True, bufsize=1, preexec_fn=_die_with_parent, process_group=0,
-        )
+                 argv: list[str] | None = None, spawned: Spawned | None = None) -> None:
+        """A new runner process, or `spawned`, one started earlier (spawn.py)."""
+        spawned = spawned or spawn_runner(python, env, argv)
+        self.proc, self.status_path = spawned.proc, spawned.status_path
         # lists of events, one per read of the pipe; None at the end of the stream
         self.events: queue.Queue[list[ev.RunnerEventT] | None] = queue.Queue()
         self._ready: collections.deque[ev.RunnerEventT] = collections.deque()  # taken, unread

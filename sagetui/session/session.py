@@ -1,6 +1,7 @@
 """The Session: one benchmark run from spawn to report (conversation.py), then, after the
-timed rounds and never inside them, the baseline's decomposed phases checked against its public
-API and the tail study (points.py); a stopped run can resume."""
+timed rounds and never inside them, the late figures (late.py: accuracy, the baseline's
+decomposed phases against its public API, the inputs' sha256) and the tail study (points.py);
+a stopped run can resume."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from sagetui.core.report.model import Report
 from sagetui.session.conversation import OnEvent, RunnerSession
 from sagetui.session.errors import NotRunnable, SetupFailed
 from sagetui.session.faults import gone_fault
+from sagetui.session.late import late_figures
 from sagetui.session.points import tail_study
 from sagetui.session.runner_client import RunnerFault
 
@@ -27,17 +29,13 @@ class Session(RunnerSession):
         return self.run()
 
     def _post_run(self) -> None:
+        """The verdicts are final: the late figures (the baseline's decomposition among
+        them), then the tail study."""
         m = self.model
-        assert self.client is not None
         base = m.baseline if m.baseline in m.active() else next(iter(m.active()), None)
-        if base is None:
-            return
         try:
-            self.client.send(ev.Decompose(variant=base))
-            d = self._wait_for(base, ev.Decomposition, self.config.watchdog_s)
-            if d is not None:
-                self._emit(d)
-            if self.config.tail_study and not self.cancelled:
+            late_figures(self, decompose=base)
+            if base is not None and self.config.tail_study and not self.cancelled:
                 tail_study(self, base)  # a sweep of the tail plan's shapes
         except RunnerFault as f:
             self._record(gone_fault(f.gone, base, None))

@@ -22,6 +22,7 @@ from typing import Any
 from sagetui.core import events as ev
 from sagetui.core.provenance import changed_files
 from sagetui.session.runner_client import RunnerClient
+from sagetui.session.spawn import Spawned
 
 IDLE_S = 600.0
 
@@ -116,9 +117,10 @@ class RunnerSource:
     goes when the run is over."""
 
     def __init__(self, python: str | None, argv: list[str] | None, env: dict[str, str] | None,
-                 warm: WarmRunner | None) -> None:
+                 warm: WarmRunner | None, prestarted: Spawned | None = None) -> None:
         self.python, self.argv, self.env, self.warm = python, argv, env, warm
         self.key: Key = python, tuple(argv or ()), tuple(sorted((env or {}).items()))
+        self.prestarted = prestarted  # started by `sagetui run` before its imports (spawn.py)
 
     def start(self, log: Log) -> tuple[RunnerClient, ev.Hello | None]:
         """A runner, and its hello when it is a warm one (a new one's is still to come)."""
@@ -126,9 +128,20 @@ class RunnerSource:
         if kept is not None:
             log(f"the runner is warm (pid {kept[0].pid}): no start-up")
             return kept
+        early, self.prestarted = self.prestarted, None
+        if early is not None:
+            if early.proc.poll() is None:
+                return RunnerClient(spawned=early), None
+            early.discard()  # it died starting: a new one says why, with its own stderr
         if self.warm is not None and self.warm.why_not:
             log(f"starting a new runner: the warm one is not reused, {self.warm.why_not}")
         return RunnerClient(python=self.python, argv=self.argv, env=self.env), None
+
+    def discard(self) -> None:
+        """A runner started early that no run took (the run was refused before it)."""
+        early, self.prestarted = self.prestarted, None
+        if early is not None:
+            early.discard()
 
     def release(self, client: RunnerClient, hello: ev.Hello | None,
                 files: list[dict[str, Any]], clean: bool, log: Log) -> None:

@@ -28,6 +28,11 @@ def test_session_runs_gpu_backends_and_the_report_checks():
     assert b.byte_exact and b.max_abs_diff == 0.0 and a.deterministic
     assert not sdpa.byte_exact and sdpa.max_abs_diff < 0.5
     assert report.manual_decomposition_vs_public_sage2.equal
+    # the late figures (issue 22), computed after the verdicts: each variant's accuracy, the
+    # inputs' sha256, and the decomposition check above with its public API primed on a thread
+    assert all(v.accuracy is not None and v.accuracy.cosine_similarity > 0.99
+               for v in report.variants)
+    assert len({v.input_sha256 for v in report.variants}) == 1 and a.input_sha256
     assert a.scheduler.kernel == "sm89" and a.scheduler.waves > 0
     assert sm90.scheduler.kernel == "sm90" and sm90.scheduler.cta_q == 64  # its own grid
     assert set(a.phase_timings) >= {"fused_mainloop", "qk_int8_quantization"}

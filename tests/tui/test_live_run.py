@@ -183,3 +183,28 @@ async def test_a_runner_that_dies_is_shown_and_the_console_stays_up(
         await settle(pilot, app)
         text = screen_text(app)
         assert "FAULT" in text and "variant slow" in text
+
+
+@aio
+async def test_the_verdicts_show_at_once_and_the_accuracy_says_computing_until_it_comes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22: after the last round the header says the verdicts are final and what is
+    still computing, and the accuracy columns say "computing…"; stopped there, the run keeps
+    its rounds and the header names what was never computed."""
+    monkeypatch.setenv("SAGETUI_INJECT_FAULT", "stall@ref:late")  # held in ref's accuracy
+    app = console(tmp_path, rounds=2, iterations=2, variants=2)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("r")
+        header = "2/2 rounds measured · verdicts final · computing the accuracy of ref, slow"
+        # (not `settle`: it waits for the session's worker, which is held in the late figures)
+        await wait_for(pilot, lambda: header in screen_text(app), timeout=90,
+                       what="the verdicts")
+        await wait_for(pilot, lambda: "computing…" in screen_text(app), what="the accuracy")
+        assert app.running
+        await pilot.press("r")  # stop
+        await wait_for(pilot, lambda: not app.running, timeout=60, what="the stop")
+        await settle(pilot, app)
+        data = app.data
+        assert data.status == "partial" and data.rounds_done == 2
+        text = screen_text(app)
+        assert "not computed: the accuracy of ref, slow" in text and "not computed" in text

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig
 from sagetui.core.report.model import Fault, Report, VariantFacts
+from sagetui.core.run import late
 from sagetui.core.run import status as st
 from sagetui.core.run.model import TOTAL, BlockFacts, RunModel, VariantModel
 from sagetui.core.statistics.summary import summarize
@@ -88,18 +89,24 @@ def apply(m: RunModel, e: ev.Event) -> None:
             _analysis(m, e)
         case ev.BaselineChanged():
             m.baseline = e.baseline
+        case ev.Measured():
+            m.measured, m.computing = True, list(e.computing)
+            m.progress.stage = "computing" if e.computing else "post-run"
+        case ev.LateFacts():
+            _late_facts(m, e)
         case ev.Decomposition():
-            m.progress.stage = "post-run"
             if e.equal is not None and not e.nonfinite:
                 m.decomposition = ev.to_dict(e)
             elif e.skipped:
                 m.decomposition_skipped = e.skipped
+            _computed(m, late.DECOMPOSITION)
         case ev.TailRow():
             m.tail_rows.append(ev.to_dict(e))
             m.progress.stage = "tail study"
         case ev.FaultRaised():
             _fault(m, e.fault, e.failed)
         case ev.Resumed():
+            m.measured, m.computing = False, []
             for v in m.variants.values():
                 for s in v.samples.values():
                     s.drop()
@@ -114,12 +121,31 @@ def apply(m: RunModel, e: ev.Event) -> None:
             apply(m, e.event)  # one runner's model: the event its session emitted
             return
         case (ev.LogMessage() | ev.PhaseStarted() | ev.RunnerError() | ev.Bye()
-              | ev.PointStarted() | ev.PointDone()):
+              | ev.LateDone() | ev.PointStarted() | ev.PointDone()):
             return  # nothing a run's model holds (a sweep's points are its own model's)
         case _:
             ev.unexpected(e)
             return
     m.version += 1
+
+
+def _late_facts(m: RunModel, e: ev.LateFacts) -> None:
+    """A late figure: a variant's (its accuracy), or the run's (the inputs' sha256)."""
+    if e.variant is None:
+        if "input_sha256" in e.facts:
+            m.ready["input_sha256"] = e.facts["input_sha256"]
+            _computed(m, late.INPUT_SHA256)
+        return
+    if e.variant in m.variants:
+        merge_facts(m, m.variants[e.variant], e.facts)
+    _computed(m, late.accuracy_key(e.variant))
+
+
+def _computed(m: RunModel, key: str) -> None:
+    if key in m.computing:
+        m.computing.remove(key)
+    if m.measured and not m.computing:
+        m.progress.stage = "post-run"
 
 
 def _variant_loaded(m: RunModel, e: ev.VariantLoaded) -> None:

@@ -203,6 +203,10 @@ class RunModel:
     faults: list[Fault] = field(default_factory=list)
     decomposition: dict[str, Any] | None = None
     decomposition_skipped: str | None = None
+    # the late figures still to come (core/run/late.py's keys): set when the last round is in
+    # (`measured`), emptied as they arrive; what is left at the end was never computed
+    computing: list[str] = field(default_factory=list)
+    measured: bool = False  # the last round is in: the verdicts are final
     tail_rows: list[dict[str, Any]] = field(default_factory=list)
     progress: Progress = field(default_factory=Progress)
     # `sagetui profile` (or p in the console): inside each profiled variant's main loop

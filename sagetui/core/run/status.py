@@ -12,7 +12,8 @@ run ended; the header, `sagetui run`'s summary and exit status, every export and
              run was neither stopped nor cut short by an error;
 - partial:   rounds were kept, but a variant failed (when, why and what was kept are in
              `status_detail`, and on the variant: status, error, failed_round), a variant lost
-             a round it was asked for, or the session hit an error;
+             a round it was asked for, a late figure was never computed (the run was stopped
+             or its runner died after the last round: late.py), or the session hit an error;
 - cancelled: stopped before its planned rounds (by the user, a signal, every variant turned
              off), with nothing else wrong: what was measured is kept and can be resumed;
 - failed:    no round of any variant was kept.
@@ -24,6 +25,7 @@ runner starts.
 
 from __future__ import annotations
 
+from sagetui.core.run import late
 from sagetui.core.run.model import RunModel
 
 PENDING = "pending"
@@ -62,11 +64,15 @@ def final_status(m: RunModel, *, stopped_by: str | None = None, error: str | Non
             detail.append(f"variant {v.name} lost round{'s' * (len(missing) > 1)} "
                           f"{', '.join(str(r + 1) for r in missing)}")
     done = len(m.completed_rounds)
+    if m.measured and m.computing and kept_any:  # stopped or lost after its last round
+        trouble = True
+        detail.append(f"not computed: {late.describe(m.computing)}")
     if error is not None:
         detail.append(f"the session failed: {error}")
     if stopped_by is not None:
         of = f" of {rounds_planned}" if rounds_planned else ""
-        detail.append(f"stopped by {stopped_by} after {done}{of} rounds")
+        late_part = ", while computing the late figures" if m.measured and m.computing else ""
+        detail.append(f"stopped by {stopped_by} after {done}{of} rounds{late_part}")
     elif rounds_planned is not None and done < rounds_planned and m.active():
         trouble = True
         detail.append(f"{done} of {rounds_planned} rounds ran")

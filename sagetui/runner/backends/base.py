@@ -40,6 +40,17 @@ class Inputs:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def tiny_inputs(like: Inputs, tokens: int = 128) -> Inputs:
+    """Inputs of `like`'s dtype, layout, head dim and mask, one head of `tokens` tokens: a call
+    on them costs what a first call costs beyond its kernels (imports, registrations)."""
+    import torch
+
+    d = like.q.shape[-1]
+    shape = (1, tokens, 1, d) if like.layout == "NHD" else (1, 1, tokens, d)
+    q, k, v = (torch.randn(shape, dtype=like.q.dtype, device=like.q.device) for _ in range(3))
+    return Inputs(q=q, k=k, v=v, layout=like.layout, causal=like.causal, sm_scale=like.sm_scale)
+
+
 class PhaseClock(Protocol):
     """Marks the end of each leaf phase. `start()` opens the pass; `mark(name)` closes a leaf."""
 
@@ -95,6 +106,10 @@ class Backend(ABC):
         """The same call through the library's public API, for the decomposition check, or None
         when the backend has no separate public entry point."""
         return None
+
+    @property
+    def has_public(self) -> bool:
+        return type(self).public is not Backend.public
 
     def facts(self, inputs: Inputs, out: torch.Tensor) -> dict[str, Any]:
         """Facts about what ran, found once outside the timed regions (sdpa: which backend)."""

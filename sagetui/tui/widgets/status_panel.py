@@ -9,6 +9,7 @@ from typing import Any
 from rich.text import Text
 
 from sagetui.core.format import duration, min_mean_max
+from sagetui.core.run import late
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_static import SteadyStatic
@@ -34,6 +35,10 @@ def state_line(data: Source, ctx: ViewContext) -> Text:
         if not ctx.running:
             t.append(f"  {data.rounds_done}/{planned} rounds kept" if data.status != "complete"
                      else f"  {data.rounds_done}/{planned} rounds")
+        elif m.measured:  # the last round is in: the verdicts are final
+            t.append(f"  {data.rounds_done}/{planned} rounds measured · verdicts final")
+            what = late.describe(m.computing)
+            t.append(f" · computing {what}" if what else f" · {p.stage}")
         elif p.round >= 0:
             # adaptive: the plan is the target width; the round limit is only a bound
             t.append(f"  round {p.round + 1}/{planned}" if c.until_ci_percent is None else
@@ -43,7 +48,7 @@ def state_line(data: Source, ctx: ViewContext) -> Text:
             t.append(f" · iteration {p.iteration_in_round}/{per_round}")
             if p.current_variant:
                 t.append(f" ({p.current_variant})")
-        if ctx.running:
+        if ctx.running and not m.measured:
             if p.stage != "measuring":
                 t.append(f" · {p.stage}")
             eta = c.eta_s(p)

@@ -9,6 +9,7 @@ from rich.text import Text
 from sagetui.core import format as fmt
 from sagetui.core.format import ms, pct
 from sagetui.core.report.model import Accuracy
+from sagetui.core.run import late
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -20,7 +21,11 @@ STATUS_STYLE = {"ok": "", "failed": "bold red", "excluded": "yellow", "partial":
                 "pending": "dim"}
 
 
-def _accuracy(acc: Accuracy | None) -> tuple[str, str]:
+def _accuracy(acc: Accuracy | None, late_state: str | None) -> tuple[Any, Any]:
+    """Its cells; `late_state` for an accuracy still to come ("computing…") or that never
+    came ("not computed"), after the last round (core/run/late.py)."""
+    if acc is None and late_state is not None:
+        return Text(late_state, style="dim italic"), ""
     cells = fmt.accuracy(acc.model_dump() if acc else None)
     return cells["cos"], cells["l1"]
 
@@ -66,7 +71,10 @@ class VariantTable(SteadyTable):
             pass
 
     def sync(self, data: Source, ctx: ViewContext) -> None:
-        accuracy = any(v.facts.accuracy for v in data.variants.values())
+        late_keys = set(data.model.computing)
+        late_state = "computing…" if ctx.running else "not computed"
+        accuracy = bool(any(v.facts.accuracy for v in data.variants.values())
+                        or any(k.startswith(late.ACCURACY) for k in late_keys))
         if accuracy != self._accuracy:  # a report without accuracy keeps 80 columns for timing
             self._accuracy = accuracy
             self.clear(columns=True)
@@ -84,7 +92,9 @@ class VariantTable(SteadyTable):
                 Text("■", style=colour), on, Text(label, style=f"bold {colour}"), role,
                 Text(v.status, style=STATUS_STYLE.get(v.status, "")), ms(data.p50_s(v)),
                 "" if name == data.baseline else pct(v.speedup_percent, 3),
-                drift_cell(v.drift), *(_accuracy(v.facts.accuracy) if accuracy else ())]))
+                drift_cell(v.drift),
+                *(_accuracy(v.facts.accuracy, late_state if late.accuracy_key(name) in late_keys
+                            else None) if accuracy else ())]))
         if not rows:
             rows.append((NONE_KEY, ["", "", Text("(none)", style="dim"),
                                     *[""] * (7 if accuracy else 5)]))
