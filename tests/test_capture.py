@@ -303,6 +303,7 @@ def test_the_budget_stops_saving_and_the_program_runs_on(tmp_path, capsys):
     ({"calls": "module:nomatch"}, "no call matched --calls module:nomatch: the program made 4"),
     ({"max_calls": 0}, "max_calls is 0: give a whole number >= 1"),
     ({"max_bytes": "lots"}, "'lots' is not a size"),
+    ({"calls": 3}, "calls is 3: give a selection as text"),
 ])
 def test_context_manager_refusals_keep_nothing(tmp_path, options, message):
     with pytest.raises(CaptureError, match=message):

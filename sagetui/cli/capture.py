@@ -47,13 +47,14 @@ def cmd_capture(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     kept = False
     try:
-        status = subprocess.call(command[:1] + ["-m", "sagetui.recorder", str(staged),
-                                                settings.model_dump_json()] + command[1:])
+        try:
+            status = subprocess.call(command[:1] + ["-m", "sagetui.recorder", str(staged),
+                                                    settings.model_dump_json()] + command[1:])
+        except OSError as exc:
+            raise UsageError(f"cannot run {command[0]}: {exc.strerror or exc}") from None
         manifest = _finished(status, staged)
         publish(staged, Path(args.out))
         kept = True
-    except OSError as exc:
-        raise UsageError(f"cannot run {command[0]}: {exc.strerror or exc}") from None
     finally:
         if not kept:
             discard(staged)

@@ -25,12 +25,18 @@ from sagetui.recorder.recording import Recording
 
 @dataclass
 class Captured:
+    """What the `with` statement gives: the capture's directory, and its manifest once the
+    block has ended and the capture is there."""
+
     directory: Path
     manifest: Manifest | None = None
 
 
 def settings(calls: str | None, max_calls: int | None, max_bytes: int | str | None) -> Settings:
     """The capture's settings, checked: CaptureError with the one line for a bad one."""
+    if calls is not None and not isinstance(calls, str):
+        raise CaptureError(f"calls is {calls!r}: give a selection as text, as --calls takes "
+                           "it ('0,3,5-9', 'every:4', 'module:blocks.*.attn')")
     try:
         Selection.parse(calls)
         if isinstance(max_bytes, str):
@@ -63,7 +69,11 @@ def capture(directory: str | os.PathLike[str], calls: str | None = None,
         installed.remove()
         discard(recording.directory)
         raise
-    publish(recording.directory, out)
+    try:
+        publish(recording.directory, out)
+    except OSError as exc:
+        discard(recording.directory)
+        raise CaptureError(f"cannot put the capture at {out}: {exc.strerror or exc}") from None
     result.manifest = manifest
     note = budget_note(manifest)
     if note:
