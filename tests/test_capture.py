@@ -391,6 +391,11 @@ def test_sageattention_is_wrapped_when_the_program_imports_it(tmp_path, monkeypa
     assert w.calls[0].shape is not None and w.calls[0].shape.describe() == "2x8x4x16 fp16 NHD"
     assert w.calls[1].shape is None and "varlen" in (w.calls[1].unfit or "")
     assert w.calls[1].facts.varlen is not None and w.calls[1].facts.varlen.max_seqlen_q == 7
+    from safetensors import safe_open
+
+    with safe_open(str(w.calls[1].file), "pt") as f:  # the file alone says how it was called
+        assert f.metadata() == {"function": "sageattention.sageattn_varlen", "layout": "NHD",
+                                "is_causal": "True", "max_seqlen_q": "7", "max_seqlen_k": "7"}
     varlen = load_call(w.calls[1])
     assert varlen.cu_seqlens_q is not None and torch.equal(varlen.cu_seqlens_q, cu)
     assert torch.equal(varlen.q, packed)

@@ -111,9 +111,12 @@ class Recording:
               facts: dict[str, Any]) -> dict[str, Tensor]:
         host = {n: _host_copy(t) for n, t in tensors.items()}
         path = self.directory / file_name(index)
-        save_file(host, str(path), metadata={"function": facts["function"],
-                                             "layout": facts["layout"],
-                                             "is_causal": str(facts["is_causal"])})
+        # the file read on its own (sagetui run --inputs) says how its tensors were called
+        metadata = {"function": facts["function"], "layout": facts["layout"],
+                    "is_causal": str(facts["is_causal"])}
+        if facts["varlen"] is not None:
+            metadata.update({k: str(v) for k, v in facts["varlen"].model_dump().items()})
+        save_file(host, str(path), metadata=metadata)
         usual_mode(path)
         return {n: Tensor(shape=list(t.shape), dtype=str(t.dtype).removeprefix("torch."),
                           sha256=hashlib.sha256(t.reshape(-1).view(torch.uint8).numpy().data)
