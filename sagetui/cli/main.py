@@ -59,7 +59,7 @@ def _add_run_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
 
 
 COMMANDS = ("run", "view", "compare", "check", "doctor", "calibrate", "profile", "sweep",
-            "schema", "merge", "node-check")
+            "capture", "schema", "merge", "node-check")
 
 
 def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -> Parser:
@@ -160,7 +160,36 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
         sw.add_argument("--theme", help=argparse.SUPPRESS)
         sw.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
 
-    sub.add_parser("schema", help="print the report's JSON Schema")
+    cap = sub.add_parser("capture", help="run a Python program and save its attention calls "
+                         "(q, k, v and a manifest): a workload of your own model",
+                         description="Runs the program with torch's scaled_dot_product_attention "
+                         "and SageAttention's public functions wrapped, and saves the selected "
+                         "calls into DIR: one safetensors file per call (q, k, v) and "
+                         "manifest.json. Refused with one line and exit status 2, nothing kept: "
+                         "no program, a bad option, DIR not empty (--force), the program failing, "
+                         "no call matched. --verify DIR checks a capture against its files.")
+    if full("capture"):
+        cap.add_argument("--out", metavar="DIR", help="where the capture goes (written beside "
+                         "it, renamed into place when whole)")
+        cap.add_argument("--calls", metavar="SELECT", help="which calls to save (default all): "
+                         "indices and ranges (0,3,5-9; every call the program makes counts, "
+                         "from 0), every:N, module:GLOB (module:blocks.*.attn), joined by commas "
+                         "for their union")
+        cap.add_argument("--max-calls", type=_whole, metavar="N", help="save the first N "
+                         "selected calls at most")
+        cap.add_argument("--max-bytes", type=_size, metavar="B", default=MAX_BYTES,
+                         help="stop saving before the saved tensors pass B bytes (500M, 2G; "
+                         f"default {MAX_BYTES}); the program runs to its end")
+        cap.add_argument("--force", action="store_true", help="replace a DIR that is not empty")
+        cap.add_argument("--verify", metavar="DIR", help="check a capture against its files "
+                         "(shape, dtype, sha256 of each tensor) and list its calls")
+        cap.add_argument("program", nargs="*", metavar="-- python SCRIPT [ARGS]",
+                         help="the program, after --: python SCRIPT [ARGS], python -m MODULE "
+                         "[ARGS] or SCRIPT.py [ARGS]")
+
+    sch = sub.add_parser("schema", help="print the JSON Schema of a report (or of a capture's "
+                         "manifest)")
+    sch.add_argument("what", nargs="?", choices=["report", "capture"], default="report")
     from sagetui.cli.node_options import add_node_commands
 
     add_node_commands(sub, _add_run_options, _add_outputs, full)
@@ -175,6 +204,24 @@ def _percent(text: str) -> float:
     if not 0 <= value < 1e6:
         raise argparse.ArgumentTypeError(f"{text!r}: give a percentage >= 0")
     return value
+
+
+MAX_BYTES = "4G"  # capture's default budget: a few calls of a large model, not a full disk
+
+
+def _whole(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number >= 1")
+    return int(text)
+
+
+def _size(text: str) -> int:
+    from sagetui.core.capture.selection import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_outputs(p: argparse.ArgumentParser) -> None:
@@ -253,6 +300,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from sagetui.cli.reports import cmd_compare
 
             return cmd_compare(args)
+        if args.command == "capture":
+            from sagetui.cli.capture import cmd_capture
+
+            return cmd_capture(args)
         if args.command == "schema":
             from sagetui.cli.reports import cmd_schema
 

@@ -83,6 +83,16 @@ def count(value: int | None) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else DASH
 
 
+def size(nbytes: int | None) -> str:
+    """Bytes in powers of 1024, as --max-bytes reads them: 512 B, 1.5 KiB, 300.0 MiB."""
+    if not isinstance(nbytes, int) or nbytes < 0:
+        return DASH
+    power = min((nbytes.bit_length() - 1) // 10, 4) if nbytes else 0
+    if power == 0:
+        return f"{nbytes} B"
+    return f"{nbytes / 1024 ** power:.1f} {('KiB', 'MiB', 'GiB', 'TiB')[power - 1]}"
+
+
 def duration(seconds: float | None) -> str:
     """0:07, 12:34, 1:02:03."""
     if not _finite(seconds) or seconds < 0:  # type: ignore[operator]

@@ -157,15 +157,28 @@ def parse_report(data: Any, path: str | os.PathLike = "<report>", *,
             return Report.model_validate_json(text, strict=True)
         return Report.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        loc = _data_loc(data, err["loc"], err["type"] == "missing")
-        extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field"
-        elif err["type"] == "missing":
-            msg = "missing field"
-        raise ReportError(path, json_path(loc), msg + extra) from None
+        raise ReportError(path, *validation_problem(exc, data)) from None
+
+
+def validation_line(exc: ValidationError) -> str:
+    """`head_dim: Input should be ...`: a model's first validation error, of a model built
+    from Python values (validation_problem names the JSON path in a parsed document)."""
+    err = exc.errors(include_url=False)[0]
+    where = ".".join(map(str, err["loc"]))
+    return one_line((f"{where}: " if where else "") + err["msg"].removeprefix("Value error, "))
+
+
+def validation_problem(exc: ValidationError, data: Any) -> tuple[str, str]:
+    """(JSON path, problem) of a model's first validation error on parsed JSON `data`."""
+    err = exc.errors(include_url=False)[0]
+    loc = _data_loc(data, err["loc"], err["type"] == "missing")
+    extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        msg = "unknown field"
+    elif err["type"] == "missing":
+        msg = "missing field"
+    return json_path(loc), msg + extra
 
 
 def load_report(path: str | os.PathLike) -> Report:

@@ -1,0 +1,173 @@
+"""A capture loaded as a workload: its manifest checked against its files, and each saved
+call with what a run needs to know of it. The tensors themselves load in the runner
+(runner/workload.py: torch); everything here reads files with the standard library.
+
+Every way a capture can be wrong is a WorkloadError whose text is one line naming the call and
+what differs: the CLI prints it and exits 2.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from sagetui.core.capture.manifest import MANIFEST, Call, Manifest
+from sagetui.core.capture.tensor_file import TensorFileError, read_header, stored_sha256
+from sagetui.core.config import Shape, default_config
+from sagetui.core.report.io import one_line, validation_line, validation_problem
+from sagetui.core.run_argv import config_argv
+
+SHAPE_DTYPES = {"float16": "fp16", "bfloat16": "bf16"}  # torch's names -> a run's
+
+
+class WorkloadError(ValueError):
+    """A capture that cannot be used as it is; str() is the one line to print."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(one_line(text))
+
+
+@dataclass(frozen=True)
+class WorkloadCall:
+    """One saved call: its manifest entry (`facts`), its tensor file, and the run shape it
+    fits, or why none does (`unfit`: a varlen call, a mask, a dtype a run does not take...)."""
+
+    facts: Call
+    file: Path
+    shape: Shape | None
+    unfit: str | None
+
+    @property
+    def index(self) -> int:
+        return self.facts.index
+
+    @property
+    def module(self) -> str | None:
+        return self.facts.module
+
+    @property
+    def weight(self) -> int:
+        """How many of the program's calls were like this one (facts.count). Saved calls that
+        share a signature share this weight: count each signature once."""
+        return self.facts.count
+
+    @property
+    def scale(self) -> float | None:
+        """The softmax scale the program gave; None: 1/sqrt(head_dim), as a run uses."""
+        return self.facts.scale
+
+    def run_argv(self) -> list[str] | None:
+        """`sagetui run`'s arguments that measure this call on its own tensors (--inputs FILE
+        and its shape), where it fits a run's shape."""
+        if self.shape is None:
+            return None
+        return config_argv(default_config(shape=self.shape, auto_shape=False,
+                                          inputs_path=str(self.file)))
+
+
+@dataclass(frozen=True)
+class Workload:
+    directory: Path
+    manifest: Manifest
+    calls: list[WorkloadCall]
+
+
+def load_workload(directory: str | Path, *, hashes: bool = True) -> Workload:
+    """The capture in `directory`, checked: its manifest against its model, every call's file
+    against the manifest (each tensor there, its dtype and shape; its sha256 unless `hashes`
+    is False: they read every byte)."""
+    d = Path(directory)
+    manifest = read_manifest(d)
+    calls = []
+    for c in manifest.calls:
+        check_call(d, c, hashes)
+        calls.append(WorkloadCall(c, d / c.file, *run_shape(c)))
+    return Workload(d, manifest, calls)
+
+
+def read_manifest(directory: Path) -> Manifest:
+    path = directory / MANIFEST
+    if not directory.is_dir():
+        raise WorkloadError(f"{directory}: no such directory")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise WorkloadError(f"{directory}: no {MANIFEST} (not a capture)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkloadError(f"{path}: cannot read: {exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise WorkloadError(f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON "
+                            f"({exc.msg})") from None
+    try:
+        return Manifest.model_validate_json(text, strict=True)
+    except ValidationError as exc:
+        where, problem = validation_problem(exc, data)
+        raise WorkloadError(f"{path}: {where}: {problem}") from None
+
+
+def check_call(directory: Path, call: Call, hashes: bool = True) -> None:
+    """The call's file holds exactly the tensors the manifest lists, as it lists them."""
+    path = directory / call.file
+
+    def fail(what: str) -> WorkloadError:
+        return WorkloadError(f"{directory}: call {call.index} ({call.file}): {what}")
+
+    try:
+        stored = read_header(path)
+    except FileNotFoundError:
+        raise fail("no such file") from None
+    except (OSError, TensorFileError) as exc:
+        raise fail(str(exc)) from None
+    for name, want in call.tensors.items():
+        got = stored.get(name)
+        if got is None:
+            raise fail(f"no tensor {name!r} in the file")
+        if (got.dtype, got.shape) != (want.dtype, want.shape):
+            raise fail(f"{name} is {got.dtype} {got.shape} in the file; the manifest says "
+                       f"{want.dtype} {want.shape}")
+        if hashes:
+            try:
+                sha = stored_sha256(path, got)
+            except (OSError, TensorFileError) as exc:
+                raise fail(str(exc)) from None
+            if sha != want.sha256:
+                raise fail(f"{name}'s bytes have sha256 {sha[:16]}...; the manifest says "
+                           f"{want.sha256[:16]}...")
+    extra = sorted(set(stored) - set(call.tensors))
+    if extra:
+        raise fail(f"the file holds {', '.join(map(repr, extra))}, which the manifest does "
+                   "not list")
+
+
+def run_shape(call: Call) -> tuple[Shape | None, str | None]:
+    """The run shape of a call (sagetui's Shape: what `sagetui run` measures), or None and
+    why it has none."""
+    if call.varlen is not None:
+        return None, "a varlen call packs its sequences: it has no one shape"
+    if call.mask in ("bool", "additive"):
+        return None, f"its {call.mask} attn_mask is not part of a run"
+    if call.dropout_p:
+        return None, f"dropout_p {call.dropout_p:g} is not part of a run"
+    q, k, v = (call.tensors[n].shape for n in ("q", "k", "v"))
+    if len(q) != 4 or len(k) != 4:
+        return None, f"q has {len(q)} dimensions; a run's q has 4"
+    if v != k:
+        return None, f"v's shape {v} is not k's {k}"
+    dtype = SHAPE_DTYPES.get(call.dtype)
+    if dtype is None:
+        return None, f"{call.dtype}: a run is fp16 or bf16"
+    if call.layout == "HND":
+        (b, h, n, d), (_, hk, nk, _) = q, k
+    else:
+        (b, n, h, d), (_, nk, hk, _) = q, k
+    try:
+        return Shape(batch=b, heads=h, kv_heads=hk if hk != h else None, q_len=n,
+                     kv_len=nk if nk != n else None, head_dim=d, dtype=dtype,
+                     layout=call.layout, causal=call.is_causal), None
+    except ValidationError as exc:
+        return None, validation_line(exc)

@@ -1,0 +1,50 @@
+"""Which module made a call: the innermost torch.nn.Module running when the call was made,
+named by its path in the outermost one (`blocks.2.attn`), read off the Python stack.
+
+Every module call goes through `Module._call_impl`, whose frame holds the module as `self`, so
+the innermost such frame above the call is the calling module and the outermost is the model
+the program called. Why the stack and not module hooks: global forward (pre-)hooks would run on
+every call of every module (and turn off torch's fast path for modules without hooks), where
+this costs a walk up the stack at an attention call only; it keeps no state that an exception
+inside a forward could leave wrong; and it sees modules made or replaced after the capture
+began. Names are looked up in a table of the outermost module's `named_modules()`, built when
+that module is first seen and again when a module is missing from it. A module whose forward is
+called directly (`self.attn.forward(x)`, not `self.attn(x)`) has no frame of its own: the call
+is its caller's.
+"""
+
+from __future__ import annotations
+
+import weakref
+from types import FrameType
+
+import torch
+
+_CALL_IMPL = torch.nn.Module._call_impl.__code__
+
+
+class ModulePaths:
+    def __init__(self) -> None:
+        # the outermost module -> {id(submodule): its path}; dropped with the module
+        self._names: weakref.WeakKeyDictionary[torch.nn.Module, dict[int, str]] = (
+            weakref.WeakKeyDictionary())
+
+    def of(self, frame: FrameType | None) -> tuple[str | None, str | None]:
+        """(path of the innermost module, class of the outermost) for a call made in `frame`;
+        (None, None) outside every module."""
+        inner = outer = None
+        while frame is not None:
+            if frame.f_code is _CALL_IMPL:
+                inner = inner or frame
+                outer = frame
+            frame = frame.f_back
+        if inner is None or outer is None:
+            return None, None
+        module, root = inner.f_locals["self"], outer.f_locals["self"]
+        names = self._names.get(root)
+        if names is None or id(module) not in names:
+            names = {}
+            for name, m in root.named_modules(remove_duplicate=False):
+                names.setdefault(id(m), name)  # a shared module: its first name
+            self._names[root] = names
+        return names.get(id(module)), type(root).__qualname__

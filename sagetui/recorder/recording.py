@@ -1,0 +1,188 @@
+"""A capture in progress: every call the wrappers hand over is counted and its signature
+tallied; the selected ones, within --max-calls and --max-bytes, are copied to the host and
+written at once, one safetensors file each; at the end, the manifest."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import torch
+from pydantic import ValidationError
+from safetensors.torch import save_file
+
+from sagetui import __version__
+from sagetui.core.capture.manifest import (
+    MANIFEST,
+    VARLEN,
+    BudgetCut,
+    Call,
+    Manifest,
+    Settings,
+    Tensor,
+    Varlen,
+    file_name,
+)
+from sagetui.core.capture.outcome import CaptureError
+from sagetui.core.capture.selection import Selection
+from sagetui.core.capture.staging import usual_mode
+from sagetui.core.report.io import one_line, validation_line
+from sagetui.recorder.module_path import ModulePaths
+from sagetui.recorder.targets import Target
+
+Signature = tuple[Any, ...]
+
+
+class Recording:
+    """The wrappers' `record`: called after each wrapped call returned, never raises (a
+    failure ends the capture, said by `finish`, and leaves the program alone)."""
+
+    def __init__(self, directory: Path, settings: Settings) -> None:
+        self.directory, self.settings = directory, settings
+        self.selection = Selection.parse(settings.calls)
+        self.paths = ModulePaths()
+        self.seen = self.selected = self.saved_bytes = 0
+        self.counts: dict[Signature, int] = {}
+        self.cut: BudgetCut | None = None
+        self.device: str | None = None
+        self.device_name: str | None = None
+        self.failure: str | None = None
+        self._saved: list[tuple[dict[str, Any], Signature]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, target: Target, args: tuple[Any, ...], kwargs: dict[str, Any],
+                 frame: FrameType | None) -> None:
+        if self.failure is not None:
+            return
+        try:
+            self._record(target, args, kwargs, frame)
+        except Exception as exc:  # the program must not see the capture fail
+            self.failure = (f"the capture failed after {self.seen} calls: "
+                            f"{type(exc).__name__}: {exc}")
+
+    def _record(self, target: Target, args: tuple[Any, ...], kwargs: dict[str, Any],
+                frame: FrameType | None) -> None:
+        a = target.arguments(args, kwargs)
+        q, k, v = a[target.params[0]], a[target.params[1]], a[target.params[2]]
+        module, root = self.paths.of(frame)
+        mask, scale = a.get("attn_mask"), a.get(target.scale)
+        # the call's signature, from the arguments as given (cheap: every call has one, and
+        # most are not saved); the manifest's facts are made only for a call that is saved
+        key = (target.name, q.shape, k.shape, v.shape, q.dtype, target.layout_of(a) == "NHD",
+               bool(a.get("is_causal", False)), None if mask is None else mask.dtype is torch.bool,
+               scale if scale is None or type(scale) is float else float(scale),
+               bool(a.get("enable_gqa", False)), float(a.get("dropout_p", 0.0)),
+               (int(a["max_seqlen_q"]), int(a["max_seqlen_k"])) if target.name == VARLEN
+               else None, module, root)
+        with self._lock:
+            index = self.seen
+            self.seen += 1
+            self.counts[key] = self.counts.get(key, 0) + 1
+            if index == 0:
+                self.device = str(q.device)
+                self.device_name = torch.cuda.get_device_name(q.device) if q.is_cuda else None
+            if not self.selection.matches(index, module):
+                return
+            self.selected += 1
+            if self.cut is not None or len(self._saved) == self.settings.max_calls:
+                return
+            tensors = {"q": q, "k": k, "v": v}
+            if target.name == VARLEN:
+                tensors.update(cu_seqlens_q=a["cu_seqlens_q"], cu_seqlens_k=a["cu_seqlens_k"])
+            nbytes = sum(t.numel() * t.element_size() for t in tensors.values())
+            budget = self.settings.max_bytes
+            if budget is not None and self.saved_bytes + nbytes > budget:
+                self.cut = BudgetCut(index=index, call_bytes=nbytes,
+                                     saved_bytes=self.saved_bytes, max_bytes=budget)
+                return
+            facts = _facts(target, a, q, k)
+            facts.update(index=index, file=file_name(index), module=module, module_root=root,
+                         device=str(q.device))
+            facts["tensors"] = self._save(index, tensors, facts)
+            self.saved_bytes += nbytes
+            self._saved.append((facts, key))
+
+    def _save(self, index: int, tensors: dict[str, torch.Tensor],
+              facts: dict[str, Any]) -> dict[str, Tensor]:
+        host = {n: _host_copy(t) for n, t in tensors.items()}
+        path = self.directory / file_name(index)
+        # the file read on its own (sagetui run --inputs) says how its tensors were called
+        metadata = {"function": facts["function"], "layout": facts["layout"],
+                    "is_causal": str(facts["is_causal"])}
+        if facts["varlen"] is not None:
+            metadata.update({k: str(v) for k, v in facts["varlen"].model_dump().items()})
+        save_file(host, str(path), metadata=metadata)
+        usual_mode(path)
+        return {n: Tensor(shape=list(t.shape), dtype=str(t.dtype).removeprefix("torch."),
+                          sha256=hashlib.sha256(t.reshape(-1).view(torch.uint8).numpy().data)
+                          .hexdigest())
+                for n, t in host.items()}
+
+    def finish(self, argv: list[str]) -> Manifest:
+        """The manifest, written into the directory; CaptureError where the capture failed."""
+        if self.failure is not None:
+            raise CaptureError(self.failure)
+        sage = sys.modules.get("sageattention")
+        try:
+            calls = [Call(**facts, count=self.counts[key],
+                          signature=hashlib.sha256(repr(key).encode()).hexdigest()[:12])
+                     for facts, key in self._saved]
+            manifest = Manifest(
+                tool=f"sagetui {__version__}", created=dt.datetime.now(dt.UTC)
+                .astimezone().isoformat(timespec="seconds"),
+                torch=torch.__version__, sageattention=_version(sage) if sage else None,
+                device=self.device, device_name=self.device_name, argv=argv,
+                settings=self.settings, calls_seen=self.seen, calls_selected=self.selected,
+                bytes_saved=self.saved_bytes, budget_cut=self.cut, calls=calls)
+            (self.directory / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n",
+                                                   encoding="utf-8")
+        except ValidationError as exc:  # a dtype the manifest has no name for...
+            raise CaptureError(f"the capture's manifest: {validation_line(exc)}") from None
+        except OSError as exc:
+            raise CaptureError(one_line(f"the capture's manifest: {exc}")) from None
+        return manifest
+
+
+def _facts(target: Target, a: dict[str, Any], q: torch.Tensor, k: torch.Tensor
+           ) -> dict[str, Any]:
+    """What the manifest says of a call, but its tensors, module and count."""
+    layout = "NHD" if target.layout_of(a) == "NHD" else "HND"  # SageAttention's rule
+    causal = bool(a.get("is_causal", False))
+    mask = a.get("attn_mask")
+    scale = a.get(target.scale)
+    heads = -2 if layout == "NHD" else -3
+    varlen = None
+    if target.name == VARLEN:
+        varlen = Varlen(max_seqlen_q=int(a["max_seqlen_q"]), max_seqlen_k=int(a["max_seqlen_k"]))
+    return dict(
+        function=target.name, dtype=str(q.dtype).removeprefix("torch."), layout=layout,
+        is_causal=causal, scale=None if scale is None else float(scale),
+        mask=("causal" if causal else "none" if mask is None
+              else "bool" if mask.dtype == torch.bool else "additive"),
+        gqa=bool(a.get("enable_gqa", False))
+        or (q.dim() == k.dim() >= 3 and q.shape[heads] != k.shape[heads]),
+        dropout_p=float(a.get("dropout_p", 0.0)), varlen=varlen)
+
+
+def _host_copy(t: torch.Tensor) -> torch.Tensor:
+    """A contiguous copy on the host, in one copy from any device; the program's tensor is
+    only read."""
+    return torch.empty(t.shape, dtype=t.dtype, device="cpu").copy_(t.detach())
+
+
+def _version(module: Any) -> str | None:
+    version = getattr(module, "__version__", None)
+    if version is None:
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as dist_version
+
+        try:
+            return dist_version("sageattention")
+        except PackageNotFoundError:
+            return None
+    return str(version)
