@@ -129,3 +129,30 @@ def test_online_blockwise_softmax_is_softmax_up_to_the_fp8_p(causal):
     assert torch.isfinite(out).all()
     rel = ((out - exact).norm() / exact.norm()).item()
     assert 1e-4 < rel < 0.03, rel  # fp8 P is there, and nothing else is lost
+
+
+# -- issue 21: smooth_k, as SageAttention's functions take it -------------------------------------
+def test_smooth_k_is_an_option_on_by_default_and_off_names_the_plain_k_phase():
+    from sagetui.core.options import OPTIONS
+
+    assert OPTIONS["reference"]["smooth_k"].default is True  # as SageAttention's functions
+    plain = ReferenceBackend({"smooth_k": False})
+    want = [p.replace("k_int8_subtract_mean_quantization", "k_int8_quantization")
+            for p in LEAVES]
+    assert plain.leaves() == want and ReferenceBackend().leaves() == LEAVES
+    clock = CpuClock(plain.leaves())
+    plain.run(_inputs(1, 256, 2, 2, 64, torch.bfloat16, "NHD", False), clock)
+    assert list(clock.result()) == want
+
+
+def test_smoothing_changes_nothing_when_k_has_no_mean_to_remove():
+    """K smoothing is exact for the softmax (q·mean(K) is the same for every key): on inputs
+    whose K mean is zero in every channel, both give the same output bytes."""
+    inp = _inputs(1, 256, 2, 2, 64, torch.bfloat16, "HND", False)
+    k = inp.k.float()
+    k = torch.cat([k, -k], dim=2).to(inp.k.dtype)  # every channel's mean exactly 0
+    v = torch.cat([inp.v, inp.v], dim=2)
+    inp = Inputs(inp.q, k, v, "HND", False, inp.sm_scale)
+    assert torch.equal(ReferenceBackend().run(inp, NullClock()),
+                       ReferenceBackend({"smooth_k": False}).run(inp, NullClock()))
+

@@ -182,6 +182,15 @@ class Peak(Model):
     source: str
 
 
+class Dispatch(Model):
+    """What sage2-auto's `sageattn` ran on this GPU (core/options.AUTO_CALLS): the function and
+    every option it ran with, its defaults included."""
+
+    arch: str | None = None
+    function: str
+    options: dict[str, str | float | int | bool | None] = Field(default_factory=dict)
+
+
 class VariantFacts(Model):
     """What the runner says of a variant besides its timings (the `facts` of its `variant` and
     `block_done` events): a fact added here reaches the run model, the report and `check`
@@ -195,6 +204,7 @@ class VariantFacts(Model):
     # device memory one call allocates beyond what was held before it (its output and
     # workspace), from torch's allocator peak around the warm-up's timed call: GPU only
     peak_memory_bytes: Annotated[int, Field(ge=0)] | None = None
+    dispatch: Dispatch | None = None  # sage2-auto: the function and options it dispatched to
 
 
 class Variant(VariantFacts):
