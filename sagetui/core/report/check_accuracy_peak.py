@@ -1,11 +1,13 @@
-"""`check` of the kernels' accuracy and throughput fields: accuracy ranges, and the share of
-peak recomputed from the shape, the p50 and the kernel's own datasheet peak."""
+"""`check` of the kernels' accuracy and throughput fields: accuracy ranges; the inputs block
+against the configuration; and the share of peak recomputed from the shape, the p50 and the
+kernel's own datasheet peak."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from sagetui.core import accuracy as acc
+from sagetui.core import distributions
 from sagetui.core.derived import attention_ops
 from sagetui.core.peaks import kernel_peak
 
@@ -42,6 +44,7 @@ def check_kernel_fields(c: MismatchCollector, report: Report) -> None:
     gpu = env_gpu.get("name") if isinstance(env_gpu, dict) else None
     shape = _shape(report)
     specs = _specs(report)
+    _check_inputs(c, report)
     for i, v in enumerate(report.variants or []):
         p = f"$.variants[{i}]"
         if v.accuracy is not None:
@@ -69,3 +72,23 @@ def check_kernel_fields(c: MismatchCollector, report: Report) -> None:
         if tops is not None and top:
             c.eq(f"{p}.achieved.call_share_of_peak", ach.get("call_share_of_peak"),
                  tops / top, "call_tops / peak_tops")
+
+
+def _check_inputs(c: MismatchCollector, report: Report) -> None:
+    """The inputs block names the distribution (or file) and seed the configuration ran."""
+    from sagetui.core.report.mismatch import Mismatch
+
+    cfg, block = report.config or {}, report.inputs
+    shape = cfg.get("shape")
+    if block is None or not isinstance(shape, dict):
+        return
+    want: list[tuple[str, Any, Any, str]]
+    if block.file is not None or cfg.get("inputs_path"):
+        want = [("file", block.file, cfg.get("inputs_path"), "config.inputs_path")]
+    else:
+        want = [("distribution", block.distribution,
+                 shape.get("distribution", distributions.DEFAULT), "config.shape.distribution"),
+                ("seed", block.seed, cfg.get("seed"), "config.seed")]
+    for key, recorded, expected, why in want:
+        if recorded != expected:
+            c.out.append(Mismatch(f"$.inputs.{key}", recorded, expected, why))

@@ -91,6 +91,12 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
                      "(+ = faster)")
     for name, spec in specs(report).items():
         lines.append(f"- `{name}` = `{spec}`" + _options_line(report.variant(name)))
+    if report.inputs is not None and report.inputs.distribution is not None:
+        i = report.inputs
+        params = ", ".join(f"{k} {v}" for k, v in (i.parameters or {}).items())
+        lines.append(f"- inputs: synthetic:{i.distribution}" + (f" ({params})" if params else "")
+                     + (f", seed {i.seed}" if i.seed is not None else "")
+                     + (f": {i.models}" if i.models else ""))
     env = report.environment or {}
     gpu = (env.get("gpu") or {}).get("name") if isinstance(env.get("gpu"), dict) else None
     if gpu or env.get("device"):

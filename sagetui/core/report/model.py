@@ -174,6 +174,18 @@ class Accuracy(Model):
     elements: Count | None = None
 
 
+class InputsBlock(Model):
+    """What q, k and v were: drawn from a synthetic distribution (core/distributions.py: its
+    name, parameters and the observation it models) with the run's seed, or read from a file."""
+
+    distribution: str | None = None
+    parameters: dict[str, float | int] | None = None
+    draws: str | None = None
+    models: str | None = None
+    seed: Count | None = None
+    file: str | None = None
+
+
 class Peak(Model):
     """The tensor-core types the share of peak is computed for (core/peaks.py)."""
 
@@ -266,6 +278,7 @@ class Report(Model):
     threshold: SameThreshold | None = None  # schema 3: the run's, with or without verdicts
     environment: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
+    inputs: InputsBlock | None = None  # issue 21: the inputs' distribution or file
     # the reference reports' fields
     metadata: dict[str, Any] | None = None
     source_commit: str | None = None
