@@ -162,6 +162,16 @@ def accuracy(acc: Mapping[str, Any] | None) -> dict[str, str]:
             "rmse": sci(a.get("rmse")), "max": sci(a.get("max_abs_error"))}
 
 
+def worst_heads(acc: Mapping[str, Any] | None) -> str:
+    """The worst query heads by relative L1, worst first: "12 (8.10 %), 3 (7.93 %)"; a head
+    whose output is not finite reads "not finite"."""
+    a = acc or {}
+    l1 = {h.get("head"): h.get("relative_l1") for h in a.get("per_head") or []}
+    cells = [f"{h} ({fraction_pct(l1[h]) + ' %' if _finite(l1.get(h)) else 'not finite'})"
+             for h in a.get("worst_heads") or []]
+    return ", ".join(cells) or DASH
+
+
 def option_value(v: Any) -> str:
     """An option's value as a spec writes it: true/false for booleans."""
     return str(v).lower() if isinstance(v, bool) else str(v)

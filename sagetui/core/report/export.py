@@ -174,6 +174,12 @@ def kernel_lines(report: Report) -> list[str]:
         heads = "all heads" if acc.heads in (None, "all") else f"heads {acc.heads}"
         lines.append(f"\nAccuracy against {acc.reference or 'fp32 attention'}, "
                      f"{acc.rows or 'all'} rows, {heads}.")
+    worst = [(v.name, fmt.worst_heads(v.accuracy.model_dump())) for v in report.variants or []
+             if v.accuracy and v.accuracy.worst_heads]
+    if worst:
+        lines.append("")
+    for name, text in worst:
+        lines.append(f"- `{name}` worst heads by rel. L1: {text}")
     return [*lines, ""]
 
 
