@@ -132,3 +132,158 @@ def test_accuracy_and_sdpa_backend_reach_the_exports_and_the_console_views():
     cells = accuracy(view.facts.accuracy.model_dump())
     assert (cells["cos"], cells["l1"]) == ("0.99987", "1.23")
     assert accuracy(None)["cos"] == accuracy(None)["l1"] == "-"
+
+
+# -- issue 21: accuracy per query head -----------------------------------------------------------
+def _np_head_metrics(out: np.ndarray, ref: np.ndarray) -> list[dict[str, float]]:
+    """Each head's metrics in float64 numpy, written out here ([B, H, N, D] arrays)."""
+    heads = []
+    for h in range(out.shape[1]):
+        o, r = out[:, h].astype(np.float64).ravel(), ref[:, h].astype(np.float64).ravel()
+        heads.append({"cosine_similarity": o @ r / np.linalg.norm(o) / np.linalg.norm(r),
+                      "relative_l1": np.abs(o - r).sum() / np.abs(r).sum(),
+                      "rmse": np.sqrt(np.mean((o - r) ** 2)),
+                      "max_abs_error": np.abs(o - r).max()})
+    return heads
+
+
+def _hnd_np(x: torch.Tensor, layout: str) -> np.ndarray:
+    return (x.transpose(1, 2) if layout == "NHD" else x).double().numpy()
+
+
+def test_per_head_accuracy_of_a_cpu_run_agrees_with_float64_numpy():
+    """The reference backend on the CPU, GQA (8 query heads on 2 KV heads): the report's
+    figures of every head against float64 attention computed here from the same inputs."""
+    from sagetui.core.config import RunConfig, Shape, VariantSpec
+    from sagetui.runner.backends.base import NullClock
+    from sagetui.runner.backends.reference import ReferenceBackend
+    from sagetui.runner.inputs import build_inputs
+    from sagetui.session.session import Session
+
+    cfg = RunConfig(shape=Shape(heads=8, kv_heads=2, q_len=192, head_dim=64, causal=True),
+                    variants=[VariantSpec(name="r", backend="reference")], warmup=1,
+                    rounds=1, iterations=1, seed=11)
+    report = Session(cfg).run()
+    got = report.variants[0].accuracy
+    assert got is not None and got.per_head is not None
+
+    inputs = build_inputs(cfg, "cpu")  # the same seed, the same inputs, the same output
+    out = ReferenceBackend().run(inputs, NullClock())
+    q, k, v = (_hnd_np(t, inputs.layout) for t in (inputs.q, inputs.k, inputs.v))
+    ref = _np_attention(q, k, v, inputs.sm_scale, causal=True)
+    want = _np_head_metrics(_hnd_np(out, inputs.layout), ref)
+    assert [h.head for h in got.per_head] == list(range(8))
+    for h, w in zip(got.per_head, want, strict=True):
+        assert h.elements == 192 * 64
+        for key, value in w.items():
+            assert getattr(h, key) == pytest.approx(value, rel=1e-4), (h.head, key)
+    # the whole output's figures from the same arrays, and the worst heads really the worst
+    whole = _np_metrics(_hnd_np(out, inputs.layout), ref)
+    for key, value in whole.items():
+        assert getattr(got, key) == pytest.approx(value, rel=1e-4), key
+    by_l1 = sorted(range(8), key=lambda i: -want[i]["relative_l1"])
+    assert got.worst_heads == by_l1[:acc.WORST_HEADS]
+    assert check_report(report) == []
+
+
+def test_per_head_sums_give_the_whole_outputs_figures_as_before():
+    """The overall figures are the heads' sums added in head order, exactly as the runner
+    added them before it kept each head's (the same floats, bit for bit)."""
+    g = torch.Generator().manual_seed(4)
+    q, k, v = (torch.randn(2, h, 70, 16, generator=g) for h in (6, 3, 3))
+    inputs = Inputs(q=q, k=k, v=v, layout="HND", causal=False, sm_scale=0.25)
+    ref = racc.ExactReference(inputs)
+    out = ref.out + 0.01 * torch.randn(ref.out.shape, generator=g)
+    got = ref.compare(out, "HND")
+    sums, max_abs = dict.fromkeys(acc.SUMS, 0.0), 0.0
+    for h in range(6):  # the loop of the code before issue 21
+        oh, rh = out[:, h].float(), ref.out[:, h]
+        d = oh - rh
+        parts = {"dot": (oh * rh).sum(), "out_sq": (oh * oh).sum(), "ref_sq": (rh * rh).sum(),
+                 "abs_diff": d.abs().sum(), "ref_abs": rh.abs().sum(), "sq_diff": (d * d).sum()}
+        for key, value in parts.items():
+            sums[key] += float(value.double().item())
+        max_abs = max(max_abs, float(d.abs().max().item()))
+    before = acc.from_sums(sums, max_abs, out.numel())
+    assert {k: got[k] for k in before} == before
+    assert len(got["per_head"]) == 6 and got["elements"] == out.numel()
+
+
+def test_worst_heads_by_relative_l1_a_non_finite_head_first():
+    assert acc.worst_heads({0: 0.01, 1: 0.05, 2: 0.03, 3: 0.02}) == [1, 2, 3]
+    assert acc.worst_heads({0: 0.01, 1: float("nan"), 2: 0.03}) == [1, 2, 0]
+    assert acc.worst_heads({0: 0.02, 1: None, 2: 0.02, 3: 0.02}) == [1, 0, 2]  # ties: lower head
+    assert acc.worst_heads({5: 0.1}) == [5]
+    assert acc.worst_heads({}) == []
+
+
+def _per_head_report():
+    """A saved CPU report's variant with per-head accuracy, as JSON."""
+    from .conftest import SAMPLES
+
+    data = json.loads((SAMPLES / "cpu_reference_kbias.json").read_text())
+    a = data["variants"][0]["accuracy"]
+    assert a["per_head"] and check_report(Report.model_validate(data)) == []
+    return data, a
+
+
+def _found(data) -> list[str]:
+    return [str(m) for m in check_report(Report.model_validate(data))]
+
+
+def test_check_recomputes_each_heads_metrics_and_the_whole_outputs_from_the_sums():
+    data, a = _per_head_report()
+    a["per_head"][1]["relative_l1"] *= 1.01
+    assert any(m.startswith("$.variants[0].accuracy.per_head[1].relative_l1")
+               and "from the head's sums" in m for m in _found(data))
+    data, a = _per_head_report()
+    a["per_head"][2]["sums"]["abs_diff"] *= 1.01  # a head's sum: its metric and the whole's
+    found = _found(data)
+    assert any(m.startswith("$.variants[0].accuracy.per_head[2].relative_l1") for m in found)
+    assert any(m.startswith("$.variants[0].accuracy.relative_l1:") for m in found), found
+    data, a = _per_head_report()
+    a["max_abs_error"] = a["max_abs_error"] * 0.5
+    assert any(m.startswith("$.variants[0].accuracy.max_abs_error") and "largest" in m
+               for m in _found(data))
+
+
+def test_check_holds_the_heads_compared_the_count_and_the_worst_heads():
+    data, a = _per_head_report()
+    a["worst_heads"] = list(reversed(a["worst_heads"]))
+    assert any(m.startswith("$.variants[0].accuracy.worst_heads") for m in _found(data))
+    data, a = _per_head_report()
+    del a["per_head"][0]  # a head missing: the count is no longer the heads' sum
+    found = _found(data)
+    assert any(m.startswith("$.variants[0].accuracy.per_head:") for m in found), found
+    assert any(m.startswith("$.variants[0].accuracy.elements") for m in found), found
+
+
+def test_a_non_finite_head_is_kept_without_its_figures_and_ranked_worst():
+    """A NaN output travels as null (core/protocol.py): its head keeps its place, counts as
+    the worst, and `check` recomputes what is still there."""
+    data, a = _per_head_report()
+    bad = a["per_head"][3]
+    for key in ("cosine_similarity", "relative_l1", "rmse", "max_abs_error"):
+        bad[key] = None
+        a[key] = None
+    bad["sums"] = {k: None for k in bad["sums"]}
+    l1 = {h["head"]: h["relative_l1"] for h in a["per_head"]}
+    a["worst_heads"] = acc.worst_heads(l1)
+    assert a["worst_heads"][0] == bad["head"]
+    assert _found(data) == []
+    from sagetui.core.format import worst_heads
+
+    assert worst_heads(a).startswith(f"{bad['head']} (not finite), ")
+
+
+def test_a_sweep_point_keeps_its_worst_head_in_the_csv_and_markdown():
+    from sagetui.core.sweep import plan
+    from sagetui.core.sweep.export import CSV_FIELDS, accuracy_text
+
+    _, a = _per_head_report()
+    point = plan.accuracy({"accuracy": a}, None)
+    worst = a["worst_heads"][0]
+    assert point is not None and point["worst_head"] == worst
+    assert point["worst_head_relative_l1"] == a["per_head"][worst]["relative_l1"]
+    assert f"worst head {worst} 3.91 %" in accuracy_text(point)
+    assert CSV_FIELDS.index("worst_head") == CSV_FIELDS.index("relative_l1") + 1

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sagetui.cli.errors import UsageError
-from sagetui.core import paths
+from sagetui.core import distributions, paths
 from sagetui.core.config import (
     BACKEND_NAMES,
     CPU_DEFAULT_SHAPE,
@@ -103,18 +103,24 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     # `--causal` is a flag (False when absent); `--heads 0` must still count as given
     shape_given = {field: v for field, o in FIELDS.items()
                    if o.shape and (v := getattr(args, o.dest, None)) is not None and v is not False}
+    try:  # `--inputs synthetic:NAME` names a distribution of the shape's, not a file
+        distribution = distributions.parse(args.inputs or "") or distributions.DEFAULT
+    except ValueError as exc:
+        raise UsageError(f"--inputs: {exc}") from None
     try:
-        if args.inputs and not Path(args.inputs).is_file():
-            raise UsageError(f"--inputs: {args.inputs} does not exist")
-        shape = Shape(**{**CPU_DEFAULT_SHAPE, **shape_given})
         common: dict[str, Any] = {field: getattr(args, o.dest) for field, o in FIELDS.items()
                                   if not o.shape and field not in _BUILT}
+        if args.inputs and args.inputs.startswith(distributions.PREFIX):
+            common["inputs_path"] = None
+        elif args.inputs and not Path(args.inputs).is_file():
+            raise UsageError(f"--inputs: {args.inputs} does not exist")
+        shape = Shape(**{**CPU_DEFAULT_SHAPE, **shape_given}, distribution=distribution)
         common["metadata"] = _metadata(args.metadata)
         # without a backend: the best one the runner finds; without a shape (and without input
         # files, which bring theirs): the reference shape on a GPU, the small one on a CPU
-        auto_shape = not shape_given and not args.inputs
+        auto_shape = not shape_given and not common["inputs_path"]
         if not variants and auto_shape:
-            return default_config(**common)
+            return default_config(shape=shape, **common)
         # a stored calibration is looked up by the session once the runner has named the GPU
         return RunConfig(shape=shape, auto=not variants, auto_shape=auto_shape,
                          variants=variants or [VariantSpec(name="reference",

@@ -9,6 +9,10 @@ SageAttention's papers, defined once here.
 The runner computes them on the GPU in chunks (runner/accuracy.py): it accumulates the sums
 below, chunk by chunk, in float64 on the host, and `from_sums` turns them into the metrics, so
 that the chunked and the whole-array (`of_arrays`, numpy) computations share these formulas.
+
+Per query head (issue 21): each head's own sums give its metrics (`head_entry`), the heads'
+sums added in head order give the whole output's (`combine`), and `worst_heads` names the few
+worst; the report keeps each head's sums, so that `check` recomputes all of it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,44 @@ def from_sums(sums: dict[str, float], max_abs: float, count: int) -> dict[str, f
         "rmse": math.sqrt(sums["sq_diff"] / count) if count else float("nan"),
         "max_abs_error": max_abs,
     }
+
+
+# how many of the worst heads a report names
+WORST_HEADS = 3
+
+
+def head_entry(head: int, sums: dict[str, float], max_abs: float, count: int) -> dict[str, Any]:
+    """One head's report entry (report/model.HeadAccuracy): its metrics and the sums they
+    come from."""
+    return {"head": head, **from_sums(sums, max_abs, count), "elements": count,
+            "sums": {k: sums[k] for k in SUMS}}
+
+
+def combine(heads: list[dict[str, Any]]) -> dict[str, float]:
+    """The whole output's metrics from its heads' entries: their sums added in head order (the
+    order the runner adds them in, so that the floats agree to the last bit), the largest of
+    their max errors (a NaN max error surfaces as Python's max meets it, as it always has)."""
+    total = dict.fromkeys(SUMS, 0.0)
+    max_abs = 0.0
+    for h in heads:
+        for key in SUMS:
+            total[key] += h["sums"][key]
+        max_abs = max(max_abs, h["max_abs_error"])
+    return from_sums(total, max_abs, sum(h["elements"] for h in heads))
+
+
+def worst_heads(relative_l1: dict[int, float | None], n: int = WORST_HEADS) -> list[int]:
+    """The `n` heads with the largest relative L1, worst first; a head whose error is not
+    finite (NaN, or None once a report has carried it) is worse than any, ties go to the lower
+    head. Relative L1 rather than cosine similarity: it is SageAttention's headline error, it
+    reads as a percent, and it sees an output that is off by a scale factor, which cosine
+    similarity (blind to scale, and within 1e-3 of 1 on nearly every head) does not."""
+    def badness(item: tuple[int, float | None]) -> tuple[bool, float, int]:
+        head, x = item
+        value = x if x is not None and math.isfinite(x) else None
+        return (value is None, value or 0.0, -head)
+
+    return [h for h, _ in sorted(relative_l1.items(), key=badness, reverse=True)[:n]]
 
 
 def sums_of(out: np.ndarray, ref: np.ndarray) -> dict[str, float]:
@@ -64,4 +106,5 @@ def problems(acc: dict[str, Any]) -> list[str]:
     return out
 
 
-__all__ = ["SUMS", "from_sums", "of_arrays", "problems", "sums_of"]
+__all__ = ["SUMS", "WORST_HEADS", "combine", "from_sums", "head_entry", "of_arrays",
+           "problems", "sums_of", "worst_heads"]

@@ -5,8 +5,17 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
+from sagetui.core import distributions
 from sagetui.core.options import OPTIONS, validate_options
 from sagetui.core.run_fields import CPU_DEFAULT_SHAPE, FIELDS, REFERENCE_SHAPE, REQUIRED
 
@@ -41,6 +50,24 @@ class Shape(_Strict):
     dtype: Literal["fp16", "bf16"] = Field(**about("dtype"))
     layout: Literal["NHD", "HND"] = Field(**about("layout"))
     causal: bool = Field(**about("causal"))
+    # what the synthetic q/k/v are drawn from (core/distributions.py; `--inputs synthetic:NAME`):
+    # a field of the shape, so that every copy of it (sweep points, the tail study, the
+    # reference shape on a GPU) draws from the same one and a warm runner keeps inputs only
+    # for the same one. Written only when it is not the default, so that a configuration of
+    # standard-normal inputs reads as it always has (the report's `inputs` block names it).
+    distribution: str = distributions.DEFAULT
+
+    @field_validator("distribution")
+    @classmethod
+    def _distribution(cls, v: str) -> str:
+        return distributions.check(v)
+
+    @model_serializer(mode="wrap")
+    def _without_default(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("distribution") == distributions.DEFAULT:
+            del data["distribution"]
+        return data
 
     @model_validator(mode="after")
     def _gqa(self) -> Shape:
@@ -75,7 +102,13 @@ class Shape(_Strict):
         kvl = f" kv {self.n_kv_len}" if self.n_kv_len != self.q_len else ""
         causal = " causal" if self.causal else ""
         return (f"{self.batch}x{self.q_len}x{self.heads}{kv}x{self.head_dim}{kvl} "
-                f"{self.dtype} {self.layout}{causal}")
+                f"{self.dtype} {self.layout}{causal}{self.inputs_text}")
+
+    @property
+    def inputs_text(self) -> str:
+        """' synthetic:NAME' for inputs other than the default, else ''."""
+        d = self.distribution
+        return "" if d == distributions.DEFAULT else f" {distributions.PREFIX}{d}"
 
 
 _SPEC = re.compile(r"^(?P<backend>[a-z0-9-]+)(\[(?P<opts>[^\]]*)\])?(@(?P<path>.+))?$")
@@ -185,7 +218,16 @@ class RunConfig(_Strict):
             raise ValueError(f"variant names must be unique: {', '.join(sorted(dupes))}")
         if self.baseline is not None and self.baseline not in names:
             raise ValueError(f"baseline {self.baseline!r} is not a variant ({', '.join(names)})")
+        if self.inputs_path and self.shape.distribution != distributions.DEFAULT:
+            raise ValueError("inputs come from a file or from synthetic:NAME, not both")
         return self
+
+    def inputs_block(self) -> dict[str, Any]:
+        """The report's `inputs`: the file, or the distribution drawn from, its parameters
+        and the seed."""
+        if self.inputs_path:
+            return {"file": self.inputs_path}
+        return {**distributions.TABLE[self.shape.distribution].block(), "seed": self.seed}
 
     @property
     def baseline_name(self) -> str:
@@ -221,7 +263,7 @@ def resolve_auto(config: RunConfig, device: str, backends: dict[str, str | None]
     update: dict[str, Any] = {"auto": False, "auto_shape": False}
     if device.startswith("cuda"):
         if config.auto_shape:
-            update["shape"] = Shape(**REFERENCE_SHAPE)
+            update["shape"] = Shape(**REFERENCE_SHAPE, distribution=config.shape.distribution)
         if config.auto:
             best = next((n for n in GPU_PREFERENCE if backends.get(n, "missing") is None), None)
             if best:

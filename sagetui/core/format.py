@@ -21,6 +21,7 @@ SHORT_PHASES = {
     "qk_int8_quantization": "qk int8",
     "q_int8_quantization": "q int8",
     "k_int8_subtract_mean_quantization": "k int8 -mean",
+    "k_int8_quantization": "k int8",
     "v_fp8_transpose_scale_quantization": "v fp8",
     "v_transpose_pad_permute": "v transpose",
     "v_scale_fp8_quantization": "v scale fp8",
@@ -169,6 +170,39 @@ def accuracy(acc: Mapping[str, Any] | None) -> dict[str, str]:
     a = acc or {}
     return {"cos": cosine(a.get("cosine_similarity")), "l1": fraction_pct(a.get("relative_l1")),
             "rmse": sci(a.get("rmse")), "max": sci(a.get("max_abs_error"))}
+
+
+def worst_heads(acc: Mapping[str, Any] | None) -> str:
+    """The worst query heads by relative L1, worst first: "12 (8.10 %), 3 (7.93 %)"; a head
+    whose output is not finite reads "not finite"."""
+    a = acc or {}
+    l1 = {h.get("head"): h.get("relative_l1") for h in a.get("per_head") or []}
+    cells = [f"{h} ({fraction_pct(l1[h]) + ' %' if _finite(l1.get(h)) else 'not finite'})"
+             for h in a.get("worst_heads") or []]
+    return ", ".join(cells) or DASH
+
+
+def option_value(v: Any) -> str:
+    """An option's value as a spec writes it: true/false for booleans."""
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def options_text(backend: str, options: Mapping[str, Any],
+                 dispatched: str | None = None) -> tuple[str, str | None]:
+    """Every option as it ran, `key=value, ...`, each that is not the public function's default
+    marked `*`, and the note saying so (None when nothing is marked). `dispatched`: the function
+    sage2-auto's dispatch called (its `dispatch` fact)."""
+    from sagetui.core.options import public_of
+
+    public = public_of(backend, dispatched)
+    defaults = public[1] if public else {}
+    marked = [k for k, v in options.items() if k in defaults and defaults[k] != v]
+    text = ", ".join(f"{k}={option_value(v)}" + ("*" if k in marked else "")
+                     for k, v in options.items())
+    if not marked or public is None:
+        return text or DASH, None
+    want = ", ".join(f"{k}={option_value(defaults[k])}" for k in marked)
+    return text, f"* not {public[0]}'s default ({want})"
 
 
 def share_of_peak(share: float | None, peak_tops: float | None = None,

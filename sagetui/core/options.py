@@ -27,32 +27,83 @@ class Option:
 
 QK_GRAN = Option(("per_warp", "per_thread"), "per_warp",
                  "Q/K int8 granularity; per_thread quantizes with SageAttention's Triton kernels")
+SMOOTH_K = Option((True, False), True, "subtract K's mean over the tokens before int8 "
+                  "(exact for the softmax; false skips it, as smooth_k=False does)")
 SMOOTH_V = Option((False, True), False, "subtract V's mean first (see each backend's rule)")
 
 OPTIONS: dict[str, dict[str, Option]] = {
-    "reference": {"slowdown": Option((), 1.0, "test knob: 1..10 x the main loop's time")},
+    "reference": {"smooth_k": SMOOTH_K,
+                  "slowdown": Option((), 1.0, "test knob: 1..10 x the main loop's time")},
     "sdpa": {"backend": Option((None, *SDPA_PINNED, *SDPA_FLASH_IMPLS), None,
                                "pin torch's SDPA backend (default: torch's own choice, "
                                "recorded)")},
     "flash-attn": {"impl": Option(FLASH_ATTN_IMPLS, "fa2", "flash_attn (fa2), "
                                   "flash_attn_interface (fa3), flash_attn.cute (fa4)")},
-    "sage-triton": {},
+    "sage-triton": {"smooth_k": SMOOTH_K},
     "sage2-sm80": {
         "pv_accum": Option(("fp32", "fp16+fp32", "fp16"), "fp32", "PV accumulation"),
         "qk_quant_gran": QK_GRAN,
+        "smooth_k": SMOOTH_K,
         "smooth_v": SMOOTH_V,
     },
     "sage2-sm89": {
         "pv_accum": Option(("fp32+fp32", "fp32+fp16", "fp32"), "fp32+fp32", "PV accumulation"),
         "qk_quant_gran": QK_GRAN,
+        "smooth_k": SMOOTH_K,
         "smooth_v": SMOOTH_V,
     },
     "sage2-sm90": {
         "pv_accum": Option(("fp32+fp32",), "fp32+fp32", "the only one sm90 computes"),
         "qk_quant_gran": QK_GRAN,
+        "smooth_k": SMOOTH_K,
     },
+    # sageattn takes no option to pass on (its **kwargs are dropped): the dispatch picks them,
+    # and the variant records what it picked (AUTO_CALLS)
     "sage2-auto": {},
 }
+
+# Each backend's public function in SageAttention (sageattention/core.py) and its defaults for
+# the options sagetui names. Where sagetui's default differs (qk_quant_gran: per_warp here,
+# per_thread there; sm89's pv_accum: fp32+fp32 here, fp32+fp16 there), a variant's options are
+# marked (format.options_text), so that a figure is never read as the plain function's.
+PUBLIC: dict[str, tuple[str, dict[str, Any]]] = {
+    "sage2-sm80": ("sageattn_qk_int8_pv_fp16_cuda", {
+        "pv_accum": "fp32", "qk_quant_gran": "per_thread", "smooth_k": True, "smooth_v": False}),
+    "sage2-sm89": ("sageattn_qk_int8_pv_fp8_cuda", {
+        "pv_accum": "fp32+fp16", "qk_quant_gran": "per_thread", "smooth_k": True,
+        "smooth_v": False}),
+    "sage2-sm90": ("sageattn_qk_int8_pv_fp8_cuda_sm90", {
+        "pv_accum": "fp32+fp32", "qk_quant_gran": "per_thread", "smooth_k": True}),
+    "sage-triton": ("sageattn_qk_int8_pv_fp16_triton", {"smooth_k": True}),
+}
+
+# sageattn's dispatch (core.py): compute capability -> the backend whose function it calls and
+# the options it passes (the function's defaults fill the rest)
+AUTO_CALLS: dict[str, tuple[str, dict[str, Any]]] = {
+    "sm80": ("sage2-sm80", {"pv_accum": "fp32"}),
+    "sm86": ("sage-triton", {}),
+    "sm89": ("sage2-sm89", {"pv_accum": "fp32+fp16"}),
+    "sm90": ("sage2-sm90", {"pv_accum": "fp32+fp32"}),
+    "sm120": ("sage2-sm89", {"pv_accum": "fp32+fp16", "qk_quant_gran": "per_warp"}),
+    "sm121": ("sage2-sm89", {"pv_accum": "fp32+fp16", "qk_quant_gran": "per_warp"}),
+}
+
+
+def auto_call(arch: str) -> dict[str, Any] | None:
+    """What sageattn runs on `arch`: the function and every option it runs with."""
+    if arch not in AUTO_CALLS:
+        return None
+    backend, passed = AUTO_CALLS[arch]
+    function, defaults = PUBLIC[backend]
+    return {"arch": arch, "function": function, "options": {**defaults, **passed}}
+
+
+def public_of(backend: str, dispatched: str | None = None) -> tuple[str, dict[str, Any]] | None:
+    """The public function a variant stands for and its defaults: its backend's, or for
+    sage2-auto the one its dispatch called (`dispatched`); None for the others."""
+    if dispatched is not None:
+        return next((p for p in PUBLIC.values() if p[0] == dispatched), None)
+    return PUBLIC.get(backend)
 
 # (backend, pv_accum values smooth_v applies to): SageAttention ignores smooth_v elsewhere with
 # a warning; here it is refused, so that a spec never names something that did not run
@@ -139,5 +190,6 @@ def option(backend: str, options: dict[str, Any], key: str) -> Any:
     return options.get(key, OPTIONS[backend][key].default)
 
 
-__all__ = ["FLASH_ATTN_IMPLS", "FLASH_MODULES", "OPTIONS", "SDPA_FLASH_IMPLS", "SDPA_PINNED",
-           "missing_module", "needed_module", "option", "validate_options"]
+__all__ = ["AUTO_CALLS", "FLASH_ATTN_IMPLS", "FLASH_MODULES", "OPTIONS", "PUBLIC",
+           "SDPA_FLASH_IMPLS", "SDPA_PINNED", "auto_call", "missing_module", "needed_module",
+           "option", "public_of", "validate_options"]

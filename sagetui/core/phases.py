@@ -39,6 +39,21 @@ FUSED_MAINLOOP_PHASES = {
                      "schedule; use source-correlated hardware counters.",
 }
 
+# K's int8 quantization leaf: with smooth_k its mean is subtracted in the same kernel; without
+# it (smooth_k=false) K is quantized as it is, and `k_mean_and_smoothing_preparation` holds only
+# the head-dim padding (nothing at head dim 64 or 128)
+K_SMOOTHED, K_PLAIN = "k_int8_subtract_mean_quantization", "k_int8_quantization"
+
+
+def k_leaf(smooth_k: bool) -> str:
+    return K_SMOOTHED if smooth_k else K_PLAIN
+
+
+def with_smooth_k(tree: tuple[PhaseSpec, ...], smooth_k: bool) -> list[PhaseSpec]:
+    """A SageAttention2 tree as it runs with or without K smoothing."""
+    return [PhaseSpec(k_leaf(smooth_k), p.parent) if p.name == K_SMOOTHED else p for p in tree]
+
+
 # sm89 with smooth_v: V's mean, scale and fp8 quantization in one fused kernel
 SAGE2_SMOOTH_V_PHASES = tuple(
     PhaseSpec(p.name.replace("v_scale_", "v_mean_scale_"), p.parent) for p in SAGE2_PHASES)
@@ -58,4 +73,5 @@ SAGE2_SM80_SMOOTH_V_PHASES = (
 # child -> parent, for a report that carries phase names but not their tree (the reference
 # reports): the sums are recognised by name
 PARENTS = {p.name: p.parent for p in (*SAGE2_PHASES, *SAGE2_SMOOTH_V_PHASES,
-                                      *SAGE2_SM80_SMOOTH_V_PHASES) if p.parent}
+                                      *SAGE2_SM80_SMOOTH_V_PHASES,
+                                      *with_smooth_k(SAGE2_PHASES, False)) if p.parent}

@@ -13,6 +13,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from sagetui.core import distributions
 from sagetui.core.config import RunConfig, VariantSpec
 from sagetui.core.run_fields import CPU_DEFAULT_SHAPE, FIELDS, OPTIONS, value_text
 
@@ -36,7 +37,10 @@ def _fields(config: RunConfig) -> dict[str, Any]:
     """Each option's field as the configuration has it (--backend has none: --variant names
     every variant)."""
     shape = config.shape
-    return {o.flag: getattr(shape if o.shape else config, field) for field, o in FIELDS.items()}
+    out = {o.flag: getattr(shape if o.shape else config, field) for field, o in FIELDS.items()}
+    if shape.distribution != distributions.DEFAULT:  # --inputs synthetic:NAME sets the shape's
+        out["--inputs"] = distributions.PREFIX + shape.distribution
+    return out
 
 
 def _value(value: Any) -> Value:

@@ -89,8 +89,9 @@ OPTIONS: tuple[Option, ...] = (
     _shape("--dtype", "dtype", None, "bf16", choices=("fp16", "bf16")),
     _shape("--layout", "layout", None, "NHD", choices=("NHD", "HND")),
     Option("--inputs", "inputs_path", SHAPE, "real q/k/v: .safetensors, .npz, .npy "
-           "(stacked [3,...]) or .pt (loaded with weights_only)", metavar="FILE",
-           label="inputs file"),
+           "(stacked [3,...]) or .pt (loaded with weights_only); or synthetic:NAME, drawn "
+           "from the seed: kbias, outliers, sinks, heavytail (README, Inputs; default: randn)",
+           metavar="FILE|synthetic:NAME", label="inputs file"),
     Option("--metadata", "metadata", SHAPE, "workload facts carried into the report "
            "(repeatable)", {}, metavar="KEY=VALUE", kind="list"),
     Option("--seed", "seed", MEASURE, "seed of the synthetic q/k/v ({default})", 0, int),
@@ -128,5 +129,7 @@ FIELDS: dict[str, Option] = {o.field: o for o in OPTIONS if o.field}
 NOT_OPTIONS: dict[str, str] = {
     "shape": "its fields are options (those with `shape`)",
     "auto": "set when neither --backend nor --variant is given: a GPU node picks the backend",
-    "auto_shape": "set when no shape option nor --inputs is given: the machine picks the shape",
+    "auto_shape": "set when no shape option nor an inputs file is given: the machine picks the "
+                  "shape",
+    "distribution": "set by --inputs synthetic:NAME (core/distributions.py)",
 }

@@ -3,10 +3,11 @@
 The exact reference is computed once per run on the inputs' device, one query head and one
 block of query rows at a time (the score block stays under CHUNK_ELEMENTS floats: 1 GiB), with
 TF32 off, and kept in fp32; every variant's first output is then compared with it head by head,
-the sums accumulated in float64 (core.accuracy defines the metrics). At the reference shape
-(1 x 37,810 x 56 x 128) the reference is 1.1 GB and covers every row and head. When it would
-not fit in REFERENCE_BUDGET_BYTES, an evenly spaced subset of query heads is used, all rows of
-each, and the report names those heads.
+the sums accumulated in float64 (core.accuracy defines the metrics), and each head's metrics
+are kept besides the whole output's. At the reference shape (1 x 37,810 x 56 x 128) the
+reference is 1.1 GB and covers every row and head. When it would not fit in
+REFERENCE_BUDGET_BYTES, an evenly spaced subset of query heads is used, all rows of each, and
+the report names those heads.
 """
 
 from __future__ import annotations
@@ -80,22 +81,22 @@ class ExactReference:
         return out
 
     def compare(self, output: torch.Tensor, layout: str) -> dict[str, Any]:
-        """The metrics of `output` (in `layout`) against this reference, head by head."""
+        """The metrics of `output` (in `layout`) against this reference, head by head: each
+        head's own, the whole output's from their sums, and the worst heads."""
         o = _hnd(output, layout)
-        sums = dict.fromkeys(acc.SUMS, 0.0)
-        max_abs = 0.0
+        per_head = []
         for i, h in enumerate(self.heads):
             oh, rh = o[:, h].float(), self.out[:, i]
             diff = oh - rh
             parts = {"dot": (oh * rh).sum(), "out_sq": (oh * oh).sum(), "ref_sq": (rh * rh).sum(),
                      "abs_diff": diff.abs().sum(), "ref_abs": rh.abs().sum(),
                      "sq_diff": (diff * diff).sum()}
-            for key, value in parts.items():
-                sums[key] += float(value.double().item())
-            max_abs = max(max_abs, float(diff.abs().max().item()))
-        count = self.out.numel()
-        result: dict[str, Any] = acc.from_sums(sums, max_abs, count)
+            sums = {key: float(value.double().item()) for key, value in parts.items()}
+            per_head.append(acc.head_entry(h, sums, float(diff.abs().max().item()), rh.numel()))
+        result: dict[str, Any] = acc.combine(per_head)
         result.update(reference="fp32 attention of the same inputs (TF32 off)",
-                      rows="all", elements=count,
-                      heads="all" if self.all_heads else list(self.heads))
+                      rows="all", elements=self.out.numel(),
+                      heads="all" if self.all_heads else list(self.heads), per_head=per_head,
+                      worst_heads=acc.worst_heads({e["head"]: e["relative_l1"]
+                                                   for e in per_head}))
         return result

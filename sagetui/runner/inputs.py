@@ -1,4 +1,5 @@
-"""Attention inputs: synthetic from a seed, or real q/k/v from a file.
+"""Attention inputs: synthetic from a seed (standard normal, or a distribution that stresses
+quantization: core/distributions.py), or real q/k/v from a file.
 
 Files load without pickle: safetensors (tensors named q, k, v), .npz / .npy through numpy with
 allow_pickle=False (.npy holds q, k and v stacked on a leading axis of 3), and torch files only
@@ -8,10 +9,12 @@ through torch.load(weights_only=True).
 from __future__ import annotations
 
 import hashlib
+import math
 from pathlib import Path
 
 import torch
 
+from sagetui.core import distributions
 from sagetui.core.config import RunConfig
 from sagetui.runner.backends.base import Inputs
 
@@ -23,14 +26,62 @@ class InputError(ValueError):
 
 
 def synthetic(config: RunConfig, device: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """q, k, v drawn from the shape's distribution (core/distributions.py) with the run's seed,
+    in fp32 (one tensor at a time: at the reference shape each is 1.1 GB), then cast."""
     s = config.shape
     shapes = s.tensor_shapes()
-    dtype = DTYPES[s.dtype]
+    dist = distributions.TABLE[s.distribution]
     gen = torch.Generator(device=device).manual_seed(config.seed)
-    q, k, v = (torch.randn(shapes[name], generator=gen, device=device,
-                           dtype=torch.float32).to(dtype)
-               for name in ("q_shape", "k_shape", "v_shape"))
+
+    def draw(name: str) -> torch.Tensor:
+        shape = shapes[name]
+        if dist.name == "heavytail":
+            return _student_t(shape, int(dist.params["df"]), gen, device)
+        return torch.randn(shape, generator=gen, device=device, dtype=torch.float32)
+
+    # drawn in the same order for every distribution: q, k, v, then what the distribution adds
+    q, k, v = (_hnd(draw(n), s.layout) for n in ("q_shape", "k_shape", "v_shape"))
+    p = dist.params
+    if dist.name == "kbias":  # [B, Hkv, 1, D]: one offset per channel, every token alike
+        k += p["bias_std"] * torch.randn((*k.shape[:2], 1, k.shape[3]), generator=gen,
+                                         device=device)
+    elif dist.name == "outliers":
+        n = int(p["channels"])
+        perm = torch.randperm(q.shape[-1], generator=gen, device=device)
+        q[..., perm[:n]] *= p["scale"]
+        k[..., perm[n:2 * n]] *= p["scale"]
+    elif dist.name == "sinks":
+        _sinks(q, k, int(p["tokens"]), p["query_bias"], p["sink_logit"],
+               s.head_dim ** -0.5, gen)
+    dtype = DTYPES[s.dtype]
+    q, k, v = (_hnd(t, s.layout).to(dtype).contiguous() for t in (q, k, v))
     return q, k, v
+
+
+def _hnd(x: torch.Tensor, layout: str) -> torch.Tensor:
+    """[B, H, N, D] from the layout, and back (a transpose is its own inverse)."""
+    return x.transpose(1, 2) if layout == "NHD" else x
+
+
+def _student_t(shape: list[int], df: int, gen: torch.Generator, device: str) -> torch.Tensor:
+    """Student-t with `df` degrees of freedom, scaled to unit variance: z / sqrt(chi2 / df),
+    chi2 a sum of df squared normals (torch's own Student-t takes no generator)."""
+    z = torch.randn(shape, generator=gen, device=device)
+    chi2 = torch.zeros(shape, device=device)
+    for _ in range(df):
+        chi2.add_(torch.randn(shape, generator=gen, device=device).square_())
+    return z.mul_(chi2.div_(df).rsqrt_()).mul_(math.sqrt((df - 2) / df))
+
+
+def _sinks(q: torch.Tensor, k: torch.Tensor, tokens: int, query_bias: float, sink_logit: float,
+           sm_scale: float, gen: torch.Generator) -> None:
+    """Every query gets `query_bias` along a unit direction u of its KV head; the first
+    `tokens` keys become s u with query_bias s sm_scale = sink_logit (q, k: [B, H, N, D])."""
+    b, h_kv, _, d = k.shape
+    u = torch.randn((b, h_kv, 1, d), generator=gen, device=k.device)
+    u /= u.norm(dim=-1, keepdim=True)
+    q += query_bias * u.repeat_interleave(q.shape[1] // h_kv, dim=1)
+    k[:, :, :tokens] = (sink_logit / (query_bias * sm_scale)) * u
 
 
 def from_file(path: str, config: RunConfig, device: str):

@@ -48,6 +48,7 @@ from sagetui.tui.unsaved_guard import UnsavedGuard
 from sagetui.tui.variant_controls import set_baseline, toggle_variant
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.compare_table import sync_compare
+from sagetui.tui.widgets.head_accuracy import HeadAccuracy
 from sagetui.tui.widgets.phase_table import PhaseTable
 from sagetui.tui.widgets.phase_view import PhaseView
 from sagetui.tui.widgets.plots import SeriesPlot
@@ -199,7 +200,7 @@ class SageTUI(App[int]):
         try:
             panels = [self.query_one(t) for t in (VariantTable, VerdictTable, PhaseTable,
                                                   PhaseView, SchedulerFacts, DecompositionInfo,
-                                                  TailTable)]
+                                                  HeadAccuracy, TailTable)]
             status = self.query_one(StatusPanel)
             sweep = self.query_one(SweepPanel)
         except NoMatches:  # a timer that fires while the app is shutting down

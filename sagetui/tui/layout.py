@@ -8,6 +8,7 @@ from textual.widgets import RichLog, Static, TabbedContent, TabPane
 
 from sagetui.tui import keymap
 from sagetui.tui.widgets.compare_table import CompareTable
+from sagetui.tui.widgets.head_accuracy import HeadAccuracy
 from sagetui.tui.widgets.iteration_plot import KEYS_HINT
 from sagetui.tui.widgets.phase_table import PhaseTable
 from sagetui.tui.widgets.phase_view import PhaseView
@@ -53,6 +54,7 @@ def compose_console(initial: str) -> ComposeResult:
                 with Horizontal(id="scheduler-top"):
                     yield SchedulerFacts(id="facts")
                     yield DecompositionInfo(id="decomposition")
+                yield HeadAccuracy(id="heads")
                 yield TailTable(id="tail")
         with TabPane(label["log"], id="log"):
             yield RichLog(id="log-view", wrap=True, markup=False, highlight=False)

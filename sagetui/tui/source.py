@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sagetui.core import distributions
 from sagetui.core.config import RunConfig
+from sagetui.core.format import printable
 from sagetui.core.phases import PARENTS
 from sagetui.core.report.model import Report
 from sagetui.core.run import figures as fig
@@ -345,4 +347,7 @@ def shape_text(report: Any) -> str | None:
     kv = report.k_shape
     kv_len = (kv[1] if layout == "NHD" else kv[2]) if kv else n
     kvs = f" kv {kv_len}" if kv_len != n else ""
-    return f"{b}x{n}x{h}x{d}{kvs}" + (f" {extra}" if extra else "")
+    drawn = report.inputs.distribution if report.inputs else None  # as Shape.describe says it
+    if drawn and drawn != distributions.DEFAULT:
+        extra += f" {distributions.PREFIX}{printable(drawn)}"
+    return f"{b}x{n}x{h}x{d}{kvs}" + (f" {extra.strip()}" if extra.strip() else "")

@@ -7,13 +7,11 @@ SAGETUI_GPU_STATS=<file.json> records what was measured (accuracy per variant, S
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import torch
+from gpu_stats import GPU_MARKS, stats_fixture
 from test_sage2_gpu import CASES, _errors, _exact, backend, make_inputs, raw, run
 
 from sagetui.core.config import RunConfig, Shape, VariantSpec
@@ -22,22 +20,10 @@ from sagetui.runner.accuracy import ExactReference
 from sagetui.runner.backends.sdpa import SdpaBackend, which_backend_ran
 from sagetui.session.session import Session
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
-]
+pytestmark = GPU_MARKS
 
 STATS: dict[str, Any] = {}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _write_stats() -> Iterator[None]:
-    yield
-    path = os.environ.get("SAGETUI_GPU_STATS")  # test_sage2_gpu.py writes that file itself
-    path = path and path.removesuffix(".json") + "_kernels.json"
-    if path and STATS:
-        with open(path, "w") as fh:
-            json.dump(STATS, fh, indent=1, sort_keys=True, default=str)
+_write_stats = stats_fixture(STATS, "_kernels")  # test_sage2_gpu.py writes the file itself
 
 
 OPTIONED = [

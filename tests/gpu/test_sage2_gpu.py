@@ -9,36 +9,24 @@ SAGETUI_GPU_STATS=<file.json> records the measured errors and phase times.
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from gpu_stats import GPU_MARKS, stats_fixture
 
 from sagetui.runner.backends import backend_class
 from sagetui.runner.backends.base import Backend, BackendUnavailable, Inputs, NullClock
 from sagetui.runner.backends.reference import ReferenceBackend
 from sagetui.runner.timing import CudaEventClock, gate_stream
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
-]
+pytestmark = GPU_MARKS
 
 STATS: dict[str, Any] = {}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _write_stats() -> Iterator[None]:
-    yield
-    path = os.environ.get("SAGETUI_GPU_STATS")
-    if path and STATS:
-        with open(path, "w") as fh:
-            json.dump(STATS, fh, indent=1, sort_keys=True)
+_write_stats = stats_fixture(STATS)
 
 
 @dataclass(frozen=True)

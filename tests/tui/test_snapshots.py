@@ -17,6 +17,7 @@ H200_BACKENDS = ROOT / "sample_results" / "h200_backends.json"
 SM89 = ROOT / "sample_results" / "h200_sm89_reference_shape.json"
 SM90 = ROOT / "sample_results" / "h200_sm90_reference_shape.json"
 SM89_VARIANTS = ROOT / "sample_results" / "h200_sm89_variants.json"
+KBIAS = ROOT / "sample_results" / "cpu_reference_kbias.json"
 
 
 def _settled(*keys: str):
@@ -46,6 +47,18 @@ def test_round_medians_of_synthetic_report(snap_compare, size) -> None:
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_scheduler_and_tail_study_of_reference_000(snap_compare, size) -> None:
     assert snap_compare(viewer(REF_000), terminal_size=size, run_before=_settled("5"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_accuracy_per_head_of_kbias_inputs(snap_compare, size) -> None:
+    """Issue 21: K smoothing on and off on synthetic:kbias, head by head, in the Scheduler
+    tab under the grid and the correctness box (at 80x24 scrolled to it)."""
+    async def run_before(pilot) -> None:
+        await _settled("5")(pilot)
+        pilot.app.query_one("#heads").scroll_visible(animate=False, top=True)
+        await settle(pilot, pilot.app)
+
+    assert snap_compare(viewer(KBIAS), terminal_size=size, run_before=run_before)
 
 
 def test_compare_view_at_160x48(snap_compare) -> None:

@@ -13,6 +13,8 @@ says what differs; the console's Compare tab shows the same line as a warning):
   the reason `sagetui compare` exists, and a torch or SageAttention release on one workload
   and GPU is the same question. Refusing them would refuse the question; they are listed
   instead, so that a difference is never a surprise.
+- **Said, too: other inputs.** Another synthetic distribution (`--inputs synthetic:NAME`) or
+  another inputs file changes the accuracy figures, not what a kernel's time measures.
 - **Only what both reports state.** A fact one report does not give (the reference reports
   name no GPU, dtype or layout) is no reason to refuse: it cannot be checked, not found to
   differ.
@@ -57,6 +59,7 @@ class Facts:
     hardware: str | None = None  # the GPU's model name, or "cpu"
     uuid: str | None = None
     software: dict[str, str] = field(default_factory=dict)
+    inputs: str | None = None  # synthetic:NAME, or the inputs file
 
 
 def config_shape(report: Report) -> Shape | None:
@@ -101,8 +104,10 @@ def facts(report: Report) -> Facts:
     software = {"torch": _text(env.get("torch")), "CUDA": _text(gpu.get("cuda")),
                 "driver": _text(gpu.get("driver")), "SageAttention": sage_versions(report),
                 "ncu": ncu_version(report)}
+    path = _text((report.config or {}).get("inputs_path"))
+    inputs = path or (f"synthetic:{shape.distribution}" if shape else None)
     return Facts(k, tensors, layout, shape.dtype if shape else None, causal, hardware,
-                 _text(gpu.get("uuid")), {n: v for n, v in software.items() if v})
+                 _text(gpu.get("uuid")), {n: v for n, v in software.items() if v}, inputs)
 
 
 def ncu_version(report: Report) -> str | None:
@@ -145,6 +150,8 @@ def differences(a: Facts, b: Facts) -> tuple[list[str], list[str]]:
         if x is not None and y is not None and x != y:
             refuse.append(f"{what} {x} vs {y}")
     said = []
+    if a.inputs and b.inputs and a.inputs != b.inputs:
+        said.append(f"inputs {a.inputs} vs {b.inputs}")
     if a.uuid and b.uuid and a.uuid != b.uuid and a.hardware == b.hardware:
         said.append(f"another GPU of the model (uuid {a.uuid[:13]} vs {b.uuid[:13]})")
     for name in dict.fromkeys([*a.software, *b.software]):

@@ -5,8 +5,9 @@ geometry and their sweep points; overall summaries from per-round summaries (cou
 min, max) and, where raw samples are kept, every summary from the samples; the speedup percent
 from the p50s; the byte-exact flags from the hashes; the decomposition check's consistency; and,
 for summaries of at most 10 samples, the linear-interpolation link between p90, p95, p99 and max
-(they all fall between the two largest samples); accuracy ranges and the share of peak
-(check_accuracy_peak.py). A sweep block is checked in core/sweep/check.py.
+(they all fall between the two largest samples); accuracy ranges, accuracy per head (from each
+head's sums), the inputs block and the share of peak (check_accuracy_peak.py). A sweep block is
+checked in core/sweep/check.py.
 """
 
 from __future__ import annotations

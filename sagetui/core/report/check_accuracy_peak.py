@@ -1,17 +1,21 @@
-"""`check` of the kernels' accuracy and throughput fields: accuracy ranges, and the share of
-peak recomputed from the shape, the p50 and the kernel's own datasheet peak."""
+"""`check` of the kernels' accuracy and throughput fields: accuracy ranges; per query head,
+each head's metrics from its sums, the whole output's metrics from all heads' sums, the largest
+error, the element count, the heads compared and the worst heads; the inputs block against the
+configuration; and the share of peak recomputed from the shape, the p50 and the kernel's own
+datasheet peak."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from sagetui.core import accuracy as acc
+from sagetui.core import distributions
 from sagetui.core.derived import attention_ops
 from sagetui.core.peaks import kernel_peak
 
 if TYPE_CHECKING:
     from sagetui.core.report.mismatch import MismatchCollector
-    from sagetui.core.report.model import Report
+    from sagetui.core.report.model import Accuracy, Report
 
 
 def _int(x: Any) -> bool:
@@ -42,11 +46,13 @@ def check_kernel_fields(c: MismatchCollector, report: Report) -> None:
     gpu = env_gpu.get("name") if isinstance(env_gpu, dict) else None
     shape = _shape(report)
     specs = _specs(report)
+    _check_inputs(c, report)
     for i, v in enumerate(report.variants or []):
         p = f"$.variants[{i}]"
         if v.accuracy is not None:
             for why in acc.problems(v.accuracy.model_dump()):
                 c.out.append(Mismatch(f"{p}.accuracy", why.split()[1], "in range", why))
+            _check_heads(c, f"{p}.accuracy", v.accuracy, shape["heads"] if shape else None)
         ach = v.achieved or {}
         if not ach or not shape or not v.timing:
             continue
@@ -69,3 +75,59 @@ def check_kernel_fields(c: MismatchCollector, report: Report) -> None:
         if tops is not None and top:
             c.eq(f"{p}.achieved.call_share_of_peak", ach.get("call_share_of_peak"),
                  tops / top, "call_tops / peak_tops")
+
+
+METRICS = ("cosine_similarity", "relative_l1", "rmse")  # from the sums (max_abs_error is not)
+
+
+def _check_heads(c: MismatchCollector, p: str, a: Accuracy, total_heads: int | None) -> None:
+    """Per-head accuracy: what its sums and the heads compared imply."""
+    from sagetui.core.report.mismatch import Mismatch
+
+    if not a.per_head:
+        return
+    heads = [h.head for h in a.per_head]
+    compared = list(range(total_heads)) if a.heads == "all" and total_heads else a.heads
+    if isinstance(compared, list) and heads != compared:
+        c.out.append(Mismatch(f"{p}.per_head", heads, compared, "one entry per head compared "
+                              "(accuracy.heads), in head order"))
+    entries = [h.model_dump() for h in a.per_head]
+    finite = all(v is not None for e in entries for v in (*e["sums"].values(),
+                                                           e["max_abs_error"]))
+    for j, e in enumerate(entries):
+        if all(v is not None for v in e["sums"].values()):
+            want = acc.from_sums(e["sums"], 0.0, e["elements"])
+            for key in METRICS:
+                c.eq(f"{p}.per_head[{j}].{key}", e[key], want[key], "from the head's sums")
+    c.eq(f"{p}.elements", a.elements, sum(e["elements"] for e in entries),
+         "the heads' elements added")
+    if finite:
+        want = acc.combine(entries)
+        for key in (*METRICS, "max_abs_error"):
+            c.eq(f"{p}.{key}", getattr(a, key), want[key],
+                 "the largest of the heads'" if key == "max_abs_error"
+                 else "from the heads' sums added")
+    worst = acc.worst_heads({e["head"]: e["relative_l1"] for e in entries})
+    if a.worst_heads is not None and a.worst_heads != worst:
+        c.out.append(Mismatch(f"{p}.worst_heads", a.worst_heads, worst,
+                              f"the {acc.WORST_HEADS} largest relative L1, worst first"))
+
+
+def _check_inputs(c: MismatchCollector, report: Report) -> None:
+    """The inputs block names the distribution (or file) and seed the configuration ran."""
+    from sagetui.core.report.mismatch import Mismatch
+
+    cfg, block = report.config or {}, report.inputs
+    shape = cfg.get("shape")
+    if block is None or not isinstance(shape, dict):
+        return
+    want: list[tuple[str, Any, Any, str]]
+    if block.file is not None or cfg.get("inputs_path"):
+        want = [("file", block.file, cfg.get("inputs_path"), "config.inputs_path")]
+    else:
+        want = [("distribution", block.distribution,
+                 shape.get("distribution", distributions.DEFAULT), "config.shape.distribution"),
+                ("seed", block.seed, cfg.get("seed"), "config.seed")]
+    for key, recorded, expected, why in want:
+        if recorded != expected:
+            c.out.append(Mismatch(f"$.inputs.{key}", recorded, expected, why))

@@ -90,7 +90,13 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
         lines.append(f"- baseline `{report.baseline}`; speedup % = baseline p50 / p50 - 1 "
                      "(+ = faster)")
     for name, spec in specs(report).items():
-        lines.append(f"- `{name}` = `{spec}`")
+        lines.append(f"- `{name}` = `{spec}`" + _options_line(report.variant(name)))
+    if report.inputs is not None and report.inputs.distribution is not None:
+        i = report.inputs
+        params = ", ".join(f"{k} {v}" for k, v in (i.parameters or {}).items())
+        lines.append(f"- inputs: synthetic:{i.distribution}" + (f" ({params})" if params else "")
+                     + (f", seed {i.seed}" if i.seed is not None else "")
+                     + (f": {i.models}" if i.models else ""))
     env = report.environment or {}
     gpu = (env.get("gpu") or {}).get("name") if isinstance(env.get("gpu"), dict) else None
     if gpu or env.get("device"):
@@ -168,7 +174,24 @@ def kernel_lines(report: Report) -> list[str]:
         heads = "all heads" if acc.heads in (None, "all") else f"heads {acc.heads}"
         lines.append(f"\nAccuracy against {acc.reference or 'fp32 attention'}, "
                      f"{acc.rows or 'all'} rows, {heads}.")
+    worst = [(v.name, fmt.worst_heads(v.accuracy.model_dump())) for v in report.variants or []
+             if v.accuracy and v.accuracy.worst_heads]
+    if worst:
+        lines.append("")
+    for name, text in worst:
+        lines.append(f"- `{name}` worst heads by rel. L1: {text}")
     return [*lines, ""]
+
+
+def _options_line(v: Variant | None) -> str:
+    """`; options as they ran: ...` with the note on those that are not the public
+    function's default, or '' for a variant without options."""
+    if v is None or not v.options:
+        return ""
+    text, note = fmt.options_text(v.backend or "", v.options,
+                                  v.dispatch.function if v.dispatch else None)
+    dispatched = f"; dispatched to {v.dispatch.function}" if v.dispatch else ""
+    return f"{dispatched}; options as they ran: {text}" + (f" ({note})" if note else "")
 
 
 def _phase_lines(variant: str | None, phases: dict[str, Summary]) -> list[str]:

@@ -161,17 +161,63 @@ class Outliers(Model):
 
 
 # -- issue 13: accuracy, the backend SDPA ran, build provenance, the kernel's peak ------------
+Cosine = Annotated[float, Field(ge=-1.000001, le=1.000001)]
+NonNegative = Annotated[float, Field(ge=0)]
+
+
+class AccuracySums(Model):
+    """The float64 sums the metrics are made of (core/accuracy.SUMS): `check` recomputes a
+    head's metrics from its own, and the whole output's from all heads' together. None: not
+    finite (a NaN or infinite output)."""
+
+    dot: float | None = None
+    out_sq: NonNegative | None = None
+    ref_sq: NonNegative | None = None
+    abs_diff: NonNegative | None = None
+    ref_abs: NonNegative | None = None
+    sq_diff: NonNegative | None = None
+
+
+class HeadAccuracy(Model):
+    """One query head's accuracy against fp32 attention (every batch row, query and channel
+    of it). A metric is None where the head's output is not finite."""
+
+    head: Annotated[int, Field(ge=0)]
+    cosine_similarity: Cosine | None = None
+    relative_l1: NonNegative | None = None
+    rmse: NonNegative | None = None
+    max_abs_error: NonNegative | None = None
+    elements: Count
+    sums: AccuracySums
+
+
 class Accuracy(Model):
     """Against fp32 attention of the same inputs (core/accuracy.py defines each metric)."""
 
-    cosine_similarity: Annotated[float, Field(ge=-1.000001, le=1.000001)] | None = None
-    relative_l1: Annotated[float, Field(ge=0)] | None = None
-    rmse: Annotated[float, Field(ge=0)] | None = None
-    max_abs_error: Annotated[float, Field(ge=0)] | None = None
+    cosine_similarity: Cosine | None = None
+    relative_l1: NonNegative | None = None
+    rmse: NonNegative | None = None
+    max_abs_error: NonNegative | None = None
     reference: str | None = None
     rows: str | None = None  # "all", or which query rows were compared
-    heads: Literal["all"] | list[Annotated[int, Field(ge=0)]] | None = None
+    heads: Literal["all"] | list[Annotated[int, Field(ge=0)]] | None = None  # which were compared
     elements: Count | None = None
+    # issue 21: every compared query head's own figures, in head order, and the few worst of
+    # them by relative L1, worst first (core/accuracy.worst_heads says why that metric)
+    per_head: list[HeadAccuracy] | None = None
+    worst_heads: list[Annotated[int, Field(ge=0)]] | None = None
+
+
+class InputsBlock(Model):
+    """What q, k and v were: drawn from a synthetic distribution (core/distributions.py: its
+    name, parameters and the observation it models) with the run's seed, or read from a file."""
+
+    distribution: str | None = None
+    parameters: dict[str, float | int] | None = None
+    draws: str | None = None
+    models: str | None = None
+    seed: Count | None = None
+    file: str | None = None
 
 
 class Peak(Model):
@@ -180,6 +226,15 @@ class Peak(Model):
     qk_type: str
     pv_type: str
     source: str
+
+
+class Dispatch(Model):
+    """What sage2-auto's `sageattn` ran on this GPU (core/options.AUTO_CALLS): the function and
+    every option it ran with, its defaults included."""
+
+    arch: str | None = None
+    function: str
+    options: dict[str, str | float | int | bool | None] = Field(default_factory=dict)
 
 
 class VariantFacts(Model):
@@ -195,6 +250,7 @@ class VariantFacts(Model):
     # device memory one call allocates beyond what was held before it (its output and
     # workspace), from torch's allocator peak around the warm-up's timed call: GPU only
     peak_memory_bytes: Annotated[int, Field(ge=0)] | None = None
+    dispatch: Dispatch | None = None  # sage2-auto: the function and options it dispatched to
 
 
 class Variant(VariantFacts):
@@ -256,6 +312,7 @@ class Report(Model):
     threshold: SameThreshold | None = None  # schema 3: the run's, with or without verdicts
     environment: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
+    inputs: InputsBlock | None = None  # issue 21: the inputs' distribution or file
     # the reference reports' fields
     metadata: dict[str, Any] | None = None
     source_commit: str | None = None

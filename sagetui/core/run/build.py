@@ -38,6 +38,7 @@ def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Re
         "status_detail": detail or None,
         "environment": environment_block(runner=m.runner, ready=m.ready, host=m.host),
         "config": cfg.model_dump(mode="json"),
+        "inputs": cfg.inputs_block(),
         "metadata": cfg.metadata or None,
         "layout": shape.layout,
         **shape.tensor_shapes(),

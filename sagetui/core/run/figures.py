@@ -128,11 +128,13 @@ def outputs(v: VariantModel, base: VariantModel | None) -> dict[str, Any]:
 
 
 def resolved_options(v: VariantModel) -> dict[str, Any]:
-    """The options it ran with: the configured ones over the backend's defaults."""
+    """The options it ran with: the configured ones over the backend's defaults; for
+    sage2-auto, those its dispatch ran with (the runner's `dispatch` fact)."""
     if v.recorded is not None and v.recorded.options is not None:
         return dict(v.recorded.options)
     table = OPTIONS.get(v.backend or "", {})
-    return {**{k: o.default for k, o in table.items()}, **v.options}
+    dispatched = v.facts.dispatch.options if v.facts.dispatch else {}
+    return {**dispatched, **{k: o.default for k, o in table.items()}, **v.options}
 
 
 def kernel(m: RunModel, v: VariantModel) -> str | None:

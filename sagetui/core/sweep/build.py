@@ -115,7 +115,7 @@ def sweep_report(base: RunConfig, axes: sw.Axes, points: list[SweepPoint], *,
             "tool": {"name": "sagetui", "version": __version__},
             "created_utc": created, "status": status,
             "environment": environment, "config": base.model_dump(mode="json"),
-            "metadata": base.metadata or None,
+            "inputs": base.inputs_block(), "metadata": base.metadata or None,
             "sweep": sweep_block(base, axes, points),
             "faults": [f.model_dump() for f in faults] or None}
     return Report.model_validate(_drop_none(data))

@@ -23,7 +23,7 @@ CSV_FIELDS = ("point", "group", "x", "batch", "heads", "q_len", "kv_len", "head_
               "dtype", "variant", "status", "kernel_phase", "p50_s", "p50_ci_percent",
               "kernel_p50_s", "kernel_p50_ci_percent", "noisy", "kernel_tops", "e2e_tops",
               "kernel_share_of_peak", "e2e_share_of_peak", "cosine_similarity", "relative_l1",
-              "max_abs_diff", "error")
+              "worst_head", "worst_head_relative_l1", "max_abs_diff", "error")
 
 
 def _sweep(report: Report) -> Sweep:
@@ -42,7 +42,7 @@ def to_csv(report: Report) -> str:
         fixed = [p.index, p.group, p.x, s.batch, s.heads, s.q_len, s.n_kv_len, s.head_dim,
                  s.causal, s.dtype]
         if not p.variants:
-            w.writerow([*fixed, "", p.status, *[""] * 13, inert_cell(p.error or "")])
+            w.writerow([*fixed, "", p.status, *[""] * 15, inert_cell(p.error or "")])
         for v in p.variants:
             acc = v.accuracy or {}
             w.writerow([*fixed, inert_cell(v.name), v.status, v.kernel_phase or "",
@@ -53,7 +53,8 @@ def to_csv(report: Report) -> str:
                         *(_num(x) for x in (
                             v.kernel_tops, v.e2e_tops, v.kernel_share_of_peak,
                             v.e2e_share_of_peak, acc.get("cosine_similarity"),
-                            acc.get("relative_l1"), acc.get("max_abs_diff"))),
+                            acc.get("relative_l1"), acc.get("worst_head"),
+                            acc.get("worst_head_relative_l1"), acc.get("max_abs_diff"))),
                         inert_cell(v.error or "")])
     return buf.getvalue()
 
@@ -84,6 +85,10 @@ def accuracy_text(acc: dict[str, Any] | None) -> str:
         parts.append(f"cos {acc['cosine_similarity']:.5f}")
     if acc.get("relative_l1") is not None:
         parts.append(f"L1 {100 * acc['relative_l1']:.2f} %")
+    if acc.get("worst_head") is not None:
+        l1 = acc.get("worst_head_relative_l1")
+        parts.append(f"worst head {acc['worst_head']} "
+                     + (f"{100 * l1:.2f} %" if l1 is not None else "not finite"))
     if acc.get("byte_exact"):
         parts.append(f"= {acc.get('against')}")
     elif acc.get("max_abs_diff") is not None:

@@ -115,6 +115,11 @@ def accuracy(variant: dict[str, Any], baseline: str | None) -> dict[str, Any] | 
     acc = variant.get("accuracy")
     out: dict[str, Any] = {k: acc.get(k) for k in ("cosine_similarity", "relative_l1", "rmse",
                                                   "max_abs_error")} if acc else {}
+    if acc and acc.get("worst_heads"):  # the worst query head and its own relative L1
+        worst = acc["worst_heads"][0]
+        out.update(worst_head=worst, worst_head_relative_l1=next(
+            (h.get("relative_l1") for h in acc.get("per_head") or [] if h.get("head") == worst),
+            None))
     if variant.get("max_abs_diff") is not None and baseline is not None:
         out.update(against=baseline, max_abs_diff=variant["max_abs_diff"],
                    mean_abs_diff=variant.get("mean_abs_diff"),

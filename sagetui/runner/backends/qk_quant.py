@@ -1,6 +1,8 @@
 """The steps every SageAttention2 CUDA path shares before its main loop, as core.py does them:
 head-dim padding and the K mean (`k_mean_and_smoothing_preparation`), then Q int8
 (`q_int8_quantization`) and K minus its mean in int8 (`k_int8_subtract_mean_quantization`).
+With smooth_k=false, as core.py with `km = None`: no K mean, and K is quantized as it is
+(`k_int8_quantization`: `quant_per_block_int8_cuda`, or per_thread's kernel on K itself).
 
 `per_warp` uses the `_fused` CUDA kernels (quant.per_warp_int8); `per_thread` replays
 sageattention/triton/quant_per_thread.py's `per_thread_int8` with its own Triton kernels, one
@@ -16,6 +18,7 @@ from types import ModuleType
 
 import torch
 
+from sagetui.core.phases import k_leaf
 from sagetui.runner.backends.base import PhaseClock
 from sagetui.runner.backends.triton import pad_head_dim
 
@@ -28,7 +31,7 @@ class Prepared:
     q: torch.Tensor
     k: torch.Tensor
     v: torch.Tensor
-    km: torch.Tensor
+    km: torch.Tensor | None  # K's mean over the tokens; None without smooth_k
     tl: int  # 0 NHD, 1 HND
     head_dim_og: int
 
@@ -42,14 +45,15 @@ class QuantQK:
 
 
 def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: str,
-            clock: PhaseClock) -> Prepared:
-    """`clock.start()`, padding and the K mean, `k_mean_and_smoothing_preparation` marked."""
+            clock: PhaseClock, smooth_k: bool = True) -> Prepared:
+    """`clock.start()`, padding and the K mean (with smooth_k),
+    `k_mean_and_smoothing_preparation` marked."""
     torch.cuda.set_device(v.device)  # as core.py does before every call
     tl = 0 if layout == "NHD" else 1
     head_dim_og = q.size(-1)
     clock.start()
     q, k, v = pad_head_dim(q), pad_head_dim(k), pad_head_dim(v)
-    km = k.mean(dim=1 if tl == 0 else 2, keepdim=True)
+    km = k.mean(dim=1 if tl == 0 else 2, keepdim=True) if smooth_k else None
     clock.mark("k_mean_and_smoothing_preparation")
     return Prepared(q, k, v, km, tl, head_dim_og)
 
@@ -79,9 +83,12 @@ def quantize(fused: ModuleType, p: Prepared, gran: str, blkq: int, warpq: int, b
     k_int8 = torch.empty(k.shape, dtype=torch.int8, device=k.device)
     k_scale = torch.empty((b, h_kv, (kv_len + blkk - 1) // blkk), device=q.device,
                           dtype=torch.float32)
-    km_rows = p.km.squeeze(1) if p.tl == 0 else p.km.squeeze(2)
-    fused.quant_per_block_int8_fuse_sub_mean_cuda(k, km_rows, k_int8, k_scale, blkk, p.tl)
-    clock.mark("k_int8_subtract_mean_quantization")
+    if p.km is not None:
+        km_rows = p.km.squeeze(1) if p.tl == 0 else p.km.squeeze(2)
+        fused.quant_per_block_int8_fuse_sub_mean_cuda(k, km_rows, k_int8, k_scale, blkk, p.tl)
+    else:  # quant.per_warp_int8 with km=None
+        fused.quant_per_block_int8_cuda(k, k_int8, k_scale, blkk, p.tl)
+    clock.mark(k_leaf(p.km is not None))
     return QuantQK(q_int8, q_scale, k_int8, k_scale)
 
 
@@ -110,7 +117,7 @@ def _per_thread(p: Prepared, blkq: int, warpq: int, blkk: int, clock: PhaseClock
         q, q_int8, q_scale, qo_len, *_strides(q, p.tl), *_strides(q_int8, p.tl),
         q_scale.stride(0), q_scale.stride(1), C=head_dim, BLK=warpq)
     clock.mark("q_int8_quantization")
-    k = p.k - p.km
+    k = p.k - p.km if p.km is not None else p.k  # per_thread_int8: `if km is not None`
     k_int8 = torch.empty(k.shape, dtype=torch.int8, device=k.device)
     k_scale = torch.empty((b, h_kv, (kv_len + blkk - 1) // blkk * (blkk // warpk) * 4),
                           device=q.device, dtype=torch.float32)
@@ -118,7 +125,7 @@ def _per_thread(p: Prepared, blkq: int, warpq: int, blkk: int, clock: PhaseClock
     mod.quant_key_per_thread_int8_kernel[grid](
         k, k_int8, k_scale, kv_len, *_strides(k, p.tl), *_strides(k_int8, p.tl),
         k_scale.stride(0), k_scale.stride(1), C=head_dim, BLK=warpk)
-    clock.mark("k_int8_subtract_mean_quantization")
+    clock.mark(k_leaf(p.km is not None))
     return QuantQK(q_int8, q_scale, k_int8, k_scale)
 
 

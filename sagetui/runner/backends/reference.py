@@ -2,7 +2,9 @@
 oracle for the GPU kernels.
 
 It follows `sageattn_qk_int8_pv_fp8_cuda` (per_warp granularity, pv_accum fp32+fp32) step by
-step, with the same phase names: K smoothing by its per-head mean, Q int8 per 32-row warp block,
+step, with the same phase names: K smoothing by its per-head mean (the `smooth_k` option, on by
+default as in SageAttention's functions; off, K is quantized as it is and the leaf is named
+`k_int8_quantization`), Q int8 per 32-row warp block,
 K-minus-mean int8 per 64-row block, V transposed to [B, H, D, N] padded to the 64-token tile and
 permuted within 16-token groups for the fp8 MMA layout, V scaled per channel into fp8 e4m3, and
 the main loop as the kernel runs it: online and blockwise, one 64-key block at a time, with a
@@ -19,7 +21,8 @@ from typing import ClassVar
 
 import torch
 
-from sagetui.core.phases import SAGE2_PHASES, PhaseSpec
+from sagetui.core.options import option
+from sagetui.core.phases import SAGE2_PHASES, PhaseSpec, k_leaf, with_smooth_k
 from sagetui.runner.backends.base import Backend, Inputs, PhaseClock
 
 WARP_Q = 32  # Q quantization granularity (rows), as per_warp_int8 with WARPQ=32
@@ -96,21 +99,28 @@ class ReferenceBackend(Backend):
     def check_available(cls, device: str) -> None:
         return None  # plain torch: runs anywhere
 
+    @property
+    def smooth_k(self) -> bool:
+        return bool(option(self.name, self.options, "smooth_k"))
+
     def phases(self) -> list[PhaseSpec]:
-        return list(SAGE2_PHASES)
+        return with_smooth_k(SAGE2_PHASES, self.smooth_k)
 
     def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
         layout = inputs.layout
         q, k, v = (to_hnd(t, layout) for t in (inputs.q, inputs.k, inputs.v))
+        smooth_k = self.smooth_k
         clock.start()
 
-        km = k.mean(dim=2, keepdim=True)  # in the input dtype, as sageattn does
+        # in the input dtype, as sageattn does; without smooth_k nothing is subtracted
+        km = k.mean(dim=2, keepdim=True) if smooth_k else None
         clock.mark("k_mean_and_smoothing_preparation")
 
         q_i8, q_scale = quantize_int8_blocks(q.float(), WARP_Q)
         clock.mark("q_int8_quantization")
-        k_i8, k_scale = quantize_int8_blocks(k.float() - km.float(), BLOCK_K)
-        clock.mark("k_int8_subtract_mean_quantization")
+        k_i8, k_scale = quantize_int8_blocks(k.float() - km.float() if km is not None
+                                             else k.float(), BLOCK_K)
+        clock.mark(k_leaf(smooth_k))
 
         b, hkv, n_kv, d = v.shape
         padded = math.ceil(n_kv / BLOCK_K) * BLOCK_K

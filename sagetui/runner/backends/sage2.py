@@ -1,9 +1,9 @@
 """SageAttention2's CUDA kernels (int8 QK, fp8 PV), decomposed into the reference's phases.
 
 `sage2-sm89` replays `sageattn_qk_int8_pv_fp8_cuda` and `sage2-sm90` replays
-`sageattn_qk_int8_pv_fp8_cuda_sm90` (with the variant's `pv_accum`, `qk_quant_gran` and, on sm89
-with fp32 accumulation, `smooth_v`; core/options.py lists them) step by step, calling the
-extension modules' functions directly (`_fused` for quantization, `_qattn_sm89` or
+`sageattn_qk_int8_pv_fp8_cuda_sm90` (with the variant's `pv_accum`, `qk_quant_gran`,
+`smooth_k` and, on sm89 with fp32 accumulation, `smooth_v`; core/options.py lists them) step by
+step, calling the extension modules' functions directly (`_fused` for quantization, `_qattn_sm89` or
 `_qattn_sm90` for the fused main loop; qk_quant.py the steps the sm80 path shares), with
 core.py's head-dim padding, tile sizes, V padding and scale constants, so that the output
 bytes equal the public function's (checked every run).
@@ -12,7 +12,8 @@ Extension modules come from the installed `sageattention` package, or, for a var
 `module_path` through `variants.load_extension` (never through a second copy of
 `sm89_compile.py`, whose `torch.library` ops would collide with the installed ones).
 
-`sage2-auto` is the public `sageattn` dispatch as one phase.
+`sage2-auto` is the public `sageattn` dispatch as one phase; its facts record the function and
+the options the dispatch ran on this GPU (core/options.AUTO_CALLS).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from typing import Any, ClassVar
 
 import torch
 
-from sagetui.core.options import option, validate_options
-from sagetui.core.phases import SAGE2_PHASES, SAGE2_SMOOTH_V_PHASES, PhaseSpec
+from sagetui.core.options import AUTO_CALLS, auto_call, option, validate_options
+from sagetui.core.phases import SAGE2_PHASES, SAGE2_SMOOTH_V_PHASES, PhaseSpec, with_smooth_k
 from sagetui.core.scheduler import kernel_of
 from sagetui.runner.backends.base import (
     Backend,
@@ -159,6 +160,7 @@ class Sage2CudaBackend(Backend):
         validate_options(self.name, self.options)  # core refuses these first; never run one
         self.pv_accum = str(option(self.name, self.options, "pv_accum"))
         self.gran = str(option(self.name, self.options, "qk_quant_gran"))
+        self.smooth_k = bool(option(self.name, self.options, "smooth_k"))
         self.smooth_v = bool(self.options.get("smooth_v", False))
         self._mods: Sage2Modules | None = None
 
@@ -198,14 +200,15 @@ class _Sage2Fp8Backend(Sage2CudaBackend):
         return SMOOTH_V_KERNEL if self.smooth_v else self.path.kernels[self.pv_accum][0]
 
     def phases(self) -> list[PhaseSpec]:
-        return list(SAGE2_SMOOTH_V_PHASES if self.smooth_v else SAGE2_PHASES)
+        return with_smooth_k(SAGE2_SMOOTH_V_PHASES if self.smooth_v else SAGE2_PHASES,
+                             self.smooth_k)
 
     def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
         fused, qattn = self.modules.fused, self.modules.qattn
         p = self.path
         scale_max = p.kernels[self.pv_accum][1]
         dtype = inputs.q.dtype
-        prep = prepare(inputs.q, inputs.k, inputs.v, inputs.layout, clock)
+        prep = prepare(inputs.q, inputs.k, inputs.v, inputs.layout, clock, self.smooth_k)
         qk = quantize(fused, prep, self.gran, p.blkq, p.warpq, p.blkk, clock)
         v, tl = prep.v, prep.tl
         kv_len = prep.k.size(1 if tl == 0 else 2)
@@ -254,10 +257,10 @@ class _Sage2Fp8Backend(Sage2CudaBackend):
     def public(self, inputs: Inputs) -> torch.Tensor | None:
         sage = importlib.import_module("sageattention")
         fn = getattr(sage, self.path.public)
-        extra = {"smooth_v": True} if self.smooth_v else {}
+        extra = {"smooth_v": True} if self.smooth_v else {}  # sm90's function takes no smooth_v
         return fn(inputs.q, inputs.k, inputs.v, tensor_layout=inputs.layout,
                   is_causal=inputs.causal, qk_quant_gran=self.gran, sm_scale=inputs.sm_scale,
-                  pv_accum_dtype=self.pv_accum, **extra)
+                  pv_accum_dtype=self.pv_accum, smooth_k=self.smooth_k, **extra)
 
 
 class Sage2Sm89Backend(_Sage2Fp8Backend):
@@ -278,20 +281,15 @@ class Sage2Sm90Backend(_Sage2Fp8Backend):
     qattn_module: ClassVar[str] = SM90.qattn_module
 
 
-# sageattn's dispatch (core.py): compute capability -> (module it needs, tile configuration)
-# the extension module `sageattn` calls on each architecture (its tile configuration:
-# core.scheduler.AUTO_KERNEL)
-AUTO_DISPATCH: dict[str, str | None] = {
-    "sm80": "_qattn_sm80",
-    "sm86": None,  # the Triton kernel
-    "sm89": "_qattn_sm89",
-    "sm90": "_qattn_sm90",
-    "sm120": "_qattn_sm89",
-    "sm121": "_qattn_sm89",
-}
+# the extension module `sageattn` calls on each architecture (core/options.AUTO_CALLS: the
+# function and its options; its tile configuration: core.scheduler.AUTO_KERNEL); None: the
+# Triton kernel
+QATTN_OF = {"sage2-sm80": "_qattn_sm80", "sage2-sm89": "_qattn_sm89", "sage2-sm90": "_qattn_sm90"}
+AUTO_DISPATCH: dict[str, str | None] = {arch: QATTN_OF.get(backend)
+                                        for arch, (backend, _) in AUTO_CALLS.items()}
 
 
-def _arch(device: str | int | None = None) -> str:
+def _arch(device: str | int | torch.device | None = None) -> str:
     major, minor = torch.cuda.get_device_capability(device)
     return f"sm{major}{minor}"
 
@@ -339,6 +337,10 @@ class Sage2AutoBackend(Backend):
 
     def phases(self) -> list[PhaseSpec]:
         return [PhaseSpec("attention")]
+
+    def facts(self, inputs: Inputs, out: torch.Tensor) -> dict[str, Any]:
+        """The function the dispatch called on this GPU and every option it ran with."""
+        return {"dispatch": auto_call(_arch(inputs.q.device))}
 
     def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
         if not hasattr(self, "_sageattn"):

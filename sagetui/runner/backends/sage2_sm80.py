@@ -1,11 +1,11 @@
 """SageAttention2's sm80 path (int8 QK, fp16 PV, `mma.sync`), decomposed into phases.
 
 `sage2-sm80` replays `sageattn_qk_int8_pv_fp16_cuda` (core.py) step by step with the variant's
-`pv_accum` (fp32, fp16+fp32, fp16), `qk_quant_gran` (per_warp: `_fused`; per_thread: Triton)
-and `smooth_v` (fp16 accumulation only), calling `_qattn_sm80`'s functions directly, so that the
-output bytes equal the public function's (checked every run). The kernel runs on every GPU
-from sm80 up. Its modules load like the other paths' (installed, or a variant's `.so` through
-variants.load_extension; never a second copy of `sm80_compile.py`).
+`pv_accum` (fp32, fp16+fp32, fp16), `qk_quant_gran` (per_warp: `_fused`; per_thread: Triton),
+`smooth_k` and `smooth_v` (fp16 accumulation only), calling `_qattn_sm80`'s functions
+directly, so that the output bytes equal the public function's (checked every run). The kernel
+runs on every GPU from sm80 up. Its modules load like the other paths' (installed, or a
+variant's `.so` through variants.load_extension; never a second copy of `sm80_compile.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ from typing import Any, ClassVar
 
 import torch
 
-from sagetui.core.phases import SAGE2_SM80_PHASES, SAGE2_SM80_SMOOTH_V_PHASES, PhaseSpec
+from sagetui.core.phases import (
+    SAGE2_SM80_PHASES,
+    SAGE2_SM80_SMOOTH_V_PHASES,
+    PhaseSpec,
+    with_smooth_k,
+)
 from sagetui.core.scheduler import kernel_of
 from sagetui.runner.backends.base import Inputs, PhaseClock
 from sagetui.runner.backends.qk_quant import GRAN_CODE, prepare, quantize
@@ -56,7 +61,8 @@ class Sage2Sm80Backend(Sage2CudaBackend):
         return SMOOTH_V_KERNEL if self.smooth_v else KERNELS[self.pv_accum]
 
     def phases(self) -> list[PhaseSpec]:
-        return list(SAGE2_SM80_SMOOTH_V_PHASES if self.smooth_v else SAGE2_SM80_PHASES)
+        return with_smooth_k(SAGE2_SM80_SMOOTH_V_PHASES if self.smooth_v else SAGE2_SM80_PHASES,
+                             self.smooth_k)
 
     def _warpq(self, head_dim: int) -> int:
         # core.py: WARPQ=(16 if (q.size(-1) == 128 and pv_accum_dtype == "fp16+fp32") else 32)
@@ -65,7 +71,7 @@ class Sage2Sm80Backend(Sage2CudaBackend):
     def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
         fused, qattn = self.modules.fused, self.modules.qattn
         dtype = inputs.q.dtype
-        prep = prepare(inputs.q, inputs.k, inputs.v, inputs.layout, clock)
+        prep = prepare(inputs.q, inputs.k, inputs.v, inputs.layout, clock, self.smooth_k)
         qk = quantize(fused, prep, self.gran, BLKQ, self._warpq(prep.q.size(-1)), BLKK, clock)
         o = torch.empty(prep.q.size(), dtype=dtype, device=prep.q.device)
         v, tl = prep.v, prep.tl
@@ -92,4 +98,4 @@ class Sage2Sm80Backend(Sage2CudaBackend):
         fn = getattr(importlib.import_module("sageattention"), PUBLIC)
         return fn(inputs.q, inputs.k, inputs.v, tensor_layout=inputs.layout,
                   is_causal=inputs.causal, qk_quant_gran=self.gran, sm_scale=inputs.sm_scale,
-                  pv_accum_dtype=self.pv_accum, smooth_v=self.smooth_v)
+                  pv_accum_dtype=self.pv_accum, smooth_k=self.smooth_k, smooth_v=self.smooth_v)

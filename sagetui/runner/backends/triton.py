@@ -10,7 +10,8 @@ Two installed flavours are understood, told apart by their module layout:
 
 Phases: `k_mean_and_smoothing_preparation` (head-dim padding, the K mean, 1.0.6's K - mean, and
 V's cast to fp16 for bf16 inputs, in the public function's order), `qk_int8_quantization`
-(per_block_int8, both Q and K in one call), `fused_mainloop`.
+(per_block_int8, both Q and K in one call), `fused_mainloop`. With smooth_k=false (both flavours'
+functions take it) there is no K mean: K is quantized as it is.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from sagetui.core.options import option, validate_options
 from sagetui.core.phases import PhaseSpec
 from sagetui.runner.backends.base import (
     Backend,
@@ -127,6 +129,8 @@ class SageTritonBackend(Backend):
     def __init__(self, options: dict[str, Any] | None = None, module_path: str | None = None,
                  variant_name: str = "default") -> None:
         super().__init__(options, module_path, variant_name)
+        validate_options(self.name, self.options)
+        self.smooth_k = bool(option(self.name, self.options, "smooth_k"))
         self._api: TritonApi | None = None
 
     @classmethod
@@ -163,7 +167,7 @@ class SageTritonBackend(Backend):
         return self._run_pypi(api, inputs, clock)
 
     def _run_upstream(self, api: TritonApi, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
-        # sageattn_qk_int8_pv_fp16_triton, quantization_backend="triton", smooth_k, no mask/lse
+        # sageattn_qk_int8_pv_fp16_triton, quantization_backend="triton", no mask/lse
         q, k, v, layout = inputs.q, inputs.k, inputs.v, inputs.layout
         dtype = q.dtype
         torch.cuda.set_device(v.device)
@@ -171,7 +175,7 @@ class SageTritonBackend(Backend):
         head_dim_og = q.size(-1)
         clock.start()
         q, k, v = pad_head_dim(q), pad_head_dim(k), pad_head_dim(v)
-        km = k.mean(dim=seq_dim, keepdim=True)
+        km = k.mean(dim=seq_dim, keepdim=True) if self.smooth_k else None
         if dtype == torch.bfloat16 or dtype == torch.float32:
             v = v.to(torch.float16)
         clock.mark("k_mean_and_smoothing_preparation")
@@ -189,7 +193,7 @@ class SageTritonBackend(Backend):
         return o
 
     def _run_pypi(self, api: TritonApi, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
-        # 1.0.6's sageattn with smooth_k=True
+        # 1.0.6's sageattn
         q, k, v, layout = inputs.q, inputs.k, inputs.v, inputs.layout
         dtype = q.dtype
         headdim = q.size(-1)
@@ -197,8 +201,8 @@ class SageTritonBackend(Backend):
             raise ValueError(f"sageattention 1.0.6 supports head_dim 64, 96, 128, not {headdim}")
         seq_dim = 1 if layout == "NHD" else 2
         clock.start()
-        km = k.mean(dim=seq_dim, keepdim=True)
-        k = k - km  # the public function does `k -= km` on the caller's tensor: same values
+        if self.smooth_k:  # the public function does `k -= km` on the caller's tensor: same values
+            k = k - k.mean(dim=seq_dim, keepdim=True)
         if dtype == torch.bfloat16 or dtype == torch.float32:
             v = v.to(torch.float16)
         clock.mark("k_mean_and_smoothing_preparation")
@@ -220,7 +224,9 @@ class SageTritonBackend(Backend):
         api = self.api
         if api.flavor == UPSTREAM:
             return api.public(inputs.q, inputs.k, inputs.v, tensor_layout=inputs.layout,
-                              is_causal=inputs.causal, sm_scale=inputs.sm_scale)
+                              is_causal=inputs.causal, sm_scale=inputs.sm_scale,
+                              smooth_k=self.smooth_k)
         # 1.0.6 subtracts the K mean in place: hand it a copy so the inputs stay as they are
         return api.public(inputs.q, inputs.k.clone(), inputs.v, tensor_layout=inputs.layout,
-                          is_causal=inputs.causal, sm_scale=inputs.sm_scale)
+                          is_causal=inputs.causal, sm_scale=inputs.sm_scale,
+                          smooth_k=self.smooth_k)
