@@ -32,7 +32,10 @@ from sagetui.core.sweep.model import Sweep
 #    intervals, rounds asked and the round it failed in; status_detail. The top-level
 #    scheduler, phase_timings and achieved are a report's made elsewhere (reference 000/001):
 #    sagetui writes them per variant only.
-SCHEMA_VERSION = 3
+# 4: accuracy per query head (per_head, worst_heads), the `inputs` block (a synthetic
+#    distribution and its parameters, or the file), a variant's `dispatch` (sage2-auto): an
+#    older sagetui refuses such a report as newer instead of tripping on unknown fields
+SCHEMA_VERSION = 4
 
 Shape4 = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=4, max_length=4)]
 
