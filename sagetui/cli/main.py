@@ -84,6 +84,7 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
     r = sub.add_parser("run", help="run headless with a progress display and a summary table")
     if full("run"):
         _add_run_options(r)
+        _add_workload_options(r)
         _add_outputs(r)
         r.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
 
@@ -224,6 +225,16 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _add_workload_options(p: argparse.ArgumentParser) -> None:
+    w = p.add_argument_group("workload (a capture replayed: README, Workloads)")
+    w.add_argument("--workload", metavar="DIR", help="replay the calls `sagetui capture` saved "
+                   "in DIR, each a point at its own shape on its own q/k/v, every variant "
+                   "measured on each; per call and in total (each call weighted by how often "
+                   "the program made it). Takes no shape option nor --inputs")
+    w.add_argument("--calls", metavar="SELECT", help="which saved calls to replay (default "
+                   "all): as capture's --calls (0,3,5-9, every:N, module:GLOB)")
+
+
 def _add_outputs(p: argparse.ArgumentParser) -> None:
     o = p.add_argument_group("outputs")
     o.add_argument("--json", metavar="PATH", help="the report (default: "
@@ -269,6 +280,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from sagetui.session.spawn import spawn_runner
 
             early = spawn_runner()
+            if args.workload or args.calls:  # a capture replayed, call by call
+                from sagetui.cli.workload import cmd_workload
+
+                return cmd_workload(args, early)
             from sagetui.cli.run import cmd_run
 
             return cmd_run(args, early)

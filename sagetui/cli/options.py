@@ -93,6 +93,13 @@ def _metadata(items: list[str] | None) -> dict[str, Any]:
     return out
 
 
+def shape_options_given(args: argparse.Namespace) -> dict[str, Any]:
+    """The shape's fields whose options were given, with their values."""
+    # `--causal` is a flag (False when absent); `--heads 0` must still count as given
+    return {field: v for field, o in FIELDS.items()
+            if o.shape and (v := getattr(args, o.dest, None)) is not None and v is not False}
+
+
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     variants = _variants(args)
     if args.noise_floor is not None and args.threshold is None:
@@ -100,9 +107,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
         if args.noise_floor > MAX_NOISE_FLOOR_PERCENT:  # too large to judge with (the rule)
             raise UsageError(f"--noise-floor: {NoiseTooLarge(args.noise_floor)}")
-    # `--causal` is a flag (False when absent); `--heads 0` must still count as given
-    shape_given = {field: v for field, o in FIELDS.items()
-                   if o.shape and (v := getattr(args, o.dest, None)) is not None and v is not False}
+    shape_given = shape_options_given(args)
     try:  # `--inputs synthetic:NAME` names a distribution of the shape's, not a file
         distribution = distributions.parse(args.inputs or "") or distributions.DEFAULT
     except ValueError as exc:

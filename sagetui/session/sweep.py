@@ -47,7 +47,7 @@ class SweepSession(Session):
             if self.cancelled:
                 break
             self._emit(ev.PointStarted(index=i, total=len(self.shapes), shape=shape.describe()))
-            run = measure_point(self, self.base.model_copy(update={"shape": shape}))
+            run = measure_point(self, self._point_config(i, shape))
             err = run.setup_error
             rep = None if err else build_report(run.model)
             ready, runner = run.model.ready, run.model.runner
@@ -57,7 +57,7 @@ class SweepSession(Session):
                                    measured_on=measured_on(
                                        self.slot_label,
                                        ready.get("device") or runner.get("device"),
-                                       ready.get("gpu")))
+                                       ready.get("gpu")), group=self._group(i))
             if err:
                 pt = pt.model_copy(update={"faults": [Fault(
                     kind=err.kind or "setup", message=err.message or "failed")]
@@ -68,6 +68,14 @@ class SweepSession(Session):
                     self._environment = rep.environment
             self._emit(ev.PointDone(index=i, total=len(self.shapes), point=pt))
         self._done = not self.cancelled
+
+    def _point_config(self, index: int, shape: Shape) -> RunConfig:
+        """The RunConfig point `index` is measured at."""
+        return self.base.model_copy(update={"shape": shape})
+
+    def _group(self, index: int) -> str | None:
+        """Point `index`'s series where the axes do not name it (None: they do)."""
+        return None
 
     def _status(self) -> str:
         if self.cancelled:
@@ -93,7 +101,12 @@ class SweepSession(Session):
                 faults += [f for f in self.model.faults if f not in faults]
             base = self.base
             status = self._status()
-        return sweep_build.sweep_report(base, self.axes, points, environment=env,
+        return self._points_report(base, points, environment=env, status=status,
+                                   faults=faults)
+
+    def _points_report(self, base: RunConfig, points: list[SweepPoint], *,
+                       environment: dict[str, Any], status: str, faults: list[Fault]) -> Report:
+        return sweep_build.sweep_report(base, self.axes, points, environment=environment,
                                         created=self.created_utc, status=status,
                                         faults=faults)
 

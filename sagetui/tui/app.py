@@ -120,7 +120,8 @@ class SageTUI(App[int]):
         panel) for a report of main-loop profiles alone, else Overview."""
         if sum(not s.live for s in self.sources) >= 2:
             return "compare"
-        if any(s.report is not None and s.report.sweep for s in self.sources) \
+        if any(s.report is not None and (s.report.sweep or s.report.workload)
+               for s in self.sources) \
                 or self.sweeps.axes:
             return "sweep"
         if self.live is None and self.data.kind() == "main-loop profile":

@@ -19,6 +19,9 @@ class SweepView:
     planned: int = 0
     version: int = 0
     sample_version: int = 0  # SeriesPlot's redraw key reads it; a sweep has no live samples
+    # a workload's (its points are its calls): the totals and the worst call and head, as
+    # `sagetui run --workload` prints them, shown in the crossovers' place
+    totals: list[str] = field(default_factory=list)
 
     def add(self, point: SweepPoint, total: int | None = None) -> None:
         self.points.append(point)
@@ -55,6 +58,14 @@ class SweepView:
 
     @classmethod
     def from_report(cls, report: Report | None) -> SweepView | None:
+        if report is not None and report.workload is not None:
+            from sagetui.core.workload import export as wx
+
+            w = report.workload
+            totals = [f"{name} total {ms} ms{f', {speed}' if speed else ''}"
+                      for name, ms, speed in wx.total_rows(w)] + wx.worst_lines(w)
+            return cls(variants=list(w.variants), points=list(w.points),
+                       planned=len(w.points), version=1, totals=totals)
         if report is None or report.sweep is None:
             return None
         s = report.sweep

@@ -1,10 +1,11 @@
 """The report's building blocks that the sweep block (sweep/model.py) and the main-loop profiles
 (profile/model.py) share with the report model (report/model.py): the strict base model, its
-units, the latency summary, the scheduler facts, a fault and a build's provenance."""
+units, the latency summary, the scheduler facts, a fault, a build's provenance and a paired
+verdict with its threshold (a sweep's or a workload's point carries one)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -89,3 +90,27 @@ class Provenance(Model):
     sageattention_dist: str | None = None
     sageattention_version: str | None = None
     sageattention_path: str | None = None
+
+
+class SameThreshold(Model):
+    """The SAME threshold verdicts are judged with, and where it came from
+    (core/statistics/threshold.Threshold.fields())."""
+
+    threshold_percent: float
+    threshold_source: Literal["default", "calibration", "--threshold", "--noise-floor"] | None \
+        = None
+    noise_floor_percent: Annotated[float, Field(ge=0, le=100)] | None = None
+    calibration_key: str | None = None  # the calibration entry it used, and when that was
+    calibrated_utc: str | None = None
+
+
+class Verdict(SameThreshold):
+    """A paired verdict (core/statistics/verdict.py) and the threshold it was judged with."""
+
+    state: Literal["FASTER", "SLOWER", "SAME", "INCONCLUSIVE"]
+    estimate_percent: float | None = None
+    ci_low_percent: float | None = None
+    ci_high_percent: float | None = None
+    confidence: float = 0.95
+    rounds: Count
+    method: str

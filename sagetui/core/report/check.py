@@ -7,7 +7,7 @@ from the p50s; the byte-exact flags from the hashes; the decomposition check's c
 for summaries of at most 10 samples, the linear-interpolation link between p90, p95, p99 and max
 (they all fall between the two largest samples); accuracy ranges, accuracy per head (from each
 head's sums), the inputs block and the share of peak (check_accuracy_peak.py). A sweep block is
-checked in core/sweep/check.py.
+checked in core/sweep/check.py, a workload block in core/workload/check.py.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from sagetui.core.report.model import Report
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.summary import merge_round_summaries
 from sagetui.core.sweep.check import check_sweep
+from sagetui.core.workload.check import check_workload
 
 MAX_CAUSAL_CTAS = 10**6  # q CTAs per head beyond which the causal K-iteration sums are skipped
 
@@ -153,6 +154,7 @@ def check_report(report: Report) -> list[Mismatch]:
     check_profiles(report.mainloop_profiles or [], c.eq)
     check_kernel_fields(c, report)
     check_sweep(c, report)
+    check_workload(c, report)
     return c.out
 
 

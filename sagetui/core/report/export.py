@@ -19,11 +19,16 @@ SECONDS = "{:.9g}"
 def to_csv(report: Report) -> str:
     """One row per sample: variant, phase, round, iteration, seconds. Rounds and iterations
     count from 1, as the console shows them; the header says so. (A sweep: one row per point
-    and variant, core/sweep_export.py.)"""
+    and variant, core/sweep/export.py; a workload: one per call and variant,
+    core/workload/export.py.)"""
     if report.sweep is not None:
         from sagetui.core.sweep.export import to_csv as sweep_csv
 
         return sweep_csv(report)
+    if report.workload is not None:
+        from sagetui.core.workload.export import to_csv as workload_csv
+
+        return workload_csv(report)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["variant", "phase", "round (from 1)", "iteration (from 1)", "seconds"])
@@ -81,6 +86,10 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
         from sagetui.core.sweep.export import to_markdown as sweep_markdown
 
         return sweep_markdown(report)
+    if report.workload is not None:
+        from sagetui.core.workload.export import to_markdown as workload_markdown
+
+        return workload_markdown(report)
     lines = [f"## {title}", ""]
     if report.q_shape:
         lines.append(f"- q shape `{report.q_shape}`"

@@ -22,9 +22,20 @@ from pydantic import (
 )
 
 from sagetui.core.profile.model import MainloopProfile
-from sagetui.core.report.base import Count, Fault, Model, Provenance, Scheduler, Sha256, Summary
+from sagetui.core.report.base import (
+    Count,
+    Fault,
+    Model,
+    Provenance,
+    SameThreshold,
+    Scheduler,
+    Sha256,
+    Summary,
+    Verdict,
+)
 from sagetui.core.samples import RoundSeries, Samples
 from sagetui.core.sweep.model import Sweep
+from sagetui.core.workload.model import Workload
 
 # 2: mainloop_profiles (core/profile/model.py), the `sweep` block (core/sweep/model.py),
 #    accuracy, provenance and peaks per variant
@@ -117,30 +128,6 @@ class Telemetry(Model):
     temperature_c: MinMeanMax | None = None
     power_w: MinMeanMax | None = None
     throttle_reasons: list[str] = Field(default_factory=list)
-
-
-class SameThreshold(Model):
-    """The SAME threshold verdicts are judged with, and where it came from
-    (core/statistics/threshold.Threshold.fields())."""
-
-    threshold_percent: float
-    threshold_source: Literal["default", "calibration", "--threshold", "--noise-floor"] | None \
-        = None
-    noise_floor_percent: Annotated[float, Field(ge=0, le=100)] | None = None
-    calibration_key: str | None = None  # the calibration entry it used, and when that was
-    calibrated_utc: str | None = None
-
-
-class Verdict(SameThreshold):
-    """A paired verdict (core/statistics/verdict.py) and the threshold it was judged with."""
-
-    state: Literal["FASTER", "SLOWER", "SAME", "INCONCLUSIVE"]
-    estimate_percent: float | None = None
-    ci_low_percent: float | None = None
-    ci_high_percent: float | None = None
-    confidence: float = 0.95
-    rounds: Count
-    method: str
 
 
 class Drift(Model):
@@ -345,13 +332,15 @@ class Report(Model):
     # per profiled variant: shares of sampled warp time inside the main loop (sagetui profile)
     mainloop_profiles: list[MainloopProfile] | None = None
     sweep: Sweep | None = None  # `sagetui sweep` (core/sweep_model.py)
+    workload: Workload | None = None  # `sagetui run --workload` (core/workload/model.py)
 
     @model_validator(mode="after")
     def _has_measurements(self) -> Report:
         if (self.phase_timings is None and self.variants is None and self.tail_study is None
-                and self.mainloop_profiles is None and self.sweep is None):
+                and self.mainloop_profiles is None and self.sweep is None
+                and self.workload is None):
             raise ValueError("a report needs at least one of phase_timings, variants, "
-                             "tail_study, mainloop_profiles, sweep")
+                             "tail_study, mainloop_profiles, sweep, workload")
         if self.schema_version is not None and self.schema_version > SCHEMA_VERSION:
             raise ValueError(f"schema_version {self.schema_version} is newer than this sagetui "
                              f"reads ({SCHEMA_VERSION}); upgrade sagetui")

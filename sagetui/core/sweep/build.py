@@ -14,11 +14,17 @@ from sagetui.core.report.model import SCHEMA_VERSION, Fault, Report, Variant
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.sweep import plan as sw
-from sagetui.core.sweep.model import Sweep, SweepPoint
+from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
 
 
-def _round_medians(rounds: list[list[float]] | None) -> list[float]:
+def round_medians(rounds: list[list[float]] | None) -> list[float]:
+    """A phase's round medians from its raw samples per round (a point's `samples[phase]`)."""
     return [float(np.median(r)) for r in rounds or [] if len(r)]
+
+
+def call_round_medians(v: SweepVariantPoint) -> list[float]:
+    """A variant's round medians of the whole call at its point (what its verdict pairs)."""
+    return round_medians((v.samples or {}).get("total"))
 
 
 def variant_point(v: Variant, rep: Report, point_ops: float, baseline: str | None,
@@ -36,9 +42,10 @@ def variant_point(v: Variant, rep: Report, point_ops: float, baseline: str | Non
     kernel = v.timing if phase == "total" else (v.phase_timings or {})[phase]
     entry.update(kernel_phase=phase, timing=v.timing.model_dump(), kernel=kernel.model_dump(),
                  rounds=len(v.rounds or []),
-                 p50_ci_percent=half_percent(_round_medians(samples.get("total"))),
-                 kernel_p50_ci_percent=half_percent(_round_medians(samples.get(phase))),
+                 p50_ci_percent=half_percent(round_medians(samples.get("total"))),
+                 kernel_p50_ci_percent=half_percent(round_medians(samples.get(phase))),
                  checksum=v.checksum, output_sha256=v.output_sha256, samples=samples or None,
+                 verdict=v.verdict,
                  **kernel_and_e2e(point_ops, v.timing.p50_s, kernel.p50_s, peak))
     entry["accuracy"] = sw.accuracy(v.model_dump(), baseline if v.name != baseline else None)
     return entry
@@ -46,17 +53,18 @@ def variant_point(v: Variant, rep: Report, point_ops: float, baseline: str | Non
 
 def point(index: int, shape: Shape, axes: sw.Axes, rep: Report | None, *,
           error: str | None = None, fault_kind: str | None = None,
-          elapsed_s: float | None = None,
-          measured_on: dict[str, Any] | None = None) -> SweepPoint:
-    """The point's entry; `rep` None when the point never ran (its setup failed: `error`)."""
+          elapsed_s: float | None = None, measured_on: dict[str, Any] | None = None,
+          group: str | None = None) -> SweepPoint:
+    """The point's entry; `rep` None when the point never ran (its setup failed: `error`).
+    `group`: the series it belongs to where no axes name it (a workload's call)."""
     x_axis = axes.x_axis
     data: dict[str, Any] = {"index": index, "x": sw.x_of(shape, x_axis),
-                            "group": sw.group_of(shape, x_axis, axes), "shape": shape,
+                            "group": group or sw.group_of(shape, x_axis, axes), "shape": shape,
                             "ops": shape_ops(shape), "error": error, "fault_kind": fault_kind,
                             "elapsed_s": elapsed_s or None, "measured_on": measured_on}
     if rep is None:
         data["status"] = "failed"
-        return SweepPoint.model_validate(_drop_none(data))
+        return SweepPoint.model_validate(drop_none(data))
     gpu = (rep.environment or {}).get("gpu")
     variants = [variant_point(v, rep, data["ops"], rep.baseline,
                               gpu if isinstance(gpu, dict) else None, shape.dtype)
@@ -69,17 +77,22 @@ def point(index: int, shape: Shape, axes: sw.Axes, rep: Report | None, *,
     if rep.faults and not fault_kind:
         data["fault_kind"] = rep.faults[0].kind
         data["error"] = data["error"] or rep.faults[0].message
-    return SweepPoint.model_validate(_drop_none(data))
+    return SweepPoint.model_validate(drop_none(data))
 
 
 def sweep_block(config: RunConfig, axes: sw.Axes, points: list[SweepPoint]) -> Sweep:
     """The whole block: points, the crossovers between their lines, the largest that fit."""
-    return Sweep.model_validate(_drop_none({
-        "x_axis": axes.x_axis, "axes": axes.to_dict(), "baseline": config.baseline_name,
-        "variants": {v.name: v.spec for v in config.variants},
-        "warmup": config.warmup, "rounds": config.rounds, "iterations": config.iterations,
+    return Sweep.model_validate(drop_none({
+        "x_axis": axes.x_axis, "axes": axes.to_dict(), **measured_with(config),
         "points": points, "crossovers": sw.all_crossovers(points),
         "largest_fit": sw.largest_fit(points)}))
+
+
+def measured_with(config: RunConfig) -> dict[str, Any]:
+    """A block of points' Measured fields (sweep/model.py), from the configuration."""
+    return {"baseline": config.baseline_name,
+            "variants": {v.name: v.spec for v in config.variants},
+            "warmup": config.warmup, "rounds": config.rounds, "iterations": config.iterations}
 
 
 def _grid(rep: Report) -> Any:
@@ -90,7 +103,7 @@ def _grid(rep: Report) -> Any:
     return (base or next((v for v in variants if v.scheduler), None) or rep).scheduler
 
 
-def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+def drop_none(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
@@ -108,14 +121,22 @@ def sweep_report(base: RunConfig, axes: sw.Axes, points: list[SweepPoint], *,
                  faults: list[Fault]) -> Report:
     """The sweep report (a single runner's, several runners' merged, or Slurm jobs' joined):
     its points in index order and the block derived from them."""
+    points = sorted(points, key=lambda p: p.index)
+    return points_report(base, {"sweep": sweep_block(base, axes, points)},
+                         environment=environment, created=created, status=status,
+                         faults=faults)
+
+
+def points_report(base: RunConfig, block: dict[str, Any], *, environment: dict[str, Any],
+                  created: str, status: str, faults: list[Fault]) -> Report:
+    """A report made of points (a sweep's, a workload's: `block`), with the envelope a run's
+    has: its tool, status, environment, configuration and inputs."""
     from sagetui import __version__
 
-    points = sorted(points, key=lambda p: p.index)
     data = {"schema_version": SCHEMA_VERSION,
             "tool": {"name": "sagetui", "version": __version__},
             "created_utc": created, "status": status,
             "environment": environment, "config": base.model_dump(mode="json"),
-            "inputs": base.inputs_block(), "metadata": base.metadata or None,
-            "sweep": sweep_block(base, axes, points),
+            "inputs": base.inputs_block(), "metadata": base.metadata or None, **block,
             "faults": [f.model_dump() for f in faults] or None}
-    return Report.model_validate(_drop_none(data))
+    return Report.model_validate(drop_none(data))

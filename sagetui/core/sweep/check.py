@@ -38,7 +38,7 @@ def check_sweep(c: MismatchCollector, report: Report) -> None:
         for j, v in enumerate(p.variants):
             peak = sw.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
                 else v.peak_tops
-            _variant(c, f"{path}.variants[{j}]", v, p.ops, peak)
+            check_variant_point(c, f"{path}.variants[{j}]", v, p.ops, peak)
     want = sw.all_crossovers(sweep.points)
     got = [x.model_dump() for x in sweep.crossovers]
     if len(got) != len(want):
@@ -81,7 +81,7 @@ def _point(c: MismatchCollector, path: str, p: SweepPoint, sweep: Sweep,
              "grid CTAs / (SMs x CTAs per SM)")
 
 
-def _variant(c: MismatchCollector, path: str, v: SweepVariantPoint, ops: float,
+def check_variant_point(c: MismatchCollector, path: str, v: SweepVariantPoint, ops: float,
              peak: float | None) -> None:
     if v.status != "ok" or v.timing is None or v.kernel is None:
         return

@@ -10,7 +10,16 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from sagetui.core.config import Shape
-from sagetui.core.report.base import Count, Fault, Model, Provenance, Scheduler, Seconds, Summary
+from sagetui.core.report.base import (
+    Count,
+    Fault,
+    Model,
+    Provenance,
+    Scheduler,
+    Seconds,
+    Summary,
+    Verdict,
+)
 
 Tops = Annotated[float, Field(ge=0, description="tera-operations per second")]
 Share = Annotated[float, Field(ge=0)]
@@ -38,6 +47,8 @@ class SweepVariantPoint(Model):
     kernel_share_of_peak: Share | None = None
     e2e_share_of_peak: Share | None = None
     accuracy: dict[str, Any] | None = None
+    # the point's paired verdict against the baseline, as its run's (a workload's calls show it)
+    verdict: Verdict | None = None
     checksum: float | None = None
     output_sha256: str | None = None
     samples: PhaseSamples | None = None
@@ -87,15 +98,20 @@ class LargestFit(Model):
     note: str
 
 
-class Sweep(Model):
-    x_axis: Literal["q_len", "kv_len"]
-    axes: dict[str, Any]
-    ops_formula: str = "4·B·H·Nq·Nkv·D / t, halved when causal"
+class Measured(Model):
+    """What every point of a block of points (a sweep's, a workload's) was measured with."""
+
     baseline: str | None = None
     variants: dict[str, str]  # name -> spec
     warmup: Count
     rounds: Count
     iterations: Count
+
+
+class Sweep(Measured):
+    x_axis: Literal["q_len", "kv_len"]
+    axes: dict[str, Any]
+    ops_formula: str = "4·B·H·Nq·Nkv·D / t, halved when causal"
     points: list[SweepPoint]
     crossovers: list[Crossover] = Field(default_factory=list)
     largest_fit: LargestFit | None = None

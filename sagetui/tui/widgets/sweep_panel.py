@@ -41,6 +41,10 @@ def notes_text(view: SweepView, ctx: ViewContext) -> Text:
     if noisy:
         out.append(f"! {noisy} of {len(results)} results noisy: p50 95 % interval wider than "
                    f"±{NOISY_CI_PERCENT:g} % (marked !)\n", style=f"bold {ctx.error_colour}")
+    if view.totals:  # a workload's calls: no series to cross
+        out.append("Workload (Σ weight x p50) · ", style="bold")
+        out.append("\n  ".join(printable(line) for line in view.totals))
+        return out
     lines = view.crossover_lines()
     out.append(f"Crossovers as {view.x_axis} grows · ", style="bold")
     if all(line.endswith(": none") for line in lines):

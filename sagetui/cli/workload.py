@@ -1,0 +1,119 @@
+"""`sagetui run --workload DIR`: a capture's calls replayed, each a point measured as a sweep's
+(session/workload.py); the per-call table and the totals printed, then every output written.
+Bad input is one line and exit status 2 before any runner measures anything, and no output
+file is written."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from sagetui.cli.errors import UsageError, stdout_console
+from sagetui.cli.options import (
+    FIELDS,
+    SHAPE_OPTIONS,
+    check_outputs,
+    config_from_args,
+    shape_options_given,
+)
+from sagetui.cli.run import _say, report_write_failures, run_session, write_outputs
+from sagetui.cli.sweep_cli import SweepProgress
+from sagetui.core.capture.selection import Selection
+from sagetui.core.capture.workload import Workload, WorkloadCall, WorkloadError, load_workload
+from sagetui.core.config import RunConfig
+from sagetui.core.report.model import Report
+from sagetui.session.spawn import Spawned
+
+
+def workload_input(args: argparse.Namespace) -> tuple[RunConfig, Workload, list[WorkloadCall]]:
+    """The capture (checked against its files, sha256 included), the selected calls and the
+    base RunConfig (the first runnable call's shape and file, the run options as given), or
+    UsageError with the one line to print."""
+    if not args.workload:
+        raise UsageError("--calls selects a workload's calls: give --workload DIR")
+    if args.inputs:
+        raise UsageError("--workload replays each call's own q/k/v: drop --inputs")
+    given = shape_options_given(args)
+    if given:
+        raise UsageError(f"--workload: each call brings its own shape; drop "
+                         f"{', '.join(SHAPE_OPTIONS[f] for f in given)}")
+    if args.tail_study:
+        raise UsageError("--tail-study: a workload has no tail study (run a call with "
+                         "`sagetui run --inputs FILE`)")
+    try:
+        selection = Selection.parse(args.calls)
+        capture = load_workload(args.workload, hashes=True)
+    except (ValueError, WorkloadError) as exc:
+        raise UsageError(str(exc)) from None
+    calls = [c for c in capture.calls if selection.matches(c.index, c.module)]
+    if not calls:
+        raise UsageError(f"--calls {args.calls}: no saved call of {args.workload} matches "
+                         f"(saved: {', '.join(str(c.index) for c in capture.calls)})")
+    runnable = [c for c in calls if c.shape is not None]
+    if not runnable:
+        raise UsageError(f"{args.workload}: no call to replay: " + "; ".join(
+            f"call {c.index} {c.unfit}" for c in calls))
+    first = copy.copy(args)  # the run options' checks, at the first call's shape and file
+    first.inputs = str(runnable[0].file)
+    shape = runnable[0].shape
+    assert shape is not None
+    for field, o in FIELDS.items():
+        if o.shape:
+            setattr(first, o.dest, getattr(shape, field))
+    return config_from_args(first), capture, calls
+
+
+def cmd_workload(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
+    try:
+        config, capture, calls = workload_input(args)
+        check_outputs(args)
+    except BaseException:
+        if prestarted is not None:
+            prestarted.discard()  # bad input: no runner is left behind
+        raise
+    err = Console(stderr=True, soft_wrap=True)
+    runnable = [c for c in calls if c.shape is not None]
+    err.print(f"workload: {len(runnable)} of {len(calls)} calls x {len(config.variants)} "
+              f"variants from {escape(str(capture.directory))}", highlight=False)
+    for c in calls:
+        if c.unfit:
+            err.print(f"skipped call {c.index}{f' {c.module}' if c.module else ''}: "
+                      f"{escape(c.unfit)}", highlight=False)
+
+    def make(cfg: RunConfig, **kw):
+        from sagetui.session.workload import WorkloadSession
+
+        return WorkloadSession(cfg, capture, calls, selection=args.calls, **kw)
+
+    report, recovery, _ = run_session(config, args, err, make_session=make,
+                                      progress=SweepProgress, prestarted=prestarted)
+    print_workload(report)
+    failed = write_outputs(report, args, err)
+    if failed:
+        report_write_failures(failed, recovery, err)
+        return 1
+    return 0 if report.status == "complete" and not report.faults else 1
+
+
+def print_workload(report: Report) -> None:
+    """The per-call table, the totals and the worst call and head, on stdout."""
+    from sagetui.core.workload import export as wx
+
+    if report.workload is None:  # the session failed before its first point
+        return
+    wl, out = report.workload, stdout_console()
+    for title, columns, rows in (
+            (f"sagetui workload: {wx.summary_line(report)}", wx.CALL_COLUMNS, wx.call_rows(wl)),
+            ("total attention time", wx.TOTAL_COLUMNS, wx.total_rows(wl))):
+        t = Table(title=escape(title))
+        for col in columns:
+            t.add_column(col, justify="right" if "ms" in col or "weight" in col else "left")
+        for row in rows:
+            t.add_row(*(escape(x) for x in row))
+        _say(out, t)
+    for line in wx.worst_lines(wl):
+        _say(out, escape(line))

@@ -1,0 +1,152 @@
+"""The `workload` block from a capture and the points its calls were measured as: each call's
+weight, the totals per variant and the worst call and head. The session calls these as the
+replay ends and `sagetui check` calls them again on the report's points: each number is derived
+here once."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from sagetui.core.capture.manifest import MANIFEST
+from sagetui.core.capture.workload import Workload as Capture
+from sagetui.core.capture.workload import WorkloadCall
+from sagetui.core.config import RunConfig
+from sagetui.core.derived import speedup_or_none
+from sagetui.core.report.model import Fault, Report
+from sagetui.core.statistics import weighted_total as wt
+from sagetui.core.sweep.build import (
+    call_round_medians,
+    drop_none,
+    measured_with,
+    points_report,
+)
+from sagetui.core.sweep.model import SweepPoint, SweepVariantPoint
+from sagetui.core.workload.model import ReplayedCall, Workload, WorkloadTotal, WorstOf
+
+
+def call_label(call: WorkloadCall) -> str:
+    """A replayed call's name in tables and as its point's group: "call 3 blocks.3.attn"."""
+    return f"call {call.index}" + (f" {call.module}" if call.module else "")
+
+
+def share_weights(calls: Sequence[ReplayedCall]) -> list[float | None]:
+    """Each replayed call's weight: its signature's count shared among the replayed calls of
+    that signature (saved calls alike share one count: weighed once, not once each)."""
+    replayed = Counter(c.signature for c in calls if c.point is not None)
+    return [c.count / replayed[c.signature] if c.point is not None else None for c in calls]
+
+
+def replayed_calls(capture: Capture, selected: Sequence[WorkloadCall]) -> list[ReplayedCall]:
+    """Every selected call; the runnable ones numbered as points in order, the others with why
+    they were skipped."""
+    out, n = [], 0
+    for c in selected:
+        entry = ReplayedCall(index=c.index, module=c.module, signature=c.facts.signature,
+                             count=c.weight, scale=c.scale, file=c.facts.file, shape=c.shape,
+                             skipped=c.unfit, point=None if c.unfit else n)
+        n += c.unfit is None
+        out.append(entry)
+    return [c.model_copy(update={"weight": w}) for c, w in zip(out, share_weights(out),
+                                                                 strict=True)]
+
+
+def _measured(v: SweepVariantPoint | None) -> bool:
+    return v is not None and v.status == "ok" and v.timing is not None
+
+
+def _of(points: Sequence[SweepPoint], call: ReplayedCall, name: str) -> SweepVariantPoint | None:
+    if call.point is None or call.point >= len(points):
+        return None
+    return next((v for v in points[call.point].variants if v.name == name), None)
+
+
+def totals(calls: Sequence[ReplayedCall], points: Sequence[SweepPoint], variants: Sequence[str],
+           baseline: str | None) -> list[WorkloadTotal]:
+    """Per variant: Σ weight · p50 over the replayed calls and, against the baseline, the
+    speedup of that total with its interval (statistics/weighted_total.py)."""
+    replayed = [c for c in calls if c.point is not None and c.weight]
+    out = []
+    for name in variants:
+        mine = [(c, _of(points, c, name)) for c in replayed]
+        missing = [c.index for c, v in mine if not _measured(v)]
+        if missing:
+            out.append(WorkloadTotal(variant=name, missing=missing))
+            continue
+        row: dict[str, Any] = {"variant": name, "seconds": wt.total_seconds(
+            (c.weight or 0.0, v.timing.p50_s) for c, v in mine if v and v.timing)}
+        if baseline is not None and name != baseline:
+            pairs = [(c, b, v) for c, v in mine if _measured(b := _of(points, c, baseline))]
+            if len(pairs) == len(mine):
+                t = wt.total_speedup([wt.CallTimes(
+                    weight=c.weight or 0.0, baseline_p50=b.timing.p50_s,
+                    variant_p50=v.timing.p50_s, baseline_rounds=call_round_medians(b),
+                    variant_rounds=call_round_medians(v))
+                    for c, b, v in pairs if b and v and b.timing and v.timing])
+                row.update(speedup_percent=t.speedup_percent, ci_low_percent=t.ci_low_percent,
+                           ci_high_percent=t.ci_high_percent, df=t.df)
+        out.append(WorkloadTotal.model_validate(drop_none(row)))
+    return out
+
+
+def worst(calls: Sequence[ReplayedCall], points: Sequence[SweepPoint], variants: Sequence[str],
+          baseline: str | None) -> list[WorstOf]:
+    """Per variant (WorstOf): the call it is slowest on against the baseline, the call it is
+    least accurate on, and its worst query head over every call. Ties: the earlier call."""
+    out = []
+    for name in variants:
+        row: dict[str, Any] = {"variant": name}
+        speed, acc, head = [], [], []
+        for c in calls:
+            v = _of(points, c, name)
+            if not _measured(v) or v is None or v.timing is None:
+                continue
+            b = _of(points, c, baseline) if baseline and name != baseline else None
+            if b is not None and b.timing is not None and _measured(b):
+                speed.append((speedup_or_none(b.timing.p50_s, v.timing.p50_s), c.index))
+            a = v.accuracy or {}
+            if a.get("relative_l1") is not None:
+                acc.append((a["relative_l1"], c.index))
+            if a.get("worst_head_relative_l1") is not None:
+                head.append((a["worst_head_relative_l1"], c.index, a["worst_head"]))
+        if speed:
+            s, i = min(speed, key=lambda x: (x[0], x[1]))
+            row.update(slowest_call=i, slowest_speedup_percent=s)
+        if acc:
+            r, i = max(acc, key=lambda x: (x[0], -x[1]))
+            row.update(least_accurate_call=i, relative_l1=r)
+        if head:
+            r, i, h = max(head, key=lambda x: (x[0], -x[1]))
+            row.update(worst_head_call=i, worst_head=h, worst_head_relative_l1=r)
+        out.append(WorstOf.model_validate(drop_none(row)))
+    return out
+
+
+def manifest_sha256(directory: str) -> str:
+    from pathlib import Path
+
+    return hashlib.sha256((Path(directory) / MANIFEST).read_bytes()).hexdigest()
+
+
+def workload_block(config: RunConfig, capture: Capture, calls: list[ReplayedCall],
+                   points: list[SweepPoint], selection: str | None = None) -> Workload:
+    names = [v.name for v in config.variants]
+    base = config.baseline_name
+    points = sorted(points, key=lambda p: p.index)
+    return Workload.model_validate(drop_none({
+        "directory": str(capture.directory), "manifest_sha256": manifest_sha256(
+            str(capture.directory)), "calls_seen": capture.manifest.calls_seen,
+        "selection": selection, **measured_with(config), "calls": calls,
+        "points": points, "totals": totals(calls, points, names, base),
+        "worst": worst(calls, points, names, base)}))
+
+
+def workload_report(base: RunConfig, block: Workload, *, environment: dict[str, Any],
+                    created: str, status: str, faults: list[Fault]) -> Report:
+    """The workload report: its configuration is the run's as given, at the first call's shape,
+    its inputs the capture's directory (a file per call: the block's calls name them)."""
+    base = base.model_copy(update={"inputs_path": block.directory})
+    return points_report(base, {"workload": block}, environment=environment, created=created,
+                         status=status, faults=faults)

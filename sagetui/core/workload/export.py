@@ -1,0 +1,145 @@
+"""A workload report's tables: a row per replayed call and variant (p50 with its interval,
+verdict against the baseline, accuracy with the worst head), the totals per variant and the
+worst call and head. `sagetui run --workload` prints these rows, the Markdown and CSV exports
+write them: one place for each cell."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from sagetui.core import format as fmt
+from sagetui.core.report.csv_cell import inert_cell
+from sagetui.core.report.model import Report
+from sagetui.core.sweep.export import accuracy_text, device_name, p50_text
+from sagetui.core.workload.model import ReplayedCall, Workload
+
+CALL_COLUMNS = ("call", "weight", "shape", "variant", "p50 ms ± CI", "verdict", "accuracy")
+TOTAL_COLUMNS = ("variant", "total ms (Σ weight x p50)", "speedup % [95% CI]")
+CSV_FIELDS = ("call", "module", "count", "weight", "shape", "file", "variant", "status",
+              "p50_s", "p50_ci_percent", "verdict", "estimate_percent", "ci_low_percent",
+              "ci_high_percent", "cosine_similarity", "relative_l1", "worst_head",
+              "worst_head_relative_l1", "skipped", "error")
+
+
+def workload_of(report: Report) -> Workload:
+    if report.workload is None:
+        raise ValueError("not a workload report")
+    return report.workload
+
+
+def label(c: ReplayedCall) -> str:
+    return f"{c.index}" + (f" {c.module}" if c.module else "")
+
+
+def weight_text(w: float | None) -> str:
+    return fmt.DASH if w is None else f"{w:g}"
+
+
+def call_rows(wl: Workload) -> list[tuple[str, ...]]:
+    """CALL_COLUMNS per replayed call and variant; a skipped or failed call says why."""
+    rows: list[tuple[str, ...]] = []
+    for c in wl.calls:
+        shape = c.shape.describe() if c.shape else fmt.DASH
+        head = (label(c), weight_text(c.weight), shape)
+        if c.point is None:
+            rows.append((*head, fmt.DASH, f"skipped: {c.skipped}", "", ""))
+            continue
+        p = wl.points[c.point]
+        if not p.variants:
+            rows.append((*head, fmt.DASH, f"failed: {p.error}", "", ""))
+        for v in p.variants:
+            if v.status != "ok":
+                rows.append((*head, v.name, f"failed: {v.error}", "", ""))
+                continue
+            verdict = fmt.verdict(v.verdict.model_dump()) if v.verdict else (
+                "baseline" if v.name == wl.baseline else fmt.DASH)
+            rows.append((*head, v.name, p50_text(v), verdict, accuracy_text(v.accuracy)))
+    return rows
+
+
+def total_rows(wl: Workload) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for t in wl.totals:
+        if t.seconds is None:
+            rows.append((t.variant, "not every call measured: "
+                         + ", ".join(map(str, t.missing or [])), ""))
+            continue
+        speed = "baseline" if t.variant == wl.baseline else (
+            f"{fmt.pct(t.speedup_percent)} {fmt.ci(t.ci_low_percent, t.ci_high_percent)}")
+        rows.append((t.variant, fmt.ms(t.seconds), speed))
+    return rows
+
+
+def worst_lines(wl: Workload) -> list[str]:
+    """Per variant: its slowest call against the baseline, its least accurate call and its
+    worst query head over every call."""
+    out = []
+    for w in wl.worst:
+        parts = []
+        if w.slowest_call is not None:
+            parts.append(f"slowest on call {w.slowest_call} "
+                         f"({fmt.pct(w.slowest_speedup_percent)} % against {wl.baseline})")
+        if w.least_accurate_call is not None:
+            parts.append(f"least accurate on call {w.least_accurate_call} "
+                         f"(relative L1 {fmt.fraction_pct(w.relative_l1)} %)")
+        if w.worst_head is not None:
+            parts.append(f"worst head {w.worst_head} of call {w.worst_head_call} "
+                         f"(relative L1 {fmt.fraction_pct(w.worst_head_relative_l1)} %)")
+        if parts:
+            out.append(f"{w.variant}: " + "; ".join(parts))
+    return out
+
+
+def summary_line(report: Report) -> str:
+    wl = workload_of(report)
+    replayed = sum(c.point is not None for c in wl.calls)
+    return (f"{replayed} of {len(wl.calls)} saved calls replayed ({wl.calls_seen} calls in the "
+            f"program) from {wl.directory} on {device_name(report)}: {wl.rounds} rounds x "
+            f"{wl.iterations} iterations per call; status {report.status}")
+
+
+def to_markdown(report: Report) -> str:
+    wl = workload_of(report)
+
+    def table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+        return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns),
+                *("| " + " | ".join(r) + " |" for r in rows), ""]
+
+    lines = ["## sagetui workload", "", f"- {summary_line(report)}", "",
+             *table(CALL_COLUMNS, call_rows(wl)), *table(TOTAL_COLUMNS, total_rows(wl))]
+    lines += [f"- {x}" for x in worst_lines(wl)]
+    lines += [f"- interval of the total's speedup: {wl.total_method}"]
+    lines += [f"- fault: {f.kind}: {f.message}" for f in report.faults or []]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _num(x: Any) -> str:
+    return "" if x is None else repr(x)
+
+
+def to_csv(report: Report) -> str:
+    """A row per call and variant (a skipped call: one row saying why)."""
+    wl = workload_of(report)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_FIELDS)
+    for c in wl.calls:
+        fixed = [c.index, inert_cell(c.module or ""), c.count, _num(c.weight),
+                 c.shape.describe() if c.shape else "", inert_cell(c.file)]
+        p = wl.points[c.point] if c.point is not None else None
+        if p is None or not p.variants:
+            w.writerow([*fixed, "", "skipped" if p is None else p.status, *[""] * 10,
+                        inert_cell(c.skipped or ""), inert_cell((p.error if p else None) or "")])
+            continue
+        for v in p.variants:
+            acc, vd = v.accuracy or {}, v.verdict
+            w.writerow([*fixed, inert_cell(v.name), v.status, *(_num(x) for x in (
+                v.timing.p50_s if v.timing else None, v.p50_ci_percent)),
+                vd.state if vd else "", *(_num(x) for x in (
+                    vd.estimate_percent if vd else None, vd.ci_low_percent if vd else None,
+                    vd.ci_high_percent if vd else None, acc.get("cosine_similarity"),
+                    acc.get("relative_l1"), acc.get("worst_head"),
+                    acc.get("worst_head_relative_l1"))), "", inert_cell(v.error or "")])
+    return buf.getvalue()
