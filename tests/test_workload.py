@@ -295,3 +295,26 @@ def test_the_console_shows_the_calls_and_totals(replay):
             assert "call 3 blocks.3.attn" in text
 
     show()
+
+
+def test_the_total_interval_reduces_to_a_calls_paired_one_and_needs_two_rounds():
+    """weighted_total.total_speedup: a call's weight scales nothing but its share; one call's
+    interval is, to first order, its paired verdict's; under two rounds, no interval."""
+    from sagetui.core.statistics.weighted_total import CallTimes, total_speedup
+
+    b, v = [1.00, 1.02, 0.99, 1.01, 1.00], [0.90, 0.93, 0.89, 0.91, 0.90]
+    one = total_speedup([CallTimes(1.0, 1.0, 0.9, b, v)])
+    heavy = total_speedup([CallTimes(7.0, 1.0, 0.9, b, v)])
+    assert one.speedup_percent == pytest.approx(100 / 9) == heavy.speedup_percent
+    assert (one.ci_low_percent, one.ci_high_percent) == (
+        pytest.approx(heavy.ci_low_percent), pytest.approx(heavy.ci_high_percent))
+    paired = paired_speedup(b, v, threshold_percent=1.0)
+    width = one.ci_high_percent - one.ci_low_percent
+    assert width == pytest.approx(paired.ci_high_percent - paired.ci_low_percent, rel=0.05)
+    # a second call, twice as heavy and alike: the total's speedup is the calls' common one
+    two = total_speedup([CallTimes(1.0, 1.0, 0.9, b, v), CallTimes(2.0, 1.0, 0.9, b, v)])
+    assert two.speedup_percent == pytest.approx(100 / 9)
+    assert two.ci_high_percent - two.ci_low_percent < width  # more rounds in all: narrower
+    short = total_speedup([CallTimes(1.0, 1.0, 0.9, b, v), CallTimes(1.0, 1.0, 0.9, [1.0],
+                                                                     [0.9])])
+    assert short.ci_low_percent is None and short.ci_high_percent is None
