@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from sagetui.core.build_facts import BuildFacts
 from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.report.base import Count, Fault, Model, Provenance, Scheduler, Sha256, Summary
 from sagetui.core.samples import RoundSeries, Samples
@@ -35,7 +36,8 @@ from sagetui.core.sweep.model import Sweep
 # 4: accuracy per query head (per_head, worst_heads), the `inputs` block (a synthetic
 #    distribution and its parameters, or the file), a variant's `dispatch` (sage2-auto): an
 #    older sagetui refuses such a report as newer instead of tripping on unknown fields
-SCHEMA_VERSION = 4
+# 5: a variant built from a source tree records its build (`build`: core/build_facts.py)
+SCHEMA_VERSION = 5
 
 Shape4 = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=4, max_length=4)]
 
@@ -291,6 +293,9 @@ class Variant(VariantFacts):
     intervals: dict[str, Annotated[float, Field(ge=0)]] | None = None
     rounds_asked: Count | None = None
     failed_round: Count | None = None
+    # schema 5: built from a source tree (`backend@src:PATH`): the tree, its hash, the flags,
+    # the build's time, cache hit or not, the diff against the baseline's tree
+    build: BuildFacts | None = None
 
 
 class ScheduleEntry(Model):
