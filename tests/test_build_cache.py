@@ -188,3 +188,51 @@ def test_no_gpu_and_no_arch_says_give_arch(built) -> None:
         pass
     with pytest.raises(BuildInputError, match="give --arch"):
         plan(tree, "sage2-sm89", env=env)
+
+
+# `backend@src:PATH` variants: built before a runner starts, their facts on the spec
+
+
+def test_source_variants_resolve_to_their_builds_with_a_diff(
+        built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sagetui.cli.main import build_parser, run_config
+    from sagetui.cli.options import config_from_args
+    from sagetui.core.report.model import Variant
+    from sagetui.core.run.build import _build_facts
+    from sagetui.core.run.fold import new_model
+
+    tree, root, facts = built
+    mine = shutil.copytree(tree, tmp_path / "mine")
+    (mine / "csrc" / "qattn" / "pybind_sm89.cpp").write_text(
+        MODULE.format(value=89) + "// a comment\n// and another\n")
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", ARCH)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    (tmp_path / "xdg" / "sagetui").mkdir(parents=True)
+    os.symlink(root, tmp_path / "xdg" / "sagetui" / "builds")
+    argv = ["--variant", f"stock=sage2-sm89@src:{tree}", "--variant",
+            f"mine=sage2-sm89@src:{mine}", "--baseline", "stock"]
+    config = config_from_args(build_parser("run").parse_args(["run", *argv]))
+    stock, ours = config.variants
+    assert stock.build is not None and ours.build is not None
+    assert stock.build.cache_hit and stock.build.key == facts.key
+    assert Path(stock.path or "").name == facts.key and stock.source is None
+    assert not ours.build.cache_hit and ours.build.source == str(mine.resolve())
+    assert answer(ours.path or "") == 89
+    diff = ours.build.diff_vs_baseline
+    assert diff is not None and diff.baseline == "stock" and stock.build.diff_vs_baseline is None
+    assert [(f.file, f.added, f.deleted) for f in diff.files] == [
+        ("csrc/qattn/pybind_sm89.cpp", 2, 0)]
+    # into the report's variant entry, and through its model
+    entry = _build_facts(new_model(config), "mine")
+    assert Variant.model_validate({"name": "mine", "build": entry}).build == ours.build
+    assert "build" not in stock.model_copy(update={"build": None}).model_dump()
+    # the console's run editor does not build (minutes in its thread): one line
+    with pytest.raises(Exception, match="build its tree first"):
+        run_config(argv)
+
+
+def test_a_source_variant_of_a_non_tree_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--variant", f"x=sage2-sm89@src:{tmp_path}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "not a SageAttention tree" in err
