@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from sagetui import __version__
+from sagetui.build.errors import BuildFailed
 from sagetui.cli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -59,7 +60,10 @@ def _add_run_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
 
 
 COMMANDS = ("run", "view", "compare", "check", "doctor", "calibrate", "profile", "sweep",
-            "capture", "schema", "merge", "node-check")
+            "capture", "schema", "merge", "node-check", "build")
+
+
+BUILD_HELP = "build a backend's extension modules from a SageAttention tree (cached)"
 
 
 def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -> Parser:
@@ -191,6 +195,12 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
     sch = sub.add_parser("schema", help="print the JSON Schema of a report (or of a capture's "
                          "manifest)")
     sch.add_argument("what", nargs="?", choices=["report", "capture"], default="report")
+    if full("build"):
+        from sagetui.cli.build import add_build_command
+
+        add_build_command(sub, BUILD_HELP)
+    else:
+        sub.add_parser("build", help=BUILD_HELP)
     from sagetui.cli.node_options import add_node_commands
 
     add_node_commands(sub, _add_run_options, _add_outputs, full)
@@ -266,7 +276,7 @@ def run_config(argv: list[str]) -> RunConfig:
 
     args = build_parser("run", parser_class=_RefusingParser).parse_args(["run", *argv])
     try:
-        return config_from_args(args)
+        return config_from_args(args, build=False)
     except UsageError as exc:
         raise UsageError(usage_line(exc)) from None
 
@@ -323,6 +333,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from sagetui.cli.reports import cmd_schema
 
             return cmd_schema(args)
+        if args.command == "build":
+            from sagetui.cli.build import cmd_build
+
+            return cmd_build(args)
         if args.command == "doctor":
             from sagetui.cli.doctor import cmd_doctor
 
@@ -333,6 +347,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(usage_line(exc), file=sys.stderr)
         return 2
+    except BuildFailed as exc:  # a `backend@src:PATH` variant's build, before any runner
+        from sagetui.cli.build import report_failure
+
+        report_failure(exc)
+        return 1
     except KeyboardInterrupt:
         return 130
 

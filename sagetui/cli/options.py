@@ -55,7 +55,7 @@ def _variants(args: argparse.Namespace) -> list[VariantSpec]:
             raise UsageError(f"--variant {text}: {msg}") from None
         except ValueError as exc:
             raise UsageError(f"--variant: {exc}") from None
-        if spec.path and not os.path.exists(spec.path):
+        if spec.path and spec.source is None and not os.path.exists(spec.path):
             raise UsageError(f"--variant {text}: {spec.path} does not exist")
         out.append(spec)
     for spec in out:
@@ -100,7 +100,23 @@ def shape_options_given(args: argparse.Namespace) -> dict[str, Any]:
             if o.shape and (v := getattr(args, o.dest, None)) is not None and v is not False}
 
 
-def config_from_args(args: argparse.Namespace) -> RunConfig:
+def config_from_args(args: argparse.Namespace, build: bool = True) -> RunConfig:
+    """`build`: each `backend@src:PATH` variant is built (or found in the cache) now and
+    points at its build; without, such a variant is refused (the console's run editor: a
+    build of minutes does not belong in its thread)."""
+    config = _config(args)
+    if not any(v.source for v in config.variants):
+        return config
+    if not build:
+        name = next(v.name for v in config.variants if v.source)
+        raise UsageError(f"variant {name}: build its tree first (sagetui build PATH) and give "
+                         "the path it prints")
+    from sagetui.cli.build import build_sources
+
+    return build_sources(config)
+
+
+def _config(args: argparse.Namespace) -> RunConfig:
     variants = _variants(args)
     if args.noise_floor is not None and args.threshold is None:
         from sagetui.core.statistics.threshold import MAX_NOISE_FLOOR_PERCENT, NoiseTooLarge

@@ -16,6 +16,7 @@ from pydantic import (
 )
 
 from sagetui.core import distributions
+from sagetui.core.build_facts import SOURCE_PREFIX, BuildFacts
 from sagetui.core.options import OPTIONS, validate_options
 from sagetui.core.run_fields import CPU_DEFAULT_SHAPE, FIELDS, REFERENCE_SHAPE, REQUIRED
 
@@ -122,6 +123,24 @@ class VariantSpec(_Strict):
     backend: str
     path: str | None = None
     options: dict[str, str | float | int | bool] = Field(default_factory=dict)
+    # a variant built from a source tree (`backend@src:PATH`, sagetui/build): what the build
+    # was, once `path` names its cache entry. Written only when set, so that every other
+    # configuration reads as it always has.
+    build: BuildFacts | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_build(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("build") is None:
+            data.pop("build", None)
+        return data
+
+    @property
+    def source(self) -> str | None:
+        """The source tree of `backend@src:PATH` not yet built, else None."""
+        if self.path and self.path.startswith(SOURCE_PREFIX):
+            return self.path.removeprefix(SOURCE_PREFIX)
+        return None
 
     @field_validator("name")
     @classmethod
@@ -149,7 +168,8 @@ class VariantSpec(_Strict):
 
     @classmethod
     def parse(cls, text: str) -> VariantSpec:
-        """`NAME=SPEC` or `SPEC`, SPEC = backend[opt=value,...][@/path/to/module.so]."""
+        """`NAME=SPEC` or `SPEC`, SPEC = backend[opt=value,...][@/path/to/module.so] or
+        backend[...]@src:/path/to/SageAttention (a tree to build first)."""
         name, spec = split_variant(text)
         m = _SPEC.match(spec)
         if not m:

@@ -86,3 +86,12 @@ def prune_recovery(folder: Path, spare: Path | None = None, now: float | None = 
         except OSError:
             pass
     return removed
+
+
+def cache_dir() -> Path:
+    return _base("XDG_CACHE_HOME", ".cache")
+
+
+def builds_dir() -> Path:
+    """Extension modules built from source trees (`sagetui build`, `backend@src:PATH`)."""
+    return cache_dir() / "builds"

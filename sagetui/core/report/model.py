@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from sagetui.core.build_facts import BuildFacts
 from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.report.base import (
     Count,
@@ -44,8 +45,9 @@ from sagetui.core.workload.model import Workload
 #    scheduler, phase_timings and achieved are a report's made elsewhere (reference 000/001):
 #    sagetui writes them per variant only.
 # 4: accuracy per query head (per_head, worst_heads), the `inputs` block (a synthetic
-#    distribution and its parameters, or the file), a variant's `dispatch` (sage2-auto): an
-#    older sagetui refuses such a report as newer instead of tripping on unknown fields
+#    distribution and its parameters, or the file), a variant's `dispatch` (sage2-auto) and
+#    `build` (a variant built from a source tree: core/build_facts.py), the `workload` block:
+#    an older sagetui refuses such a report as newer instead of tripping on unknown fields
 SCHEMA_VERSION = 4
 
 Shape4 = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=4, max_length=4)]
@@ -278,6 +280,9 @@ class Variant(VariantFacts):
     intervals: dict[str, Annotated[float, Field(ge=0)]] | None = None
     rounds_asked: Count | None = None
     failed_round: Count | None = None
+    # schema 5: built from a source tree (`backend@src:PATH`): the tree, its hash, the flags,
+    # the build's time, cache hit or not, the diff against the baseline's tree
+    build: BuildFacts | None = None
 
 
 class ScheduleEntry(Model):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sagetui.core.build_facts import BuildFacts
 from sagetui.core.environment import environment_block
 from sagetui.core.report.model import SCHEMA_VERSION, Report
 from sagetui.core.run import figures as fig
@@ -67,6 +68,12 @@ def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Re
     return Report.model_validate({k: v for k, v in data.items() if v is not None})
 
 
+def _build_facts(m: RunModel, name: str) -> BuildFacts | None:
+    """A variant built from a source tree: its spec's build (sagetui/build)."""
+    spec = next((s for s in (m.config.variants if m.config else []) if s.name == name), None)
+    return spec.build if spec else None
+
+
 def _variant(m: RunModel, v: VariantModel, base: VariantModel | None, an: Analysis,
              samples: Samples) -> dict[str, Any]:
     entry: dict[str, Any] = {
@@ -75,7 +82,8 @@ def _variant(m: RunModel, v: VariantModel, base: VariantModel | None, an: Analys
         "kernel": fig.kernel(m, v), "options": fig.resolved_options(v) or None,
         "scheduler": fig.scheduler(m, v) if v.status != "failed" or v.asked else None,
         "rounds_asked": len(v.asked),
-        "failed_round": v.failed_round, "input_sha256": m.ready.get("input_sha256")}
+        "failed_round": v.failed_round, "input_sha256": m.ready.get("input_sha256"),
+        "build": _build_facts(m, v.name)}
     if v.completed_rounds:
         entry.update(rounds=fig.rounds(v), timing=fig.timing(v),
                      phase_timings=fig.phase_timings(v) or None,

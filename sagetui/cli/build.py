@@ -1,0 +1,88 @@
+"""`sagetui build PATH`, and `backend@src:PATH` variants built before a runner starts: the
+CLI's side of sagetui/build (its progress lines, its failures as exit statuses)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from sagetui.build.builder import build, plan
+from sagetui.build.errors import BuildFailed, BuildInputError
+from sagetui.build.sources import plan_sources, resolve_sources
+from sagetui.cli.errors import UsageError
+from sagetui.core.build_facts import BACKEND_MODULES
+from sagetui.core.config import RunConfig
+
+# the backend of each architecture, when `sagetui build` is given none
+_ARCH_BACKEND = {"8.0": "sage2-sm80", "8.6": "sage2-sm80", "8.9": "sage2-sm89",
+                 "9.0": "sage2-sm90"}
+
+
+def add_build_command(sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+                      help: str) -> None:
+    b = sub.add_parser(
+        "build", help=help, description="Builds only the extension modules each backend loads, for "
+        "one architecture, with -lineinfo, by the tree's own setup.py (build_ext), into "
+        "$XDG_CACHE_HOME/sagetui/builds keyed by the sources, flags, torch, CUDA and "
+        "compilers: an unchanged tree is a cache hit. Prints each backend's variant SPEC. "
+        "Exit 0: built or found; 1: the build failed (the compiler's error lines); 2: bad "
+        "input (not a tree, a backend it does not build, no compiler, no nvcc).")
+    b.add_argument("path", metavar="PATH", help="a SageAttention checkout")
+    b.add_argument("--backend", action="append", choices=list(BACKEND_MODULES),
+                   help="the backend to build for (repeatable; default: the one of the arch)")
+    b.add_argument("--arch", help="the compute capability, e.g. 9.0 (default: this GPU's)")
+    b.add_argument("--flags", default="", metavar='"..."',
+                   help="nvcc flags appended after -lineinfo (NVCC_APPEND_FLAGS)")
+    b.add_argument("--cxx-flags", default="", metavar='"..."',
+                   help="host compiler flags appended (CXX_APPEND_FLAGS)")
+    b.add_argument("--jobs", type=int, metavar="N", help="parallel compile jobs (MAX_JOBS)")
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def report_failure(exc: BuildFailed) -> None:
+    """The failed build's one block: what failed, then the compiler's first error."""
+    _say(f"sagetui: {exc}")
+    for line in exc.block:
+        _say(f"    {line}")
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    try:
+        backends = args.backend or []
+        if not backends:  # the arch decides: checked by a plan of any backend first
+            first = plan(args.path, "sage2-sm89" if args.arch is None else
+                         _ARCH_BACKEND.get(args.arch, "sage2-sm89"), arch=args.arch)
+            backends = [_ARCH_BACKEND.get(first.arch, "sage2-sm89")]
+        plans = [plan(args.path, b, arch=args.arch, flags=args.flags,
+                      cxx_flags=args.cxx_flags, jobs=args.jobs) for b in backends]
+    except BuildInputError as exc:
+        raise UsageError(str(exc)) from None
+    for p in plans:
+        _say(p.describe())
+        t0 = time.monotonic()
+        try:
+            facts = build(p, progress=lambda line: _say(f"  {line}"))
+        except BuildFailed as exc:
+            report_failure(exc)
+            return 1
+        except BuildInputError as exc:
+            raise UsageError(str(exc)) from None
+        how = ("cache hit" if facts.cache_hit else "built") + \
+            f" in {time.monotonic() - t0:.1f} s (key {facts.key}, flags {facts.nvcc_flags!r})"
+        _say(f"  {how}")
+        print(f"{p.backend}@{facts.entry}")
+    return 0
+
+
+def build_sources(config: RunConfig) -> RunConfig:
+    """Every `backend@src:PATH` variant checked (UsageError) and built (BuildFailed), its
+    path then its cache entry; the progress on stderr."""
+    try:
+        plans = plan_sources(config)
+        return resolve_sources(config, plans, lambda line: _say(f"build: {line}"))
+    except BuildInputError as exc:
+        raise UsageError(str(exc)) from None

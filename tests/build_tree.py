@@ -1,0 +1,54 @@
+"""A tiny tree that looks like a SageAttention checkout to sagetui's builder: a setup.py that
+declares torch CppExtensions named as SageAttention's (`sageattention._qattn_sm89`,
+`sageattention._fused`) and appends CXX_APPEND_FLAGS as SageAttention's does, csrc/ with a
+few lines of C++ each, and the package's __init__.py. It builds without CUDA, through the same
+path as the real tree (its setup.py, build_ext, torch's BuildExtension and ninja). The C++
+includes pybind11 alone: torch/extension.h costs some 45 s a file on a loaded machine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SETUP = '''
+import os
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+
+CXX_FLAGS = ["-O1"] + os.getenv("CXX_APPEND_FLAGS", "").split()
+ext_modules = [
+    CppExtension(name="sageattention._qattn_sm89", sources=["csrc/qattn/pybind_sm89.cpp"],
+                 extra_compile_args={"cxx": CXX_FLAGS}),
+    CppExtension(name="sageattention._fused", sources=["csrc/fused/pybind.cpp"],
+                 extra_compile_args={"cxx": CXX_FLAGS}),
+]
+setup(name="sageattention", version="0.0.0", packages=["sageattention"],
+      ext_modules=ext_modules, cmdclass={"build_ext": BuildExtension})
+'''
+
+MODULE = '''
+#include <pybind11/pybind11.h>
+#ifndef BONUS
+#define BONUS 0
+#endif
+int answer() {{ return {value} + BONUS; }}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{ m.def("answer", &answer); }}
+'''
+
+SOURCES = {"qattn/pybind_sm89.cpp": 89, "fused/pybind.cpp": 1}
+
+
+def write_tree(root: Path, qattn_value: int = 89) -> Path:
+    """The tree under `root`; `_qattn_sm89.answer()` returns `qattn_value`, `_fused`'s 1 (plus
+    -DBONUS=N from CXX_APPEND_FLAGS)."""
+    (root / "sageattention").mkdir(parents=True, exist_ok=True)
+    (root / "sageattention" / "__init__.py").write_text("")
+    (root / "setup.py").write_text(SETUP)
+    for rel, value in SOURCES.items():
+        path = root / "csrc" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(MODULE.format(value=qattn_value if "sm89" in rel else value))
+    return root
+
+
+def set_qattn_source(root: Path, text: str) -> None:
+    (root / "csrc" / "qattn" / "pybind_sm89.cpp").write_text(text)

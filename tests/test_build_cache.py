@@ -1,0 +1,238 @@
+"""sagetui/build on the CPU with real builds (no mocks): a tiny tree that looks like a
+SageAttention checkout (build_tree.py) built by its own setup.py through torch's
+BuildExtension, cached, checked, rebuilt; and the bad inputs refused with one line."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from sagetui.build import cache, tools
+from sagetui.build.builder import build, module_files, plan
+from sagetui.build.errors import BuildFailed, BuildInputError
+from sagetui.cli.main import main
+from sagetui.runner.variants import load_extension
+
+from .build_tree import MODULE, set_qattn_source, write_tree
+
+pytestmark = pytest.mark.skipif(shutil.which("c++") is None or shutil.which("ninja") is None,
+                                reason="needs a C++ compiler and ninja")
+ARCH = "8.9"
+_loaded = iter(range(10_000))
+
+
+def answer(entry: str | Path, module: str = "_qattn_sm89") -> int:
+    """The module's answer(), loaded by sagetui's own loader under a fresh name."""
+    return int(load_extension(entry, module, f"t{next(_loaded)}").answer())
+
+
+def ninja_log(cache_root: Path, tree: Path) -> bytes:
+    return (cache.tree_dir(cache_root, tree) / "build-temp" / ".ninja_log").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, object]:
+    """One tree built once: (tree, cache root, its facts)."""
+    base = tmp_path_factory.mktemp("build")
+    tree, root = write_tree(base / "tree"), base / "cache"
+    facts = build(plan(tree, "sage2-sm89", arch=ARCH), progress=lambda _: None,
+                  cache_root=root)
+    return tree, root, facts
+
+
+def test_first_build_is_a_miss_and_its_modules_import(built) -> None:
+    tree, root, facts = built
+    assert not facts.cache_hit and facts.build_s > 0
+    assert facts.modules == ["_qattn_sm89", "_fused"] and facts.arch == ARCH
+    assert facts.nvcc_flags == "-lineinfo" and facts.source == str(tree.resolve())
+    assert Path(facts.entry).parent == root
+    assert set(module_files(facts)) == {"_qattn_sm89", "_fused"}
+    assert answer(facts.entry) == 89 and answer(facts.entry, "_fused") == 1
+
+
+def test_unchanged_tree_is_a_hit_without_a_compiler(built) -> None:
+    tree, root, facts = built
+    before = ninja_log(root, tree)
+    t0 = time.monotonic()
+    again = build(plan(tree, "sage2-sm89", arch=ARCH), progress=pytest.fail, cache_root=root)
+    assert time.monotonic() - t0 < 5
+    assert again.cache_hit and again.key == facts.key and again.build_s == facts.build_s
+    assert ninja_log(root, tree) == before  # ninja never ran
+
+
+def test_source_change_and_flag_change_rebuild(built, tmp_path: Path) -> None:
+    tree, root, facts = built
+    copy = shutil.copytree(tree, tmp_path / "tree")
+    set_qattn_source(copy, MODULE.format(value=90))
+    changed = build(plan(copy, "sage2-sm89", arch=ARCH), progress=lambda _: None,
+                    cache_root=root)
+    assert not changed.cache_hit and changed.key != facts.key
+    assert changed.source_sha256 != facts.source_sha256
+    assert answer(changed.entry) == 90
+    lines: list[str] = []
+    flagged = build(plan(copy, "sage2-sm89", arch=ARCH, cxx_flags="-DBONUS=5"),
+                    progress=lines.append, cache_root=root)
+    assert not flagged.cache_hit and flagged.cxx_flags == "-DBONUS=5"
+    assert answer(flagged.entry) == 95 and answer(flagged.entry, "_fused") == 6
+    # the progress streams each step with the last build's time as the estimate
+    assert any(ln.startswith("step ") and "last build" in ln for ln in lines)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "delete"])
+def test_a_corrupted_entry_is_rebuilt(built, damage: str) -> None:
+    tree, root, facts = built
+    so = module_files(facts)["_qattn_sm89"]
+    head = so.read_bytes()[:100]
+    so.unlink()  # a new file, not the loaded one cut in place (its mapping would fault)
+    if damage == "truncate":
+        so.write_bytes(head)
+    lines: list[str] = []
+    again = build(plan(tree, "sage2-sm89", arch=ARCH), progress=lines.append, cache_root=root)
+    assert not again.cache_hit and again.key == facts.key
+    assert "corrupted" in lines[0] and ("modified" if damage == "truncate" else "missing") \
+        in lines[0]
+    assert answer(again.entry) == 89
+
+
+def test_a_syntax_error_shows_the_compiler_lines_and_caches_nothing(
+        built, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree, root, _ = built
+    bad = shutil.copytree(tree, tmp_path / "tree")
+    set_qattn_source(bad, "int answer() { return 89 }\n")
+    with pytest.raises(BuildFailed) as caught:
+        build(plan(bad, "sage2-sm89", arch=ARCH), progress=lambda _: None, cache_root=root)
+    block = caught.value.block
+    assert 0 < len(block) <= 20
+    assert any("pybind_sm89.cpp" in ln and "error" in ln for ln in block)
+    entries = [p for p in root.iterdir() if p.name not in ("trees",)]
+    assert not any(p.name.startswith(".staging") for p in entries)
+    assert all(cache.stale_reason(p, p.name) is None for p in entries)  # only whole ones
+    # the CLI: one block, exit 1
+    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        assert main(["build", str(bad), "--arch", ARCH, "--backend", "sage2-sm89"]) == 1
+    err = capsys.readouterr().err
+    assert "failed" in err and "error" in err and len(err.splitlines()) <= 22
+    assert not any((tmp_path / "xdg" / "sagetui" / "builds").glob("[0-9a-f]*"))
+
+
+def test_cli_build_prints_the_spec_and_says_the_arch(
+        built, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tree, root, facts = built
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root.parent / "xdg"))
+    (root.parent / "xdg" / "sagetui").mkdir(parents=True, exist_ok=True)
+    if not (root.parent / "xdg" / "sagetui" / "builds").exists():
+        os.symlink(root, root.parent / "xdg" / "sagetui" / "builds")
+    assert main(["build", str(tree), "--arch", ARCH]) == 0
+    out, err = capsys.readouterr()
+    backend, _, entry = out.strip().partition("@")
+    assert backend == "sage2-sm89" and Path(entry).name == facts.key  # through the link
+    assert "arch 8.9 (given by --arch)" in err and "cache hit" in err
+
+
+# bad input: one line, exit 2, before any compiler runs
+
+
+def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(["build", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+def test_not_a_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "not a SageAttention tree" in _refused(capsys, str(tmp_path), "--arch", ARCH)
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='x')\n")
+    assert "declares no sageattention extension" in _refused(capsys, str(tmp_path))
+
+
+def test_a_backend_the_tree_does_not_build(built, capsys: pytest.CaptureFixture[str]) -> None:
+    tree, _, _ = built
+    line = _refused(capsys, str(tree), "--backend", "sage2-sm90", "--arch", "9.0")
+    assert "does not build _qattn_sm90" in line
+
+
+def test_no_compiler_and_no_nvcc(tmp_path: Path) -> None:
+    with pytest.raises(BuildInputError, match="no C\\+\\+ compiler: CXX=/nowhere/g"):
+        tools.cxx_compiler({"CXX": "/nowhere/g++", "PATH": os.environ["PATH"]})
+    with pytest.raises(BuildInputError, match="no C\\+\\+ compiler: c\\+\\+ on PATH"):
+        tools.cxx_compiler({"PATH": ""})
+    with pytest.raises(BuildInputError, match="no CUDA toolkit: nvcc is not on PATH"):
+        tools.nvcc({"PATH": ""}, default_home=str(tmp_path / "cuda"))
+    with pytest.raises(BuildInputError, match="no CUDA toolkit: .*bin/nvcc not found"):
+        tools.nvcc({"PATH": "", "CUDA_HOME": str(tmp_path)})
+
+
+def test_no_compiler_refuses_the_cli_with_one_line(
+        built, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tree, _, _ = built
+    monkeypatch.setenv("CXX", "/nowhere/g++")
+    assert "no C++ compiler" in _refused(capsys, str(tree), "--arch", ARCH)
+
+
+def test_no_gpu_and_no_arch_says_give_arch(built) -> None:
+    tree, _, _ = built
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_CUDA_ARCH_LIST"}
+    try:
+        import torch
+        if torch.cuda.is_available():
+            pytest.skip("a GPU gives the arch")
+    except ImportError:
+        pass
+    with pytest.raises(BuildInputError, match="give --arch"):
+        plan(tree, "sage2-sm89", env=env)
+
+
+# `backend@src:PATH` variants: built before a runner starts, their facts on the spec
+
+
+def test_source_variants_resolve_to_their_builds_with_a_diff(
+        built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sagetui.cli.main import build_parser, run_config
+    from sagetui.cli.options import config_from_args
+    from sagetui.core.report.model import Variant
+    from sagetui.core.run.build import _build_facts
+    from sagetui.core.run.fold import new_model
+
+    tree, root, facts = built
+    mine = shutil.copytree(tree, tmp_path / "mine")
+    (mine / "csrc" / "qattn" / "pybind_sm89.cpp").write_text(
+        MODULE.format(value=89) + "// a comment\n// and another\n")
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", ARCH)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    (tmp_path / "xdg" / "sagetui").mkdir(parents=True)
+    os.symlink(root, tmp_path / "xdg" / "sagetui" / "builds")
+    argv = ["--variant", f"stock=sage2-sm89@src:{tree}", "--variant",
+            f"mine=sage2-sm89@src:{mine}", "--baseline", "stock"]
+    config = config_from_args(build_parser("run").parse_args(["run", *argv]))
+    stock, ours = config.variants
+    assert stock.build is not None and ours.build is not None
+    assert stock.build.cache_hit and stock.build.key == facts.key
+    assert Path(stock.path or "").name == facts.key and stock.source is None
+    assert not ours.build.cache_hit and ours.build.source == str(mine.resolve())
+    assert answer(ours.path or "") == 89
+    diff = ours.build.diff_vs_baseline
+    assert diff is not None and diff.baseline == "stock" and stock.build.diff_vs_baseline is None
+    assert [(f.file, f.added, f.deleted) for f in diff.files] == [
+        ("csrc/qattn/pybind_sm89.cpp", 2, 0)]
+    # into the report's variant entry, and through its model
+    entry = _build_facts(new_model(config), "mine")
+    assert Variant.model_validate({"name": "mine", "build": entry}).build == ours.build
+    assert "build" not in stock.model_copy(update={"build": None}).model_dump()
+    # the console's run editor does not build (minutes in its thread): one line
+    with pytest.raises(Exception, match="build its tree first"):
+        run_config(argv)
+
+
+def test_a_source_variant_of_a_non_tree_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--variant", f"x=sage2-sm89@src:{tmp_path}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "not a SageAttention tree" in err
