@@ -11,32 +11,11 @@ from sagetui.build.builder import build, plan
 from sagetui.build.errors import BuildFailed, BuildInputError
 from sagetui.build.sources import plan_sources, resolve_sources
 from sagetui.cli.errors import UsageError
-from sagetui.core.build_facts import BACKEND_MODULES
 from sagetui.core.config import RunConfig
 
 # the backend of each architecture, when `sagetui build` is given none
 _ARCH_BACKEND = {"8.0": "sage2-sm80", "8.6": "sage2-sm80", "8.9": "sage2-sm89",
                  "9.0": "sage2-sm90"}
-
-
-def add_build_command(sub: argparse._SubParsersAction,  # type: ignore[type-arg]
-                      help: str) -> None:
-    b = sub.add_parser(
-        "build", help=help, description="Builds only the extension modules each backend loads, for "
-        "one architecture, with -lineinfo, by the tree's own setup.py (build_ext), into "
-        "$XDG_CACHE_HOME/sagetui/builds keyed by the sources, flags, torch, CUDA and "
-        "compilers: an unchanged tree is a cache hit. Prints each backend's variant SPEC. "
-        "Exit 0: built or found; 1: the build failed (the compiler's error lines); 2: bad "
-        "input (not a tree, a backend it does not build, no compiler, no nvcc).")
-    b.add_argument("path", metavar="PATH", help="a SageAttention checkout")
-    b.add_argument("--backend", action="append", choices=list(BACKEND_MODULES),
-                   help="the backend to build for (repeatable; default: the one of the arch)")
-    b.add_argument("--arch", help="the compute capability, e.g. 9.0 (default: this GPU's)")
-    b.add_argument("--flags", default="", metavar='"..."',
-                   help="nvcc flags appended after -lineinfo (NVCC_APPEND_FLAGS)")
-    b.add_argument("--cxx-flags", default="", metavar='"..."',
-                   help="host compiler flags appended (CXX_APPEND_FLAGS)")
-    b.add_argument("--jobs", type=int, metavar="N", help="parallel compile jobs (MAX_JOBS)")
 
 
 def _say(line: str) -> None:

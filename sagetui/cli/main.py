@@ -196,7 +196,7 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
                          "manifest)")
     sch.add_argument("what", nargs="?", choices=["report", "capture"], default="report")
     if full("build"):
-        from sagetui.cli.build import add_build_command
+        from sagetui.cli.build_options import add_build_command
 
         add_build_command(sub, BUILD_HELP)
     else:

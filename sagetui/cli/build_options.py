@@ -1,0 +1,29 @@
+"""`sagetui build`'s options, apart from the command (cli/build.py), so that building the
+parser for `--help` imports nothing of the builder or of core (test_cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_build_command(sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+                      help: str) -> None:
+    b = sub.add_parser(
+        "build", help=help, description="Builds only the extension modules each backend loads, for "
+        "one architecture, with -lineinfo, by the tree's own setup.py (build_ext), into "
+        "$XDG_CACHE_HOME/sagetui/builds keyed by the sources, flags, torch, CUDA and "
+        "compilers: an unchanged tree is a cache hit. Prints each backend's variant SPEC. "
+        "Exit 0: built or found; 1: the build failed (the compiler's error lines); 2: bad "
+        "input (not a tree, a backend it does not build, no compiler, no nvcc).")
+    b.add_argument("path", metavar="PATH", help="a SageAttention checkout")
+    # no `choices`: they live in core (build_facts.BACKEND_MODULES), which `--help` must not
+    # import; a backend the tree does not build is refused in one line (build/tree.py)
+    b.add_argument("--backend", action="append", metavar="B",
+                   help="the backend to build for: sage2-sm80, sage2-sm89 or sage2-sm90 "
+                   "(repeatable; default: the one of the arch)")
+    b.add_argument("--arch", help="the compute capability, e.g. 9.0 (default: this GPU's)")
+    b.add_argument("--flags", default="", metavar='"..."',
+                   help="nvcc flags appended after -lineinfo (NVCC_APPEND_FLAGS)")
+    b.add_argument("--cxx-flags", default="", metavar='"..."',
+                   help="host compiler flags appended (CXX_APPEND_FLAGS)")
+    b.add_argument("--jobs", type=int, metavar="N", help="parallel compile jobs (MAX_JOBS)")
