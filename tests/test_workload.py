@@ -318,3 +318,33 @@ def test_the_total_interval_reduces_to_a_calls_paired_one_and_needs_two_rounds()
     short = total_speedup([CallTimes(1.0, 1.0, 0.9, b, v), CallTimes(1.0, 1.0, 0.9, [1.0],
                                                                      [0.9])])
     assert short.ci_low_percent is None and short.ci_high_percent is None
+
+
+def test_the_console_replays_a_workload_live_and_shows_its_totals(replay, tmp_path):
+    """`sagetui --workload DIR`: `r` replays the capture's calls in the console, each a point
+    on the Sweep tab as it finishes, and the finished run's view carries the totals."""
+    from sagetui.cli.console import console_app
+    from sagetui.cli.main import build_parser
+    from sagetui.tui.widgets.sweep_table import SweepTable
+
+    from .tui.conftest import aio, screen_text, wait_for
+
+    args = build_parser().parse_args(["--workload", str(replay[0]), "--calls", "0-1",
+                                      *VARIANTS, *MEASURE])
+    app = console_app(args)  # what `sagetui --workload DIR ...` runs in its terminal
+    app.run_control.recovery_path = tmp_path / "rec.json"
+
+    @aio
+    async def replay_live() -> None:
+        async with app.run_test(size=(160, 48)) as pilot:
+            await pilot.press("r")
+            await wait_for(pilot, lambda: not app.running and app.run_control.final_report
+                           is not None, timeout=120, what="the workload")
+            await pilot.press("8")
+            await wait_for(pilot, lambda: app.query_one(SweepTable).row_count == 4,
+                           what="the calls")  # 2 calls x 2 variants
+            await wait_for(pilot, lambda: "b total" in screen_text(app), what="the totals")
+            report = app.run_control.final_report
+            assert report.workload is not None and len(report.workload.points) == 2
+
+    replay_live()

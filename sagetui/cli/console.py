@@ -11,6 +11,7 @@ from sagetui.cli.errors import UsageError
 if TYPE_CHECKING:
     from sagetui.core.config import RunConfig
     from sagetui.core.report.model import Report
+    from sagetui.tui.app import SageTUI
 
 
 def view_reports(args: argparse.Namespace) -> list[tuple[str, Report]]:
@@ -36,27 +37,41 @@ def view_reports(args: argparse.Namespace) -> list[tuple[str, Report]]:
 def cmd_console(args: argparse.Namespace,
                 build_config: Callable[[list[str]], RunConfig] | None = None) -> int:
     """The console; `build_config` (main.run_config) builds the run editor's configurations."""
-    from sagetui.cli.options import config_from_args, recovery_file
-
-    reports = []
     if args.command == "view" and args.recover == "list":
         from sagetui.cli.recover import print_list
 
         return print_list(args)
-    if args.command == "view":
-        reports = view_reports(args)
-        config = None
-    else:
-        config = config_from_args(args)
+    app = console_app(args, build_config)  # bad input: one line, before the terminal check
     import sys
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):  # full-screen needs a terminal
         raise UsageError("the console needs a terminal (stdin and stdout); for a run without "
                          "one use `sagetui run` (or run this inside tmux/screen)")
-    from sagetui.tui.app import SageTUI
-
-    app = SageTUI(config=config, reports=reports, refresh_hz=getattr(args, "refresh", 2.0),
-                  theme_name=args.theme, recovery_path=recovery_file(args),
-                  build_config=build_config if config is not None else None)
     app.run(mouse=not args.no_mouse)
     return app.return_code or 0
+
+
+def console_app(args: argparse.Namespace,
+                build_config: Callable[[list[str]], RunConfig] | None = None) -> SageTUI:
+    """The console `sagetui [run options]`, `sagetui --workload DIR` or `sagetui view` opens,
+    not yet running."""
+    from sagetui.cli.options import config_from_args, recovery_file
+    from sagetui.tui.app import SageTUI
+
+    reports = []
+    workload = None
+    if args.command == "view":
+        reports = view_reports(args)
+        config = None
+    elif getattr(args, "workload", None) or getattr(args, "calls", None):
+        # the console's runs replay a capture, call by call (the Sweep tab shows each call)
+        from sagetui.cli.workload import workload_input
+        from sagetui.tui.sweep_tab import WorkloadPlan
+
+        config, capture, calls = workload_input(args)
+        workload = WorkloadPlan(capture, calls, args.calls)
+    else:
+        config = config_from_args(args)
+    return SageTUI(config=config, reports=reports, refresh_hz=getattr(args, "refresh", 2.0),
+                   theme_name=args.theme, recovery_path=recovery_file(args), workload=workload,
+                   build_config=build_config if config is not None else None)

@@ -83,6 +83,7 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
     p.add_argument("--recovery-dir", metavar="DIR", help="where runs autosave "
                    "(default: $XDG_STATE_HOME/sagetui/recovery)")
     _add_run_options(p)
+    _add_workload_options(p)  # the console's runs can replay a capture too
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
 
     r = sub.add_parser("run", help="run headless with a progress display and a summary table")

@@ -42,7 +42,7 @@ from sagetui.tui.modals import PathPromptScreen
 from sagetui.tui.profile_flow import ProfileFlow
 from sagetui.tui.run_control import RunControl
 from sagetui.tui.source import Source, live_source, saved_source
-from sagetui.tui.sweep_tab import SweepTab
+from sagetui.tui.sweep_tab import SweepTab, WorkloadPlan
 from sagetui.tui.themes import OKABE_ITO, install_themes
 from sagetui.tui.unsaved_guard import UnsavedGuard
 from sagetui.tui.variant_controls import set_baseline, toggle_variant
@@ -73,6 +73,7 @@ class SageTUI(App[int]):
                  reports: list[tuple[str, Report]] | None = None, *, refresh_hz: float = 2.0,
                  theme_name: str | None = None, recovery_path: str | Path | None = None,
                  export_dir: str | Path | None = None, sweep_axes: Axes | None = None,
+                 workload: WorkloadPlan | None = None,
                  build_config: Builder | None = None) -> None:  # cli's: the run editor's
         super().__init__()
         if "TEXTUAL_ANIMATIONS" not in os.environ:  # no 0.3 s slide of the tab underline at
@@ -89,11 +90,12 @@ class SageTUI(App[int]):
             self.sources.append(Source("nothing open", live=False))
         self.current = 0
         self.selected: str | None = self._first_variant()
-        self.sweeps = SweepTab(sweep_axes, self.live)
+        self.sweeps = SweepTab(sweep_axes, self.live, workload)
         self.run_control = RunControl(self, self, config, self.live,
                                       Path(recovery_path) if recovery_path else None,
                                       make_session=self.sweeps.make_session,
                                       on_point=self.sweeps.on_point)
+        self.sweeps.final_report = lambda: self.run_control.final_report
         self.exports = ExportFlow(self, self, self.run_control,
                                   Path(export_dir) if export_dir else Path.cwd())
         self.unsaved = UnsavedGuard(self, self.run_control, self.exports)

@@ -1,10 +1,12 @@
 """The Sweep tab: which sweep the current source shows (a saved report's, or the live
 SweepSession's points as they finish), and the session a run starts (a SweepSession when the
-console was opened by `sagetui sweep --console`). A plain object the app composes."""
+console was opened by `sagetui sweep --console`, a WorkloadSession when by `sagetui --workload
+DIR`: each captured call a point). A plain object the app composes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig
@@ -12,6 +14,8 @@ from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes
 
 if TYPE_CHECKING:
+    from sagetui.core.capture.workload import Workload, WorkloadCall
+    from sagetui.core.report.model import Report
     from sagetui.session.session import Session
 
 from sagetui.tui.source import Source
@@ -20,15 +24,33 @@ from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.sweep_panel import SweepPanel
 
 
+class WorkloadPlan(NamedTuple):
+    """A capture the console's runs replay (cli/workload.workload_input checked it)."""
+
+    capture: Workload
+    calls: list[WorkloadCall]
+    selection: str | None
+
+
 class SweepTab:
-    def __init__(self, axes: Axes | None, live: Source | None) -> None:
+    def __init__(self, axes: Axes | None, live: Source | None,
+                 workload: WorkloadPlan | None = None) -> None:
         self.axes = axes  # set: the console's runs are sweeps over these axes
+        self.workload = workload  # set: ... replays of this capture's calls
         self.live = live
+        # the live run's report once it finished (the app's run control holds it)
+        self.final_report: Callable[[], Report | None] | None = None
         self.live_sweep: SweepView | None = None
         # per saved source: the report its sweep was built from, and that sweep
         self._saved: dict[int, tuple[Any, SweepView | None]] = {}
 
     def make_session(self, config: RunConfig, **kw: Any) -> Session:
+        if self.workload is not None:
+            from sagetui.session.workload import WorkloadSession
+
+            self.live_sweep = SweepView(variants=[v.name for v in config.variants])
+            w = self.workload
+            return WorkloadSession(config, w.capture, w.calls, selection=w.selection, **kw)
         if self.axes is None:
             from sagetui.session.session import Session
 
@@ -40,11 +62,15 @@ class SweepTab:
         return SweepSession(config, self.axes, **kw)
 
     def sweep_of(self, data: Source) -> SweepView | None:
+        report = data.report
         if data is self.live and self.live_sweep is not None:
-            return self.live_sweep
+            final = self.final_report() if self.final_report is not None else None
+            if self.workload is None or final is None or final.workload is None:
+                return self.live_sweep
+            report = final  # a finished workload's view has its totals: its report's
         hit = self._saved.get(id(data))
-        if hit is None or hit[0] is not data.report:  # a live run's final report replaces it
-            hit = (data.report, SweepView.from_report(data.report))
+        if hit is None or hit[0] is not report:  # a live run's final report replaces it
+            hit = (report, SweepView.from_report(report))
             self._saved[id(data)] = hit
         return hit[1] or (self.live_sweep if data is self.live else None)
 
