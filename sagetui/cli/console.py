@@ -56,7 +56,6 @@ def console_app(args: argparse.Namespace,
     """The console `sagetui [run options]`, `sagetui --workload DIR` or `sagetui view` opens,
     not yet running."""
     from sagetui.cli.options import config_from_args, recovery_file
-    from sagetui.tui.app import SageTUI
 
     reports = []
     workload = None
@@ -72,6 +71,8 @@ def console_app(args: argparse.Namespace,
         workload = WorkloadPlan(capture, calls, args.calls)
     else:
         config = config_from_args(args)
+    from sagetui.tui.app import SageTUI  # after the input is checked: a refusal needs no TUI
+
     return SageTUI(config=config, reports=reports, refresh_hz=getattr(args, "refresh", 2.0),
                    theme_name=args.theme, recovery_path=recovery_file(args), workload=workload,
                    build_config=build_config if config is not None else None)
