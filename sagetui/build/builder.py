@@ -23,9 +23,10 @@ from typing import Any
 from sagetui.build import cache, tools
 from sagetui.build.errors import BuildFailed
 from sagetui.build.setup_driver import Progress, run_setup
-from sagetui.build.tree import check_tree, file_sha256, hash_sources, modules_for
+from sagetui.build.tree import check_tree, hash_sources, modules_for
 from sagetui.core import paths
 from sagetui.core.build_facts import BuildFacts
+from sagetui.core.provenance import file_sha256
 
 KEY_VERSION = 1  # moves when what an entry holds changes
 LINEINFO = "-lineinfo"  # source lines in the kernels, for the profiler's attribution

@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from sagetui.build.tree import file_sha256
+from sagetui.core.provenance import file_sha256
 
 MANIFEST = "manifest.json"
 

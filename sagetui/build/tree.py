@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sagetui.build.errors import BuildInputError
 from sagetui.core.build_facts import BACKEND_MODULES, PACKAGE
+from sagetui.core.provenance import file_sha256
 
 # what no build reads: bytecode, built modules, the build folders setup.py may leave
 _SKIP_DIRS = {"__pycache__", "build", ".git"}
@@ -55,14 +56,6 @@ def source_files(root: Path) -> list[str]:
                   and not _SKIP_DIRS.intersection(p.relative_to(root).parts)
                   and not p.name.endswith(_SKIP_SUFFIXES)]
     return sorted(str(p.relative_to(root)) for p in found)
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def hash_sources(root: Path) -> tuple[str, dict[str, str]]:

@@ -10,19 +10,22 @@ from pathlib import Path
 from typing import Any
 
 
+def file_sha256(path: Path) -> str:
+    """A file's sha256, read in blocks (OSError when it cannot be read)."""
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
 def file_facts(module: str, path: str) -> dict[str, Any]:
     p = Path(path)
     facts: dict[str, Any] = {"module": module, "path": str(p)}
     try:
         st = p.stat()
-        h = hashlib.sha256()
-        with p.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
+        digest = file_sha256(p)
     except OSError as exc:
         facts["error"] = f"{type(exc).__name__}: {exc}"
         return facts
-    facts.update(sha256=h.hexdigest(), size_bytes=st.st_size,
+    facts.update(sha256=digest, size_bytes=st.st_size,
                  mtime_utc=_dt.datetime.fromtimestamp(st.st_mtime, _dt.UTC)
                  .isoformat(timespec="seconds"))
     return facts

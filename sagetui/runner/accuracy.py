@@ -19,14 +19,10 @@ from typing import Any
 import torch
 
 from sagetui.core import accuracy as acc
-from sagetui.runner.backends.base import Inputs
+from sagetui.runner.backends.base import Inputs, to_hnd
 
 CHUNK_ELEMENTS = 1 << 28  # fp32 scores per block: 1 GiB
 REFERENCE_BUDGET_BYTES = 8 << 30
-
-
-def _hnd(x: torch.Tensor, layout: str) -> torch.Tensor:
-    return x.transpose(1, 2) if layout == "NHD" else x
 
 
 def plan_heads(h_q: int, bytes_per_head: int, budget: int = REFERENCE_BUDGET_BYTES) -> list[int]:
@@ -54,14 +50,14 @@ class ExactReference:
     """fp32 attention of `inputs` for `heads` (HND, [B, len(heads), N, D])."""
 
     def __init__(self, inputs: Inputs) -> None:
-        q = _hnd(inputs.q, inputs.layout)
+        q = to_hnd(inputs.q, inputs.layout)
         b, h_q, n_q, d = q.shape
         self.heads = plan_heads(h_q, b * n_q * d * 4)
         self.all_heads = len(self.heads) == h_q
         self.out = self._compute(inputs)
 
     def _compute(self, inputs: Inputs) -> torch.Tensor:
-        q, k, v = (_hnd(t, inputs.layout) for t in (inputs.q, inputs.k, inputs.v))
+        q, k, v = (to_hnd(t, inputs.layout) for t in (inputs.q, inputs.k, inputs.v))
         b, h_q, n_q, d = q.shape
         n_kv, group = k.shape[2], h_q // k.shape[1]
         out = torch.empty((b, len(self.heads), n_q, d), dtype=torch.float32, device=q.device)
@@ -83,7 +79,7 @@ class ExactReference:
     def compare(self, output: torch.Tensor, layout: str) -> dict[str, Any]:
         """The metrics of `output` (in `layout`) against this reference, head by head: each
         head's own, the whole output's from their sums, and the worst heads."""
-        o = _hnd(output, layout)
+        o = to_hnd(output, layout)
         per_head = []
         for i, h in enumerate(self.heads):
             oh, rh = o[:, h].float(), self.out[:, i]

@@ -16,7 +16,7 @@ import torch
 
 from sagetui.core import distributions
 from sagetui.core.config import RunConfig
-from sagetui.runner.backends.base import Inputs
+from sagetui.runner.backends.base import Inputs, to_hnd
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
@@ -40,7 +40,7 @@ def synthetic(config: RunConfig, device: str) -> tuple[torch.Tensor, torch.Tenso
         return torch.randn(shape, generator=gen, device=device, dtype=torch.float32)
 
     # drawn in the same order for every distribution: q, k, v, then what the distribution adds
-    q, k, v = (_hnd(draw(n), s.layout) for n in ("q_shape", "k_shape", "v_shape"))
+    q, k, v = (to_hnd(draw(n), s.layout) for n in ("q_shape", "k_shape", "v_shape"))
     p = dist.params
     if dist.name == "kbias":  # [B, Hkv, 1, D]: one offset per channel, every token alike
         k += p["bias_std"] * torch.randn((*k.shape[:2], 1, k.shape[3]), generator=gen,
@@ -54,13 +54,8 @@ def synthetic(config: RunConfig, device: str) -> tuple[torch.Tensor, torch.Tenso
         _sinks(q, k, int(p["tokens"]), p["query_bias"], p["sink_logit"],
                s.head_dim ** -0.5, gen)
     dtype = DTYPES[s.dtype]
-    q, k, v = (_hnd(t, s.layout).to(dtype).contiguous() for t in (q, k, v))
+    q, k, v = (to_hnd(t, s.layout).to(dtype).contiguous() for t in (q, k, v))
     return q, k, v
-
-
-def _hnd(x: torch.Tensor, layout: str) -> torch.Tensor:
-    """[B, H, N, D] from the layout, and back (a transpose is its own inverse)."""
-    return x.transpose(1, 2) if layout == "NHD" else x
 
 
 def _student_t(shape: list[int], df: int, gen: torch.Generator, device: str) -> torch.Tensor:

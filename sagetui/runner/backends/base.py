@@ -40,6 +40,11 @@ class Inputs:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def to_hnd(x: torch.Tensor, layout: str) -> torch.Tensor:
+    """[B, H, N, D] from a tensor in `layout`, and back (a transpose is its own inverse)."""
+    return x.transpose(1, 2) if layout == "NHD" else x
+
+
 def tiny_inputs(like: Inputs, tokens: int = 128) -> Inputs:
     """Inputs of `like`'s dtype, layout, head dim and mask, one head of `tokens` tokens: a call
     on them costs what a first call costs beyond its kernels (imports, registrations)."""

@@ -23,7 +23,7 @@ import torch
 
 from sagetui.core.options import option
 from sagetui.core.phases import SAGE2_PHASES, PhaseSpec, k_leaf, with_smooth_k
-from sagetui.runner.backends.base import Backend, Inputs, PhaseClock
+from sagetui.runner.backends.base import Backend, Inputs, PhaseClock, to_hnd
 
 WARP_Q = 32  # Q quantization granularity (rows), as per_warp_int8 with WARPQ=32
 BLOCK_K = 64  # K quantization block (rows) and the K tile the V padding rounds up to
@@ -33,14 +33,6 @@ SCORE_CHUNK = 1 << 26  # score-matrix elements per main-loop chunk (256 MiB of f
 
 # transpose_pad_permute: token m of each 16-token group goes to row PERM[m] (fused.cu).
 PERM = [(m // 8) * 2 + ((m // 2) % 4) * 4 + (m % 2) for m in range(16)]
-
-
-def to_hnd(x: torch.Tensor, layout: str) -> torch.Tensor:
-    return x.transpose(1, 2) if layout == "NHD" else x
-
-
-def from_hnd(x: torch.Tensor, layout: str) -> torch.Tensor:
-    return x.transpose(1, 2) if layout == "NHD" else x
 
 
 def quantize_int8_blocks(x: torch.Tensor, rows: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -137,7 +129,7 @@ class ReferenceBackend(Backend):
 
         out = self._mainloop(q_i8, q_scale, k_i8, k_scale, v_fp8, v_scale, n_kv, inputs)
         clock.mark("fused_mainloop")
-        return from_hnd(out.to(inputs.q.dtype), layout)
+        return to_hnd(out.to(inputs.q.dtype), layout)  # back to the layout
 
     def _mainloop(self, q_i8, q_scale, k_i8, k_scale, v_fp8, v_scale, n_kv, inputs: Inputs):
         started = time.perf_counter()
