@@ -252,6 +252,9 @@ def _add_outputs(p: argparse.ArgumentParser) -> None:
                    "./sagetui-report-<time>.json)")
     o.add_argument("--csv", metavar="PATH", help="raw per-iteration samples")
     o.add_argument("--markdown", metavar="PATH", help="a summary for a pull request")
+    o.add_argument("--kernel-facts-csv", metavar="PATH",
+                   help="each variant's main-loop kernel facts (registers, spills, shared "
+                        "memory, occupancy), one row per variant")
     o.add_argument("--force", action="store_true", help="overwrite existing output files")
     o.add_argument("--quiet", action="store_true", help="no progress display")
     o.add_argument("--record-events", metavar="PATH",

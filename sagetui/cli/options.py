@@ -152,7 +152,8 @@ def _config(args: argparse.Namespace) -> RunConfig:
 
 
 def check_outputs(args: argparse.Namespace,
-                  names: tuple[str, ...] = ("json", "csv", "markdown", "record_events")
+                  names: tuple[str, ...] = ("json", "csv", "markdown", "kernel_facts_csv",
+                                           "record_events")
                   ) -> None:
     """Every output path writable, and nothing overwritten without asking."""
     for name in names:

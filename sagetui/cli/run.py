@@ -24,6 +24,7 @@ from sagetui.core.eventlog import log_line
 from sagetui.core.events import Event, Measured
 from sagetui.core.report.export import (
     kernel_cells,
+    kernel_facts_csv,
     to_csv,
     to_markdown,
 )
@@ -211,6 +212,8 @@ def write_outputs(report: Report, args: argparse.Namespace, console: Console) ->
         outputs.append((args.csv, lambda: to_csv(report)))
     if args.markdown:
         outputs.append((args.markdown, lambda: to_markdown(report)))
+    if getattr(args, "kernel_facts_csv", None):
+        outputs.append((args.kernel_facts_csv, lambda: kernel_facts_csv(report)))
     failed = []
     for path, text in outputs:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 
@@ -95,3 +96,12 @@ def cache_dir() -> Path:
 def builds_dir() -> Path:
     """Extension modules built from source trees (`sagetui build`, `backend@src:PATH`)."""
     return cache_dir() / "builds"
+
+
+def cuda_tool(name: str) -> str | None:
+    """A CUDA toolkit program (cuobjdump, nvdisasm, ncu): on PATH, else in $CUDA_HOME/bin or
+    /usr/local/cuda/bin; None when none of them has it."""
+    extra = [os.path.join(d, "bin") for d in (os.environ.get("CUDA_HOME"), "/usr/local/cuda")
+             if d]
+    return shutil.which(name) or next(
+        (p for d in extra if os.access(p := os.path.join(d, name), os.X_OK)), None)

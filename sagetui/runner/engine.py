@@ -25,6 +25,7 @@ from sagetui.runner.backends import backend_class
 from sagetui.runner.backends.base import Backend, Inputs, NullClock, VariantLoadError, tiny_inputs
 from sagetui.runner.faults import LATE, WARMUP, maybe_inject, maybe_inject_setup
 from sagetui.runner.inputs import build_inputs, checksum
+from sagetui.runner.kernel_facts import variant_kernel_facts
 from sagetui.runner.nvml import gpu_facts
 from sagetui.runner.output_checks import OutputChecks, SpecKey, spec_key
 from sagetui.runner.provenance import provenance
@@ -213,7 +214,16 @@ class Engine:
         self.emit(ev.VariantLoaded(name=spec.name, backend=spec.backend, path=spec.path,
                                    status="ok", kernel=be.kernel,
                                    phases=[(p.name, p.parent) for p in be.phases()],
-                                   facts={"provenance": provenance(be)}))
+                                   facts=self._load_facts(be)))
+
+    def _load_facts(self, be: Backend) -> dict[str, Any]:
+        """Its provenance, and its main-loop kernel's facts from its binary
+        (runner/kernel_facts.py: a module is read once per runner)."""
+        prov = provenance(be)
+        facts: dict[str, Any] = {"provenance": prov}
+        if self.is_gpu:
+            facts["kernel_facts"] = variant_kernel_facts(be, self.config, self.gpu, prov)
+        return facts
 
     # -- timed work -------------------------------------------------------------------------
     def _call(self, be: Backend, clock: Any) -> torch.Tensor:

@@ -18,12 +18,11 @@ import ctypes
 import importlib.machinery
 import importlib.util
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from types import ModuleType
 
 from sagetui.runner.backends.base import VariantLoadError
+from sagetui.runner.kernel_facts import demangle
 
 _ELF_MAGIC = b"\x7fELF"
 _ET_DYN = 3  # ELF e_type of a shared object
@@ -68,14 +67,7 @@ def _check_shared_library(path: Path) -> None:
 
 
 def _demangle(symbol: str) -> str:
-    tool = shutil.which("c++filt")
-    if tool is None:
-        return symbol
-    try:
-        out = subprocess.run([tool, symbol], capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return symbol
-    return out.stdout.strip() or symbol
+    return demangle([symbol]).get(symbol, symbol)
 
 
 def _explain_dlopen_error(path: Path, message: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from typing import Any
 
 from sagetui.core.config import RunConfig, VariantSpec
 from sagetui.core.environment import environment_block, host_facts
+from sagetui.core.paths import cuda_tool
 from sagetui.core.profile.attribute import attribute, choose_function
 from sagetui.core.profile.failures import NO_LINE_INFO, NO_NCU, ProfileError, ncu_failure
 from sagetui.core.profile.listing import Function, parse_listing
@@ -52,16 +52,10 @@ class Tools:
 
     @classmethod
     def find(cls) -> Tools:
-        extra = [os.path.join(d, "bin") for d in (os.environ.get("CUDA_HOME"),
-                                                   "/usr/local/cuda") if d]
-
-        def which(name: str) -> str | None:
-            return shutil.which(name) or next(
-                (p for d in extra if os.access(p := os.path.join(d, name), os.X_OK)), None)
-        ncu = which("ncu")
+        ncu = cuda_tool("ncu")
         if ncu is None:
             raise ProfileError("no_ncu", NO_NCU)
-        return cls(ncu, which("cuobjdump"), which("nvdisasm"))
+        return cls(ncu, cuda_tool("cuobjdump"), cuda_tool("nvdisasm"))
 
 
 @dataclass

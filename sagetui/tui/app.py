@@ -52,7 +52,12 @@ from sagetui.tui.widgets.head_accuracy import HeadAccuracy
 from sagetui.tui.widgets.phase_table import PhaseTable
 from sagetui.tui.widgets.phase_view import PhaseView
 from sagetui.tui.widgets.plots import SeriesPlot
-from sagetui.tui.widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
+from sagetui.tui.widgets.scheduler_panel import (
+    DecompositionInfo,
+    KernelFactsTable,
+    SchedulerFacts,
+    TailTable,
+)
 from sagetui.tui.widgets.status_panel import StatusPanel
 from sagetui.tui.widgets.sweep_panel import SweepPanel
 from sagetui.tui.widgets.variant_table import VariantTable
@@ -203,7 +208,7 @@ class SageTUI(App[int]):
         try:
             panels = [self.query_one(t) for t in (VariantTable, VerdictTable, PhaseTable,
                                                   PhaseView, SchedulerFacts, DecompositionInfo,
-                                                  HeadAccuracy, TailTable)]
+                                                  KernelFactsTable, HeadAccuracy, TailTable)]
             status = self.query_one(StatusPanel)
             sweep = self.query_one(SweepPanel)
         except NoMatches:  # a timer that fires while the app is shutting down

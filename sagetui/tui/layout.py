@@ -13,7 +13,12 @@ from sagetui.tui.widgets.iteration_plot import KEYS_HINT
 from sagetui.tui.widgets.phase_table import PhaseTable
 from sagetui.tui.widgets.phase_view import PhaseView
 from sagetui.tui.widgets.plots import IterationPlot, RoundPlot
-from sagetui.tui.widgets.scheduler_panel import DecompositionInfo, SchedulerFacts, TailTable
+from sagetui.tui.widgets.scheduler_panel import (
+    DecompositionInfo,
+    KernelFactsTable,
+    SchedulerFacts,
+    TailTable,
+)
 from sagetui.tui.widgets.status_panel import StatusPanel
 from sagetui.tui.widgets.steady_footer import SteadyFooter
 from sagetui.tui.widgets.sweep_panel import SweepPanel
@@ -22,7 +27,9 @@ from sagetui.tui.widgets.verdict_table import VerdictTable
 
 PANEL_TITLES = {"variants": "Variants · t toggle · b baseline",
                 "verdicts": "Verdicts vs baseline", "facts": "Scheduler grid",
-                "tail": "Tail study (main loop)", "compare-table": "Compare",
+                "tail": "Tail study (main loop)",
+                "kernel-facts": "Kernel facts (main loop, from the binary)",
+                "compare-table": "Compare",
                 "decomposition": "Correctness"}
 
 
@@ -54,6 +61,7 @@ def compose_console(initial: str) -> ComposeResult:
                 with Horizontal(id="scheduler-top"):
                     yield SchedulerFacts(id="facts")
                     yield DecompositionInfo(id="decomposition")
+                yield KernelFactsTable(id="kernel-facts")
                 yield HeadAccuracy(id="heads")
                 yield TailTable(id="tail")
         with TabPane(label["log"], id="log"):

@@ -3,7 +3,8 @@
 Derived here: the scheduler's grid facts from the shapes and tiles; the tail-study rows'
 geometry and their sweep points; overall summaries from per-round summaries (count, mean,
 min, max) and, where raw samples are kept, every summary from the samples; the speedup percent
-from the p50s; the byte-exact flags from the hashes; the decomposition check's consistency; and,
+from the p50s; the byte-exact flags from the hashes; a variant's kernel facts' occupancy from its
+registers, shared memory and launch; the decomposition check's consistency; and,
 for summaries of at most 10 samples, the linear-interpolation link between p90, p95, p99 and max
 (they all fall between the two largest samples); accuracy ranges, accuracy per head (from each
 head's sums), the inputs block and the share of peak (check_accuracy_peak.py). A sweep block is
@@ -15,10 +16,11 @@ from __future__ import annotations
 from sagetui.core import scheduler as geo
 from sagetui.core.config import MAX_HEAD_DIM
 from sagetui.core.derived import speedup_percent
+from sagetui.core.kernel_facts import derive
 from sagetui.core.profile.check import check_profiles
 from sagetui.core.report.check_accuracy_peak import check_kernel_fields
 from sagetui.core.report.mismatch import Mismatch, MismatchCollector
-from sagetui.core.report.model import Report
+from sagetui.core.report.model import Report, Variant
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.summary import merge_round_summaries
 from sagetui.core.sweep.check import check_sweep
@@ -197,8 +199,40 @@ def _check_variants(c: MismatchCollector, report: Report) -> None:
         if v.byte_exact is not None and v.output_sha256 and ref_sha:
             c.eq(f"{p}.byte_exact", v.byte_exact, v.output_sha256 == ref_sha,
                  "output_sha256 equals the reference output's")
+        if v.kernel_facts is not None:
+            _check_kernel_facts(c, f"{p}.kernel_facts", v)
     if report.phase_timings and base and samples.get(base.name):
         for phase, s in report.phase_timings.items():
             per_round = samples[base.name].get(phase)
             if per_round:
                 c.summary_from_samples(f"$.phase_timings.{phase}", s, per_round.values)
+
+
+def _check_kernel_facts(c: MismatchCollector, p: str, v: Variant) -> None:
+    """The occupancy from the block's raw figures (core/kernel_facts.derive), and its launch
+    against the variant's own grid."""
+    kf = v.kernel_facts
+    assert kf is not None
+    if v.scheduler is not None:
+        c.eq(f"{p}.threads_per_cta", kf.threads_per_cta, v.scheduler.threads_per_cta,
+             "the variant's scheduler grid")
+        c.eq(f"{p}.dynamic_shared_bytes", kf.dynamic_shared_bytes,
+             v.scheduler.dynamic_shared_memory_bytes, "the variant's scheduler grid")
+    if kf.kernel is None or kf.arch is None or kf.threads_per_cta is None \
+            or kf.dynamic_shared_bytes is None:
+        return
+    want = derive(kf.kernel, kf.arch, kf.threads_per_cta, kf.dynamic_shared_bytes)
+    got = kf.occupancy
+    if want is None or got is None:
+        c.eq(f"{p}.occupancy", got is not None, want is not None,
+             f"occupancy is computed exactly for the architectures of ARCH_LIMITS ({kf.arch})")
+        return
+    why = "the occupancy calculator's rules on the raw figures (core/kernel_facts.py)"
+    for key, value in want.model_dump().items():
+        if key == "limits":
+            for limit, n in value.items():
+                c.eq(f"{p}.occupancy.limits.{limit}", got.limits.get(limit), n, why)
+        elif key == "limited_by":
+            c.eq(f"{p}.occupancy.limited_by", ", ".join(got.limited_by), ", ".join(value), why)
+        else:
+            c.eq(f"{p}.occupancy.{key}", getattr(got, key), value, why)

@@ -6,9 +6,11 @@ import csv
 import io
 
 from sagetui.core import format as fmt
+from sagetui.core.kernel_facts import LIMITS
 from sagetui.core.phases import PARENTS
 from sagetui.core.report.base import Scheduler, Summary
 from sagetui.core.report.csv_cell import inert_cell
+from sagetui.core.report.kernel_facts_rows import DIFFERS, comparison_rows
 from sagetui.core.report.model import Report, Variant
 
 # 9 significant digits: a nanosecond in 1 s, far finer than any timer here (CUDA events
@@ -135,6 +137,7 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
                          f"{'-' if v.byte_exact is None else v.byte_exact} |")
         lines.append("")
     lines += kernel_lines(report)
+    lines += kernel_facts_lines(report)
     if report.phase_timings:  # a report made elsewhere, without variants (reference 000)
         lines += _phase_lines(None, report.phase_timings)
     if report.scheduler:
@@ -190,6 +193,56 @@ def kernel_lines(report: Report) -> list[str]:
     for name, text in worst:
         lines.append(f"- `{name}` worst heads by rel. L1: {text}")
     return [*lines, ""]
+
+
+def kernel_facts_lines(report: Report) -> list[str]:
+    """The variants' main-loop kernel facts side by side; a row where they differ is marked
+    (core/kernel_facts.comparison_rows)."""
+    variants = report.variants or []
+    rows = comparison_rows([v.kernel_facts for v in variants])
+    if not rows:
+        return []
+    lines = ["Main-loop kernel facts (`cuobjdump --dump-resource-usage` and the launch; "
+             f"{DIFFERS}: the variants differ):", "",
+             "| kernel fact | " + " | ".join(v.name for v in variants) + " |",
+             "|---|" + "---:|" * len(variants)]
+    for r in rows:
+        label = f"{r.label} {DIFFERS}" if r.differs else r.label
+        cells = [f"**{c}**" if r.differs else c for c in r.cells]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+KERNEL_FACTS_CSV = ("variant", "unavailable", "module", "module_sha256", "cuobjdump", "arch",
+                    "function", "kernel", "kernel_name", "registers", "local_bytes",
+                    "stack_bytes", "static_shared_bytes", "dynamic_shared_bytes",
+                    "threads_per_cta", "ctas_per_sm", "theoretical_occupancy", "limited_by",
+                    "limit_registers", "limit_shared_memory", "limit_warps", "limit_ctas")
+
+
+def kernel_facts_csv(report: Report) -> str:
+    """One row per variant with kernel facts: the raw figures as cuobjdump printed them, the
+    launch and the occupancy (`sagetui run --kernel-facts-csv`)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(KERNEL_FACTS_CSV)
+    for v in report.variants or []:
+        kf = v.kernel_facts
+        if kf is None:
+            continue
+        k, o = kf.kernel, kf.occupancy
+        limits = o.limits if o else {}
+        row: list[object] = [
+            v.name, kf.unavailable, kf.module, kf.module_sha256, kf.cuobjdump, kf.arch,
+            kf.function, k.function if k else None, kf.kernel_name,
+            *((k.registers, k.local_bytes, k.stack_bytes, k.static_shared_bytes) if k
+              else (None,) * 4),
+            kf.dynamic_shared_bytes, kf.threads_per_cta, o.ctas_per_sm if o else None,
+            o.theoretical_occupancy if o else None, ";".join(o.limited_by) if o else None,
+            *(limits.get(x) for x in LIMITS)]
+        w.writerow(["" if c is None else inert_cell(c) if isinstance(c, str) else c
+                    for c in row])
+    return buf.getvalue()
 
 
 def _options_line(v: Variant | None) -> str:

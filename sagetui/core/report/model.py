@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from sagetui.core.build_facts import BuildFacts
+from sagetui.core.kernel_facts import KernelFacts
 from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.report.base import (
     Count,
@@ -243,6 +244,9 @@ class VariantFacts(Model):
     # workspace), from torch's allocator peak around the warm-up's timed call: GPU only
     peak_memory_bytes: Annotated[int, Field(ge=0)] | None = None
     dispatch: Dispatch | None = None  # sage2-auto: the function and options it dispatched to
+    # its main-loop kernel's registers, spills, shared memory and occupancy, from its binary
+    # (`cuobjdump --dump-resource-usage`) and its launch: core/kernel_facts.py
+    kernel_facts: KernelFacts | None = None
 
 
 class Variant(VariantFacts):

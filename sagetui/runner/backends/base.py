@@ -124,6 +124,12 @@ class Backend(ABC):
         """module name -> the shared library this backend calls (empty: none of its own)."""
         return {}
 
+    def main_loop_kernel(self) -> tuple[str, str] | None:
+        """(the .so file, the pybind function) that launches its fused main-loop kernel, for
+        its kernel facts (runner/kernel_facts.py); None when it launches no SageAttention CUDA
+        kernel of its own choosing."""
+        return None
+
     def mainloop(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
         """Only the fused main loop on already-quantized inputs (the tail study times it).
         Default: the whole call, with the main loop as the last leaf phase."""

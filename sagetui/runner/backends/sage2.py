@@ -186,6 +186,9 @@ class Sage2CudaBackend(Backend):
     def provenance_files(self) -> dict[str, str]:
         return dict(self.modules.files)
 
+    def main_loop_kernel(self) -> tuple[str, str] | None:
+        return self.modules.files[self.qattn_module], self._kernel_fn()
+
 
 class _Sage2Fp8Backend(Sage2CudaBackend):
     path: ClassVar[Fp8Path]

@@ -1,4 +1,5 @@
-"""Scheduler grid facts, the decomposition check and the tail study."""
+"""Scheduler grid facts, the variants' kernel facts, the decomposition check and the tail
+study."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from rich.text import Text
 
 from sagetui.core.derived import change_percent
 from sagetui.core.format import fraction_pct, ms, pct
+from sagetui.core.report.kernel_facts_rows import DIFFERS, comparison_rows
 from sagetui.core.run import figures as fig
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
@@ -124,6 +126,35 @@ class DecompositionInfo(SteadyStatic):
     def sync(self, data: Source, ctx: ViewContext) -> None:
         self.border_title = decomposition_title(data)
         self.show(decomposition_text(data))
+
+
+class KernelFactsTable(SteadyTable):
+    """The variants' main-loop kernel facts side by side (issue 24), one column per variant;
+    a fact they do not all share is marked and bold. Hidden when no variant has them."""
+
+    BINDINGS = VIM_KEYS
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", **kwargs)
+
+    def sync(self, data: Source, ctx: ViewContext) -> None:
+        self.clear(columns=True)  # columns too: the variants may have changed
+        names = list(data.variants)
+        rows = comparison_rows([data.variants[n].facts.kernel_facts for n in names])
+        self.display = bool(rows)
+        if not rows:
+            return
+        self.add_column("", key="mark")
+        self.add_column("kernel fact", key="fact")
+        for n in names:
+            self.add_column(Text(n), key=f"v:{n}")  # a variant's name: never markup
+        for r in rows:
+            style = "bold" if r.differs else ""
+            self.add_row(Text(DIFFERS if r.differs else "", style="bold"), Text(r.label),
+                         *[Text(c, style=style, justify="right") for c in r.cells], key=r.key)
+        marked = sum(r.differs for r in rows)
+        self.border_subtitle = (f"{DIFFERS}: {marked} facts differ" if marked
+                                else "the variants share every fact")
 
 
 class TailTable(SteadyTable):
