@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -98,10 +99,11 @@ def builds_dir() -> Path:
     return cache_dir() / "builds"
 
 
-def cuda_tool(name: str) -> str | None:
+def cuda_tool(name: str, env: Mapping[str, str] | None = None,
+              default_home: str = "/usr/local/cuda") -> str | None:
     """A CUDA toolkit program (cuobjdump, nvdisasm, ncu): on PATH, else in $CUDA_HOME/bin or
-    /usr/local/cuda/bin; None when none of them has it."""
-    extra = [os.path.join(d, "bin") for d in (os.environ.get("CUDA_HOME"), "/usr/local/cuda")
-             if d]
-    return shutil.which(name) or next(
+    `default_home`/bin; None when none of them has it."""
+    env = os.environ if env is None else env
+    extra = [os.path.join(d, "bin") for d in (env.get("CUDA_HOME"), default_home) if d]
+    return shutil.which(name, path=env.get("PATH", "")) or next(
         (p for d in extra if os.access(p := os.path.join(d, name), os.X_OK)), None)

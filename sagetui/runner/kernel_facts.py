@@ -65,16 +65,16 @@ def _dump(tool: str, path: str) -> tuple[str, str | None]:
     return out.stdout, None
 
 
-def read_facts(path: str, launch: Launch, arch: str, sha256: str | None = None,
-               tool: str | None = None) -> KernelFacts:
-    """The block for a main-loop kernel launched from the module at `path`."""
+def read_facts(path: str, launch: Launch, arch: str, *, sha256: str | None,
+               tool: str | None) -> KernelFacts:
+    """The block for a main-loop kernel launched from the module at `path`, read by `tool`
+    (cuobjdump's path; None: there is none)."""
     if sha256 is None:
         try:
             sha256 = file_sha256(Path(path))
         except OSError:
             sha256 = None
     base: dict[str, Any] = {"module": path, "module_sha256": sha256}
-    tool = tool or cuda_tool("cuobjdump")
     if tool is None:
         return KernelFacts(unavailable=NO_CUOBJDUMP, **base)
     key = (path, sha256)
@@ -102,5 +102,10 @@ def variant_kernel_facts(be: Backend, config: RunConfig, gpu: dict[str, Any] | N
                     qk_quant_gran=str(getattr(be, "gran", "per_warp")))
     sha = next((f.get("sha256") for f in (provenance or {}).get("files", [])
                 if f.get("path") == path), None)
-    facts = read_facts(path, launch, str(gpu["capability"]), sha)
+    try:
+        facts = read_facts(path, launch, str(gpu["capability"]), sha256=sha,
+                           tool=cuda_tool("cuobjdump"))
+    except Exception as exc:  # a fact, never a failed load: say what went wrong instead
+        facts = KernelFacts(unavailable=f"not available: {type(exc).__name__}: {exc}",
+                            module=path, module_sha256=sha)
     return facts.model_dump(exclude_none=True)

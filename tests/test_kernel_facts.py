@@ -1,0 +1,300 @@
+"""Issue 24's kernel facts: cuobjdump's resource usage parsed, the main-loop instantiation picked,
+the occupancy calculator's rules, the runner's reading of a module, the report's block, `check`
+and the exports."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+
+import pytest
+
+from sagetui.core.kernel_facts import (
+    ARCH_LIMITS,
+    KernelFacts,
+    KernelUsage,
+    Launch,
+    ResourceFormatError,
+    arch_key,
+    derive,
+    function_names,
+    occupancy,
+    parse_resource_usage,
+    template_of,
+)
+from sagetui.core.paths import cuda_tool
+from sagetui.core.report.check import check_report
+from sagetui.core.report.export import kernel_facts_csv, to_markdown
+from sagetui.core.report.model import Report
+from sagetui.runner.kernel_facts import NO_CUOBJDUMP, demangle, read_facts
+
+from .conftest import REF_001
+
+# `cuobjdump -res-usage` of a two-function sm_52 program, as printed on NVIDIA's forum
+# (forums.developer.nvidia.com/t/cuobjdump-register-usage-information/247352): the
+# documented format, from a real run
+FORUM_DUMP = """
+Fatbin elf code:
+================
+arch = sm_52
+code version = [1,7]
+producer = <unknown>
+host = linux
+compile_size = 64bit
+
+Resource usage:
+ Common:
+  GLOBAL:0
+ Function _Z1kPfS_:
+  REG:17 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:336 CONSTANT[2]:60 TEXTURE:0 SURFACE:0 SAMPLER:0
+ Function _Z1ff:
+  REG:14 STACK:0 SHARED:0 LOCAL:0 TEXTURE:0 SURFACE:0 SAMPLER:0
+"""
+
+
+def test_the_documented_format_parses_function_by_function():
+    usage = parse_resource_usage(FORUM_DUMP)
+    assert [u.function for u in usage] == ["_Z1kPfS_", "_Z1ff"]
+    k = usage[0]
+    assert (k.arch, k.registers, k.stack_bytes, k.static_shared_bytes, k.local_bytes) == \
+        ("sm_52", 17, 0, 0, 0)
+    assert k.constant_bytes == {"0": 336, "2": 60}
+    assert usage[1].registers == 14 and usage[1].constant_bytes == {}
+    assert function_names(FORUM_DUMP) == ["_Z1kPfS_", "_Z1ff"]
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    (" Function _Z1kPfS_:\n GLOBAL:0\n", "no REG: figures after function _Z1kPfS_"),
+    (" Function _Z1kPfS_:\n", "ends after function _Z1kPfS_"),
+    (" Function _Z1a:\n Function _Z1b:\n  REG:1\n", "function _Z1a has no figures"),
+])
+def test_a_function_without_its_figures_is_named(text, says):
+    with pytest.raises(ResourceFormatError, match=says):
+        parse_resource_usage(text)
+
+
+def test_template_arguments_split_at_the_top_level_only():
+    name = ("void qk_int_sv_f8_attn_kernel<128u, 64u, (DataType)1, (QuantGranularity)2, "
+            "float, true, __half>(signed char*, signed char*, float)")
+    assert template_of(name) == ("qk_int_sv_f8_attn_kernel",
+                                 ["128u", "64u", "(DataType)1", "(QuantGranularity)2", "float",
+                                  "true", "__half"])
+    assert template_of("k(float*, float*)") is None
+    assert template_of("f(std::vector<int>)") is None
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_90", "sm90", "9.0", "SM_90A"])
+def test_arch_keys(arch):
+    assert arch_key(arch) == "sm_90"
+
+
+def test_registers_limit_by_sub_partition_and_the_limiting_factor_is_named():
+    """168 registers: 5,376 per warp; 16,384 per sub-partition hold 3 warps, 12 per SM: three
+    4-warp CTAs. Shared memory (40 KiB + 1 KiB reserved) would allow 5 of 228 KiB."""
+    o = occupancy("sm_90a", registers=168, threads_per_cta=128, static_shared_bytes=0,
+                  dynamic_shared_bytes=40960)
+    assert o is not None
+    assert o.limits == {"registers": 3, "shared memory": 5, "warps": 16, "CTAs": 32}
+    assert (o.ctas_per_sm, o.limited_by, o.active_warps, o.max_warps) == (3, ["registers"], 12, 64)
+    assert o.theoretical_occupancy == 12 / 64
+    assert o.shared_per_cta_bytes == 40960 + 1024
+
+
+def test_registers_round_up_to_256_per_warp():
+    """129 registers: 4,128 per warp rounds up to 4,352; 16,384 // 4,352 = 3 one-warp CTAs per
+    sub-partition, where 128 registers (4,096) fit 4."""
+    def regs(n: int) -> int:
+        o = occupancy("sm_90", registers=n, threads_per_cta=32, static_shared_bytes=0,
+                      dynamic_shared_bytes=0)
+        assert o is not None
+        return o.limits["registers"]
+    assert regs(128) == 16 and regs(129) == 12 and regs(255) == 8
+
+
+def test_shared_memory_rounds_up_to_128_bytes_and_counts_the_reserved_kib():
+    """sm_89: 100 KiB per SM. 33,000 B static + 0 dynamic -> 33,024 + 1,024 = 34,048 per CTA:
+    3 fit in 102,400."""
+    o = occupancy("sm_89", registers=32, threads_per_cta=128, static_shared_bytes=33000,
+                  dynamic_shared_bytes=0)
+    assert o is not None and o.shared_per_cta_bytes == 34048
+    assert o.limits["shared memory"] == 3 and o.limited_by == ["shared memory"]
+
+
+def test_warps_and_ctas_limits_and_ties():
+    """sm_89 holds 48 warps: 4-warp CTAs of 32 registers stop at 12, all warps busy."""
+    o = occupancy("sm_89", registers=32, threads_per_cta=128, static_shared_bytes=0,
+                  dynamic_shared_bytes=0)
+    assert o is not None and (o.ctas_per_sm, o.limited_by) == (12, ["warps"])
+    assert o.theoretical_occupancy == 1.0
+    # one-warp CTAs on sm_90: 64 warps would allow 64, the 32-CTA limit binds (and 64
+    # registers: 2,048 per warp, 8 per sub-partition, 32 in all: a tie)
+    o = occupancy("sm_90", registers=64, threads_per_cta=32, static_shared_bytes=0,
+                  dynamic_shared_bytes=0)
+    assert o is not None and (o.ctas_per_sm, o.limited_by) == (32, ["registers", "CTAs"])
+
+
+def test_what_cannot_launch_has_no_ctas():
+    too_big = occupancy("sm_90", registers=32, threads_per_cta=128, static_shared_bytes=0,
+                        dynamic_shared_bytes=227 * 1024 + 1)
+    assert too_big is not None and too_big.ctas_per_sm == 0
+    assert too_big.limited_by == ["shared memory"]
+    fits = occupancy("sm_90", registers=32, threads_per_cta=128, static_shared_bytes=0,
+                     dynamic_shared_bytes=227 * 1024)
+    assert fits is not None and fits.limits["shared memory"] == 1
+    regs = occupancy("sm_90", registers=256, threads_per_cta=32, static_shared_bytes=0,
+                     dynamic_shared_bytes=0)
+    assert regs is not None and regs.limits["registers"] == 0
+
+
+def test_an_architecture_outside_the_table_has_no_occupancy():
+    assert occupancy("sm_75", registers=32, threads_per_cta=128, static_shared_bytes=0,
+                     dynamic_shared_bytes=0) is None
+    assert {"sm_80", "sm_86", "sm_89", "sm_90"} <= set(ARCH_LIMITS)
+
+
+def test_cuda_tool_looks_on_path_then_cuda_home(tmp_path):
+    home = tmp_path / "cuda"
+    (home / "bin").mkdir(parents=True)
+    env = {"PATH": str(tmp_path / "empty"), "CUDA_HOME": str(home)}
+    assert cuda_tool("cuobjdump", env, default_home=str(tmp_path / "none")) is None
+    tool = home / "bin" / "cuobjdump"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    assert cuda_tool("cuobjdump", env, default_home=str(tmp_path / "none")) == str(tool)
+
+
+def test_a_kernel_usage_is_frozen_and_strict():
+    k = KernelUsage(function="_Z1kv", arch="sm_90a", registers=1, stack_bytes=0,
+                    static_shared_bytes=0, local_bytes=0)
+    with pytest.raises(ValueError):
+        KernelUsage(function="_Z1kv", arch=None, registers=-1, stack_bytes=0,
+                    static_shared_bytes=0, local_bytes=0)
+    with pytest.raises(ValueError):
+        KernelUsage.model_validate({**k.model_dump(), "surplus": 1})
+
+
+# -- the report's block, check and the exports ------------------------------------------------
+
+
+def _facts(registers: int = 168, local: int = 0) -> dict:
+    """A block as the runner writes it (derive: the one occupancy computation)."""
+    k = KernelUsage(function="_Z25qk_int8_sv_f8_attn_kernelILj64EEvv", arch="sm_90a",
+                    registers=registers, stack_bytes=0, static_shared_bytes=0,
+                    local_bytes=local)
+    kf = KernelFacts(module="/x/_qattn_sm90.so", module_sha256="ab" * 32, cuobjdump="release",
+                     arch="sm_90", function="qk_int8_sv_f8_accum_f32_fuse_v_scale_attn_inst_buf",
+                     kernel=k, threads_per_cta=128, dynamic_shared_bytes=40960,
+                     occupancy=derive(k, "sm_90", 128, 40960))
+    return kf.model_dump(exclude_none=True)
+
+
+def _report_with_facts(*facts: dict | None) -> dict:
+    data = json.loads(REF_001.read_text())
+    for v, f in zip(data["variants"], facts, strict=False):
+        if f is not None:
+            v["kernel_facts"] = f
+    return data
+
+
+@pytest.mark.parametrize(("keys", "value"), [
+    (["occupancy", "ctas_per_sm"], 4),
+    (["occupancy", "theoretical_occupancy"], 0.25),
+    (["occupancy", "limits", "registers"], 4),
+    (["occupancy", "limits", "shared memory"], 6),
+    (["occupancy", "limited_by"], ["shared memory"]),
+    (["occupancy", "active_warps"], 16),
+    (["occupancy", "shared_per_cta_bytes"], 40960),
+])
+def test_check_recomputes_the_occupancy_from_the_raw_figures(keys, value):
+    data = _report_with_facts(_facts())
+    assert check_report(Report.model_validate(data)) == []
+    node = data["variants"][0]["kernel_facts"]
+    for k in keys[:-1]:
+        node = node[k]
+    node[keys[-1]] = value
+    paths = [m.path for m in check_report(Report.model_validate(data))]
+    assert f"$.variants[0].kernel_facts.{'.'.join(keys)}" in paths
+
+
+def test_check_recomputes_from_changed_raw_figures_too():
+    data = _report_with_facts(_facts())
+    data["variants"][0]["kernel_facts"]["kernel"]["registers"] = 64  # occupancy left at 168's
+    paths = [m.path for m in check_report(Report.model_validate(data))]
+    assert "$.variants[0].kernel_facts.occupancy.ctas_per_sm" in paths
+
+
+def test_a_report_without_the_block_still_loads_and_one_with_it_round_trips():
+    plain = Report.model_validate(json.loads(REF_001.read_text()))
+    assert all(v.kernel_facts is None for v in plain.variants or [])
+    data = _report_with_facts(_facts(), {"unavailable": NO_CUOBJDUMP})
+    r = Report.model_validate(data)
+    again = Report.model_validate(json.loads(r.model_dump_json(exclude_none=True)))
+    assert again == r
+    assert r.variants[1].kernel_facts.unavailable == NO_CUOBJDUMP
+
+
+def test_markdown_marks_the_facts_the_variants_do_not_share():
+    data = _report_with_facts(_facts(168), _facts(128, local=16))
+    md = to_markdown(Report.model_validate(data))
+    names = [v["name"] for v in data["variants"]]
+    table = md[md.index("| kernel fact |"):].split("\n\n")[0].splitlines()
+    assert table[0].startswith(f"| kernel fact | {names[0]} | {names[1]} |")
+    row = {line.split(" | ")[0].lstrip("| "): line for line in table[2:]}
+    assert row["registers / thread ≠"].endswith("| **168** | **128** |")
+    assert row["local (spills) B / thread ≠"].endswith("| **0** | **16** |")
+    # 128 registers: 4 warps per sub-partition, 4 CTAs; shared memory still allows 5
+    assert row["CTAs / SM ≠"].endswith("| **3** | **4** |")
+    assert row["threads / CTA"].endswith("| 128 | 128 |")
+
+
+def test_markdown_says_why_a_variant_has_no_facts_and_leaves_it_out_of_the_marks():
+    data = _report_with_facts(_facts(), {"unavailable": NO_CUOBJDUMP})
+    md = to_markdown(Report.model_validate(data))
+    assert f"| function | qk_int8_sv_f8_accum_f32_fuse_v_scale_attn_inst_buf | {NO_CUOBJDUMP} |" \
+        in md
+    assert "≠" not in md.split("the variants differ):")[1]
+
+
+def test_the_kernel_facts_csv_has_one_row_per_variant_with_the_block():
+    data = _report_with_facts(_facts(168), _facts(128, local=16))
+    rows = list(csv.DictReader(io.StringIO(kernel_facts_csv(Report.model_validate(data)))))
+    assert [r["registers"] for r in rows] == ["168", "128"]
+    assert [r["ctas_per_sm"] for r in rows] == ["3", "4"]
+    assert rows[0]["limited_by"] == "registers" and rows[1]["local_bytes"] == "16"
+    assert rows[0]["limit_shared_memory"] == "5"
+
+
+# -- the runner's reading of a module (cuobjdump itself is not on this machine) --------------------
+
+LAUNCH = Launch(kernel="sm90", function="qk_int8_sv_f8_accum_f32_fuse_v_scale_attn_inst_buf",
+                head_dim=128, dtype="bf16", causal=False, qk_quant_gran="per_thread")
+
+
+def test_without_cuobjdump_the_fact_is_a_line_and_the_module_is_still_named(tmp_path):
+    so = tmp_path / "_qattn_sm90.so"
+    so.write_bytes(b"\x7fELF not really")
+    kf = read_facts(str(so), LAUNCH, "sm_90", sha256=None, tool=None)
+    assert kf.unavailable == NO_CUOBJDUMP == ("not available: no cuobjdump (not on PATH, in "
+                                              "$CUDA_HOME/bin nor /usr/local/cuda/bin)")
+    assert kf.module == str(so) and kf.module_sha256 == hashlib.sha256(so.read_bytes()).hexdigest()
+    assert kf.kernel is None and kf.occupancy is None
+
+
+def test_a_cuobjdump_that_fails_is_a_line_with_its_words(tmp_path):
+    tool = tmp_path / "cuobjdump"
+    tool.write_text("#!/bin/sh\n[ \"$1\" = --version ] && { echo 'Cuda compilation tools, "
+                    "release 13.0, V13.0.88'; exit 0; }\n"
+                    "echo \"cuobjdump fatal   : Could not open input file '$2'\" >&2; exit 1\n")
+    tool.chmod(0o755)
+    kf = read_facts(str(tmp_path / "gone.so"), LAUNCH, "sm_90", sha256=None, tool=str(tool))
+    assert kf.unavailable == ("not available: cuobjdump exited 1: cuobjdump fatal   : Could not "
+                              f"open input file '{tmp_path / 'gone.so'}'")
+    assert kf.cuobjdump == "Cuda compilation tools, release 13.0, V13.0.88"
+    assert kf.module_sha256 is None
+
+
+def test_c_plus_plus_filt_demangles_in_one_call():
+    names = demangle(["_Z1kPfS_", "_Z1ff", "not_mangled"])
+    assert names == {"_Z1kPfS_": "k(float*, float*)", "_Z1ff": "f(float)"}
