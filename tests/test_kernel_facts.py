@@ -7,12 +7,18 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
 import json
+import re
+from pathlib import Path
 
 import pytest
 
 from sagetui.core.kernel_facts import (
     ARCH_LIMITS,
+    SM80_FUNCTIONS,
+    SM89_FUNCTIONS,
+    SM90_FUNCTIONS,
     KernelFacts,
     KernelUsage,
     Launch,
@@ -20,8 +26,10 @@ from sagetui.core.kernel_facts import (
     arch_key,
     derive,
     function_names,
+    kernel_facts,
     occupancy,
     parse_resource_usage,
+    select_main_loop,
     template_of,
 )
 from sagetui.core.paths import cuda_tool
@@ -298,3 +306,155 @@ def test_a_cuobjdump_that_fails_is_a_line_with_its_words(tmp_path):
 def test_c_plus_plus_filt_demangles_in_one_call():
     names = demangle(["_Z1kPfS_", "_Z1ff", "not_mangled"])
     assert names == {"_Z1kPfS_": "k(float*, float*)", "_Z1ff": "f(float)"}
+
+
+# -- the real H200 build: cuobjdump's dumps and Nsight Compute's occupancy ------------------------
+# tests/data/kernel_facts: `cuobjdump --dump-resource-usage` of SageAttention d1a57a5's
+# _qattn_sm80/89/90 built for sm_90a (CUDA 13.0), `cuobjdump --version`, and ncu's LaunchStats
+# and Occupancy sections of one sm89-kernel and one sm90-kernel launch, on an H200: real runs,
+# copied as recorded.
+
+DATA = Path(__file__).with_name("data") / "kernel_facts"
+FUNCTIONS = {"sm80": SM80_FUNCTIONS, "sm89": SM89_FUNCTIONS, "sm90": SM90_FUNCTIONS}
+INST_BUF = "qk_int8_sv_f16_accum_f16_attn_inst_buf"  # sm80's fp16+fp32: its own tiles
+
+
+def _dump(module: str) -> tuple[list[KernelUsage], dict[str, str]]:
+    text = (DATA / f"cuobjdump__qattn_{module}.txt").read_text()
+    return parse_resource_usage(text), demangle(function_names(text))
+
+
+def _launch(module: str, function: str, *args: object) -> Launch:
+    kernel = "sm80-inst-buf" if function == INST_BUF else module
+    return Launch(kernel, function, *args)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("module", "count"), [("sm80", 128), ("sm89", 224), ("sm90", 64)])
+def test_the_h200_builds_dumps_parse_whole(module, count):
+    usage, names = _dump(module)
+    assert len(usage) == count and len(names) == count
+    assert {u.arch for u in usage} == {"sm_90a"}
+    assert all(u.registers > 0 and u.static_shared_bytes >= 1024 for u in usage)
+
+
+@pytest.mark.parametrize("module", ["sm80", "sm89", "sm90"])
+def test_every_call_picks_one_instantiation_of_its_own(module):
+    """Every pybind function x head dim x output type x mask x granularity picks exactly one
+    kernel, and no two calls pick the same (the LSE-returning half is never picked)."""
+    usage, names = _dump(module)
+    picked = {}
+    for function, d, dtype, causal, gran in itertools.product(
+            FUNCTIONS[module], (64, 128), ("fp16", "bf16"), (False, True),
+            ("per_warp", "per_thread")):
+        hit = select_main_loop(usage, names, _launch(module, function, d, dtype, causal, gran),
+                               "sm_90")
+        assert isinstance(hit, KernelUsage), hit
+        picked[(function, d, dtype, causal, gran)] = hit.function
+    assert len(set(picked.values())) == len(picked) == len(usage) // 2
+
+
+def _ncu(name: str) -> tuple[str, dict[str, str]]:
+    """The profiled kernel's name line and each metric's value, from ncu's text."""
+    text = (DATA / f"ncu_occupancy_{name}.txt").read_text()
+    kernel = next(ln.strip() for ln in text.splitlines() if ln.strip().startswith("void "))
+    metrics = {}
+    for ln in text.splitlines():
+        m = re.match(r"^\s{4}(\S.*?\S)\s{2,}(?:\S.*?\s{2,})?([\d,.]+)\s*$", ln)
+        if m:
+            metrics[m.group(1)] = m.group(2).replace(",", "")
+    return kernel, metrics
+
+
+def _as_ncu_prints(args: list[str]) -> list[str]:
+    """c++filt's template arguments as ncu prints them: 64u -> 64, (MaskMode)1 -> 1,
+    true -> 1."""
+    out = []
+    for a in args:
+        a = re.sub(r"^\(\w+\)", "", a).removesuffix("u")
+        out.append({"true": "1", "false": "0"}.get(a, a))
+    return out
+
+
+# ncu's two launches: the sm90 kernel (fp32+fp32 with the fused V scale) and the sm89 kernel
+# (fp32+fp32, instruction buffer), both per_thread, bf16, head dim 128, not causal, on an H200
+NCU_CASES = [
+    ("sm90", _launch("sm90", "qk_int8_sv_f8_accum_f32_fuse_v_scale_attn_inst_buf", 128, "bf16",
+                     False, "per_thread")),
+    ("sm89", _launch("sm89", "qk_int8_sv_f8_accum_f32_fuse_v_scale_attn_inst_buf", 128, "bf16",
+                     False, "per_thread")),
+]
+
+
+@pytest.mark.parametrize(("module", "launch"), NCU_CASES, ids=[c[0] for c in NCU_CASES])
+def test_the_selection_is_the_kernel_ncu_saw_launched(module, launch):
+    usage, names = _dump(module)
+    hit = select_main_loop(usage, names, launch, "sm_90")
+    assert isinstance(hit, KernelUsage)
+    ours = template_of(names[hit.function])
+    assert ours is not None
+    ncu_kernel, _ = _ncu(module)
+    theirs = template_of(ncu_kernel)
+    assert theirs is not None and theirs[0] == ours[0]
+    assert [a.strip() for a in theirs[1]] == _as_ncu_prints(ours[1])
+
+
+@pytest.mark.parametrize(("module", "launch"), NCU_CASES, ids=[c[0] for c in NCU_CASES])
+def test_occupancy_equals_ncus(module, launch):
+    """Registers, block size, dynamic and static shared memory, CTAs per SM, active warps and
+    theoretical occupancy as ncu measured them; the register, warp and CTA limits as ncu's
+    Block Limits. ncu's shared-memory limit is at the carveout the driver chose (its
+    Configuration Size, 132 KiB): ours at that carveout equals it, and at the whole 228 KiB
+    (our default) it is no lower, so the CTAs per SM agree."""
+    usage, names = _dump(module)
+    kf = kernel_facts((DATA / f"cuobjdump__qattn_{module}.txt").read_text(), names, launch,
+                      "sm_90", module=f"_qattn_{module}.so", module_sha256=None, cuobjdump=None)
+    _, m = _ncu(module)
+    k, o = kf.kernel, kf.occupancy
+    assert k is not None and o is not None and kf.unavailable is None
+    assert k.registers == int(m["Registers Per Thread"])
+    assert kf.threads_per_cta == int(m["Block Size"])
+    assert f"{kf.dynamic_shared_bytes / 1000:.2f}" == m["Dynamic Shared Memory Per Block"]
+    assert k.static_shared_bytes - 1024 == int(m["Static Shared Memory Per Block"])  # SHARED
+    assert f"{1024 / 1000:.2f}" == m["Driver Shared Memory Per Block"]  # holds the reserved KiB
+    assert o.ctas_per_sm * o.warps_per_cta == int(m["Theoretical Active Warps per SM"])
+    assert f"{100 * o.theoretical_occupancy:.2f}" == m["Theoretical Occupancy"]
+    assert o.limits["registers"] == int(m["Block Limit Registers"])
+    assert o.limits["warps"] == int(m["Block Limit Warps"])
+    assert o.limits["CTAs"] == int(m["Block Limit SM"])
+    assert o.limits["shared memory"] >= int(m["Block Limit Shared Mem"])
+    carveout = round(float(m["Shared Memory Configuration Size"]) * 1000 / 1024) * 1024
+    at_ncus = occupancy("sm_90", registers=k.registers, threads_per_cta=128,
+                        static_shared_bytes=k.static_shared_bytes,
+                        dynamic_shared_bytes=kf.dynamic_shared_bytes or 0, smem_per_sm=carveout)
+    assert at_ncus is not None
+    assert at_ncus.limits["shared memory"] == int(m["Block Limit Shared Mem"])
+    assert at_ncus.ctas_per_sm == o.ctas_per_sm
+
+
+def test_the_runner_reads_a_module_once_with_its_tool(tmp_path):
+    """cuobjdump is not on this machine: a stand-in prints the H200 build's real dump and
+    version, and counts its runs. Everything else is real: the subprocess, c++filt, the
+    module's sha256, the selection and the occupancy."""
+    so = tmp_path / "_qattn_sm90.cpython-311-x86_64-linux-gnu.so"
+    so.write_bytes(b"\x7fELF stand-in for the sm90 module")
+    runs = tmp_path / "runs"
+    tool = tmp_path / "cuobjdump"
+    version = DATA / "cuobjdump_version.txt"
+    tool.write_text(f"#!/bin/sh\nif [ \"$1\" = --version ]; then cat {version}; exit 0; fi\n"
+                    f"echo run >> {runs}\n"
+                    f"[ \"$1\" = --dump-resource-usage ] && [ \"$2\" = {so} ] || exit 2\n"
+                    f"cat {DATA / 'cuobjdump__qattn_sm90.txt'}\n")
+    tool.chmod(0o755)
+    kf = read_facts(str(so), NCU_CASES[0][1], "sm_90", sha256=None, tool=str(tool))
+    assert kf.unavailable is None
+    assert kf.cuobjdump == "Cuda compilation tools, release 13.0, V13.0.85"
+    assert kf.module_sha256 == hashlib.sha256(so.read_bytes()).hexdigest()
+    assert kf.kernel is not None and (kf.kernel.registers, kf.kernel.static_shared_bytes) == \
+        (168, 1152)
+    assert kf.kernel_name is not None and kf.kernel_name.startswith(
+        "void qk_int8_sv_f8_attn_kernel<64u, 128u, 128u, 128u, (QuantGranularity)3")
+    assert kf.occupancy is not None and kf.occupancy.ctas_per_sm == 3
+    other = Launch("sm90", NCU_CASES[0][1].function, 64, "fp16", True, "per_warp")
+    again = read_facts(str(so), other, "sm_90", sha256=kf.module_sha256, tool=str(tool))
+    assert again.kernel is not None and again.kernel.function != kf.kernel.function
+    assert runs.read_text().count("run") == 1  # the second variant's facts: the same reading

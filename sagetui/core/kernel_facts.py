@@ -218,10 +218,16 @@ def select_main_loop(usage: Iterable[KernelUsage], names: Mapping[str, str],
     kernel = family.kernel if family is not None else None
     if want is None or kernel is None:
         return f"not available: {launch.function} is not a main-loop function sagetui knows"
+    usage = list(usage)
+    if usage and not names:
+        return "not available: no c++filt to demangle the kernels' names"
     same = [u for u in usage if (t := template_of(names.get(u.function, u.function)))
             and t[0] == kernel]
     if arch is not None:
-        on_arch = [u for u in same if u.arch is None or u.arch.rstrip("a") == arch.rstrip("a")]
+        on_arch = [u for u in same if u.arch is None or arch_key(u.arch) == arch_key(arch)]
+        if same and not on_arch:
+            archs = ", ".join(sorted({u.arch or "?" for u in same}))
+            return f"not available: the module has no {arch_key(arch)} code of {kernel} ({archs})"
         same = on_arch
     hits = [u for u in same if template_of(names.get(u.function, u.function)) == (kernel, want)]
     if len(hits) == 1:
@@ -245,7 +251,12 @@ class ArchLimits:
     8.x / 9.0 sections (1 KiB of shared memory reserved by the system per CTA); the
     allocation units (registers per warp in units of 256, shared memory in units of 128 bytes,
     4 warp schedulers each holding a quarter of the register file) from cuda_occupancy.h, the
-    occupancy calculator the toolkit ships."""
+    occupancy calculator the toolkit ships.
+
+    `binary_counts_reserved`: cuobjdump's SHARED already holds the reserved KiB (measured:
+    cuobjdump 13.0 on sm_90a ELFs prints SHARED:1152 for the kernel Nsight Compute shows with
+    128 B of static shared memory and 1.02 KB of driver shared memory; SHARED:1024 for one
+    with none; SHARED:0 for a kernel that uses no shared memory)."""
 
     max_ctas: int
     max_warps: int
@@ -257,6 +268,7 @@ class ArchLimits:
     max_smem_per_cta: int = 227 * 1024
     reserved_smem_per_cta: int = 1024
     smem_unit: int = 128
+    binary_counts_reserved: bool = False
 
 
 ARCH_LIMITS: dict[str, ArchLimits] = {
@@ -268,7 +280,7 @@ ARCH_LIMITS: dict[str, ArchLimits] = {
                         max_smem_per_cta=163 * 1024),
     "sm_89": ArchLimits(max_ctas=24, max_warps=48, smem_per_sm=100 * 1024,
                         max_smem_per_cta=99 * 1024),
-    "sm_90": ArchLimits(max_ctas=32, max_warps=64),
+    "sm_90": ArchLimits(max_ctas=32, max_warps=64, binary_counts_reserved=True),
     "sm_100": ArchLimits(max_ctas=32, max_warps=64),
     "sm_120": ArchLimits(max_ctas=32, max_warps=48, smem_per_sm=100 * 1024,
                          max_smem_per_cta=99 * 1024),
@@ -306,8 +318,10 @@ def _round_up(n: int, unit: int) -> int:
 
 
 def occupancy(arch: str, *, registers: int, threads_per_cta: int, static_shared_bytes: int,
-              dynamic_shared_bytes: int) -> Occupancy | None:
-    """CTAs per SM and theoretical occupancy; None for an architecture the table lacks."""
+              dynamic_shared_bytes: int, smem_per_sm: int | None = None) -> Occupancy | None:
+    """CTAs per SM and theoretical occupancy; None for an architecture the table lacks.
+    `static_shared_bytes` is cuobjdump's SHARED; `smem_per_sm` the shared-memory carveout
+    (default: the SM's whole shared memory, the calculator's default preference)."""
     lim = ARCH_LIMITS.get(arch_key(arch))
     if lim is None:
         return None
@@ -318,9 +332,12 @@ def occupancy(arch: str, *, registers: int, threads_per_cta: int, static_shared_
     else:
         per_partition = lim.regs_per_sm // lim.sub_partitions // regs_per_warp
         by_regs = per_partition * lim.sub_partitions // warps
-    smem = _round_up(static_shared_bytes + dynamic_shared_bytes, lim.smem_unit)
-    smem_cta = smem + lim.reserved_smem_per_cta
-    by_smem = 0 if smem > lim.max_smem_per_cta else lim.smem_per_sm // smem_cta
+    reserved = lim.reserved_smem_per_cta
+    counted = lim.binary_counts_reserved and static_shared_bytes >= reserved
+    smem_cta = _round_up(static_shared_bytes + dynamic_shared_bytes + (0 if counted else reserved),
+                         lim.smem_unit)
+    per_sm = lim.smem_per_sm if smem_per_sm is None else smem_per_sm
+    by_smem = 0 if smem_cta - reserved > lim.max_smem_per_cta else per_sm // smem_cta
     limits = {"registers": by_regs, "shared memory": by_smem,
               "warps": lim.max_warps // warps, "CTAs": lim.max_ctas}
     ctas = min(limits.values())

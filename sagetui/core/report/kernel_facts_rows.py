@@ -42,7 +42,7 @@ def _cells(kf: KernelFacts) -> dict[str, str]:
 ROWS: tuple[tuple[str, str], ...] = (
     ("function", "function"), ("arch", "architecture"), ("registers", "registers / thread"),
     ("local_bytes", "local (spills) B / thread"), ("stack_bytes", "stack B / thread"),
-    ("static_shared_bytes", "static shared B / CTA"),
+    ("static_shared_bytes", "static shared B / CTA (SHARED)"),
     ("dynamic_shared_bytes", "dynamic shared B / CTA"), ("threads_per_cta", "threads / CTA"),
     ("ctas_per_sm", "CTAs / SM"), ("theoretical_occupancy", "theoretical occupancy"),
     ("limited_by", "limited by"), ("module_sha256", "module sha256"),
