@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from sagetui.cli.errors import UsageError
 from sagetui.core.kernel_facts import (
     ARCH_LIMITS,
     SM80_FUNCTIONS,
@@ -458,3 +459,56 @@ def test_the_runner_reads_a_module_once_with_its_tool(tmp_path):
     again = read_facts(str(so), other, "sm_90", sha256=kf.module_sha256, tool=str(tool))
     assert again.kernel is not None and again.kernel.function != kf.kernel.function
     assert runs.read_text().count("run") == 1  # the second variant's facts: the same reading
+
+
+def test_the_facts_travel_from_the_runners_event_to_the_report_and_back():
+    """The runner's `variant` event over the wire (protocol.encode/decode), the one fold, the
+    one report builder, the one loader: the block arrives whole, `check` agrees with it and
+    with the variant's own grid, and the console's model of the saved report has it."""
+    from sagetui.core import events as ev
+    from sagetui.core.config import RunConfig, Shape, VariantSpec
+    from sagetui.core.protocol import decode_event, encode
+    from sagetui.core.run.build import build_report
+    from sagetui.core.run.fold import apply, new_model
+    from sagetui.core.run.load import from_report
+
+    cfg = RunConfig(shape=Shape(heads=2, q_len=256, head_dim=128),
+                    variants=[VariantSpec(name="a", backend="reference")], rounds=1,
+                    iterations=2)
+    m = new_model()
+    apply(m, ev.RunStarted(config=cfg, created_utc="2026-01-01T00:00:00+00:00"))
+    sent = ev.VariantLoaded(name="a", backend="reference", status="ok", kernel="sm90",
+                            phases=[("fused_mainloop", None)],
+                            facts={"kernel_facts": _facts(), "provenance": None})
+    apply(m, decode_event(encode(sent)))
+    report = build_report(m)
+    kf = report.variants[0].kernel_facts
+    assert kf is not None and kf.model_dump(exclude_none=True) == _facts()
+    assert report.variants[0].scheduler is not None
+    assert check_report(report) == []
+    loaded = from_report(Report.model_validate_json(report.model_dump_json()))
+    assert loaded.variants["a"].facts.kernel_facts == kf
+
+
+def test_sagetui_run_writes_the_kernel_facts_csv_beside_the_report(tmp_path):
+    """`--kernel-facts-csv PATH` is one of `sagetui run`'s outputs: parsed, checked writable,
+    written atomically with the others."""
+    import argparse
+
+    from rich.console import Console
+
+    from sagetui.cli.main import build_parser
+    from sagetui.cli.options import check_outputs
+    from sagetui.cli.run import write_outputs
+
+    out = tmp_path / "facts.csv"
+    args = build_parser().parse_args(["run", "--json", str(tmp_path / "r.json"),
+                                      "--kernel-facts-csv", str(out)])
+    assert isinstance(args, argparse.Namespace) and args.kernel_facts_csv == str(out)
+    check_outputs(args)
+    report = Report.model_validate(_report_with_facts(_facts(168), _facts(128, local=16)))
+    assert write_outputs(report, args, Console(file=io.StringIO())) == []
+    assert out.read_text() == kernel_facts_csv(report)
+    bad = build_parser().parse_args(["run", "--kernel-facts-csv", str(tmp_path / "no" / "x.csv")])
+    with pytest.raises(UsageError, match="--kernel-facts-csv"):
+        check_outputs(bad)
