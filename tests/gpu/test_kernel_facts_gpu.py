@@ -4,7 +4,7 @@ sagetui's parser), the instantiation they name is the one its call launches (tor
 sees the kernel), and `sagetui check` recomputes their occupancy.
 
 Needs cuobjdump and c++filt (the CUDA toolkit, binutils). SAGETUI_GPU_STATS=<file.json>
-records the facts (suffix _kfacts).
+records the facts and what reading one module costs a runner at load (suffix _kfacts).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import time
 from typing import Any
 
 import pytest
@@ -121,10 +122,12 @@ def test_the_kernel_the_call_launches_is_the_one_selected(name, options):
     main = b.main_loop_kernel()
     assert main is not None and b.kernel is not None
     cap = torch.cuda.get_device_capability()
+    t0 = time.perf_counter()
     kf = read_facts(main[0], Launch(kernel=b.kernel, function=main[1], head_dim=case.d,
                                     dtype="bf16", causal=True,
                                     qk_quant_gran=str(getattr(b, "gran", "per_warp"))),
                     f"sm_{cap[0]}{cap[1]}", sha256=None, tool=cuda_tool("cuobjdump"))
+    STATS.setdefault("read_facts_s", {})[name] = time.perf_counter() - t0  # a runner's cost
     assert kf.kernel is not None, kf.unavailable
     want = template_of(_demangled(kf.kernel.function))
     assert want in {template_of(n) for n in launched}, sorted(launched)
