@@ -95,6 +95,7 @@ def test_speed_of_light_formulas() -> None:
     assert out is not None
     assert out["phases"]["a"] == {"bytes_read": 600, "bytes_written": 400, "gbps": 1.0,
                                   "share_of_copy": 0.0005}
+    assert out["phases"]["fused_mainloop"]["gbps"] == pytest.approx(10 / 2e-3 / 1e9)
     assert "b" not in out["phases"]  # no bytes model, no figure
     assert out["tops"] == pytest.approx(2000.0)
     assert out["clock_ceiling_tops"] == pytest.approx(750.0)
@@ -174,3 +175,43 @@ def test_markdown_shows_bytes_bandwidth_and_the_clock_ceiling() -> None:
     assert "775.7 MiB | 3,086 | - |" in row  # no copy bandwidth measured in this report
     assert "fused_mainloop TOPS 320.1; of clock ceiling 16.3 % of 1,965 TOPS at 1,966 of " \
            "1,980 MHz; of datasheet 16.2 % of 1,979; copy GB/s not measured." in md
+
+
+def test_a_live_h200_run_gives_the_sol_check_recomputes() -> None:
+    """A real H200 run's recorded event stream (sm90, sm89, sdpa), folded as the session
+    folds it: the report's sol blocks are figures.sol's, and check recomputes them; the
+    console's phase rows carry the same GB/s."""
+    from sagetui.core.run.build import build_report
+    from sagetui.core.run.figures import sol as live_sol
+    from sagetui.tui.source import Source
+
+    from .test_parity import STREAMS, folded, replay
+
+    events, _ = replay(next(p for p in STREAMS if p.stem == "h200_sm90_sm89_sdpa"))
+    model = folded(events)
+    report = build_report(model)
+    assert [v.name for v in report.variants or [] if v.sol] == list(model.variants)
+    # (this stream's tail study predates its per-variant tiles: check flags those, not ours)
+    assert [m for m in check_report(report) if ".sol" in m.path] == []
+    for v in report.variants or []:
+        assert v.sol is not None
+        assert v.sol.model_dump(exclude_none=True) == expected_sol(report, v)
+        assert v.sol.max_sm_clock_mhz == 1980 and v.sol.clock_ceiling_tops
+        assert v.sol.copy_gbps is None  # recorded before the runner measured it
+    sdpa = next(v for v in report.variants or [] if v.backend == "sdpa")
+    assert sdpa.sol is not None and set(sdpa.sol.phases or {}) == {"attention"}
+    src = Source("live", live=True)
+    src.reset(model)
+    name = next(n for n, v in model.variants.items() if v.backend == "sage2-sm89")
+    _, rows = src.phase_rows(name)
+    want = live_sol(model, model.variants[name]) or {}
+    got = {r.name: r.gbps for r in rows}
+    assert got == {n: p.get("gbps") for n, p in want["phases"].items()}
+
+
+def test_the_copy_buffer_is_far_larger_than_the_l2() -> None:
+    from sagetui.runner.bandwidth import GIB, buffer_bytes
+
+    assert buffer_bytes(62914560, 140 * GIB) == GIB  # an H200's 60 MiB L2: 1 GiB
+    assert buffer_bytes(200 * 2**20, 140 * GIB) == 1600 * 2**20  # 8 x a larger L2
+    assert buffer_bytes(62914560, 3 * GIB) is None  # two buffers would take over half

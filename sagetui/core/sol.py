@@ -226,8 +226,9 @@ def speed_of_light(traffic: Traffic | None, phase_p50s: Mapping[str, float],
         if p50 is None:
             continue
         gbps = (read + written) / p50 / 1e9 if p50 > 0 and read + written else None
-        phases[name] = {"bytes_read": read, "bytes_written": written, "gbps": gbps,
-                        "share_of_copy": gbps / copy if gbps is not None and copy else None}
+        entry = {"bytes_read": read, "bytes_written": written, "gbps": gbps,
+                 "share_of_copy": gbps / copy if gbps is not None and copy else None}
+        phases[name] = {k: x for k, x in entry.items() if x is not None}
     ceiling = (peak_tops * mean_clock_mhz / max_clock_mhz
                if peak_tops and mean_clock_mhz and max_clock_mhz else None)
     p50 = phase_p50s.get(compute_phase or "")
