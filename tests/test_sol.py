@@ -207,6 +207,12 @@ def test_a_live_h200_run_gives_the_sol_check_recomputes() -> None:
     want = live_sol(model, model.variants[name]) or {}
     got = {r.name: r.gbps for r in rows}
     assert got == {n: p.get("gbps") for n, p in want["phases"].items()}
+    from sagetui.tui.widgets.phase_table import COLUMNS, SOL_COLUMNS, _cells
+
+    q = next(r for r in rows if r.name == "q_int8_quantization")
+    cells = _cells(q, sol=True)
+    assert len(cells) == len(COLUMNS + SOL_COLUMNS) and cells[-3].endswith("MiB")
+    assert cells[-1] == ""  # no copy bandwidth in this stream: no share
 
 
 def test_the_copy_buffer_is_far_larger_than_the_l2() -> None:
