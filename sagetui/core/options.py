@@ -8,6 +8,7 @@ One table, read by the config's validation, the backends' defaults and `--help`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,6 +191,11 @@ def option(backend: str, options: dict[str, Any], key: str) -> Any:
     return options.get(key, OPTIONS[backend][key].default)
 
 
+def with_defaults(backend: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Every option of the backend: the given ones over its defaults."""
+    return {**{k: o.default for k, o in OPTIONS.get(backend, {}).items()}, **options}
+
+
 __all__ = ["AUTO_CALLS", "FLASH_ATTN_IMPLS", "FLASH_MODULES", "OPTIONS", "PUBLIC",
            "SDPA_FLASH_IMPLS", "SDPA_PINNED", "auto_call", "missing_module", "needed_module",
-           "option", "public_of", "validate_options"]
+           "option", "public_of", "validate_options", "with_defaults"]

@@ -23,6 +23,7 @@ from sagetui.core.status_board import StatusBoard
 from sagetui.runner.accuracy import ExactReference
 from sagetui.runner.backends import backend_class
 from sagetui.runner.backends.base import Backend, Inputs, NullClock, VariantLoadError, tiny_inputs
+from sagetui.runner.bandwidth import measure_copy_bandwidth
 from sagetui.runner.faults import LATE, WARMUP, maybe_inject, maybe_inject_setup
 from sagetui.runner.inputs import build_inputs, checksum
 from sagetui.runner.nvml import gpu_facts
@@ -131,13 +132,21 @@ class Engine:
         self._inputs_key: tuple[Any, ...] | None = None
         self._key_of: dict[str, SpecKey] = {}  # variant name -> its code (output_checks.py)
         self.checks = OutputChecks()  # each variant's first output: determinism, byte checks
-        self.gpu = gpu_info(self.device)
+        self.gpu = self._gpu_info()
         self._enqueue_s: dict[str, float] = {}
         self._gpu_s: dict[str, float] = {}
         self._peak_bytes: dict[str, int] = {}  # allocator peak of one call (VariantFacts)
         self._flush: torch.Tensor | None = None
         self._sampler = None
         self._exact: ExactReference | None = None  # fp32 attention, built at first need
+
+    def _gpu_info(self) -> dict[str, Any] | None:
+        """gpu_info and the copy bandwidth, measured once per run (runner/bandwidth.py)."""
+        info = gpu_info(self.device)
+        if info is not None:
+            info["copy_bandwidth"] = measure_copy_bandwidth(self.device,
+                                                            info.get("l2_cache_bytes"))
+        return info
 
     # -- setup ------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -170,7 +179,7 @@ class Engine:
             else:
                 self._loaded(spec, be)
         self.checks.new_run(self._key_of.values())
-        self.gpu = gpu_info(self.device)  # the GPU's state now (other processes, clocks)
+        self.gpu = self._gpu_info()  # the GPU's state now (other processes, clocks)
         self._ready(reused=True)
 
     def _ready(self, *, reused: bool) -> None:

@@ -6,7 +6,8 @@ min, max) and, where raw samples are kept, every summary from the samples; the s
 from the p50s; the byte-exact flags from the hashes; the decomposition check's consistency; and,
 for summaries of at most 10 samples, the linear-interpolation link between p90, p95, p99 and max
 (they all fall between the two largest samples); accuracy ranges, accuracy per head (from each
-head's sums), the inputs block and the share of peak (check_accuracy_peak.py). A sweep block is
+head's sums), the inputs block and the share of peak (check_accuracy_peak.py); the copy
+bandwidth and each variant's speed of light (check_sol.py). A sweep block is
 checked in core/sweep/check.py, a workload block in core/workload/check.py.
 """
 
@@ -17,6 +18,7 @@ from sagetui.core.config import MAX_HEAD_DIM
 from sagetui.core.derived import speedup_percent
 from sagetui.core.profile.check import check_profiles
 from sagetui.core.report.check_accuracy_peak import check_kernel_fields
+from sagetui.core.report.check_sol import check_sol
 from sagetui.core.report.mismatch import Mismatch, MismatchCollector
 from sagetui.core.report.model import Report
 from sagetui.core.samples import Samples
@@ -153,6 +155,7 @@ def check_report(report: Report) -> list[Mismatch]:
     _check_variants(c, report)
     check_profiles(report.mainloop_profiles or [], c.eq)
     check_kernel_fields(c, report)
+    check_sol(c, report)
     check_sweep(c, report)
     check_workload(c, report)
     return c.out

@@ -220,6 +220,32 @@ class Peak(Model):
     source: str
 
 
+class PhaseSol(Model):
+    """One phase's compulsory traffic (core/sol.py's bytes model) and its bandwidth."""
+
+    bytes_read: Annotated[int, Field(ge=0)]
+    bytes_written: Annotated[int, Field(ge=0)]
+    gbps: NonNegative | None = None  # (read + written) / the phase's p50 / 1e9
+    share_of_copy: NonNegative | None = None  # gbps / the GPU's measured copy bandwidth
+
+
+class SpeedOfLight(Model):
+    """Issue 24: each phase against the measured copy bandwidth, and the compute phase's TOPS
+    against the datasheet peak and against that peak at the clock its rounds ran at
+    (core/sol.py states the model)."""
+
+    phases: dict[str, PhaseSol] | None = None
+    copy_gbps: NonNegative | None = None  # environment.gpu.copy_bandwidth's
+    compute_phase: str | None = None  # fused_mainloop, or a one-phase backend's attention
+    tops: NonNegative | None = None
+    peak_tops: NonNegative | None = None
+    share_of_peak: NonNegative | None = None
+    mean_sm_clock_mhz: NonNegative | None = None  # over the measured rounds' telemetry
+    max_sm_clock_mhz: NonNegative | None = None  # environment.gpu.max_sm_clock_mhz (NVML)
+    clock_ceiling_tops: NonNegative | None = None  # peak x mean / max clock
+    share_of_clock_ceiling: NonNegative | None = None
+
+
 class Dispatch(Model):
     """What sage2-auto's `sageattn` ran on this GPU (core/options.AUTO_CALLS): the function and
     every option it ran with, its defaults included."""
@@ -283,6 +309,8 @@ class Variant(VariantFacts):
     # schema 5: built from a source tree (`backend@src:PATH`): the tree, its hash, the flags,
     # the build's time, cache hit or not, the diff against the baseline's tree
     build: BuildFacts | None = None
+    # issue 24: speed of light per phase (core/sol.py)
+    sol: SpeedOfLight | None = None
 
 
 class ScheduleEntry(Model):
