@@ -45,7 +45,7 @@ def sync_compare(root: DOMNode, sources: list[Source]) -> None:
     text = compare_text([(s.model.profiles, s.baseline) for s in saved])
     diffs = diff_text(profile_diffs(reports)) if reports else Text()
     panel.update(Text("\n").join([x for x in (text, diffs) if x.plain]))
-    panel.display = bool(text.plain or diffs.plain)
+    root.query_one("#compare-mainloop-box").display = bool(text.plain or diffs.plain)
 
 
 def _show(root: DOMNode, generation: int, reports: int,
