@@ -16,7 +16,7 @@ from __future__ import annotations
 from sagetui.core import scheduler as geo
 from sagetui.core.config import MAX_HEAD_DIM
 from sagetui.core.derived import speedup_percent
-from sagetui.core.profile.check import check_profiles
+from sagetui.core.profile.check import check_diff, check_profiles
 from sagetui.core.report.check_accuracy_peak import check_kernel_fields
 from sagetui.core.report.check_sol import check_sol
 from sagetui.core.report.mismatch import Mismatch, MismatchCollector
@@ -154,6 +154,7 @@ def check_report(report: Report) -> list[Mismatch]:
 
     _check_variants(c, report)
     check_profiles(report.mainloop_profiles or [], c.eq)
+    check_diff(report.mainloop_diff, report.mainloop_profiles or [], c.eq)
     check_kernel_fields(c, report)
     check_sol(c, report)
     check_sweep(c, report)

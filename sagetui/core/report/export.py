@@ -147,7 +147,7 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
                       + ".", ""]
         if v.scheduler:
             lines += [f"`{v.name}`: {_grid_line(v.scheduler)}", ""]
-    lines += _mainloop_lines(report.mainloop_profiles or [], report.baseline)
+    lines += _mainloop_lines(report)
     for f in report.faults or []:
         lines.append(f"- fault: {f.kind}: {f.message}"
                      + (f" (variant {f.variant}, phase {f.phase})" if f.variant else ""))
@@ -156,7 +156,7 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
 
 def mainloop_markdown(report: Report) -> str:
     """The main-loop block alone (`sagetui profile` prints it)."""
-    return "\n".join(_mainloop_lines(report.mainloop_profiles or [], report.baseline)) + "\n"
+    return "\n".join(_mainloop_lines(report)) + "\n"
 
 
 def kernel_cells(v: Variant) -> dict[str, str]:
@@ -252,7 +252,12 @@ def _grid_line(g: Scheduler) -> str:
             f"{g.warps_per_cta} warps.")
 
 
-def _mainloop_lines(profiles: list, baseline: str | None) -> list[str]:
-    from sagetui.core.profile.markdown import mainloop_lines  # only a report with profiles needs it
+def _mainloop_lines(report: Report) -> list[str]:
+    """The profiles, then the profile diff (a report of two or more profiled variants)."""
+    if not report.mainloop_profiles:
+        return []
+    from sagetui.core.profile.diff_view import diff_markdown  # only a report with profiles
+    from sagetui.core.profile.markdown import mainloop_lines  # needs them
 
-    return mainloop_lines(profiles, baseline)
+    return mainloop_lines(report.mainloop_profiles, report.baseline) \
+        + (diff_markdown(report.mainloop_diff) if report.mainloop_diff else [])

@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from sagetui.core.build_facts import BuildFacts
-from sagetui.core.profile.model import MainloopProfile
+from sagetui.core.profile.model import MainloopProfile, ProfileDiff
 from sagetui.core.report.base import (
     Count,
     Fault,
@@ -364,6 +364,8 @@ class Report(Model):
     achieved: dict[str, float | None] | None = None
     # per profiled variant: shares of sampled warp time inside the main loop (sagetui profile)
     mainloop_profiles: list[MainloopProfile] | None = None
+    # each profile against the baseline's (sagetui profile over two or more variants)
+    mainloop_diff: ProfileDiff | None = None
     sweep: Sweep | None = None  # `sagetui sweep` (core/sweep_model.py)
     workload: Workload | None = None  # `sagetui run --workload` (core/workload/model.py)
 
