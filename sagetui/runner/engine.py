@@ -249,7 +249,8 @@ class Engine:
         key = self._key_of[variant]
         if out is not None and not self.checks.has_first(key):  # its checks, before the rounds
             self.board.set("checking output")
-            self.checks.remember(key, out, partial(self._first_output_facts, variant))
+            self.checks.remember(key, out, partial(self._first_output_facts, variant),
+                                 be.last_lse)
         self.emit(ev.WarmupDone(variant=variant, calls=calls, seconds=seconds))
 
     def _backend(self, variant: str) -> Backend:
@@ -333,7 +334,8 @@ class Engine:
         region (output_checks.py keeps them off the rounds' path)."""
         return self.checks.facts(variant, self._key_of[variant], out,
                                  self._key_of.get(self.config.baseline_name),
-                                 partial(self._first_output_facts, variant))
+                                 partial(self._first_output_facts, variant),
+                                 self._backend(variant).last_lse)
 
     def _first_output_facts(self, variant: str, out: torch.Tensor) -> dict[str, Any]:
         """Once per variant, outside the timed regions: what its backend says about the call
@@ -399,8 +401,8 @@ class Engine:
             try:
                 if self._exact is None:
                     self._exact = ExactReference(self.inputs)
-                first.accuracy = {"accuracy": self._exact.compare(first.tensor,
-                                                                  self.inputs.layout)}
+                first.accuracy = {"accuracy": self._exact.compare(
+                    first.tensor, self.inputs.layout, first.lse)}
             except Exception as exc:  # out of memory for the reference: say so, keep the rest
                 first.accuracy = {"accuracy_error": f"{type(exc).__name__}: {exc}"[:300]}
         return dict(first.accuracy)
