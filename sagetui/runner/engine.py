@@ -18,6 +18,7 @@ import torch
 
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig, VariantSpec
+from sagetui.core.options import VARLEN_BACKENDS
 from sagetui.core.protocol import STREAM_CHUNK_S
 from sagetui.core.status_board import StatusBoard
 from sagetui.runner.accuracy import ExactReference
@@ -195,6 +196,10 @@ class Engine:
     def _load(self, spec: VariantSpec) -> None:
         try:
             cls = backend_class(spec.backend)
+            if self.config.shape.seqlens and spec.backend not in VARLEN_BACKENDS:
+                # a workload's varlen call: run honestly per sequence or not at all
+                raise VariantLoadError(f"{spec.backend} runs no packed sequences (those that "
+                                       f"do: {', '.join(VARLEN_BACKENDS)})")
             cls.check_available(self.device)
             be = cls(options=dict(spec.options), module_path=spec.path, variant_name=spec.name)
             be.load()
