@@ -18,6 +18,7 @@ import torch
 
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig, VariantSpec
+from sagetui.core.options import VARLEN_BACKENDS
 from sagetui.core.protocol import STREAM_CHUNK_S
 from sagetui.core.status_board import StatusBoard
 from sagetui.runner.accuracy import ExactReference
@@ -204,6 +205,10 @@ class Engine:
     def _load(self, spec: VariantSpec) -> None:
         try:
             cls = backend_class(spec.backend)
+            if self.config.shape.seqlens and spec.backend not in VARLEN_BACKENDS:
+                # a workload's varlen call: run honestly per sequence or not at all
+                raise VariantLoadError(f"{spec.backend} runs no packed sequences (those that "
+                                       f"do: {', '.join(VARLEN_BACKENDS)})")
             cls.check_available(self.device)
             be = cls(options=dict(spec.options), module_path=spec.path, variant_name=spec.name)
             be.load()
@@ -258,7 +263,8 @@ class Engine:
         key = self._key_of[variant]
         if out is not None and not self.checks.has_first(key):  # its checks, before the rounds
             self.board.set("checking output")
-            self.checks.remember(key, out, partial(self._first_output_facts, variant))
+            self.checks.remember(key, out, partial(self._first_output_facts, variant),
+                                 be.last_lse)
         self.emit(ev.WarmupDone(variant=variant, calls=calls, seconds=seconds))
 
     def _backend(self, variant: str) -> Backend:
@@ -342,7 +348,8 @@ class Engine:
         region (output_checks.py keeps them off the rounds' path)."""
         return self.checks.facts(variant, self._key_of[variant], out,
                                  self._key_of.get(self.config.baseline_name),
-                                 partial(self._first_output_facts, variant))
+                                 partial(self._first_output_facts, variant),
+                                 self._backend(variant).last_lse)
 
     def _first_output_facts(self, variant: str, out: torch.Tensor) -> dict[str, Any]:
         """Once per variant, outside the timed regions: what its backend says about the call
@@ -408,8 +415,8 @@ class Engine:
             try:
                 if self._exact is None:
                     self._exact = ExactReference(self.inputs)
-                first.accuracy = {"accuracy": self._exact.compare(first.tensor,
-                                                                  self.inputs.layout)}
+                first.accuracy = {"accuracy": self._exact.compare(
+                    first.tensor, self.inputs.layout, first.lse)}
             except Exception as exc:  # out of memory for the reference: say so, keep the rest
                 first.accuracy = {"accuracy_error": f"{type(exc).__name__}: {exc}"[:300]}
         return dict(first.accuracy)

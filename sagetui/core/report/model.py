@@ -198,6 +198,9 @@ class Accuracy(Model):
     # them by relative L1, worst first (core/accuracy.worst_heads says why that metric)
     per_head: list[HeadAccuracy] | None = None
     worst_heads: list[Annotated[int, Field(ge=0)]] | None = None
+    # return_lse: the largest |lse - fp32 lse| over the compared heads' rows (natural log), a
+    # measured figure like max_abs_error (nothing to recompute)
+    lse_max_abs_error: NonNegative | None = None
 
 
 class InputsBlock(Model):
