@@ -177,6 +177,19 @@ def test_no_compiler_refuses_the_cli_with_one_line(
     assert "no C++ compiler" in _refused(capsys, str(tree), "--arch", ARCH)
 
 
+@pytest.mark.parametrize(("listed", "ok"), [("9.0a", True), ("8.9", True), ("8.9;9.0", False),
+                                            ("9.0+PTX", False), ("sm_90", False)])
+def test_the_arch_list_takes_one_arch_with_or_without_its_a(listed: str, ok: bool) -> None:
+    """CUDA images set TORCH_CUDA_ARCH_LIST=9.0a (the H200 machine does): one architecture."""
+    from sagetui.build.tools import target_arch
+    if ok:
+        assert target_arch(None, {"TORCH_CUDA_ARCH_LIST": listed}) == (listed,
+                                                                        "TORCH_CUDA_ARCH_LIST")
+    else:
+        with pytest.raises(BuildInputError, match="one architecture"):
+            target_arch(None, {"TORCH_CUDA_ARCH_LIST": listed})
+
+
 def test_no_gpu_and_no_arch_says_give_arch(built) -> None:
     tree, _, _ = built
     env = {k: v for k, v in os.environ.items() if k != "TORCH_CUDA_ARCH_LIST"}

@@ -389,7 +389,9 @@ def test_sageattention_is_wrapped_when_the_program_imports_it(tmp_path, monkeypa
         ("sageattention.sageattn_varlen", "NHD", None, True, None)]
     w = load_workload(tmp_path / "cap")
     assert w.calls[0].shape is not None and w.calls[0].shape.describe() == "2x8x4x16 fp16 NHD"
-    assert w.calls[1].shape is None and "varlen" in (w.calls[1].unfit or "")
+    # a varlen call replays as packed sequences, its lengths read from its cu_seqlens
+    assert w.calls[1].shape is not None and w.calls[1].shape.seqlens == (5, 7)
+    assert w.calls[1].shape.describe() == "1x12x4x16 2 packed fp16 NHD causal"
     assert w.calls[1].facts.varlen is not None and w.calls[1].facts.varlen.max_seqlen_q == 7
     from safetensors import safe_open
 

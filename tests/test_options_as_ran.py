@@ -52,9 +52,9 @@ def test_a_bad_smooth_k_is_one_line_and_exit_2(cli) -> None:
 def test_options_as_they_ran_list_the_defaults_too() -> None:
     v = VariantModel(name="a", index=0, backend="sage2-sm89", options={"pv_accum": "fp32"})
     assert resolved_options(v) == {"pv_accum": "fp32", "qk_quant_gran": "per_warp",
-                                   "smooth_k": True, "smooth_v": False}
+                                   "smooth_k": True, "smooth_v": False, "return_lse": False}
     ref = VariantModel(name="r", index=1, backend="reference", options={"smooth_k": False})
-    assert resolved_options(ref) == {"smooth_k": False, "slowdown": 1.0}
+    assert resolved_options(ref) == {"smooth_k": False, "return_lse": False, "slowdown": 1.0}
 
 
 @pytest.mark.parametrize("arch", sorted(AUTO_CALLS))

@@ -38,7 +38,12 @@ def folded(events: list[ev.Event]) -> RunModel:
 @pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)
 def test_the_replayed_models_report_is_the_sessions(path: Path) -> None:
     events, finished = replay(path)
-    assert build_report(folded(events)).to_json_dict() == finished.report.to_json_dict()
+    rebuilt, recorded = build_report(folded(events)).to_json_dict(), finished.report.to_json_dict()
+    if not any("sol" in v for v in recorded.get("variants", [])):
+        # recorded before issue 24's speed of light: test_sol.py checks the rebuilt block
+        for v in rebuilt.get("variants", []):
+            v.pop("sol", None)
+    assert rebuilt == recorded
 
 
 @pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)

@@ -75,7 +75,11 @@ VALUES: dict[str, list[Any]] = {
     "metadata": [{"model": "wan2.1", "block": 3, "text": "12", "ratio": 0.5, "on": True,
                   "layers": [1, None], "empty": ""}, {"k": "v=w"}],
     "noise_floor_percent": [0.0, 0.4, 2.5],  # over 2.5 the CLI refuses it (too noisy)
+    # packed sequences sum to q_len (the explicit base's 96, the CPU shape's 1024)
+    "seqlens": [(32, 64), (1000, 24), (96,)],
+    "kv_seqlens": [(64, 32), (24, 1000)],
 }
+PACKED = ("seqlens", "kv_seqlens")  # NHD, batch 1, the lengths' sums: not with every field
 
 
 def _values(field: str, info: FieldInfo) -> list[Any]:
@@ -153,7 +157,8 @@ def test_each_field_changed_alone_comes_back_through_the_cli(base: str) -> None:
 
 
 def test_every_field_changed_at_once_comes_back_through_the_cli() -> None:
-    changes = {field: values[0] for field, (_, values) in _fields().items()}
+    changes = {field: values[0] for field, (_, values) in _fields().items()
+               if field not in PACKED}
     changes.update(heads=8, kv_heads=2, baseline="slow")  # kv heads divide the heads
     config = _with(BASES["explicit"](), changes)
     assert all(getattr(config.shape if FIELDS[f].shape else config, f) != FIELDS[f].default
@@ -161,9 +166,22 @@ def test_every_field_changed_at_once_comes_back_through_the_cli() -> None:
     _round_trip(config)
 
 
+def test_packed_sequences_come_back_through_the_cli() -> None:
+    """--seqlens and --kv-seqlens with every other field they go with changed."""
+    changes = {field: values[0] for field, (_, values) in _fields().items()
+               if field not in ("layout", "batch", "causal", "q_len", "kv_len")}
+    changes.update(heads=8, kv_heads=2, baseline="slow", seqlens=(32, 64), kv_seqlens=(64, 40),
+                   q_len=96, kv_len=104)
+    config = _with(BASES["explicit"](), changes)
+    assert config.shape.seqlens == (32, 64) and config.shape.kv_seqlens == (64, 40)
+    assert "--seqlens 32,64 --kv-seqlens 64,40" in command_line(config_argv(config))
+    _round_trip(config)
+
+
 def test_random_configurations_come_back_through_the_cli() -> None:
     """Property-style: many configurations, each a random part of the fields changed."""
-    fields, rng, tried = _fields(), random.Random(23), 0
+    fields = {f: v for f, v in _fields().items() if f not in PACKED}  # their own test
+    rng, tried = random.Random(23), 0
     for _ in range(300):
         chosen = rng.sample(sorted(fields), rng.randint(1, len(fields)))
         changes = {f: rng.choice(fields[f][1]) for f in chosen}

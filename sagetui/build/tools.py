@@ -74,7 +74,9 @@ def torch_versions() -> tuple[str, str | None]:
     return (version.group(1) if version else "unknown"), (cuda.group(1) if cuda else None)
 
 
-ARCH = re.compile(r"^\d+\.\d+$")
+# a compute capability, with the arch-specific "a" (9.0a: wgmma) that CUDA images put in
+# TORCH_CUDA_ARCH_LIST; SageAttention's setup.py reads both as the same target
+ARCH = re.compile(r"^\d+\.\d+a?$")
 
 
 def target_arch(given: str | None, env: Mapping[str, str] | None = None) -> tuple[str, str]:

@@ -35,7 +35,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         if not backends:  # the arch decides: checked by a plan of any backend first
             first = plan(args.path, "sage2-sm89" if args.arch is None else
                          _ARCH_BACKEND.get(args.arch, "sage2-sm89"), arch=args.arch)
-            backends = [_ARCH_BACKEND.get(first.arch, "sage2-sm89")]
+            backends = [_ARCH_BACKEND.get(first.arch.rstrip("a"), "sage2-sm89")]
         plans = [plan(args.path, b, arch=args.arch, flags=args.flags,
                       cxx_flags=args.cxx_flags, jobs=args.jobs) for b in backends]
     except BuildInputError as exc:

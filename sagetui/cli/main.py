@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from sagetui import __version__
@@ -55,8 +55,22 @@ def _add_run_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
         elif o.kind == "list":
             g.add_argument(o.flag, action="append", metavar=o.metavar, help=text)
         else:  # a shape's option stays unset (None) until given: the machine picks the shape
-            g.add_argument(o.flag, type=o.parse, choices=o.choices, metavar=o.metavar,
+            g.add_argument(o.flag, type=said(o.parse), choices=o.choices, metavar=o.metavar,
                            default=None if o.shape else o.default, help=text)
+
+
+def said(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """A parser of run_fields' own (--seqlens') with its ValueError's text as argparse's
+    error (argparse says only "invalid VALUE" for a ValueError); int and float as they are."""
+    if isinstance(parse, type):
+        return parse
+
+    def typed(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return typed
 
 
 COMMANDS = ("run", "view", "compare", "check", "doctor", "calibrate", "profile", "sweep",

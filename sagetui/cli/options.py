@@ -100,6 +100,17 @@ def shape_options_given(args: argparse.Namespace) -> dict[str, Any]:
             if o.shape and (v := getattr(args, o.dest, None)) is not None and v is not False}
 
 
+def packed_lengths(shape_given: dict[str, Any]) -> dict[str, Any]:
+    """With --seqlens (--kv-seqlens) and no --q-len (--kv-len): the lengths' sums, the packed
+    tensors' tokens; given, Shape checks that they are."""
+    out = dict(shape_given)
+    if out.get("seqlens"):
+        out.setdefault("q_len", sum(out["seqlens"]))
+        if out.get("kv_seqlens") and sum(out["kv_seqlens"]) != out["q_len"]:
+            out.setdefault("kv_len", sum(out["kv_seqlens"]))  # unset: --q-len
+    return out
+
+
 def config_from_args(args: argparse.Namespace, build: bool = True) -> RunConfig:
     """`build`: each `backend@src:PATH` variant is built (or found in the cache) now and
     points at its build; without, such a variant is refused (the console's run editor: a
@@ -123,7 +134,7 @@ def _config(args: argparse.Namespace) -> RunConfig:
 
         if args.noise_floor > MAX_NOISE_FLOOR_PERCENT:  # too large to judge with (the rule)
             raise UsageError(f"--noise-floor: {NoiseTooLarge(args.noise_floor)}")
-    shape_given = shape_options_given(args)
+    shape_given = packed_lengths(shape_options_given(args))
     try:  # `--inputs synthetic:NAME` names a distribution of the shape's, not a file
         distribution = distributions.parse(args.inputs or "") or distributions.DEFAULT
     except ValueError as exc:

@@ -17,7 +17,10 @@ from typing import Any, Literal
 from sagetui import __version__
 from sagetui.cli.options import check_outputs, config_from_args, default_report_path
 from sagetui.core.config import RunConfig
+from sagetui.core.profile.diff import profile_diff
+from sagetui.core.profile.diff_view import diff_text
 from sagetui.core.profile.failures import ProfileError
+from sagetui.core.profile.markdown import mainloop_lines
 from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.report.export import mainloop_markdown
 from sagetui.core.report.io import atomic_write_text, iter_report_json
@@ -27,12 +30,23 @@ from sagetui.session.profile_pass import Pass, ProfileCancelled, Tools, profile_
 
 def build_report(config_json: dict, profiles: list[MainloopProfile],
                  status: Literal["complete", "partial", "cancelled", "failed"],
-                 environment: dict[str, Any] | None = None) -> Report:
-    """The profile report; `environment`: the pass's (where the profiled calls ran, and ncu)."""
+                 environment: dict[str, Any] | None = None,
+                 baseline: str | None = None) -> Report:
+    """The profile report; `environment`: the pass's (where the profiled calls ran, and ncu);
+    two or more profiles also get the diff of each against the baseline's (the first's when
+    `baseline` names none)."""
     return Report(schema_version=SCHEMA_VERSION, tool=Tool(version=__version__),
                   created_utc=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                   status=status, environment=environment or None, config=config_json,
-                  mainloop_profiles=profiles)
+                  baseline=baseline, mainloop_profiles=profiles,
+                  mainloop_diff=profile_diff(profiles, baseline))
+
+
+def print_profiles(report: Report) -> None:
+    """stdout: the profiles' Markdown block, then the diff as a text table."""
+    print("\n".join(mainloop_lines(report.mainloop_profiles or [], report.baseline)))
+    if report.mainloop_diff is not None:
+        print(diff_text(report.mainloop_diff))
 
 
 def _resolved(config: RunConfig) -> RunConfig:
@@ -93,11 +107,11 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
             shutil.rmtree(workdir, ignore_errors=True)
     report = build_report(config.model_dump(mode="json"), profiles, "complete",
-                          environment=p.environment)
+                          environment=p.environment, baseline=config.baseline_name)
     atomic_write_text(args.json, iter_report_json(report), overwrite=True)
     if args.markdown:
         atomic_write_text(args.markdown, mainloop_markdown(report), overwrite=True)
     if not args.quiet:
-        print(mainloop_markdown(report))
+        print_profiles(report)
     print(f"wrote {args.json}", file=sys.stderr)
     return 0

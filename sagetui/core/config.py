@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -17,7 +17,7 @@ from pydantic import (
 
 from sagetui.core import distributions
 from sagetui.core.build_facts import SOURCE_PREFIX, BuildFacts
-from sagetui.core.options import OPTIONS, validate_options
+from sagetui.core.options import OPTIONS, VARLEN_BACKENDS, validate_options
 from sagetui.core.run_fields import CPU_DEFAULT_SHAPE, FIELDS, REFERENCE_SHAPE, REQUIRED
 
 BACKEND_NAMES = tuple(OPTIONS)
@@ -51,6 +51,13 @@ class Shape(_Strict):
     dtype: Literal["fp16", "bf16"] = Field(**about("dtype"))
     layout: Literal["NHD", "HND"] = Field(**about("layout"))
     causal: bool = Field(**about("causal"))
+    # packed sequences (`--seqlens`, a captured sageattn_varlen call): q, k and v hold them one
+    # after another as [1, tokens, heads, head_dim] (NHD, batch 1, q_len/kv_len the sums), each
+    # sequence attending only to itself. Written only when set.
+    seqlens: tuple[Annotated[int, Field(ge=1)], ...] | None = Field(
+        **about("seqlens"), min_length=1, max_length=100_000)
+    kv_seqlens: tuple[Annotated[int, Field(ge=1)], ...] | None = Field(
+        **about("kv_seqlens"), min_length=1, max_length=100_000)
     # what the synthetic q/k/v are drawn from (core/distributions.py; `--inputs synthetic:NAME`):
     # a field of the shape, so that every copy of it (sweep points, the tail study, the
     # reference shape on a GPU) draws from the same one and a warm runner keeps inputs only
@@ -68,6 +75,9 @@ class Shape(_Strict):
         data: dict[str, Any] = handler(self)
         if data.get("distribution") == distributions.DEFAULT:
             del data["distribution"]
+        for key in ("seqlens", "kv_seqlens"):
+            if data.get(key) is None:
+                data.pop(key, None)
         return data
 
     @model_validator(mode="after")
@@ -76,7 +86,35 @@ class Shape(_Strict):
             raise ValueError(
                 f"q heads ({self.heads}) must be a multiple of kv heads ({self.n_kv_heads})"
             )
+        if self.seqlens is None:
+            if self.kv_seqlens is not None:
+                raise ValueError("--kv-seqlens needs --seqlens")
+            return self
+        if self.layout != "NHD":
+            raise ValueError("--seqlens packs the sequences as sageattn_varlen takes them, "
+                             "[tokens, heads, head_dim]: the layout is NHD, not HND")
+        if self.batch != 1:
+            raise ValueError(f"--seqlens packs the sequences into one: --batch is 1, not "
+                             f"{self.batch} (give each sequence's length instead)")
+        kv = self.n_kv_seqlens
+        if len(kv) != len(self.seqlens):
+            raise ValueError(f"--kv-seqlens has {len(kv)} lengths, --seqlens "
+                             f"{len(self.seqlens)}")
+        if self.q_len != sum(self.seqlens):
+            raise ValueError(f"--q-len {self.q_len} is not the sum of --seqlens "
+                             f"({sum(self.seqlens)})")
+        if self.n_kv_len != sum(kv):
+            raise ValueError(f"--kv-len {self.n_kv_len} is not the sum of the sequences' "
+                             f"key/value lengths ({sum(kv)})")
+        if self.causal and tuple(kv) != tuple(self.seqlens):
+            raise ValueError("causal packed sequences need each key/value length equal to its "
+                             "query length (sageattn_varlen's rule)")
         return self
+
+    @property
+    def n_kv_seqlens(self) -> tuple[int, ...]:
+        """The packed sequences' key/value lengths (empty when not packed)."""
+        return tuple(self.kv_seqlens or self.seqlens or ())
 
     @property
     def n_kv_heads(self) -> int:
@@ -102,7 +140,8 @@ class Shape(_Strict):
         kv = f"/{self.n_kv_heads}kv" if self.n_kv_heads != self.heads else ""
         kvl = f" kv {self.n_kv_len}" if self.n_kv_len != self.q_len else ""
         causal = " causal" if self.causal else ""
-        return (f"{self.batch}x{self.q_len}x{self.heads}{kv}x{self.head_dim}{kvl} "
+        packed = f" {len(self.seqlens)} packed" if self.seqlens else ""
+        return (f"{self.batch}x{self.q_len}x{self.heads}{kv}x{self.head_dim}{kvl}{packed} "
                 f"{self.dtype} {self.layout}{causal}{self.inputs_text}")
 
     @property
@@ -240,6 +279,14 @@ class RunConfig(_Strict):
             raise ValueError(f"baseline {self.baseline!r} is not a variant ({', '.join(names)})")
         if self.inputs_path and self.shape.distribution != distributions.DEFAULT:
             raise ValueError("inputs come from a file or from synthetic:NAME, not both")
+        packed = self.shape.seqlens is not None
+        for v in self.variants:
+            if packed and v.backend not in VARLEN_BACKENDS:
+                raise ValueError(f"variant {v.name}: {v.backend} runs no packed sequences "
+                                 f"(--seqlens; those that do: {', '.join(VARLEN_BACKENDS)})")
+            if not packed and v.backend == "sage2-varlen":
+                raise ValueError(f"variant {v.name}: sage2-varlen runs packed sequences: give "
+                                 "--seqlens")
         return self
 
     def inputs_block(self) -> dict[str, Any]:
@@ -285,7 +332,8 @@ def resolve_auto(config: RunConfig, device: str, backends: dict[str, str | None]
         if config.auto_shape:
             update["shape"] = Shape(**REFERENCE_SHAPE, distribution=config.shape.distribution)
         if config.auto:
-            best = next((n for n in GPU_PREFERENCE if backends.get(n, "missing") is None), None)
+            order = ("sage2-varlen",) if config.shape.seqlens else GPU_PREFERENCE
+            best = next((n for n in order if backends.get(n, "missing") is None), None)
             if best:
                 update.update(variants=[VariantSpec(name=best, backend=best)], baseline=None)
     return config.model_copy(update=update)

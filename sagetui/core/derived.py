@@ -6,13 +6,14 @@ all call these.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sagetui.core.config import Shape
 
 OPS_FORMULA = "4·B·H·Nq·Nkv·D operations (QK^T and PV, a multiply-add counting two), halved " \
-              "when causal"
+              "when causal; packed sequences: 4·H·D·Σ Lq_i·Lk_i, each halved when causal"
 
 
 def speedup_percent(baseline_s: float, variant_s: float) -> float:
@@ -35,15 +36,22 @@ def change_percent(new: float | None, old: float | None) -> float | None:
 
 
 def attention_ops(*, batch: int, heads: int, q_len: int, kv_len: int, head_dim: int,
-                  causal: bool) -> float:
-    """OPS_FORMULA."""
-    ops = 4.0 * batch * heads * q_len * kv_len * head_dim
+                  causal: bool, seqlens: Sequence[int] | None = None,
+                  kv_seqlens: Sequence[int] | None = None) -> float:
+    """OPS_FORMULA. Packed sequences (`seqlens`, `kv_seqlens` default `seqlens`) attend each
+    to itself: the work is the sum of each one's, not the packed tokens' square."""
+    if seqlens:
+        pairs = zip(seqlens, kv_seqlens or seqlens, strict=True)
+        ops = 4.0 * heads * head_dim * sum(lq * lk for lq, lk in pairs)
+    else:
+        ops = 4.0 * batch * heads * q_len * kv_len * head_dim
     return ops / 2 if causal else ops
 
 
 def shape_ops(shape: Shape) -> float:
     return attention_ops(batch=shape.batch, heads=shape.heads, q_len=shape.q_len,
-                         kv_len=shape.n_kv_len, head_dim=shape.head_dim, causal=shape.causal)
+                         kv_len=shape.n_kv_len, head_dim=shape.head_dim, causal=shape.causal,
+                         seqlens=shape.seqlens, kv_seqlens=shape.kv_seqlens)
 
 
 def tops(ops: float, seconds: float) -> float:

@@ -80,6 +80,13 @@ def tops(value: float | None) -> str:
     return f"{value:.1f}" if abs(value) >= 10 else f"{value:.3g}"  # type: ignore[arg-type]
 
 
+def gbps(value: float | None) -> str:
+    """A bandwidth in GB/s (10^9 bytes): whole above 100, three significant digits below."""
+    if not _finite(value):
+        return DASH
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"  # type: ignore[arg-type]
+
+
 def count(value: int | None) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else DASH
 

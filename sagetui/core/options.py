@@ -8,6 +8,7 @@ One table, read by the config's validation, the backends' defaults and `--help`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,33 +31,41 @@ QK_GRAN = Option(("per_warp", "per_thread"), "per_warp",
 SMOOTH_K = Option((True, False), True, "subtract K's mean over the tokens before int8 "
                   "(exact for the softmax; false skips it, as smooth_k=False does)")
 SMOOTH_V = Option((False, True), False, "subtract V's mean first (see each backend's rule)")
+RETURN_LSE = Option((False, True), False, "also return the softmax's log-sum-exp per query row "
+                    "(a template parameter of the CUDA kernels: another kernel runs); the lse "
+                    "is hashed with the output and checked against fp32's")
 
 OPTIONS: dict[str, dict[str, Option]] = {
-    "reference": {"smooth_k": SMOOTH_K,
+    "reference": {"smooth_k": SMOOTH_K, "return_lse": RETURN_LSE,
                   "slowdown": Option((), 1.0, "test knob: 1..10 x the main loop's time")},
     "sdpa": {"backend": Option((None, *SDPA_PINNED, *SDPA_FLASH_IMPLS), None,
                                "pin torch's SDPA backend (default: torch's own choice, "
                                "recorded)")},
     "flash-attn": {"impl": Option(FLASH_ATTN_IMPLS, "fa2", "flash_attn (fa2), "
                                   "flash_attn_interface (fa3), flash_attn.cute (fa4)")},
-    "sage-triton": {"smooth_k": SMOOTH_K},
+    "sage-triton": {"smooth_k": SMOOTH_K, "return_lse": RETURN_LSE},
     "sage2-sm80": {
         "pv_accum": Option(("fp32", "fp16+fp32", "fp16"), "fp32", "PV accumulation"),
         "qk_quant_gran": QK_GRAN,
         "smooth_k": SMOOTH_K,
         "smooth_v": SMOOTH_V,
+        "return_lse": RETURN_LSE,
     },
     "sage2-sm89": {
         "pv_accum": Option(("fp32+fp32", "fp32+fp16", "fp32"), "fp32+fp32", "PV accumulation"),
         "qk_quant_gran": QK_GRAN,
         "smooth_k": SMOOTH_K,
         "smooth_v": SMOOTH_V,
+        "return_lse": RETURN_LSE,
     },
     "sage2-sm90": {
         "pv_accum": Option(("fp32+fp32",), "fp32+fp32", "the only one sm90 computes"),
         "qk_quant_gran": QK_GRAN,
         "smooth_k": SMOOTH_K,
+        "return_lse": RETURN_LSE,
     },
+    # sageattn_varlen (Triton): packed sequences (`--seqlens`); it takes no return_lse
+    "sage2-varlen": {"smooth_k": SMOOTH_K},
     # sageattn takes no option to pass on (its **kwargs are dropped): the dispatch picks them,
     # and the variant records what it picked (AUTO_CALLS)
     "sage2-auto": {},
@@ -68,13 +77,16 @@ OPTIONS: dict[str, dict[str, Option]] = {
 # marked (format.options_text), so that a figure is never read as the plain function's.
 PUBLIC: dict[str, tuple[str, dict[str, Any]]] = {
     "sage2-sm80": ("sageattn_qk_int8_pv_fp16_cuda", {
-        "pv_accum": "fp32", "qk_quant_gran": "per_thread", "smooth_k": True, "smooth_v": False}),
+        "pv_accum": "fp32", "qk_quant_gran": "per_thread", "smooth_k": True, "smooth_v": False,
+        "return_lse": False}),
     "sage2-sm89": ("sageattn_qk_int8_pv_fp8_cuda", {
         "pv_accum": "fp32+fp16", "qk_quant_gran": "per_thread", "smooth_k": True,
-        "smooth_v": False}),
+        "smooth_v": False, "return_lse": False}),
     "sage2-sm90": ("sageattn_qk_int8_pv_fp8_cuda_sm90", {
-        "pv_accum": "fp32+fp32", "qk_quant_gran": "per_thread", "smooth_k": True}),
-    "sage-triton": ("sageattn_qk_int8_pv_fp16_triton", {"smooth_k": True}),
+        "pv_accum": "fp32+fp32", "qk_quant_gran": "per_thread", "smooth_k": True,
+        "return_lse": False}),
+    "sage-triton": ("sageattn_qk_int8_pv_fp16_triton", {"smooth_k": True, "return_lse": False}),
+    "sage2-varlen": ("sageattn_varlen", {"smooth_k": True}),
 }
 
 # sageattn's dispatch (core.py): compute capability -> the backend whose function it calls and
@@ -104,6 +116,10 @@ def public_of(backend: str, dispatched: str | None = None) -> tuple[str, dict[st
     if dispatched is not None:
         return next((p for p in PUBLIC.values() if p[0] == dispatched), None)
     return PUBLIC.get(backend)
+
+# the backends that run packed sequences (`--seqlens`, a captured sageattn_varlen call): the
+# others are refused with one line rather than run as something else
+VARLEN_BACKENDS = ("reference", "sage2-varlen")
 
 # (backend, pv_accum values smooth_v applies to): SageAttention ignores smooth_v elsewhere with
 # a warning; here it is refused, so that a spec never names something that did not run
@@ -190,6 +206,11 @@ def option(backend: str, options: dict[str, Any], key: str) -> Any:
     return options.get(key, OPTIONS[backend][key].default)
 
 
+def with_defaults(backend: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Every option of the backend: the given ones over its defaults."""
+    return {**{k: o.default for k, o in OPTIONS.get(backend, {}).items()}, **options}
+
+
 __all__ = ["AUTO_CALLS", "FLASH_ATTN_IMPLS", "FLASH_MODULES", "OPTIONS", "PUBLIC",
-           "SDPA_FLASH_IMPLS", "SDPA_PINNED", "auto_call", "missing_module", "needed_module",
-           "option", "public_of", "validate_options"]
+           "SDPA_FLASH_IMPLS", "SDPA_PINNED", "VARLEN_BACKENDS", "auto_call", "missing_module",
+           "needed_module", "option", "public_of", "validate_options", "with_defaults"]

@@ -49,6 +49,8 @@ def _value(value: Any) -> Value:
         return value
     if isinstance(value, dict):
         return [_metadata_text(k, v) for k, v in value.items()]
+    if isinstance(value, tuple):  # --seqlens 1024,2048,512
+        return ",".join(value_text(v) for v in value)
     if isinstance(value, list):
         return [variant_text(v) if isinstance(v, VariantSpec) else value_text(v) for v in value]
     return "" if value is None else value_text(value)

@@ -61,6 +61,17 @@ class Option(NamedTuple):
         return self.help.format(default=value_text(self.default))
 
 
+def lengths(text: str) -> tuple[int, ...]:
+    """`--seqlens 1024,2048,512`: each packed sequence's length, a positive integer."""
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not t.isdigit() or int(t) < 1 for t in items):
+        raise ValueError(f"{text!r}: a comma list of positive lengths, e.g. 1024,2048,512")
+    return tuple(int(t) for t in items)
+
+
+lengths.__name__ = "lengths"  # argparse's "invalid lengths value"
+
+
 def _shape(flag: str, field: str, help: str | None = None, default: Any = None,
            **kw: Any) -> Option:
     return Option(flag, field, SHAPE, help, default, shape=True,
@@ -70,8 +81,8 @@ def _shape(flag: str, field: str, help: str | None = None, default: Any = None,
 # In `--help`'s order, which is also the order a command line is written in.
 OPTIONS: tuple[Option, ...] = (
     Option("--backend", None, WHAT, "backend to run (repeatable): reference, sdpa, flash-attn, "
-           "sage-triton, sage2-sm80, sage2-sm89, sage2-sm90, sage2-auto. Default: the best one "
-           "available here", metavar="NAME", kind="list"),
+           "sage-triton, sage2-sm80, sage2-sm89, sage2-sm90, sage2-varlen, sage2-auto. "
+           "Default: the best one available here", metavar="NAME", kind="list"),
     Option("--variant", "variants", WHAT, "a named variant (repeatable); SPEC is "
            "backend[opt=value,...] or backend@/path/to/_qattn_sm89.so, e.g. "
            "fast=sage2-sm89[pv_accum=fp32+fp16], sage2-sm80[pv_accum=fp16], sdpa[backend=flash] "
@@ -83,6 +94,11 @@ OPTIONS: tuple[Option, ...] = (
     _shape("--kv-heads", "kv_heads", "key/value heads (GQA; default: --heads)", parse=int),
     _shape("--q-len", "q_len", None, REQUIRED, parse=int),
     _shape("--kv-len", "kv_len", "default: --q-len", parse=int),
+    _shape("--seqlens", "seqlens", "packed sequences of these lengths, as sageattn_varlen "
+           "takes them (NHD [tokens, heads, head_dim], --q-len their sum; backends "
+           "reference, sage2-varlen)", parse=lengths, metavar="L1,L2,..."),
+    _shape("--kv-seqlens", "kv_seqlens", "the sequences' key/value lengths (default: "
+           "--seqlens; --kv-len their sum)", parse=lengths, metavar="L1,L2,..."),
     _shape("--head-dim", "head_dim", "at most 128; others pad to 64 or 128", REQUIRED,
            parse=int),
     _shape("--causal", "causal", None, False, kind="flag"),

@@ -7,7 +7,8 @@ the sums accumulated in float64 (core.accuracy defines the metrics), and each he
 are kept besides the whole output's. At the reference shape (1 x 37,810 x 56 x 128) the
 reference is 1.1 GB and covers every row and head. When it would not fit in
 REFERENCE_BUDGET_BYTES, an evenly spaced subset of query heads is used, all rows of each, and
-the report names those heads.
+the report names those heads. Packed sequences (`--seqlens`) attend each to itself. Each row's
+fp32 log-sum-exp of the scores is kept too, for return_lse's figure.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import torch
 
 from sagetui.core import accuracy as acc
-from sagetui.runner.backends.base import Inputs, to_hnd
+from sagetui.runner.backends.base import Inputs, segments_of, to_hnd
 
 CHUNK_ELEMENTS = 1 << 28  # fp32 scores per block: 1 GiB
 REFERENCE_BUDGET_BYTES = 8 << 30
@@ -52,33 +53,40 @@ class ExactReference:
     def __init__(self, inputs: Inputs) -> None:
         q = to_hnd(inputs.q, inputs.layout)
         b, h_q, n_q, d = q.shape
-        self.heads = plan_heads(h_q, b * n_q * d * 4)
+        self.heads = plan_heads(h_q, b * n_q * (d + 1) * 4)
         self.all_heads = len(self.heads) == h_q
+        self.lse = torch.empty((b, len(self.heads), n_q), dtype=torch.float32, device=q.device)
         self.out = self._compute(inputs)
 
     def _compute(self, inputs: Inputs) -> torch.Tensor:
+        """Each sequence (packed ones each on its own: block diagonal) in blocks of rows."""
         q, k, v = (to_hnd(t, inputs.layout) for t in (inputs.q, inputs.k, inputs.v))
         b, h_q, n_q, d = q.shape
-        n_kv, group = k.shape[2], h_q // k.shape[1]
+        group = h_q // k.shape[1]
         out = torch.empty((b, len(self.heads), n_q, d), dtype=torch.float32, device=q.device)
-        rows = max(1, CHUNK_ELEMENTS // max(1, b * n_kv))
         with _full_fp32():
-            for i, h in enumerate(self.heads):
-                kh, vh = k[:, h // group].float(), v[:, h // group].float()
-                for r0 in range(0, n_q, rows):
-                    qs = q[:, h, r0:r0 + rows].float()
-                    s = torch.matmul(qs, kh.transpose(-1, -2)) * inputs.sm_scale
-                    if inputs.causal:  # top-left aligned, as SageAttention and the reference
-                        idx = torch.arange(r0, r0 + qs.shape[1], device=q.device)
-                        cols = torch.arange(n_kv, device=q.device)
-                        s.masked_fill_(cols[None, :] > idx[:, None], float("-inf"))
-                    out[:, i, r0:r0 + rows] = torch.matmul(torch.softmax(s, dim=-1), vh)
-                    del s
+            for q0, q1, k0, k1 in segments_of(inputs):
+                rows = max(1, CHUNK_ELEMENTS // max(1, b * (k1 - k0)))
+                for i, h in enumerate(self.heads):
+                    kh, vh = k[:, h // group, k0:k1].float(), v[:, h // group, k0:k1].float()
+                    for r0 in range(q0, q1, rows):
+                        r1 = min(r0 + rows, q1)
+                        s = torch.matmul(q[:, h, r0:r1].float(), kh.transpose(-1, -2))
+                        s *= inputs.sm_scale
+                        if inputs.causal:  # top-left aligned in each sequence, as SageAttention
+                            idx = torch.arange(r0 - q0, r1 - q0, device=q.device)
+                            cols = torch.arange(k1 - k0, device=q.device)
+                            s.masked_fill_(cols[None, :] > idx[:, None], float("-inf"))
+                        self.lse[:, i, r0:r1] = torch.logsumexp(s, dim=-1)
+                        out[:, i, r0:r1] = torch.matmul(torch.softmax(s, dim=-1), vh)
+                        del s
         return out
 
-    def compare(self, output: torch.Tensor, layout: str) -> dict[str, Any]:
+    def compare(self, output: torch.Tensor, layout: str,
+                lse: torch.Tensor | None = None) -> dict[str, Any]:
         """The metrics of `output` (in `layout`) against this reference, head by head: each
-        head's own, the whole output's from their sums, and the worst heads."""
+        head's own, the whole output's from their sums, and the worst heads; with `lse`
+        (return_lse) its largest difference from fp32's log-sum-exp."""
         o = to_hnd(output, layout)
         per_head = []
         for i, h in enumerate(self.heads):
@@ -90,6 +98,9 @@ class ExactReference:
             sums = {key: float(value.double().item()) for key, value in parts.items()}
             per_head.append(acc.head_entry(h, sums, float(diff.abs().max().item()), rh.numel()))
         result: dict[str, Any] = acc.combine(per_head)
+        if lse is not None:  # [B, Hq, Nq], natural log: the compared heads' rows
+            d = (lse[:, self.heads].float() - self.lse).abs().max()
+            result["lse_max_abs_error"] = float(d.item())
         result.update(reference="fp32 attention of the same inputs (TF32 off)",
                       rows="all", elements=self.out.numel(),
                       heads="all" if self.all_heads else list(self.heads), per_head=per_head,

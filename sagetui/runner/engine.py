@@ -18,11 +18,13 @@ import torch
 
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig, VariantSpec
+from sagetui.core.options import VARLEN_BACKENDS
 from sagetui.core.protocol import STREAM_CHUNK_S
 from sagetui.core.status_board import StatusBoard
 from sagetui.runner.accuracy import ExactReference
 from sagetui.runner.backends import backend_class
 from sagetui.runner.backends.base import Backend, Inputs, NullClock, VariantLoadError, tiny_inputs
+from sagetui.runner.bandwidth import measure_copy_bandwidth
 from sagetui.runner.faults import LATE, WARMUP, maybe_inject, maybe_inject_setup
 from sagetui.runner.inputs import build_inputs, checksum
 from sagetui.runner.kernel_facts import variant_kernel_facts
@@ -132,13 +134,21 @@ class Engine:
         self._inputs_key: tuple[Any, ...] | None = None
         self._key_of: dict[str, SpecKey] = {}  # variant name -> its code (output_checks.py)
         self.checks = OutputChecks()  # each variant's first output: determinism, byte checks
-        self.gpu = gpu_info(self.device)
+        self.gpu = self._gpu_info()
         self._enqueue_s: dict[str, float] = {}
         self._gpu_s: dict[str, float] = {}
         self._peak_bytes: dict[str, int] = {}  # allocator peak of one call (VariantFacts)
         self._flush: torch.Tensor | None = None
         self._sampler = None
         self._exact: ExactReference | None = None  # fp32 attention, built at first need
+
+    def _gpu_info(self) -> dict[str, Any] | None:
+        """gpu_info and the copy bandwidth, measured once per run (runner/bandwidth.py)."""
+        info = gpu_info(self.device)
+        if info is not None:
+            info["copy_bandwidth"] = measure_copy_bandwidth(self.device,
+                                                            info.get("l2_cache_bytes"))
+        return info
 
     # -- setup ------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -171,7 +181,7 @@ class Engine:
             else:
                 self._loaded(spec, be)
         self.checks.new_run(self._key_of.values())
-        self.gpu = gpu_info(self.device)  # the GPU's state now (other processes, clocks)
+        self.gpu = self._gpu_info()  # the GPU's state now (other processes, clocks)
         self._ready(reused=True)
 
     def _ready(self, *, reused: bool) -> None:
@@ -196,6 +206,10 @@ class Engine:
     def _load(self, spec: VariantSpec) -> None:
         try:
             cls = backend_class(spec.backend)
+            if self.config.shape.seqlens and spec.backend not in VARLEN_BACKENDS:
+                # a workload's varlen call: run honestly per sequence or not at all
+                raise VariantLoadError(f"{spec.backend} runs no packed sequences (those that "
+                                       f"do: {', '.join(VARLEN_BACKENDS)})")
             cls.check_available(self.device)
             be = cls(options=dict(spec.options), module_path=spec.path, variant_name=spec.name)
             be.load()
@@ -259,7 +273,8 @@ class Engine:
         key = self._key_of[variant]
         if out is not None and not self.checks.has_first(key):  # its checks, before the rounds
             self.board.set("checking output")
-            self.checks.remember(key, out, partial(self._first_output_facts, variant))
+            self.checks.remember(key, out, partial(self._first_output_facts, variant),
+                                 be.last_lse)
         self.emit(ev.WarmupDone(variant=variant, calls=calls, seconds=seconds))
 
     def _backend(self, variant: str) -> Backend:
@@ -343,7 +358,8 @@ class Engine:
         region (output_checks.py keeps them off the rounds' path)."""
         return self.checks.facts(variant, self._key_of[variant], out,
                                  self._key_of.get(self.config.baseline_name),
-                                 partial(self._first_output_facts, variant))
+                                 partial(self._first_output_facts, variant),
+                                 self._backend(variant).last_lse)
 
     def _first_output_facts(self, variant: str, out: torch.Tensor) -> dict[str, Any]:
         """Once per variant, outside the timed regions: what its backend says about the call
@@ -409,8 +425,8 @@ class Engine:
             try:
                 if self._exact is None:
                     self._exact = ExactReference(self.inputs)
-                first.accuracy = {"accuracy": self._exact.compare(first.tensor,
-                                                                  self.inputs.layout)}
+                first.accuracy = {"accuracy": self._exact.compare(
+                    first.tensor, self.inputs.layout, first.lse)}
             except Exception as exc:  # out of memory for the reference: say so, keep the rest
                 first.accuracy = {"accuracy_error": f"{type(exc).__name__}: {exc}"[:300]}
         return dict(first.accuracy)

@@ -16,7 +16,7 @@ import torch
 
 from sagetui.core import distributions
 from sagetui.core.config import RunConfig
-from sagetui.runner.backends.base import Inputs, to_hnd
+from sagetui.runner.backends.base import Inputs, Packed, to_hnd
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
@@ -90,6 +90,7 @@ def from_file(path: str, config: RunConfig, device: str):
 
             t = load_file(str(p))
             q, k, v = t["q"], t["k"], t["v"]
+            _check_cu_seqlens(p, t, config)
         elif suffix in (".npz", ".npy"):
             import numpy as np
 
@@ -117,6 +118,8 @@ def from_file(path: str, config: RunConfig, device: str):
                              "tensors (safetensors, .npy/.npz of numbers, or torch.save of a "
                              "dict of tensors)") from None
         raise InputError(f"{p}: cannot load: {type(exc).__name__}: {exc}") from None
+    if config.shape.seqlens is not None:  # a captured sageattn_varlen call's [tokens, H, D]
+        q, k, v = (x.unsqueeze(0) if x.dim() == 3 else x for x in (q, k, v))
     want = config.shape.tensor_shapes()
     for name, x in zip(("q_shape", "k_shape", "v_shape"), (q, k, v), strict=True):
         if list(x.shape) != want[name]:
@@ -124,6 +127,36 @@ def from_file(path: str, config: RunConfig, device: str):
                              f"says {want[name]}")
     dtype = DTYPES[config.shape.dtype]
     return tuple(t.to(device=device, dtype=dtype).contiguous() for t in (q, k, v))
+
+
+def _check_cu_seqlens(path: Path, tensors: dict[str, torch.Tensor], config: RunConfig) -> None:
+    """A captured varlen call's cu_seqlens_q/_k are the lengths the configuration packs."""
+    s = config.shape
+    for name, lengths in (("cu_seqlens_q", s.seqlens), ("cu_seqlens_k", s.n_kv_seqlens)):
+        if name not in tensors:
+            continue
+        got = tuple(int(x) for x in tensors[name].diff().tolist())
+        if lengths is None or got != tuple(lengths):
+            raise InputError(f"{path}: {name} packs sequences of {list(got)} tokens; the "
+                             f"configuration says {list(lengths) if lengths else 'none'}")
+
+
+def packed(config: RunConfig, device: str) -> Packed | None:
+    """The shape's packed sequences, their cu_seqlens made on `device` (outside every timed
+    region), or None."""
+    s = config.shape
+    if s.seqlens is None:
+        return None
+
+    def cu(lengths: tuple[int, ...]) -> torch.Tensor:
+        starts = [0]
+        for n in lengths:
+            starts.append(starts[-1] + n)
+        return torch.tensor(starts, dtype=torch.int32, device=device)
+
+    kv = s.n_kv_seqlens
+    return Packed(seqlens=tuple(s.seqlens), kv_seqlens=kv, cu_seqlens_q=cu(s.seqlens),
+                  cu_seqlens_k=cu(kv))
 
 
 def _is_pickle_refusal(exc: Exception) -> bool:
@@ -141,7 +174,8 @@ def build_inputs(config: RunConfig, device: str) -> Inputs:
     else:
         q, k, v = synthetic(config, device)
     s = config.shape
-    return Inputs(q=q, k=k, v=v, layout=s.layout, causal=s.causal, sm_scale=s.head_dim ** -0.5)
+    return Inputs(q=q, k=k, v=v, layout=s.layout, causal=s.causal, sm_scale=s.head_dim ** -0.5,
+                  packed=packed(config, device))
 
 
 def host_bytes(*tensors: torch.Tensor) -> list[torch.Tensor]:

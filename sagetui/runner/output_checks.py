@@ -60,6 +60,7 @@ class FirstOutput:
     diffs: dict[SpecKey, dict[str, float]] = field(default_factory=dict)  # by baseline
     # its accuracy against fp32 attention (or why not), a late figure: computed once
     accuracy: dict[str, Any] | None = None
+    lse: torch.Tensor | None = None  # with return_lse: hashed with the output, after its bytes
 
 
 class OutputChecks:
@@ -90,28 +91,35 @@ class OutputChecks:
         """The first output of a variant of `backend` (for tests and diagnostics)."""
         return next(f for k, f in self._first.items() if k[0] == backend)
 
-    def remember(self, key: SpecKey, out: torch.Tensor, facts_of: FactsOf) -> FirstOutput:
-        first = FirstOutput(tensor=out.detach().clone(), sha256=self.hash_later(out),
-                            checksum=checksum(out), facts=facts_of(out))
+    def remember(self, key: SpecKey, out: torch.Tensor, facts_of: FactsOf,
+                 lse: torch.Tensor | None = None) -> FirstOutput:
+        extra = () if lse is None else (lse,)
+        first = FirstOutput(tensor=out.detach().clone(), sha256=self.hash_later(out, *extra),
+                            checksum=checksum(out), facts=facts_of(out),
+                            lse=None if lse is None else lse.detach().clone())
         self._first[key] = first
         return first
 
     def facts(self, name: str, key: SpecKey, out: torch.Tensor, base_key: SpecKey | None,
-              facts_of: FactsOf) -> dict[str, Any]:
-        """The facts a block's BlockDone carries for its last output `out`."""
+              facts_of: FactsOf, lse: torch.Tensor | None = None) -> dict[str, Any]:
+        """The facts a block's BlockDone carries for its last output `out` (and with
+        return_lse its `lse`: the sha256 and the byte comparison cover both)."""
         first = self._first.get(key)
         if first is None:  # no warm-up call was made: this block's output is the first
-            first = self.remember(key, out, facts_of)
+            first = self.remember(key, out, facts_of, lse)
         base = self._first.get(base_key) if base_key is not None else None
         facts: dict[str, Any]
-        if same_bytes(first.tensor, out):
+        same_lse = (lse is None) == (first.lse is None) and (
+            lse is None or first.lse is None or same_bytes(first.lse, lse))
+        if same_lse and same_bytes(first.tensor, out):
             facts = {"output_sha256": first.sha256.result(), "checksum": first.checksum}
             if base is not None and base_key is not None:
                 if base_key not in first.diffs:
                     first.diffs[base_key] = difference(first.tensor, base.tensor)
                 facts.update(first.diffs[base_key])
         else:
-            facts = {"output_sha256": tensor_sha256(out), "checksum": checksum(out)}
+            facts = {"output_sha256": tensor_sha256(out, *(() if lse is None else (lse,))),
+                     "checksum": checksum(out)}
             if base is not None:
                 facts.update(difference(out, base.tensor))
         if name not in self._given:  # the variant's own facts (accuracy...) ride its first block

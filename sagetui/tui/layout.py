@@ -69,7 +69,9 @@ def compose_console(initial: str) -> ComposeResult:
         with TabPane(label["compare"], id="compare"):
             yield Static(id="compare-hint")
             yield CompareTable(id="compare-table")
-            yield Static(id="compare-mainloop")  # reports' main-loop profiles, when they have any
+            # reports' main-loop profiles and their diff, when they have any (it scrolls)
+            with VerticalScroll(id="compare-mainloop-box"):
+                yield Static(id="compare-mainloop")
         with TabPane(label["sweep"], id="sweep"):
             yield SweepPanel(id="sweep-body")
     yield SteadyFooter(compact=True)

@@ -360,8 +360,12 @@ class RunControl:
         assert data is not None
         if self.profiles and not report.mainloop_profiles:
             # profiles made in this console (p) describe the same builds: the report keeps
-            # them, and so does the model the panels show
-            report = report.model_copy(update={"mainloop_profiles": self.profiles})
+            # them with their diff, and so does the model the panels show
+            from sagetui.core.profile.diff import profile_diff
+
+            report = report.model_copy(update={
+                "mainloop_profiles": self.profiles,
+                "mainloop_diff": profile_diff(self.profiles, report.baseline)})
             data.model.profiles = list(self.profiles)
         self.final_report = report
         if self.run_recovery:

@@ -49,6 +49,9 @@ class PhaseRow:
     share: float | None  # of the sum of the leaves' p50
     ci_half_percent: float | None  # 95 % half-width, from the round medians (on logs)
     count: int | None
+    bytes_moved: int | None = None  # its compulsory bytes, read + written (core/sol.py)
+    gbps: float | None = None  # bytes_moved / p50
+    share_of_copy: float | None = None  # of the GPU's measured copy bandwidth
 
 
 @dataclass
@@ -264,7 +267,9 @@ class Source:
                 if q is not None:
                     stats[n] = (q[0], q[1], self.interval(v, n), self.count(v, n))
             if stats:
-                return v.name, phase_rows(v.phases, stats)
+                sol = fig.sol(self.model, v, {n: st[0] for n, st in stats.items()
+                                             if st[0] is not None}) or {}
+                return v.name, phase_rows(v.phases, stats, sol.get("phases") or {})
         report = self.model.report
         if report is not None and report.phase_timings and not self.variants:
             tree = [(n, PARENTS.get(n)) for n in report.phase_timings]
@@ -318,7 +323,8 @@ class Source:
 Stats = tuple[float | None, float | None, float | None, int | None]  # p50, p90, CI %, n
 
 
-def phase_rows(tree: list[tuple[str, str | None]], stats: dict[str, Stats]) -> list[PhaseRow]:
+def phase_rows(tree: list[tuple[str, str | None]], stats: dict[str, Stats],
+               sol: dict[str, dict[str, Any]] | None = None) -> list[PhaseRow]:
     parents = {p for _, p in tree if p}
     leaves_total = sum((stats.get(n, (None,))[0] or 0.0) for n, _ in tree if n not in parents)
     depth: dict[str, int] = {}
@@ -329,7 +335,10 @@ def phase_rows(tree: list[tuple[str, str | None]], stats: dict[str, Stats]) -> l
             continue
         p50, p90, half, count = stats[name]
         share = p50 / leaves_total if p50 is not None and leaves_total > 0 else None
-        rows.append(PhaseRow(name, depth[name], p50, p90, share, half, count))
+        bw = (sol or {}).get(name) or {}
+        moved = bw["bytes_read"] + bw["bytes_written"] if bw else None
+        rows.append(PhaseRow(name, depth[name], p50, p90, share, half, count, moved,
+                             bw.get("gbps"), bw.get("share_of_copy")))
     return rows
 
 

@@ -65,3 +65,52 @@ def test_the_compare_view_puts_two_reports_profiles_side_by_side(tmp_path):
     text = asyncio.run(go())
     assert "inside the main loop" in text and "A: toy" in text and "B: toy" in text
     assert "pt vs A: toy" in text
+
+
+def test_the_compare_tab_shows_the_profile_diff_and_scrolls_to_it(tmp_path):
+    """Pilot: the toy build and its line-shifted rebuild, saved as two reports, in the Compare
+    tab: under the profiles, the diff of B against A (phases, stall reasons, hot lines matched
+    by code with their new lines); the panel scrolls to its end. Then one report holding both
+    profiles: its own diff, against its first."""
+    import asyncio
+
+    from sagetui.core.profile.diff import profile_diff
+    from sagetui.core.report.io import load_report, save_report
+    from sagetui.core.report.model import Report
+    from sagetui.tui.app import SageTUI
+    from sagetui.tui.keymap import TABS
+
+    from ..test_profile_toy import call_line
+    from .conftest import THEME, screen_text, settle
+
+    profs = [to_profile(run(name), variant="toy", family="toy")
+             for name in ("toy_attention", "toy_attention_shifted")]
+    paths = [save_report(Report(schema_version=2, mainloop_profiles=[p]), tmp_path / f"{i}.json")
+             for i, p in enumerate(profs)]
+    both = [profs[0], profs[1].model_copy(update={"variant": "moved"})]
+    one = save_report(Report(schema_version=2, mainloop_profiles=both,
+                             mainloop_diff=profile_diff(both)), tmp_path / "both.json")
+
+    async def go(files) -> tuple[str, str]:
+        app = SageTUI(reports=[(str(p), load_report(p)) for p in files], theme_name=THEME)
+        async with app.run_test(size=(160, 60)) as pilot:
+            await settle(pilot, app)
+            tabs = app.query_one("TabbedContent")
+            if tabs.active != "compare":  # one report of profiles opens on Scheduler
+                await pilot.press(str(1 + [t for t, _ in TABS].index("compare")))
+                await settle(pilot, app)
+            assert tabs.active == "compare"
+            top = screen_text(app)
+            app.query_one("#compare-mainloop-box").scroll_end(animate=False)
+            await settle(pilot, app)
+            return top, screen_text(app)
+    top, end = asyncio.run(go(paths))
+    # the profiles first, the diff's head under them; scrolled to its end, the hot lines
+    assert "inside the main loop" in top and "profile diff" in top
+    assert "inside the main loop" not in end and "hot lines that moved" not in top
+    qk = call_line("toy_attention_shifted", "compute_int_qk")
+    row = next(ln for ln in end.splitlines() if "compute_int_qk" in ln and ".cu:" in ln)
+    assert f"toy_attention_shifted.cu:{qk}" in row and "code" in row
+    assert "B: toy vs A: toy: hot lines that moved or changed" in end
+    _, end = asyncio.run(go([one]))
+    assert "moved vs toy: hot lines that moved or changed" in end

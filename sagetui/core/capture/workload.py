@@ -84,7 +84,7 @@ def load_workload(directory: str | Path, *, hashes: bool = True) -> Workload:
     calls = []
     for c in manifest.calls:
         check_call(d, c, hashes)
-        calls.append(WorkloadCall(c, d / c.file, *run_shape(c)))
+        calls.append(WorkloadCall(c, d / c.file, *run_shape(c, d / c.file)))
     return Workload(d, manifest, calls)
 
 
@@ -144,11 +144,43 @@ def check_call(directory: Path, call: Call, hashes: bool = True) -> None:
                    "not list")
 
 
-def run_shape(call: Call) -> tuple[Shape | None, str | None]:
+def cu_lengths(file: Path, name: str) -> tuple[int, ...]:
+    """The sequence lengths a saved cu_seqlens tensor (int32 or int64) holds."""
+    stored = read_header(file)[name]
+    size = {"int32": 4, "int64": 8}.get(stored.dtype)
+    if size is None or len(stored.shape) != 1:
+        raise TensorFileError(f"{name} is {stored.dtype} {stored.shape}, not int32/int64 [n]")
+    with open(file, "rb") as fh:
+        fh.seek(stored.begin)
+        raw = fh.read(stored.end - stored.begin)
+    starts = [int.from_bytes(raw[i:i + size], "little", signed=True)
+              for i in range(0, len(raw), size)]
+    return tuple(b - a for a, b in zip(starts, starts[1:], strict=False))
+
+
+def varlen_shape(call: Call, file: Path | None) -> tuple[Shape | None, str | None]:
+    """A sageattn_varlen call as a run of packed sequences (Shape.seqlens)."""
+    q, k = call.tensors["q"].shape, call.tensors["k"].shape
+    dtype = SHAPE_DTYPES.get(call.dtype)
+    if file is None or len(q) != 3 or len(k) != 3 or dtype is None:
+        return None, "a varlen call whose packed lengths or tensors a run does not take"
+    try:
+        lq, lk = cu_lengths(file, "cu_seqlens_q"), cu_lengths(file, "cu_seqlens_k")
+        return Shape(batch=1, heads=q[1], kv_heads=k[1] if k[1] != q[1] else None,
+                     q_len=q[0], kv_len=k[0] if k[0] != q[0] else None, head_dim=q[2],
+                     dtype=dtype, layout="NHD", causal=call.is_causal, seqlens=lq,
+                     kv_seqlens=lk if lk != lq else None), None
+    except (OSError, KeyError, TensorFileError) as exc:
+        return None, f"its cu_seqlens cannot be read: {exc}"
+    except ValidationError as exc:
+        return None, validation_line(exc)
+
+
+def run_shape(call: Call, file: Path | None = None) -> tuple[Shape | None, str | None]:
     """The run shape of a call (sagetui's Shape: what `sagetui run` measures), or None and
-    why it has none."""
+    why it has none. A varlen call's packed lengths are read from its `file`'s cu_seqlens."""
     if call.varlen is not None:
-        return None, "a varlen call packs its sequences: it has no one shape"
+        return varlen_shape(call, file)
     if call.mask in ("bool", "additive"):
         return None, f"its {call.mask} attn_mask is not part of a run"
     if call.dropout_p:

@@ -12,7 +12,8 @@ from sagetui.core import format as fmt
 from sagetui.core.compare.facts import build_difference
 from sagetui.core.compare.match import letter, match
 from sagetui.core.compare.table import Column, Line, Table, key_columns
-from sagetui.core.profile.model import MainloopProfile, PhaseShare
+from sagetui.core.profile.diff import profile_diff, variant_diff
+from sagetui.core.profile.model import MainloopProfile, PhaseShare, VariantDiff
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
 
@@ -39,8 +40,9 @@ def change(a: PhaseShare | None, b: PhaseShare | None) -> str:
     return f"{fmt.pct(100 * (b.share - a.share))} ± {fmt.fraction_pct(err)}"
 
 
-def profile_table(labelled: list[tuple[str, Report]]) -> Table:
-    reports = [r for _, r in labelled]
+def _keyed(reports: list[Report]) -> list[dict[str, tuple[MainloopProfile, str]]]:
+    """Per report, its profiles keyed by the name of A's profile each matches (match.py), with
+    how it matched; an unmatched profile keeps its own name."""
     profs = [list(r.mainloop_profiles or []) for r in reports]
     names = [[p.variant for p in ps] for ps in profs]
     keyed: list[dict[str, tuple[MainloopProfile, str]]] = []
@@ -50,6 +52,29 @@ def profile_table(labelled: list[tuple[str, Report]]) -> Table:
         keyed.append({pairs.get(p.variant, (p.variant, "-"))[0] if i else p.variant:
                       (p, pairs.get(p.variant, (p.variant, "-"))[1] if i else "")
                       for p in ps})
+    return keyed
+
+
+def profile_diffs(labelled: list[tuple[str, Report]]) -> list[VariantDiff]:
+    """The profile diff the Compare tab shows. Of two or more reports: each profile of B, C,
+    ... against the profile of A it matches, each named by its report's letter; of one report:
+    its profiles against its baseline's (profile/diff.py, one rule for both)."""
+    reports = [r for _, r in labelled]
+    if len(reports) == 1:
+        diff = profile_diff(reports[0].mainloop_profiles or [], _baseline(reports[0]))
+        return diff.variants if diff else []
+    keyed = _keyed(reports)
+
+    def named(i: int, p: MainloopProfile) -> MainloopProfile:
+        return p.model_copy(update={"variant": f"{letter(i)}: {p.variant}"})
+    return [variant_diff(named(0, keyed[0][name][0]), named(i, p))
+            for i, k in enumerate(keyed[1:], start=1)
+            for name, (p, _) in k.items() if name in keyed[0]]
+
+
+def profile_table(labelled: list[tuple[str, Report]]) -> Table:
+    reports = [r for _, r in labelled]
+    keyed = _keyed(reports)
     many = len(reports) > 1
     cols = key_columns(Column("variant"), Column("phase", kind="phase"), many=many)
     for i in range(len(reports)):

@@ -47,6 +47,7 @@ class HotLine:
     phase: str
     samples: int
     statement: str
+    code: str | None = None  # source.code_keys
 
 
 @dataclass
@@ -108,6 +109,7 @@ def attribute(rows: list[SassRow], function: Function, kernel_file: str,
     phases = {p: PhaseCounts() for p in (*PHASES, UNATTRIBUTED)}
     line_samples: Counter[tuple[int, str]] = Counter()
     statements: dict[int, str] = {}
+    codes: dict[int, str] = {}
     missing = 0
     total = 0
     for r in rows:
@@ -122,12 +124,14 @@ def attribute(rows: list[SassRow], function: Function, kernel_file: str,
             phase = pl.phase
             if pl.statement is not None:
                 statements.setdefault(line, pl.statement.text)
+            if pl.code is not None:
+                codes.setdefault(line, pl.code)
             line_samples[(line, phase)] += r.samples
         c = phases[phase]
         c.samples += r.samples
         c.executed += r.executed
         c.stalls.update(r.stalls)
-    hot = [HotLine(kernel_file, ln, ph, n, statements.get(ln, ""))
+    hot = [HotLine(kernel_file, ln, ph, n, statements.get(ln, ""), codes.get(ln))
            for (ln, ph), n in line_samples.most_common(hot_lines) if n > 0]
     return Attribution(function=function.name, kernel_file=kernel_file,
                        line_info=function.has_line_info, total_samples=total, phases=phases,

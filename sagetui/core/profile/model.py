@@ -22,7 +22,7 @@ class _Model(BaseModel):
 class StallShare(_Model):
     reason: str  # ncu's stall_* column without the prefix, e.g. long_scoreboard
     samples: Count
-    share: Share  # of the phase's samples
+    share: Share  # of the phase's samples (in MainloopProfile.stalls: of the kernel's)
 
 
 class PhaseShare(_Model):
@@ -40,6 +40,9 @@ class HotLine(_Model):
     samples: Count
     share: Share  # of all the kernel's samples
     call: str | None = None  # the function the line calls (a name: reports hold no source)
+    # the statement's code key (source.code_keys): a digest of its text, `#k` for the k-th
+    # statement of that text in the kernel's body; a profile diff matches lines by it
+    code: str | None = None
 
 
 class MainloopProfile(_Model):
@@ -58,6 +61,64 @@ class MainloopProfile(_Model):
     placed_share: Share  # 1 - unattributed
     phases: dict[str, PhaseShare]  # rules.PHASES in order, then "unattributed"
     hot_lines: list[HotLine] = Field(default_factory=list)
+    # every stall reason over the whole kernel (share: of total_samples), most first; None in
+    # profiles recorded before it was kept
+    stalls: list[StallShare] | None = None
     profile_wall_s: Annotated[float, Field(ge=0)] | None = None  # ncu's run, replays included
     command: list[str] | None = None  # the ncu command line
     provenance: Provenance | None = None  # the build profiled: its .so files and their sha256
+
+
+class ShareDelta(_Model):
+    """B's share against A's: each with its binomial standard error, the change (b - a) with
+    both errors combined, and whether it lies beyond `ProfileDiff.z` combined errors."""
+
+    a: Share
+    a_error: Share
+    b: Share
+    b_error: Share
+    change: Annotated[float, Field(ge=-1, le=1)]
+    error: Share  # sqrt(a_error^2 + b_error^2): the two profiles are independent samples
+    beyond: bool  # |change| > z * error and |change| >= min_change (ProfileDiff)
+
+
+class PhaseDelta(ShareDelta):
+    phase: str
+
+
+class StallDelta(ShareDelta):
+    reason: str  # shares of the kernel's samples (MainloopProfile.stalls)
+
+
+class HotLineDelta(_Model):
+    """One hot line of A and/or B: matched by its code key, else by file:line within the same
+    phase, else by the one line of each that calls the same function in the same phase
+    (profile/diff.py)."""
+
+    a: HotLine | None  # None: not among A's hot lines
+    b: HotLine | None
+    matched_by: Literal["code", "line", "call"] | None = None  # None: on one side only
+    moved: bool = False  # matched, at another file:line
+    shares: ShareDelta | None = None  # matched only
+
+
+class VariantDiff(_Model):
+    a: str  # the baseline profile's variant
+    b: str
+    a_samples: Count
+    b_samples: Count
+    phases: list[PhaseDelta]
+    stalls: list[StallDelta] | None = None  # None: a profile without `stalls`
+    hot_lines: list[HotLineDelta] = Field(default_factory=list)
+
+
+class ProfileDiff(_Model):
+    """Each profiled variant against the baseline's profile (`sagetui profile` over two or
+    more variants); every number is derived from `mainloop_profiles` and `sagetui check`
+    recomputes it (core/profile/check.py)."""
+
+    baseline: str
+    z: Annotated[float, Field(gt=0)]  # a change: beyond z combined errors ...
+    min_change: Share  # ... and at least this (a fraction of the kernel's samples)
+    unit: Literal["share of sampled warp time"] = "share of sampled warp time"
+    variants: list[VariantDiff]

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from sagetui.core.profile.rules import UNATTRIBUTED, Family, Rule
-from sagetui.core.profile.source import SourceIndex, Statement
+from sagetui.core.profile.source import SourceIndex, Statement, code_keys
 
 
 class KernelNotInSource(ValueError):
@@ -18,6 +18,7 @@ class Placement:
     phase: str
     statement: Statement | None
     rule: str  # the rule's pattern, or why none applied
+    code: str | None = None  # the statement's code key (source.code_keys), inside the body
 
 
 class Placer:
@@ -32,6 +33,7 @@ class Placer:
         epilogue = index.first_line(re.compile(family.epilogue), body)
         stmts = [s for s in index.statements if body[0] <= s.first <= body[1]]
         rules = family.compiled()
+        codes = code_keys(stmts)
 
         def region(s: Statement) -> str:
             if epilogue is not None and s.first >= epilogue:
@@ -50,7 +52,8 @@ class Placer:
             elif r is not None and r.follow:
                 phase = next((ph for rr, ph in first[i + 1:] if rr is not None
                               and not rr.follow and not rr.nearest), UNATTRIBUTED)
-            placed[s.first] = Placement(phase, s, r.pattern if r else "no rule matched")
+            placed[s.first] = Placement(phase, s, r.pattern if r else "no rule matched",
+                                        codes[s.first])
         self._placed = placed
 
     def place(self, line: int) -> Placement:

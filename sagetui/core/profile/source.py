@@ -5,7 +5,9 @@ so a source whose lines moved keeps its breakdown."""
 from __future__ import annotations
 
 import bisect
+import hashlib
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +76,19 @@ def called_name(text: str) -> str | None:
         if m.group(1).split("::")[-1] not in _KEYWORDS:
             return m.group(1)
     return None
+
+
+def code_keys(statements: list[Statement]) -> dict[int, str]:
+    """Each statement's code key by its first line: the first 12 hex digits of the sha256 of
+    its text, with `#k` for the k-th statement of the same text (two `__syncthreads();`). A
+    build whose lines moved keeps its keys; a report holds the key, never the text."""
+    seen: Counter[str] = Counter()
+    out: dict[int, str] = {}
+    for s in statements:
+        digest = hashlib.sha256(s.text.encode()).hexdigest()[:12]
+        seen[digest] += 1
+        out[s.first] = digest if seen[digest] == 1 else f"{digest}#{seen[digest]}"
+    return out
 
 
 def _match(code: str, start: int, open_: str, close: str) -> int | None:

@@ -31,6 +31,20 @@ def phase_shares(att: Attribution) -> dict[str, PhaseShare]:
     return out
 
 
+def kernel_stalls(att: Attribution) -> list[StallShare]:
+    """Every stall reason over the whole kernel, most first: samples summed over the phases,
+    shares of all the kernel's samples."""
+    from collections import Counter
+
+    from sagetui.core.profile.attribute import share_and_error
+
+    total: Counter[str] = Counter()
+    for c in att.phases.values():
+        total.update(c.stalls)
+    return [StallShare(reason=r, samples=n, share=share_and_error(n, att.total_samples)[0])
+            for r, n in total.most_common() if n > 0]
+
+
 def to_profile(att: Attribution, *, variant: str, family: str, backend: str | None = None,
                kernel: str | None = None, ncu_version: str | None = None,
                sampling_interval: int | None = None, wall_s: float | None = None,
@@ -49,8 +63,9 @@ def to_profile(att: Attribution, *, variant: str, family: str, backend: str | No
         phases=phases,
         hot_lines=[HotLine(file=h.file, line=h.line, phase=h.phase, samples=h.samples,
                            share=share_and_error(h.samples, att.total_samples)[0],
-                           call=called_name(h.statement))
+                           call=called_name(h.statement), code=h.code)
                    for h in att.lines],
+        stalls=kernel_stalls(att),
         profile_wall_s=wall_s, command=command)
 
 

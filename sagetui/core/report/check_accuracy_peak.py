@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from sagetui.core import accuracy as acc
 from sagetui.core import distributions
-from sagetui.core.derived import attention_ops
+from sagetui.core.derived import OPS_FORMULA, attention_ops
 from sagetui.core.peaks import kernel_peak
 
 if TYPE_CHECKING:
@@ -29,6 +29,13 @@ def _shape(report: Report) -> dict[str, Any] | None:
                                               ("heads", "q_len", "head_dim")):
         return None
     if not all(shape.get(k) is None or _int(shape[k]) for k in ("batch", "kv_len")):
+        return None
+    packed = [shape.get(k) for k in ("seqlens", "kv_seqlens")]
+    if not all(p is None or (isinstance(p, list) and p and all(_int(x) for x in p))
+               for p in packed):
+        return None
+    if packed[0] is None and packed[1] is not None or \
+            None not in packed and len(packed[0]) != len(packed[1]):  # type: ignore[arg-type]
         return None
     return shape
 
@@ -58,9 +65,10 @@ def check_kernel_fields(c: MismatchCollector, report: Report) -> None:
             continue
         ops = attention_ops(batch=shape.get("batch", 1), heads=shape["heads"],
                             q_len=shape["q_len"], kv_len=shape.get("kv_len") or shape["q_len"],
-                            head_dim=shape["head_dim"], causal=bool(shape.get("causal")))
+                            head_dim=shape["head_dim"], causal=bool(shape.get("causal")),
+                            seqlens=shape.get("seqlens"), kv_seqlens=shape.get("kv_seqlens"))
         c.eq(f"{p}.achieved.call_tops", ach.get("call_tops"), ops / v.timing.p50_s / 1e12,
-             "4·B·H·Nq·Nkv·D (halved if causal) / p50")
+             f"{OPS_FORMULA} / p50")
         options = specs.get(v.name, {}).get("options")
         dtype = shape.get("dtype")
         peak = kernel_peak(gpu if isinstance(gpu, str) else None, v.backend or "",

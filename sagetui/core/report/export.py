@@ -11,7 +11,7 @@ from sagetui.core.phases import PARENTS
 from sagetui.core.report.base import Scheduler, Summary
 from sagetui.core.report.csv_cell import inert_cell
 from sagetui.core.report.kernel_facts_rows import DIFFERS, comparison_rows
-from sagetui.core.report.model import Report, Variant
+from sagetui.core.report.model import Report, SpeedOfLight, Variant
 
 # 9 significant digits: a nanosecond in 1 s, far finer than any timer here (CUDA events
 # resolve 0.5 us), without repr's float noise (0.13042812347412109)
@@ -144,10 +144,13 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
         lines += [_grid_line(report.scheduler), ""]
     for v in report.variants or []:  # each variant's own phases and grid (schema 3)
         if v.phase_timings:
-            lines += _phase_lines(v.name, v.phase_timings)
+            lines += _phase_lines(v.name, v.phase_timings, v.sol)
+        if v.sol is not None and v.sol.tops is not None:
+            lines += [f"`{v.name}`: " + "; ".join(f"{k} {t}" for k, t in sol_cells(v.sol))
+                      + ".", ""]
         if v.scheduler:
             lines += [f"`{v.name}`: {_grid_line(v.scheduler)}", ""]
-    lines += _mainloop_lines(report.mainloop_profiles or [], report.baseline)
+    lines += _mainloop_lines(report)
     for f in report.faults or []:
         lines.append(f"- fault: {f.kind}: {f.message}"
                      + (f" (variant {f.variant}, phase {f.phase})" if f.variant else ""))
@@ -156,7 +159,7 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
 
 def mainloop_markdown(report: Report) -> str:
     """The main-loop block alone (`sagetui profile` prints it)."""
-    return "\n".join(_mainloop_lines(report.mainloop_profiles or [], report.baseline)) + "\n"
+    return "\n".join(_mainloop_lines(report)) + "\n"
 
 
 def kernel_cells(v: Variant) -> dict[str, str]:
@@ -256,15 +259,41 @@ def _options_line(v: Variant | None) -> str:
     return f"{dispatched}; options as they ran: {text}" + (f" ({note})" if note else "")
 
 
-def _phase_lines(variant: str | None, phases: dict[str, Summary]) -> list[str]:
-    """A phase table: p50, p90 and each leaf's share of the leaves' p50."""
+def sol_cells(sol: SpeedOfLight) -> list[tuple[str, str]]:
+    """The compute phase's speed of light as (label, text): its TOPS, its share of the
+    tensor-core ceiling at the clock its rounds ran at and of the datasheet peak, and the
+    measured copy bandwidth (the Markdown export and the console's scheduler panel)."""
+    out = [(f"{sol.compute_phase or 'call'} TOPS", fmt.tops(sol.tops))]
+    if sol.clock_ceiling_tops is not None:
+        out.append(("of clock ceiling", f"{fmt.share_of_peak(sol.share_of_clock_ceiling)} "
+                    f"of {sol.clock_ceiling_tops:,.0f} TOPS at {sol.mean_sm_clock_mhz:,.0f} of "
+                    f"{sol.max_sm_clock_mhz:,.0f} MHz"))
+    if sol.share_of_peak is not None:
+        out.append(("of datasheet", fmt.share_of_peak(sol.share_of_peak, sol.peak_tops)))
+    out.append(("copy GB/s", fmt.gbps(sol.copy_gbps) if sol.copy_gbps is not None
+                else "not measured"))
+    return out
+
+
+def _phase_lines(variant: str | None, phases: dict[str, Summary],
+                 sol: SpeedOfLight | None = None) -> list[str]:
+    """A phase table: p50, p90 and each leaf's share of the leaves' p50; with a speed of
+    light, each phase's bytes, GB/s and share of the copy bandwidth."""
     parents = {PARENTS[n] for n in phases if n in PARENTS}
     total = sum(s.p50_s for k, s in phases.items() if k not in parents)
     head = [f"Phases of `{variant}`:", ""] if variant else []
-    lines = [*head, "| phase | p50 ms | p90 ms | share |", "|---|---:|---:|---:|"]
+    bw = (sol.phases or {}) if sol is not None else {}
+    extra = (" bytes | GB/s | % copy |", "---:|---:|---:|") if bw else ("", "")
+    lines = [*head, "| phase | p50 ms | p90 ms | share |" + extra[0],
+             "|---|---:|---:|---:|" + extra[1]]
     for name, s in phases.items():
         share = f"{100 * s.p50_s / total:.1f} %" if total and name not in parents else ""
-        lines.append(f"| {name} | {fmt.ms(s.p50_s)} | {fmt.ms(s.p90_s)} | {share} |")
+        row = f"| {name} | {fmt.ms(s.p50_s)} | {fmt.ms(s.p90_s)} | {share} |"
+        if bw:
+            p = bw.get(name)
+            row += (f" {fmt.size(p.bytes_read + p.bytes_written)} | {fmt.gbps(p.gbps)} | "
+                    f"{fmt.fraction_pct(p.share_of_copy, 1)} |") if p else " - | - | - |"
+        lines.append(row)
     return [*lines, ""]
 
 
@@ -276,7 +305,12 @@ def _grid_line(g: Scheduler) -> str:
             f"{g.warps_per_cta} warps.")
 
 
-def _mainloop_lines(profiles: list, baseline: str | None) -> list[str]:
-    from sagetui.core.profile.markdown import mainloop_lines  # only a report with profiles needs it
+def _mainloop_lines(report: Report) -> list[str]:
+    """The profiles, then the profile diff (a report of two or more profiled variants)."""
+    if not report.mainloop_profiles:
+        return []
+    from sagetui.core.profile.diff_view import diff_markdown  # only a report with profiles
+    from sagetui.core.profile.markdown import mainloop_lines  # needs them
 
-    return mainloop_lines(profiles, baseline)
+    return mainloop_lines(report.mainloop_profiles, report.baseline) \
+        + (diff_markdown(report.mainloop_diff) if report.mainloop_diff else [])

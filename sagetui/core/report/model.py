@@ -23,7 +23,7 @@ from pydantic import (
 
 from sagetui.core.build_facts import BuildFacts
 from sagetui.core.kernel_facts import KernelFacts
-from sagetui.core.profile.model import MainloopProfile
+from sagetui.core.profile.model import MainloopProfile, ProfileDiff
 from sagetui.core.report.base import (
     Count,
     Fault,
@@ -199,6 +199,9 @@ class Accuracy(Model):
     # them by relative L1, worst first (core/accuracy.worst_heads says why that metric)
     per_head: list[HeadAccuracy] | None = None
     worst_heads: list[Annotated[int, Field(ge=0)]] | None = None
+    # return_lse: the largest |lse - fp32 lse| over the compared heads' rows (natural log), a
+    # measured figure like max_abs_error (nothing to recompute)
+    lse_max_abs_error: NonNegative | None = None
 
 
 class InputsBlock(Model):
@@ -219,6 +222,32 @@ class Peak(Model):
     qk_type: str
     pv_type: str
     source: str
+
+
+class PhaseSol(Model):
+    """One phase's compulsory traffic (core/sol.py's bytes model) and its bandwidth."""
+
+    bytes_read: Annotated[int, Field(ge=0)]
+    bytes_written: Annotated[int, Field(ge=0)]
+    gbps: NonNegative | None = None  # (read + written) / the phase's p50 / 1e9
+    share_of_copy: NonNegative | None = None  # gbps / the GPU's measured copy bandwidth
+
+
+class SpeedOfLight(Model):
+    """Issue 24: each phase against the measured copy bandwidth, and the compute phase's TOPS
+    against the datasheet peak and against that peak at the clock its rounds ran at
+    (core/sol.py states the model)."""
+
+    phases: dict[str, PhaseSol] | None = None
+    copy_gbps: NonNegative | None = None  # environment.gpu.copy_bandwidth's
+    compute_phase: str | None = None  # fused_mainloop, or a one-phase backend's attention
+    tops: NonNegative | None = None
+    peak_tops: NonNegative | None = None
+    share_of_peak: NonNegative | None = None
+    mean_sm_clock_mhz: NonNegative | None = None  # over the measured rounds' telemetry
+    max_sm_clock_mhz: NonNegative | None = None  # environment.gpu.max_sm_clock_mhz (NVML)
+    clock_ceiling_tops: NonNegative | None = None  # peak x mean / max clock
+    share_of_clock_ceiling: NonNegative | None = None
 
 
 class Dispatch(Model):
@@ -287,6 +316,8 @@ class Variant(VariantFacts):
     # schema 5: built from a source tree (`backend@src:PATH`): the tree, its hash, the flags,
     # the build's time, cache hit or not, the diff against the baseline's tree
     build: BuildFacts | None = None
+    # issue 24: speed of light per phase (core/sol.py)
+    sol: SpeedOfLight | None = None
 
 
 class ScheduleEntry(Model):
@@ -340,6 +371,8 @@ class Report(Model):
     achieved: dict[str, float | None] | None = None
     # per profiled variant: shares of sampled warp time inside the main loop (sagetui profile)
     mainloop_profiles: list[MainloopProfile] | None = None
+    # each profile against the baseline's (sagetui profile over two or more variants)
+    mainloop_diff: ProfileDiff | None = None
     sweep: Sweep | None = None  # `sagetui sweep` (core/sweep_model.py)
     workload: Workload | None = None  # `sagetui run --workload` (core/workload/model.py)
 

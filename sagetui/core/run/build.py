@@ -88,7 +88,7 @@ def _variant(m: RunModel, v: VariantModel, base: VariantModel | None, an: Analys
         entry.update(rounds=fig.rounds(v), timing=fig.timing(v),
                      phase_timings=fig.phase_timings(v) or None,
                      intervals=fig.intervals(v) or None, telemetry=fig.telemetry(v),
-                     achieved=fig.achieved(m, v))
+                     achieved=fig.achieved(m, v), sol=fig.sol(m, v))
         pk = fig.peak(m, v)
         if pk:
             entry["peak"] = {k: pk[k] for k in ("qk_type", "pv_type", "source")}  # type: ignore[literal-required]

@@ -15,10 +15,18 @@ import numpy as np
 from sagetui.core import scheduler as geo
 from sagetui.core.config import Shape
 from sagetui.core.derived import call_and_mainloop, shape_ops
-from sagetui.core.options import OPTIONS
+from sagetui.core.options import with_defaults
 from sagetui.core.peaks import KernelPeak, kernel_peak
 from sagetui.core.phases import FUSED_MAINLOOP_PHASES
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
+from sagetui.core.sol import (
+    compute_phase,
+    gpu_copy_gbps,
+    max_clock,
+    mean_sm_clock,
+    phase_traffic,
+    speed_of_light,
+)
 from sagetui.core.statistics.analysis import Analysis, analyse
 from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.statistics.summary import p50, summarize
@@ -132,9 +140,8 @@ def resolved_options(v: VariantModel) -> dict[str, Any]:
     sage2-auto, those its dispatch ran with (the runner's `dispatch` fact)."""
     if v.recorded is not None and v.recorded.options is not None:
         return dict(v.recorded.options)
-    table = OPTIONS.get(v.backend or "", {})
     dispatched = v.facts.dispatch.options if v.facts.dispatch else {}
-    return {**dispatched, **{k: o.default for k, o in table.items()}, **v.options}
+    return {**dispatched, **with_defaults(v.backend or "", v.options)}
 
 
 def kernel(m: RunModel, v: VariantModel) -> str | None:
@@ -182,6 +189,27 @@ def achieved(m: RunModel, v: VariantModel) -> dict[str, float | None] | None:
     return call_and_mainloop(shape_ops(s), t["p50_s"],
                              p50(ml.values) if ml is not None and len(ml) else None,
                              pk["peak_tops"] if pk else None)
+
+
+def sol(m: RunModel, v: VariantModel,
+        p50s: dict[str, float] | None = None) -> dict[str, Any] | None:
+    """Its speed of light per phase (core/sol.py): bytes, GB/s and share of the copy
+    bandwidth per phase; the main loop's TOPS against the clock-adjusted ceiling. `p50s`: the
+    phases' p50s where the caller has them already (the console's), else its phase timings'."""
+    if v.recorded is not None:
+        return v.recorded.sol.model_dump(exclude_none=True) if v.recorded.sol else None
+    s = shape(m)
+    if s is None or not v.backend:
+        return None
+    if p50s is None:
+        p50s = {n: t["p50_s"] for n, t in phase_timings(v).items()}
+    gpu = m.ready.get("gpu") or {}
+    pk = peak(m, v)
+    return speed_of_light(
+        phase_traffic(v.backend, kernel(m, v), resolved_options(v), s.model_dump()), p50s,
+        gpu_copy_gbps(gpu), ops=shape_ops(s), compute_phase=compute_phase(p50s),
+        peak_tops=pk["peak_tops"] if pk else None, mean_clock_mhz=mean_sm_clock(telemetry(v)),
+        max_clock_mhz=max_clock(gpu))
 
 
 def analysis_inputs(m: RunModel, *, drift: bool = True, outliers: bool = True

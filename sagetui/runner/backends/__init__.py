@@ -16,6 +16,7 @@ REGISTRY: dict[str, str] = {
     "sage2-sm80": "sage2_sm80:Sage2Sm80Backend",
     "sage2-sm89": "sage2:Sage2Sm89Backend",
     "sage2-sm90": "sage2:Sage2Sm90Backend",
+    "sage2-varlen": "triton_varlen:Sage2VarlenBackend",
     "sage2-auto": "sage2:Sage2AutoBackend",
 }
 

@@ -28,6 +28,42 @@ class VariantLoadError(Exception):
 
 
 @dataclass
+class Packed:
+    """Packed sequences (`--seqlens`), as sageattn_varlen takes them: where each sequence's
+    queries and keys start in the packed tokens (int32 on the inputs' device, made outside every
+    timed region) and the longest of each."""
+
+    seqlens: tuple[int, ...]
+    kv_seqlens: tuple[int, ...]
+    cu_seqlens_q: torch.Tensor
+    cu_seqlens_k: torch.Tensor
+
+    @property
+    def max_seqlen_q(self) -> int:
+        return max(self.seqlens)
+
+    @property
+    def max_seqlen_k(self) -> int:
+        return max(self.kv_seqlens)
+
+    def segments(self) -> list[tuple[int, int, int, int]]:
+        """Each sequence's query rows and key rows in the packed tokens: (q0, q1, k0, k1)."""
+        out, q0, k0 = [], 0, 0
+        for lq, lk in zip(self.seqlens, self.kv_seqlens, strict=True):
+            out.append((q0, q0 + lq, k0, k0 + lk))
+            q0, k0 = q0 + lq, k0 + lk
+        return out
+
+
+def segments_of(inputs: Inputs) -> list[tuple[int, int, int, int]]:
+    """The sequences of `inputs`: the packed ones, or one of every token."""
+    if inputs.packed is not None:
+        return inputs.packed.segments()
+    n_q, n_kv = (to_hnd(t, inputs.layout).shape[2] for t in (inputs.q, inputs.k))
+    return [(0, n_q, 0, n_kv)]
+
+
+@dataclass
 class Inputs:
     """q, k, v on the device, in the configured layout, plus what every backend needs to know."""
 
@@ -38,6 +74,7 @@ class Inputs:
     causal: bool
     sm_scale: float
     extra: dict[str, Any] = field(default_factory=dict)
+    packed: Packed | None = None  # packed sequences: q, k, v are [1, tokens, heads, head_dim]
 
 
 def to_hnd(x: torch.Tensor, layout: str) -> torch.Tensor:
@@ -89,6 +126,13 @@ class Backend(ABC):
         self.options = dict(options or {})
         self.module_path = module_path
         self.variant_name = variant_name
+        # with return_lse: the last call's log-sum-exp, [B, H, Nq] fp32 (natural log), which the
+        # runner hashes with the output and compares with fp32's
+        self.last_lse: torch.Tensor | None = None
+
+    @property
+    def return_lse(self) -> bool:
+        return bool(self.options.get("return_lse", False))
 
     @classmethod
     @abstractmethod

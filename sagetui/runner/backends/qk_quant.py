@@ -20,6 +20,7 @@ import torch
 
 from sagetui.core.phases import k_leaf
 from sagetui.runner.backends.base import PhaseClock
+from sagetui.runner.backends.lse import lse_correction
 from sagetui.runner.backends.triton import pad_head_dim
 
 # core.py's _qk_quant_gran codes
@@ -34,6 +35,7 @@ class Prepared:
     km: torch.Tensor | None  # K's mean over the tokens; None without smooth_k
     tl: int  # 0 NHD, 1 HND
     head_dim_og: int
+    lse_correction: torch.Tensor | None = None  # return_lse with smooth_k (lse.py)
 
 
 @dataclass
@@ -45,17 +47,18 @@ class QuantQK:
 
 
 def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: str,
-            clock: PhaseClock, smooth_k: bool = True) -> Prepared:
-    """`clock.start()`, padding and the K mean (with smooth_k),
-    `k_mean_and_smoothing_preparation` marked."""
+            clock: PhaseClock, smooth_k: bool = True, return_lse: bool = False) -> Prepared:
+    """`clock.start()`, padding and the K mean (with smooth_k; with return_lse too, the lse
+    correction core.py computes beside it), `k_mean_and_smoothing_preparation` marked."""
     torch.cuda.set_device(v.device)  # as core.py does before every call
     tl = 0 if layout == "NHD" else 1
     head_dim_og = q.size(-1)
     clock.start()
     q, k, v = pad_head_dim(q), pad_head_dim(k), pad_head_dim(v)
     km = k.mean(dim=1 if tl == 0 else 2, keepdim=True) if smooth_k else None
+    correction = lse_correction(q, km, layout) if return_lse and km is not None else None
     clock.mark("k_mean_and_smoothing_preparation")
-    return Prepared(q, k, v, km, tl, head_dim_og)
+    return Prepared(q, k, v, km, tl, head_dim_og, correction)
 
 
 def _dims(p: Prepared) -> tuple[int, int, int, int, int]:

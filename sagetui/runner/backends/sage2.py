@@ -36,6 +36,7 @@ from sagetui.runner.backends.base import (
     PhaseClock,
     VariantLoadError,
 )
+from sagetui.runner.backends.lse import natural_lse, output_of, public_lse
 from sagetui.runner.backends.qk_quant import GRAN_CODE, prepare, quantize, triton_available
 from sagetui.runner.backends.sdpa import require_cuda
 from sagetui.runner.backends.triton import sageattention_version
@@ -211,7 +212,8 @@ class _Sage2Fp8Backend(Sage2CudaBackend):
         p = self.path
         scale_max = p.kernels[self.pv_accum][1]
         dtype = inputs.q.dtype
-        prep = prepare(inputs.q, inputs.k, inputs.v, inputs.layout, clock, self.smooth_k)
+        prep = prepare(inputs.q, inputs.k, inputs.v, inputs.layout, clock, self.smooth_k,
+                       self.return_lse)
         qk = quantize(fused, prep, self.gran, p.blkq, p.warpq, p.blkk, clock)
         v, tl = prep.v, prep.tl
         kv_len = prep.k.size(1 if tl == 0 else 2)
@@ -250,10 +252,13 @@ class _Sage2Fp8Backend(Sage2CudaBackend):
 
         o = torch.empty(prep.q.size(), dtype=dtype, device=prep.q.device)
         extra = (vm,) if self.smooth_v else ()
-        getattr(qattn, self._kernel_fn())(
+        lse = getattr(qattn, self._kernel_fn())(
             qk.q_int8, qk.k_int8, v_fp8, o, qk.q_scale, qk.k_scale, v_scale, *extra, tl,
-            1 if inputs.causal else 0, GRAN_CODE[self.gran], inputs.sm_scale, 0)
+            1 if inputs.causal else 0, GRAN_CODE[self.gran], inputs.sm_scale,
+            1 if self.return_lse else 0)
         o = o[..., :prep.head_dim_og]
+        if self.return_lse:
+            self.last_lse = natural_lse(lse, prep.lse_correction, inputs.sm_scale)
         clock.mark("fused_mainloop")
         return o
 
@@ -261,9 +266,10 @@ class _Sage2Fp8Backend(Sage2CudaBackend):
         sage = importlib.import_module("sageattention")
         fn = getattr(sage, self.path.public)
         extra = {"smooth_v": True} if self.smooth_v else {}  # sm90's function takes no smooth_v
-        return fn(inputs.q, inputs.k, inputs.v, tensor_layout=inputs.layout,
+        return output_of(fn(inputs.q, inputs.k, inputs.v, tensor_layout=inputs.layout,
                   is_causal=inputs.causal, qk_quant_gran=self.gran, sm_scale=inputs.sm_scale,
-                  pv_accum_dtype=self.pv_accum, smooth_k=self.smooth_k, **extra)
+                  pv_accum_dtype=self.pv_accum, smooth_k=self.smooth_k, **extra,
+                  **public_lse(self.return_lse)))
 
 
 class Sage2Sm89Backend(_Sage2Fp8Backend):

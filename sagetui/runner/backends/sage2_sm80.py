@@ -23,6 +23,7 @@ from sagetui.core.phases import (
 )
 from sagetui.core.scheduler import kernel_of
 from sagetui.runner.backends.base import Inputs, PhaseClock
+from sagetui.runner.backends.lse import natural_lse, output_of, public_lse
 from sagetui.runner.backends.qk_quant import GRAN_CODE, prepare, quantize
 from sagetui.runner.backends.sage2 import Sage2CudaBackend, check_sage2
 
@@ -71,7 +72,8 @@ class Sage2Sm80Backend(Sage2CudaBackend):
     def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
         fused, qattn = self.modules.fused, self.modules.qattn
         dtype = inputs.q.dtype
-        prep = prepare(inputs.q, inputs.k, inputs.v, inputs.layout, clock, self.smooth_k)
+        prep = prepare(inputs.q, inputs.k, inputs.v, inputs.layout, clock, self.smooth_k,
+                       self.return_lse)
         qk = quantize(fused, prep, self.gran, BLKQ, self._warpq(prep.q.size(-1)), BLKK, clock)
         o = torch.empty(prep.q.size(), dtype=dtype, device=prep.q.device)
         v, tl = prep.v, prep.tl
@@ -87,15 +89,19 @@ class Sage2Sm80Backend(Sage2CudaBackend):
         else:
             v = v.to(torch.float16)
             clock.mark("v_fp16_conversion")
-        getattr(qattn, self._kernel_fn())(
+        lse = getattr(qattn, self._kernel_fn())(
             qk.q_int8, qk.k_int8, v, o, qk.q_scale, qk.k_scale, *extra, tl,
-            1 if inputs.causal else 0, GRAN_CODE[self.gran], inputs.sm_scale, 0)
+            1 if inputs.causal else 0, GRAN_CODE[self.gran], inputs.sm_scale,
+            1 if self.return_lse else 0)
         o = o[..., :prep.head_dim_og]
+        if self.return_lse:
+            self.last_lse = natural_lse(lse, prep.lse_correction, inputs.sm_scale)
         clock.mark("fused_mainloop")
         return o
 
     def public(self, inputs: Inputs) -> torch.Tensor | None:
         fn = getattr(importlib.import_module("sageattention"), PUBLIC)
-        return fn(inputs.q, inputs.k, inputs.v, tensor_layout=inputs.layout,
+        return output_of(fn(inputs.q, inputs.k, inputs.v, tensor_layout=inputs.layout,
                   is_causal=inputs.causal, qk_quant_gran=self.gran, sm_scale=inputs.sm_scale,
-                  pv_accum_dtype=self.pv_accum, smooth_k=self.smooth_k, smooth_v=self.smooth_v)
+                  pv_accum_dtype=self.pv_accum, smooth_k=self.smooth_k, smooth_v=self.smooth_v,
+                  **public_lse(self.return_lse)))

@@ -9,7 +9,8 @@ Two installed flavours are understood, told apart by their module layout:
   attention kernels return `o`.
 
 Phases: `k_mean_and_smoothing_preparation` (head-dim padding, the K mean, 1.0.6's K - mean, and
-V's cast to fp16 for bf16 inputs, in the public function's order), `qk_int8_quantization`
+V's cast to fp16 for bf16 inputs, and with return_lse the lse correction (lse.py), in the
+public function's order), `qk_int8_quantization`
 (per_block_int8, both Q and K in one call), `fused_mainloop`. With smooth_k=false (both flavours'
 functions take it) there is no K mean: K is quantized as it is.
 """
@@ -33,6 +34,7 @@ from sagetui.runner.backends.base import (
     PhaseClock,
     VariantLoadError,
 )
+from sagetui.runner.backends.lse import lse_correction, natural_lse, output_of, public_lse
 from sagetui.runner.backends.sdpa import require_cuda
 
 UPSTREAM = "upstream"
@@ -138,13 +140,19 @@ class SageTritonBackend(Backend):
         require_cuda(device)
         load_triton_api()
 
-    def load(self) -> None:
+    def refuse_module_path(self) -> None:
         if self.module_path is not None:
             # Triton kernels have no separate build to load: a variant of this backend is
             # another installed sageattention first on PYTHONPATH, not a module_path.
-            raise VariantLoadError("sage-triton has no extension module to swap; put the other "
-                                   "sageattention first on PYTHONPATH instead")
+            raise VariantLoadError(f"{self.name} has no extension module to swap; put the "
+                                   "other sageattention first on PYTHONPATH instead")
+
+    def load(self) -> None:
+        self.refuse_module_path()
         self._api = load_triton_api()
+        if self.return_lse and self._api.flavor == PYPI_106:
+            raise VariantLoadError("sageattention 1.0.6's Triton kernels return no lse: "
+                                   "return_lse needs an upstream (2.x) build")
 
     @property
     def api(self) -> TritonApi:
@@ -176,6 +184,8 @@ class SageTritonBackend(Backend):
         clock.start()
         q, k, v = pad_head_dim(q), pad_head_dim(k), pad_head_dim(v)
         km = k.mean(dim=seq_dim, keepdim=True) if self.smooth_k else None
+        lse_on = self.return_lse
+        correction = lse_correction(q, km, layout) if lse_on and km is not None else None
         if dtype == torch.bfloat16 or dtype == torch.float32:
             v = v.to(torch.float16)
         clock.mark("k_mean_and_smoothing_preparation")
@@ -183,12 +193,14 @@ class SageTritonBackend(Backend):
                                                      tensor_layout=layout)
         clock.mark("qk_int8_quantization")
         if inputs.causal:
-            o, _ = api.attn_causal(q_int8, k_int8, v, q_scale, k_scale, tensor_layout=layout,
-                                   output_dtype=dtype, return_lse=False)
+            o, lse = api.attn_causal(q_int8, k_int8, v, q_scale, k_scale, tensor_layout=layout,
+                                     output_dtype=dtype, return_lse=lse_on)
         else:
-            o, _ = api.attn(q_int8, k_int8, v, q_scale, k_scale, tensor_layout=layout,
-                            attn_mask=None, output_dtype=dtype, return_lse=False)
+            o, lse = api.attn(q_int8, k_int8, v, q_scale, k_scale, tensor_layout=layout,
+                              attn_mask=None, output_dtype=dtype, return_lse=lse_on)
         o = o[..., :head_dim_og]
+        if lse_on:
+            self.last_lse = natural_lse(lse, correction, inputs.sm_scale)
         clock.mark("fused_mainloop")
         return o
 
@@ -223,9 +235,10 @@ class SageTritonBackend(Backend):
     def public(self, inputs: Inputs) -> torch.Tensor | None:
         api = self.api
         if api.flavor == UPSTREAM:
-            return api.public(inputs.q, inputs.k, inputs.v, tensor_layout=inputs.layout,
-                              is_causal=inputs.causal, sm_scale=inputs.sm_scale,
-                              smooth_k=self.smooth_k)
+            return output_of(api.public(inputs.q, inputs.k, inputs.v,
+                                        tensor_layout=inputs.layout, is_causal=inputs.causal,
+                                        sm_scale=inputs.sm_scale, smooth_k=self.smooth_k,
+                                        **public_lse(self.return_lse)))
         # 1.0.6 subtracts the K mean in place: hand it a copy so the inputs stay as they are
         return api.public(inputs.q, inputs.k.clone(), inputs.v, tensor_layout=inputs.layout,
                           is_causal=inputs.causal, sm_scale=inputs.sm_scale,

@@ -1,7 +1,7 @@
 """Reports side by side: the table core/compare builds from each saved source's report (the
 same columns and cells `sagetui compare` prints), its legend and notes, and, under it, the
-reports' main-loop profiles. The comparison derives verdicts (scipy), so it is built in a
-thread worker, never on the UI thread."""
+reports' main-loop profiles and their profile diff. The comparison derives verdicts (scipy),
+so it is built in a thread worker, never on the UI thread."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from textual.widgets import Static
 
 from sagetui.core.compare.build import Comparison, compare_reports
 from sagetui.core.compare.facts import NotComparable
+from sagetui.core.compare.profiles import profile_diffs
 from sagetui.core.format import short_phase
 from sagetui.tui.source import Source
-from sagetui.tui.widgets.mainloop_panel import compare_text
+from sagetui.tui.widgets.mainloop_panel import compare_text, diff_text
 from sagetui.tui.widgets.steady_table import SteadyTable
 from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
@@ -41,8 +42,10 @@ def sync_compare(root: DOMNode, sources: list[Source]) -> None:
     else:
         _show(root, generation, 0, None)
     panel = root.query_one("#compare-mainloop", Static)
-    panel.update(text := compare_text([(s.model.profiles, s.baseline) for s in saved]))
-    panel.display = bool(text.plain)
+    text = compare_text([(s.model.profiles, s.baseline) for s in saved])
+    diffs = diff_text(profile_diffs(reports)) if reports else Text()
+    panel.update(Text("\n").join([x for x in (text, diffs) if x.plain]))
+    root.query_one("#compare-mainloop-box").display = bool(text.plain or diffs.plain)
 
 
 def _show(root: DOMNode, generation: int, reports: int,

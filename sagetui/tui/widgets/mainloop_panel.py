@@ -7,7 +7,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from sagetui.core.compare.match import letter
-from sagetui.core.profile.model import MainloopProfile
+from sagetui.core.profile.diff_view import bar_line, sections, text_lines
+from sagetui.core.profile.model import MainloopProfile, VariantDiff
 from sagetui.core.profile.rules import PHASES, UNATTRIBUTED
 from sagetui.core.profile.summary import share_change, top_stall
 
@@ -69,3 +70,23 @@ def compare_text(sources: list[tuple[list[MainloopProfile], str | None]]) -> Tex
     if profiles and base is None:
         base = profiles[0].variant
     return mainloop_text(profiles, base)
+
+
+def diff_text(diffs: list[VariantDiff]) -> Text:
+    """The profile diff (core/compare/profiles.profile_diffs): per pair, the phases' share
+    changes, the stall reasons that changed and the hot lines that moved, with the cells
+    `sagetui profile` prints; rows beyond the bar in bold."""
+    t = Text()
+    if not diffs:
+        return t
+    t.append("profile diff", style="bold")
+    t.append(f" ({bar_line()})\n", style="dim")
+    for d in diffs:
+        for s in sections(d):
+            lines = text_lines(s)
+            t.append(lines[0] + "\n", style="" if s.rows else "dim")
+            if s.rows:
+                t.append(lines[1] + "\n", style="dim")
+                for line, changed in zip(lines[2:], s.changed, strict=True):
+                    t.append(line + "\n", style="bold" if changed else "")
+    return t

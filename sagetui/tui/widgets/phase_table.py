@@ -1,4 +1,5 @@
-"""Per-phase latency: p50, p90, share of the call, and the 95 % half-width from rounds."""
+"""Per-phase latency: p50, p90, share of the call, the 95 % half-width from rounds, and the
+phase's speed of light: its bytes, GB/s and share of the copy bandwidth."""
 
 from __future__ import annotations
 
@@ -6,20 +7,31 @@ from typing import Any
 
 from rich.text import Text
 
-from sagetui.core.format import half_width, ms
+from sagetui.core.format import fraction_pct, gbps, half_width, ms, size
 from sagetui.tui.source import PhaseRow, Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
 from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
 
-def _cells(row: PhaseRow, bold: bool = False) -> list[Text | str]:
+def _cells(row: PhaseRow, bold: bool = False, sol: bool = False) -> list[Text | str]:
     name = Text("  " * row.depth + row.name, style="bold" if bold else
                 ("dim" if row.depth else ""))
     share = "" if row.share is None else f"{100 * row.share:.1f} %"
     half = "" if row.ci_half_percent is None else half_width(row.ci_half_percent)
-    return [name, ms(row.p50_s), ms(row.p90_s), share, half,
-            "" if row.count is None else str(row.count)]
+    cells: list[Text | str] = [name, ms(row.p50_s), ms(row.p90_s), share, half,
+                               "" if row.count is None else str(row.count)]
+    if sol:
+        cells += ["" if row.bytes_moved is None else size(row.bytes_moved),
+                  "" if row.gbps is None else gbps(row.gbps),
+                  "" if row.share_of_copy is None else f"{fraction_pct(row.share_of_copy, 1)} %"]
+    return cells
+
+
+COLUMNS = ("phase", "p50 ms", "p90 ms", "share", "95% CI", "n")
+# where a phase has a bytes model: its compulsory traffic against the GPU's measured copy
+# bandwidth (core/sol.py; blank where none was measured)
+SOL_COLUMNS = ("bytes", "GB/s", "% copy")
 
 
 class PhaseTable(SteadyTable):
@@ -29,20 +41,28 @@ class PhaseTable(SteadyTable):
         super().__init__(cursor_type="row", **kwargs)
 
     def on_mount(self) -> None:
-        for label in ("phase", "p50 ms", "p90 ms", "share", "95% CI", "n"):
+        self._columns(COLUMNS)
+
+    def _columns(self, labels: tuple[str, ...]) -> None:
+        self.clear(columns=True)
+        for label in labels:
             self.add_column(label, key=label)
 
     def sync(self, data: Source, ctx: ViewContext) -> None:
         whose, rows = data.phase_rows(ctx.selected)
         row_before = self.cursor_row
+        sol = any(r.bytes_moved is not None for r in rows)
+        labels = COLUMNS + SOL_COLUMNS if sol else COLUMNS
+        if len(self.columns) != len(labels):
+            self._columns(labels)
         self.clear()
         for row in rows:
-            self.add_row(*_cells(row))
+            self.add_row(*_cells(row, sol=sol))
         total = data.total_row(ctx.selected)
         if total is not None:
-            self.add_row(*_cells(total, bold=True))
+            self.add_row(*_cells(total, bold=True, sol=sol))
         if not rows and total is None:
-            self.add_row(Text("no phase timings yet", style="dim"), "", "", "", "", "")
+            self.add_row(Text("no phase timings yet", style="dim"), *[""] * (len(labels) - 1))
         self.border_title = Text(f"Phases · {whose}")  # Text: a name is never markup
         if row_before < self.row_count:
             self.move_cursor(row=row_before)

@@ -9,7 +9,9 @@ from rich.text import Text
 
 from sagetui.core.derived import change_percent
 from sagetui.core.format import fraction_pct, ms, pct
+from sagetui.core.report.export import sol_cells
 from sagetui.core.report.kernel_facts_rows import DIFFERS, comparison_rows
+from sagetui.core.report.model import SpeedOfLight
 from sagetui.core.run import figures as fig
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
@@ -70,6 +72,10 @@ class SchedulerFacts(SteadyTable):
             if value is not None:
                 text = f"{100 * value:.2f} %" if "share" in key else f"{value:.3f}"
                 facts.append((key.replace("_", " "), Text(text, justify="right")))
+        sol = fig.sol(data.model, v) if v is not None else None
+        if sol is not None and sol.get("tops") is not None:
+            facts += [(label, Text(text, justify="right"))
+                      for label, text in sol_cells(SpeedOfLight.model_validate(sol))]
         peak = v.facts.peak_memory_bytes if v is not None else None
         if peak is not None:
             facts.append(("call's peak memory", Text(f"{peak / 2**20:,.1f} MiB", justify="right")))
