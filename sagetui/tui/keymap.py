@@ -50,6 +50,11 @@ KEYS: tuple[KeyAction, ...] = (
     KeyAction("A", "calibrations", "Calibrations", "List / clear calibrations",
               "List the stored noise floors (host, GPU, backend, build, shape, age) and offer "
               "to clear them all", "Run", show=False),
+    KeyAction("w", "watch", "Watch", "Watch the source variants' trees",
+              "Start or stop watching the trees of `backend@src:PATH` variants (also "
+              "--watch): a change rebuilds its variant and runs the comparison again; each "
+              "rebuild's change, verdict and main-loop delta join the history in the Compare "
+              "tab", "Run"),
     KeyAction("t", "toggle_variant", "Toggle", "Toggle variant",
               "Turn the selected variant on or off (a run applies it at the next round)",
               "Variants"),
@@ -96,7 +101,7 @@ KEYS: tuple[KeyAction, ...] = (
 
 
 # the keys of a run: a console of saved reports (`sagetui view`) does not offer them
-RUN_ONLY = frozenset({"toggle_run", "edit_run", "until_ci", "calibrate", "profile"})
+RUN_ONLY = frozenset({"toggle_run", "edit_run", "until_ci", "calibrate", "profile", "watch"})
 
 
 # The footer shows bindings in their order and cuts what does not fit the line: run, the run

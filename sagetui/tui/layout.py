@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import RichLog, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, RichLog, Static, TabbedContent, TabPane
 
 from sagetui.tui import keymap
 from sagetui.tui.widgets.compare_table import CompareTable
@@ -23,7 +23,8 @@ from sagetui.tui.widgets.verdict_table import VerdictTable
 PANEL_TITLES = {"variants": "Variants · t toggle · b baseline",
                 "verdicts": "Verdicts vs baseline", "facts": "Scheduler grid",
                 "tail": "Tail study (main loop)", "compare-table": "Compare",
-                "decomposition": "Correctness"}
+                "decomposition": "Correctness",
+                "watch-panel": "Source variants · builds and the watch (w)"}
 
 
 def compose_console(initial: str) -> ComposeResult:
@@ -62,6 +63,9 @@ def compose_console(initial: str) -> ComposeResult:
             yield Static(id="compare-hint")
             yield CompareTable(id="compare-table")
             yield Static(id="compare-mainloop")  # reports' main-loop profiles, when they have any
+            with Vertical(id="watch-panel"):  # source variants: their builds and the watch
+                yield Static(id="watch-status")
+                yield DataTable(id="watch-history", cursor_type="row", zebra_stripes=True)
         with TabPane(label["sweep"], id="sweep"):
             yield SweepPanel(id="sweep-body")
     yield SteadyFooter(compact=True)
