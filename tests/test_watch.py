@@ -144,3 +144,11 @@ def test_a_failing_build_leaves_its_variant_out_and_the_others_build(
     with pytest.raises(BuildFailed):  # none left: the last failure is raised
         build_sources(config.model_copy(update={"variants": config.variants[:1],
                                                 "baseline": None}), [])
+
+
+def test_watch_without_a_source_variant_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from sagetui.cli.main import main
+
+    assert main(["--watch", "--backend", "reference"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--watch needs a variant built from a tree" in err

@@ -50,11 +50,6 @@ KEYS: tuple[KeyAction, ...] = (
     KeyAction("A", "calibrations", "Calibrations", "List / clear calibrations",
               "List the stored noise floors (host, GPU, backend, build, shape, age) and offer "
               "to clear them all", "Run", show=False),
-    KeyAction("w", "watch", "Watch", "Watch the source variants' trees",
-              "Start or stop watching the trees of `backend@src:PATH` variants (also "
-              "--watch): a change rebuilds its variant and runs the comparison again; each "
-              "rebuild's change, verdict and main-loop delta join the history in the Compare "
-              "tab", "Run"),
     KeyAction("t", "toggle_variant", "Toggle", "Toggle variant",
               "Turn the selected variant on or off (a run applies it at the next round)",
               "Variants"),
@@ -79,6 +74,11 @@ KEYS: tuple[KeyAction, ...] = (
               "nothing else changes)", "Reports"),
     KeyAction("n", "next_source", "Next report", "Show next report",
               "Switch the panels to the next open report (or the live run)", "Reports"),
+    KeyAction("w", "watch", "Watch", "Watch the source variants' trees",
+              "Start or stop watching the trees of `backend@src:PATH` variants (also "
+              "--watch): a change rebuilds its variant and runs the comparison again; each "
+              "rebuild's change, verdict and main-loop delta join the history in the Compare "
+              "tab", "Sources", show=False),
     *(KeyAction(str(i + 1), f"show_tab('{tab}')", title, f"Show {title}",
                 f"Switch to the {title} tab", "Panels", footer=TABS_GROUP)
       for i, (tab, title) in enumerate(TABS)),
