@@ -5,10 +5,11 @@ runner starts: the runner only ever loads built modules."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from sagetui.build.builder import Plan, build, plan
+from sagetui.build.errors import BuildFailed
 from sagetui.build.setup_driver import Progress
 from sagetui.build.tree_diff import tree_diff
 from sagetui.core.build_facts import BuildFacts, TreeDiff
@@ -22,17 +23,30 @@ def plan_sources(config: RunConfig, *, arch: str | None = None,
             for v in config.variants if v.source is not None}
 
 
+Failure = Callable[[str, BuildFailed], None]
+
+
 def resolve_sources(config: RunConfig, plans: dict[str, Plan], progress: Progress, *,
-                    cache_root: Path | None = None) -> RunConfig:
-    """The configuration with every source variant built (BuildFailed: the first that fails)
-    and pointing at its cache entry; a variant's diff against the baseline's tree when the
-    baseline is built from one too."""
+                    cache_root: Path | None = None,
+                    on_failure: Failure | None = None) -> RunConfig:
+    """The configuration with every source variant built and pointing at its cache entry; a
+    variant's diff against the baseline's tree when the baseline is built from one too.
+    A build that fails raises BuildFailed, or with `on_failure` is handed to it and its
+    variant left out, the others going on (BuildFailed still when none is left)."""
     if not plans:
         return config
     built: dict[str, BuildFacts] = {}
+    failed: list[str] = []
     for name, p in plans.items():
         progress(f"variant {name}: {p.describe()}")
-        facts = build(p, progress=progress, cache_root=cache_root)
+        try:
+            facts = build(p, progress=progress, cache_root=cache_root)
+        except BuildFailed as exc:
+            if on_failure is None or len(failed) + 1 == len(config.variants):
+                raise
+            on_failure(name, exc)
+            failed.append(name)
+            continue
         how = "cache hit" if facts.cache_hit else f"built in {facts.build_s:.1f} s"
         progress(f"variant {name}: {how} -> {facts.entry}")
         built[name] = facts
@@ -46,5 +60,8 @@ def resolve_sources(config: RunConfig, plans: dict[str, Plan], progress: Progres
                 built[name] = facts.model_copy(update={"diff_vs_baseline": TreeDiff(
                     baseline=base, baseline_source=built[base].source, files=files)})
     variants = [v.model_copy(update={"path": built[v.name].entry, "build": built[v.name]})
-                if v.name in built else v for v in config.variants]
-    return config.model_copy(update={"variants": variants})
+                if v.name in built else v for v in config.variants if v.name not in failed]
+    update: dict[str, object] = {"variants": variants}
+    if config.baseline in failed:  # the first variant left is the baseline
+        update["baseline"] = None
+    return config.model_copy(update=update)

@@ -47,14 +47,23 @@ def modules_for(root: Path, backend: str) -> tuple[str, ...]:
     return modules
 
 
+def is_source(rel: Path) -> bool:
+    """Whether a path relative to the tree's root is one the build hashes: setup.py,
+    csrc/**, the package's .py files (not bytecode, built modules or build folders)."""
+    parts = rel.parts
+    if parts == ("setup.py",):
+        return True
+    if len(parts) < 2 or _SKIP_DIRS.intersection(parts) or rel.name.endswith(_SKIP_SUFFIXES):
+        return False
+    return parts[0] == "csrc" or (parts[0] == PACKAGE and rel.suffix == ".py")
+
+
 def source_files(root: Path) -> list[str]:
-    """What a build compiles or runs: csrc/**, setup.py and the package's .py files, as
-    sorted paths relative to `root`."""
+    """What a build compiles or runs (is_source), as sorted paths relative to `root`."""
     found = [root / "setup.py"]
     for top, pattern in (("csrc", "*"), (PACKAGE, "*.py")):
-        found += [p for p in (root / top).rglob(pattern) if p.is_file()
-                  and not _SKIP_DIRS.intersection(p.relative_to(root).parts)
-                  and not p.name.endswith(_SKIP_SUFFIXES)]
+        found += [p for p in (root / top).rglob(pattern)
+                  if p.is_file() and is_source(p.relative_to(root))]
     return sorted(str(p.relative_to(root)) for p in found)
 
 

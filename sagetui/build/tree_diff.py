@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from sagetui.build.tree import hash_sources
+from sagetui.build.tree import hash_sources, source_files
 from sagetui.core.build_facts import FileDiff
 
 _EMPTY = "/dev/null"
@@ -41,3 +41,14 @@ def tree_diff(baseline: Path, tree: Path) -> list[FileDiff] | None:
         added, deleted = _numstat(a, b)
         out.append(FileDiff(file=rel, added=added, deleted=deleted))
     return out
+
+
+def snapshot(tree: Path, into: Path) -> Path:
+    """A copy of the tree's source files (those the build hashes) in `into`, replaced whole:
+    what a later tree_diff(into, tree) compares the tree with (the watch: the change since
+    the previous build of the tree)."""
+    shutil.rmtree(into, ignore_errors=True)
+    for rel in source_files(tree):
+        (into / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(tree / rel, into / rel)
+    return into

@@ -57,11 +57,21 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_sources(config: RunConfig) -> RunConfig:
-    """Every `backend@src:PATH` variant checked (UsageError) and built (BuildFailed), its
-    path then its cache entry; the progress on stderr."""
+def build_sources(config: RunConfig, failed: list[str] | None = None) -> RunConfig:
+    """Every `backend@src:PATH` variant checked (UsageError) and built, its path then its
+    cache entry; the progress on stderr. A variant whose build fails is left out with the
+    compiler's error block, its name appended to `failed`, and the others run (BuildFailed
+    when none is left)."""
+
+    def left_out(name: str, exc: BuildFailed) -> None:
+        report_failure(exc)
+        _say(f"build: variant {name} is left out of the run; the others go on")
+        if failed is not None:
+            failed.append(name)
+
     try:
         plans = plan_sources(config)
-        return resolve_sources(config, plans, lambda line: _say(f"build: {line}"))
+        return resolve_sources(config, plans, lambda line: _say(f"build: {line}"),
+                               on_failure=left_out)
     except BuildInputError as exc:
         raise UsageError(str(exc)) from None

@@ -69,10 +69,13 @@ def console_app(args: argparse.Namespace,
 
         config, capture, calls = workload_input(args)
         workload = WorkloadPlan(capture, calls, args.calls)
-    else:
-        config = config_from_args(args)
+    else:  # source variants: their trees checked now, built in the console (watch_flow.py)
+        config = config_from_args(args, build="later")
+        if getattr(args, "watch", False) and not any(v.source for v in config.variants):
+            raise UsageError("--watch needs a variant built from a tree: NAME=backend@src:PATH")
     from sagetui.tui.app import SageTUI  # after the input is checked: a refusal needs no TUI
 
     return SageTUI(config=config, reports=reports, refresh_hz=getattr(args, "refresh", 2.0),
                    theme_name=args.theme, recovery_path=recovery_file(args), workload=workload,
-                   build_config=build_config if config is not None else None)
+                   build_config=build_config if config is not None else None,
+                   watch=bool(getattr(args, "watch", False)))

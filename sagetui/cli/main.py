@@ -96,6 +96,9 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
     p.add_argument("--theme", help="colour theme (see themes/)")
     p.add_argument("--recovery-dir", metavar="DIR", help="where runs autosave "
                    "(default: $XDG_STATE_HOME/sagetui/recovery)")
+    p.add_argument("--watch", action="store_true", help="watch the trees of backend@src:PATH "
+                   "variants: a change rebuilds its variant and runs the comparison again "
+                   "(also the key w)")
     _add_run_options(p)
     _add_workload_options(p)  # the console's runs can replay a capture too
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)

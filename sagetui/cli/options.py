@@ -111,12 +111,24 @@ def packed_lengths(shape_given: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def config_from_args(args: argparse.Namespace, build: bool = True) -> RunConfig:
+def config_from_args(args: argparse.Namespace, build: bool | str = True,
+                     build_failed: list[str] | None = None) -> RunConfig:
     """`build`: each `backend@src:PATH` variant is built (or found in the cache) now and
-    points at its build; without, such a variant is refused (the console's run editor: a
-    build of minutes does not belong in its thread)."""
+    points at its build (a variant whose build fails is left out, its name appended to
+    `build_failed`); "later": each tree is checked now and built by the console, in a worker;
+    False: such a variant is refused (the console's run editor: a build of minutes does not
+    belong in its thread)."""
     config = _config(args)
     if not any(v.source for v in config.variants):
+        return config
+    if build == "later":
+        from sagetui.build.errors import BuildInputError
+        from sagetui.build.sources import plan_sources
+
+        try:
+            plan_sources(config)
+        except BuildInputError as exc:
+            raise UsageError(str(exc)) from None
         return config
     if not build:
         name = next(v.name for v in config.variants if v.source)
@@ -124,7 +136,7 @@ def config_from_args(args: argparse.Namespace, build: bool = True) -> RunConfig:
                          "the path it prints")
     from sagetui.cli.build import build_sources
 
-    return build_sources(config)
+    return build_sources(config, build_failed)
 
 
 def _config(args: argparse.Namespace) -> RunConfig:

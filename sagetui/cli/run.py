@@ -234,8 +234,9 @@ def report_write_failures(failed: list[str], recovery: Path | None, console: Con
 
 def cmd_run(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
     """`prestarted`: the runner main.py started before importing this module (spawn.py)."""
+    build_failed: list[str] = []  # source variants whose build failed: left out of the run
     try:
-        config = config_from_args(args)
+        config = config_from_args(args, build_failed=build_failed)
         check_outputs(args)
     except BaseException:
         if prestarted is not None:
@@ -248,6 +249,6 @@ def cmd_run(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
     if failed:
         report_write_failures(failed, recovery, err)
         return 1
-    # 1 also when a variant failed or anything else went wrong: a script must not mistake a
-    # run that lost a variant for a clean one
-    return 0 if report.status == "complete" and not report.faults else 1
+    # 1 also when a variant failed (or its build did) or anything else went wrong: a script
+    # must not mistake a run that lost a variant for a clean one
+    return 0 if report.status == "complete" and not report.faults and not build_failed else 1

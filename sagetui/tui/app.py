@@ -47,6 +47,7 @@ from sagetui.tui.themes import OKABE_ITO, install_themes
 from sagetui.tui.unsaved_guard import UnsavedGuard
 from sagetui.tui.variant_controls import set_baseline, toggle_variant
 from sagetui.tui.view_context import ViewContext
+from sagetui.tui.watch_flow import BuildLine, BuildsDone, SourceFlow, TreeChanged
 from sagetui.tui.widgets.compare_table import sync_compare
 from sagetui.tui.widgets.head_accuracy import HeadAccuracy
 from sagetui.tui.widgets.phase_table import PhaseTable
@@ -79,7 +80,8 @@ class SageTUI(App[int]):
                  theme_name: str | None = None, recovery_path: str | Path | None = None,
                  export_dir: str | Path | None = None, sweep_axes: Axes | None = None,
                  workload: WorkloadPlan | None = None,
-                 build_config: Builder | None = None) -> None:  # cli's: the run editor's
+                 build_config: Builder | None = None,  # cli's: the run editor's
+                 watch: bool = False) -> None:  # --watch: source variants' trees
         super().__init__()
         if "TEXTUAL_ANIMATIONS" not in os.environ:  # no 0.3 s slide of the tab underline at
             self.animation_level = "none"  # 60 Hz, over SSH, in the way of the next key's frame
@@ -107,6 +109,10 @@ class SageTUI(App[int]):
         self.deriving = AnalysisWorker(self)
         self.profiling = ProfileFlow(self, self.run_control)
         self.editing = EditFlow(self, self, self.run_control, self.unsaved, build_config)
+        self.sources_flow = SourceFlow(self, self, self.run_control, config, watch=watch)
+        self.run_control.prepare = self.sources_flow.prepare
+        self.run_control.on_finished = self.sources_flow.on_finished
+        self.run_control.on_reconfigure = self.sources_flow.drop
         self._synced: dict[str, tuple[Any, ...]] = {}
         self._series, self._theme_problems = install_themes(self, theme_name)
 
@@ -153,6 +159,7 @@ class SageTUI(App[int]):
             self.write_log(LogLine(line, "warning"))
             self.notify(line, severity="warning")
         self.run_control.greet()
+        self.sources_flow.mount()
         for data in self.sources:
             if not data.live:
                 self._log_report(data)
@@ -163,6 +170,7 @@ class SageTUI(App[int]):
         self.call_after_refresh(self.flush_redraws)
 
     def on_unmount(self) -> None:
+        self.sources_flow.shut_down()
         self.run_control.shut_down()
         gc.set_threshold(*self._gc_thresholds)
 
@@ -271,6 +279,20 @@ class SageTUI(App[int]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         self.run_control.on_worker_state_changed(event)
+        self.sources_flow.on_worker_state_changed(event)
+
+    # -- source variants: their builds and the watch (watch_flow.py) --------------------------
+    def on_build_line(self, message: BuildLine) -> None:
+        self.sources_flow.on_line(message)
+
+    def on_builds_done(self, message: BuildsDone) -> None:
+        self.sources_flow.on_done(message)
+
+    def on_tree_changed(self, message: TreeChanged) -> None:
+        self.sources_flow.on_changed(message)
+
+    def action_watch(self) -> None:
+        self.sources_flow.toggle_watch()
 
     def action_toggle_run(self) -> None:
         self.unsaved.toggle_run()

@@ -74,6 +74,11 @@ KEYS: tuple[KeyAction, ...] = (
               "nothing else changes)", "Reports"),
     KeyAction("n", "next_source", "Next report", "Show next report",
               "Switch the panels to the next open report (or the live run)", "Reports"),
+    KeyAction("w", "watch", "Watch", "Watch the source variants' trees",
+              "Start or stop watching the trees of `backend@src:PATH` variants (also "
+              "--watch): a change rebuilds its variant and runs the comparison again; each "
+              "rebuild's change, verdict and main-loop delta join the history in the Compare "
+              "tab", "Sources", show=False),
     *(KeyAction(str(i + 1), f"show_tab('{tab}')", title, f"Show {title}",
                 f"Switch to the {title} tab", "Panels", footer=TABS_GROUP)
       for i, (tab, title) in enumerate(TABS)),
@@ -96,7 +101,7 @@ KEYS: tuple[KeyAction, ...] = (
 
 
 # the keys of a run: a console of saved reports (`sagetui view`) does not offer them
-RUN_ONLY = frozenset({"toggle_run", "edit_run", "until_ci", "calibrate", "profile"})
+RUN_ONLY = frozenset({"toggle_run", "edit_run", "until_ci", "calibrate", "profile", "watch"})
 
 
 # The footer shows bindings in their order and cuts what does not fit the line: run, the run

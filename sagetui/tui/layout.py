@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import RichLog, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, RichLog, Static, TabbedContent, TabPane
 
 from sagetui.tui import keymap
 from sagetui.tui.widgets.compare_table import CompareTable
@@ -30,7 +30,8 @@ PANEL_TITLES = {"variants": "Variants · t toggle · b baseline",
                 "tail": "Tail study (main loop)",
                 "kernel-facts": "Kernel facts (main loop, from the binary)",
                 "compare-table": "Compare",
-                "decomposition": "Correctness"}
+                "decomposition": "Correctness",
+                "watch-panel": "Source variants · builds and the watch (w)"}
 
 
 def compose_console(initial: str) -> ComposeResult:
@@ -72,6 +73,9 @@ def compose_console(initial: str) -> ComposeResult:
             # reports' main-loop profiles and their diff, when they have any (it scrolls)
             with VerticalScroll(id="compare-mainloop-box"):
                 yield Static(id="compare-mainloop")
+            with Vertical(id="watch-panel"):  # source variants: their builds and the watch
+                yield Static(id="watch-status")
+                yield DataTable(id="watch-history", cursor_type="row", zebra_stripes=True)
         with TabPane(label["sweep"], id="sweep"):
             yield SweepPanel(id="sweep-body")
     yield SteadyFooter(compact=True)

@@ -66,6 +66,11 @@ class RunControl:
         # first paint
         self.make_session = make_session or _session
         self.on_point = on_point  # a sweep's point finished (sweep_tab.py)
+        # source variants (watch_flow.py): `prepare` builds them first (True: the build starts
+        # the run when done), `on_finished` hears each run's report
+        self.prepare: Callable[[], bool] = lambda: False
+        self.on_finished: Callable[[Report], None] = lambda _report: None
+        self.on_reconfigure: Callable[[], None] = lambda: None
         self.config = config
         self.live = live
         self.recovery_path = recovery_path
@@ -116,7 +121,7 @@ class RunControl:
             self.app.notify("This console shows saved reports; start `sagetui` without `view` "
                             "to run.", severity="warning")
             return
-        if self.quitting:
+        if self.quitting or self.prepare():
             return
         data, cfg = self.live, self.config
         if self.calibrating is None and data.variants and not any(
@@ -375,6 +380,7 @@ class RunControl:
             self._finish_calibration(report)
         elif not self.quitting:
             self.app.notify(f"Run {e.status}: {data.rounds_done} rounds. e/c/m/s export it.")
+            self.on_finished(report)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "run" and event.state == WorkerState.ERROR:
@@ -396,6 +402,7 @@ class RunControl:
         """The next run's configuration (the run editor's, between runs): the live panels show
         its variants, pending, and the last run's result is dropped (edit_flow.py asked)."""
         assert self.live is not None and not self.running
+        self.on_reconfigure()
         self.config, self.resolved_config = config, None
         self.final_report = self.result = None
         self.live.reset(new_model(config))

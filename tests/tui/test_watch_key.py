@@ -1,0 +1,92 @@
+"""The console's source variants and its watch (key w), driven by Textual's Pilot.
+
+What is real: the tree (tests/build_tree.py, a tiny tree that looks like a SageAttention
+checkout), its builds in the console's worker (its setup.py, torch's BuildExtension, ninja,
+the cache), watchfiles noticing a real edit, the diff against the previous build, and a run in
+a real runner process on the CPU. What is not: a CPU cannot run the built sm89 module, so the
+flow's `run_as` runs the rebuilt variant as the reference backend (slowed, `slowdown`), so
+the verdict and the main-loop delta in the history come from a real CPU run that the watch's
+rebuild triggered."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sagetui.core.config import RunConfig, VariantSpec
+from sagetui.tui.app import SageTUI
+from sagetui.tui.help_screen import HelpScreen
+
+from ..build_tree import MODULE, set_qattn_source, write_tree
+from .conftest import THEME, aio, settle, tiny_config, wait_for
+from .test_issue11_console import logged
+
+pytestmark = pytest.mark.skipif(shutil.which("c++") is None or shutil.which("ninja") is None,
+                                reason="needs a C++ compiler and ninja")
+BUILD_S = 300  # a build of the tiny tree on a loaded two-core machine: tens of seconds
+
+
+def run_as_reference(config: RunConfig) -> RunConfig:
+    return config.model_copy(update={"variants": [
+        VariantSpec(name=v.name, backend="reference", options={"slowdown": 1.5})
+        if v.build is not None else v for v in config.variants]})
+
+
+@aio
+async def test_r_builds_then_w_rebuilds_on_a_change_and_keeps_the_history(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.9")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    tree = write_tree(tmp_path / "tree")
+    base = tiny_config()
+    config = base.model_copy(update={"variants": [
+        *base.variants, VariantSpec(name="mine", backend="sage2-sm89", path=f"src:{tree}")]})
+    app = SageTUI(config=config, theme_name=THEME, recovery_path=tmp_path / "r.json",
+                  export_dir=tmp_path)
+    flow = app.sources_flow
+    flow.run_as = run_as_reference
+    lines = logged(app)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("r")  # builds first (the worker), then runs
+        await wait_for(pilot, lambda: flow.building, timeout=10, what="the build to start")
+        assert not app.running
+        await wait_for(pilot, lambda: app.running or flow.built, timeout=BUILD_S,
+                       what="the first build")
+        await wait_for(pilot, lambda: not app.running and not flow.building, timeout=120,
+                       what="the first run")
+        log = "\n".join(lines)
+        assert "build: step " in log and "variant mine: built in" in log
+        assert app.data.status == "complete" and set(app.data.variants) == {"ref", "mine"}
+        assert flow.history == []  # r's build is not the watch's
+        await pilot.press("w")
+        await wait_for(pilot, lambda: flow._stop is not None, what="the watch")
+        n = 0
+
+        def edited() -> bool:  # the watcher may start after a first write: write again
+            nonlocal n
+            if flow.pending or flow.rebuilt or flow.history:
+                return True
+            n += 1
+            set_qattn_source(tree, MODULE.format(value=89) + "// tuned\n" * n)
+            return False
+
+        await wait_for(pilot, edited, timeout=60, what="the watch to see the edit")
+        await wait_for(pilot, lambda: len(flow.history) == 1, timeout=BUILD_S + 120,
+                       what="the rebuild and its run")
+        await pilot.press("w")  # stopped: settle waits on every worker, the watch's too
+        assert flow._stop is None
+        await settle(pilot, app)
+        row = flow.history[0]
+        assert row.variant == "mine" and row.change.startswith("pybind_sm89.cpp +")
+        assert row.change.endswith(" -0")
+        assert row.verdict.split()[0] in ("SLOWER", "INCONCLUSIVE", "SAME", "FASTER")
+        assert "[" in row.mainloop  # the phase's p50 delta with its interval
+        table = app.query_one("#watch-history")
+        assert table.row_count == 1 and table.get_row_at(0)[1] == "mine"  # type: ignore[attr-defined]
+        assert app.data.status == "complete"
