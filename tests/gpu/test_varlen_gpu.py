@@ -73,19 +73,37 @@ def test_varlen_matches_its_public_function_and_fp32_per_sequence(causal: bool) 
 
 
 @pytest.mark.parametrize("name", ["sage2-sm80", "sage2-sm89", "sage2-sm90", "sage-triton"])
-@pytest.mark.parametrize("smooth_k", [True, False])
-def test_return_lse_is_fp32_s_log_sum_exp(name: str, smooth_k: bool) -> None:
+def test_return_lse_is_fp32_s_log_sum_exp(name: str) -> None:
+    """With K's mean large, smoothing's correction keeps the lse within 0.05 of fp32's; without
+    smooth_k, K's int8 quantization loses more (measured on the H200: 0.043 against 0.107 on
+    every path), so the bound there is looser and smoothing must do better."""
     torch.backends.cuda.matmul.allow_tf32 = False
     inputs = _inputs(True)
     inputs.k += 3.0  # a large K mean: the lse is only right with smoothing's correction
-    be = _backend(name, return_lse=True, smooth_k=smooth_k)
-    out = be.run(inputs, NullClock())
-    assert be.last_lse is not None and be.last_lse.shape == (1, 8, 2048)
-    plain = _backend(name, smooth_k=smooth_k).run(inputs, NullClock())
-    print(f"{name} smooth_k={smooth_k}: output with/without return_lse equal: "
-          f"{torch.equal(out, plain)}")
     want_out, want_lse = _fp32(inputs, True, [(0, 2048, 0, 2048)])
-    err = (be.last_lse - want_lse).abs().max().item()
-    print(f"{name} smooth_k={smooth_k}: lse max abs error {err:.4g}")
-    assert err < 0.05
-    assert ((out.float() - want_out).abs().sum() / want_out.abs().sum()).item() < 0.05
+    errors = {}
+    for smooth_k in (True, False):
+        be = _backend(name, return_lse=True, smooth_k=smooth_k)
+        out = be.run(inputs, NullClock())
+        assert be.last_lse is not None and be.last_lse.shape == (1, 8, 2048)
+        plain = _backend(name, smooth_k=smooth_k).run(inputs, NullClock())
+        print(f"{name} smooth_k={smooth_k}: output with/without return_lse equal: "
+              f"{torch.equal(out, plain)}")
+        errors[smooth_k] = (be.last_lse - want_lse).abs().max().item()
+        print(f"{name} smooth_k={smooth_k}: lse max abs error {errors[smooth_k]:.4g}")
+        assert ((out.float() - want_out).abs().sum() / want_out.abs().sum()).item() < 0.05
+    assert errors[True] < 0.05 and errors[False] < 0.15 and errors[True] < errors[False], errors
+
+
+def test_the_reference_runs_packed_sequences_on_the_gpu_as_on_the_cpu() -> None:
+    """The reference backend (torch ops) on CUDA: every tensor it makes on its inputs' device,
+    its output within float rounding of the same inputs' run on the CPU."""
+    inputs = _inputs(True, SEQLENS)
+    ref = _backend("reference")
+    out = ref.run(inputs, NullClock())
+    assert out.device.type == "cuda"
+    cpu = type(inputs)(q=inputs.q.cpu(), k=inputs.k.cpu(), v=inputs.v.cpu(), layout=inputs.layout,
+                       causal=inputs.causal, sm_scale=inputs.sm_scale, packed=inputs.packed)
+    want = ref.run(cpu, NullClock())
+    d = (out.cpu().float() - want.float()).abs()
+    assert (d.sum() / want.float().abs().sum()).item() < 1e-2, d.max().item()

@@ -62,10 +62,11 @@ def online_softmax_pv(q_i8: torch.Tensor, q_row_scale: torch.Tensor, k_i8: torch
     list that gets each row's log-sum-exp in base 2 [B, H, Nq]."""
     b, h, n_q, d = q_i8.shape
     n_kv = k_i8.shape[2]
-    m = torch.full((b, h, n_q, 1), float("-inf"))
-    denom = torch.zeros((b, h, n_q, 1))
-    acc = torch.zeros((b, h, n_q, d))
-    rows = torch.arange(n_q)[:, None]
+    dev = q_i8.device  # the CPU as a rule; `--device cuda` runs it there too
+    m = torch.full((b, h, n_q, 1), float("-inf"), device=dev)
+    denom = torch.zeros((b, h, n_q, 1), device=dev)
+    acc = torch.zeros((b, h, n_q, d), device=dev)
+    rows = torch.arange(n_q, device=dev)[:, None]
     for j0 in range(0, n_kv, BLOCK_K):
         j1 = min(j0 + BLOCK_K, n_kv)
         # int8 products are exact in fp32 up to head_dim 128 (|sum| < 2^24): the kernel's int32
@@ -74,7 +75,7 @@ def online_softmax_pv(q_i8: torch.Tensor, q_row_scale: torch.Tensor, k_i8: torch
         s *= q_row_scale
         s *= k_deq[:, :, None, j0:j1]
         if causal:
-            s.masked_fill_(torch.arange(j0, j1)[None, :] > rows, float("-inf"))
+            s.masked_fill_(torch.arange(j0, j1, device=dev)[None, :] > rows, float("-inf"))
         m_new = torch.maximum(m, s.amax(dim=-1, keepdim=True))
         # rows whose keys are all masked so far keep a -inf maximum: nothing to rescale
         safe = torch.where(torch.isinf(m_new), torch.zeros_like(m_new), m_new)
@@ -104,7 +105,7 @@ def transpose_pad_permute(v: torch.Tensor) -> torch.Tensor:
     within 16-token groups, as the fp8 MMA layout wants it."""
     b, hkv, n_kv, d = v.shape
     padded = math.ceil(n_kv / BLOCK_K) * BLOCK_K
-    vt = torch.zeros((b, hkv, d, padded), dtype=v.dtype)
+    vt = torch.zeros((b, hkv, d, padded), dtype=v.dtype, device=v.device)
     groups = vt.view(b, hkv, d, padded // 16, 16)
     src = torch.nn.functional.pad(v.transpose(2, 3), (0, padded - n_kv))
     groups[..., PERM] = src.reshape(b, hkv, d, padded // 16, 16)
