@@ -49,7 +49,11 @@ from sagetui.core.workload.model import Workload
 #    distribution and its parameters, or the file), a variant's `dispatch` (sage2-auto) and
 #    `build` (a variant built from a source tree: core/build_facts.py), the `workload` block:
 #    an older sagetui refuses such a report as newer instead of tripping on unknown fields
-SCHEMA_VERSION = 4
+# 5: a variant's `kernel_facts` (core/kernel_facts.py) and `sol` (speed of light per phase,
+#    core/sol.py), the GPU's copy bandwidth in the environment, `mainloop_diff` and each
+#    profile's stall shares (core/profile/diff.py), the lse's error with return_lse, packed
+#    sequences (`seqlens`) in the shape
+SCHEMA_VERSION = 5
 
 Shape4 = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=4, max_length=4)]
 
