@@ -176,3 +176,21 @@ def _made_model():
                                   output_sha256="a" * 64, checksum=1.0, telemetry={}))
         apply(m, ev.RoundDone(round=r, completed=["a", "b"]))
     return m
+
+
+def test_a_tail_study_is_checked_at_its_own_variants_tiles() -> None:
+    """The H200 stream's tail study timed its baseline, sm90 (CTA_Q 64, CTA_K 128): check used
+    to recompute its rows at sm89's tiles and flagged five figures of a correct report."""
+    from sagetui.core.run.build import build_report
+
+    from .test_parity import STREAMS, folded, replay
+
+    events, _ = replay(next(p for p in STREAMS if p.stem == "h200_sm90_sm89_sdpa"))
+    report = build_report(folded(events))
+    assert report.tail_study and report.tail_study[0].variant == "sm90"
+    assert check_report(report) == []
+    row = report.tail_study[0]
+    bad = report.model_copy(update={"tail_study": [
+        row.model_copy(update={"q_ctas_per_head": row.q_ctas_per_head + 1}),
+        *report.tail_study[1:]]})
+    assert [m.path for m in check_report(bad)] == ["$.tail_study[0].q_ctas_per_head"]

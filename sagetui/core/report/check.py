@@ -22,7 +22,7 @@ from sagetui.core.profile.check import check_diff, check_profiles
 from sagetui.core.report.check_accuracy_peak import check_kernel_fields
 from sagetui.core.report.check_sol import check_sol
 from sagetui.core.report.mismatch import Mismatch, MismatchCollector
-from sagetui.core.report.model import Report, Variant
+from sagetui.core.report.model import Report, TailRow, Variant
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.summary import merge_round_summaries
 from sagetui.core.sweep.check import check_sweep
@@ -110,10 +110,19 @@ def check_report(report: Report) -> list[Mismatch]:
                  "grid CTAs / (SMs x CTAs per SM)")
 
     if report.tail_study:
-        cta_q = report.scheduler.cta_q if report.scheduler else geo.TILES[kernel].cta_q
-        cta_k = report.scheduler.cta_k if report.scheduler else geo.TILES[kernel].cta_k
+        default = (report.scheduler.cta_q, report.scheduler.cta_k) if report.scheduler else \
+            (geo.TILES[kernel].cta_q, geo.TILES[kernel].cta_k)
+        # each row at the tiles of the variant it timed (sagetui's reports carry a scheduler
+        # per variant, the tail study's variant being the baseline, whichever kernel it runs)
+        own = {v.name: (v.scheduler.cta_q, v.scheduler.cta_k) for v in report.variants or []
+               if v.scheduler is not None}
+
+        def tiles_of(row: TailRow) -> tuple[int, int]:
+            return own.get(row.variant or "", default)
+
         for i, row in enumerate(report.tail_study):
             p = f"$.tail_study[{i}]"
+            cta_q, cta_k = tiles_of(row)
             q_ctas = geo.ceil_div(row.q_len, cta_q)
             c.eq(f"{p}.q_ctas_per_head", row.q_ctas_per_head, q_ctas, "ceil(q_len / cta_q)")
             c.eq(f"{p}.k_iterations_per_cta", row.k_iterations_per_cta,
@@ -124,11 +133,12 @@ def check_report(report: Report) -> list[Mismatch]:
             c.eq(f"{p}.q_row_efficiency", row.q_row_efficiency, row.q_len / (q_ctas * cta_q),
                  "q_len / scheduled_q_rows")
             c.summary_shape(f"{p}.mainloop", row.mainloop)
-        for sweep, tile, key in (("q_tail_fixed_kv", cta_q, "q_len"),
-                                 ("kv_tail_fixed_q", cta_k, "kv_len")):
+        for sweep, which, key in (("q_tail_fixed_kv", 0, "q_len"),
+                                  ("kv_tail_fixed_q", 1, "kv_len")):
             rows = [(i, r) for i, r in enumerate(report.tail_study) if r.sweep == sweep]
             if not rows:
                 continue
+            tile = tiles_of(rows[0][1])[which]
             n = max(getattr(r, key) for _, r in rows)
             want = geo.tail_points(n, tile)
             got = [getattr(r, key) for _, r in rows]
