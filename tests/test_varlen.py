@@ -105,6 +105,7 @@ def test_operations_count_each_sequence_s_own_work() -> None:
     (["--seqlens", "100,200", "--variant", "sdpa"], "sdpa runs no packed sequences"),
     (["--variant", "sage2-varlen"], "sage2-varlen runs packed sequences: give --seqlens"),
     (["--variant", "sage2-varlen[return_lse=true]", "--seqlens", "8"], "no option 'return_lse'"),
+    (["--seqlens", "100,200", "--tail-study"], "--tail-study times one sequence"),
 ])
 def test_bad_packed_input_is_one_line_and_exit_2(cli, args: list[str], says: str) -> None:
     out = cli("run", "--heads", "2", "--head-dim", "32", "--device", "cpu", *args)
@@ -168,3 +169,12 @@ def test_a_captured_varlen_call_replays_as_packed_sequences(cli, tmp_path, monke
     assert cli("check", "w.json").returncode == 0
     refused = cli("run", "--workload", "cap", "--variant", "sdpa", "--device", "cpu")
     assert refused.returncode == 2 and "sdpa runs no packed sequences" in refused.stderr
+
+
+def test_a_sweep_of_packed_sequences_is_refused() -> None:
+    """A sweep sets each point's lengths; packed ones are fixed: one line, not a q_len that
+    is not the lengths' sum."""
+    from sagetui.core.sweep.plan import Axes, plan
+
+    with pytest.raises(ValueError, match="--seqlens fixes them"):
+        plan(packed_config(True).shape, Axes(q_lens=[64, 128], head_dims=[64], causal=[True]))

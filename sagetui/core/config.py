@@ -280,6 +280,9 @@ class RunConfig(_Strict):
         if self.inputs_path and self.shape.distribution != distributions.DEFAULT:
             raise ValueError("inputs come from a file or from synthetic:NAME, not both")
         packed = self.shape.seqlens is not None
+        if packed and self.tail_study:
+            raise ValueError("--tail-study times one sequence at lengths around its tiles: "
+                             "not with --seqlens")
         for v in self.variants:
             if packed and v.backend not in VARLEN_BACKENDS:
                 raise ValueError(f"variant {v.name}: {v.backend} runs no packed sequences "
