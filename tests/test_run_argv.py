@@ -169,7 +169,7 @@ def test_every_field_changed_at_once_comes_back_through_the_cli() -> None:
 def test_packed_sequences_come_back_through_the_cli() -> None:
     """--seqlens and --kv-seqlens with every other field they go with changed."""
     changes = {field: values[0] for field, (_, values) in _fields().items()
-               if field not in ("layout", "batch", "causal", "q_len", "kv_len")}
+               if field not in ("layout", "batch", "causal", "q_len", "kv_len", "tail_study")}
     changes.update(heads=8, kv_heads=2, baseline="slow", seqlens=(32, 64), kv_seqlens=(64, 40),
                    q_len=96, kv_len=104)
     config = _with(BASES["explicit"](), changes)

@@ -171,10 +171,10 @@ def test_a_captured_varlen_call_replays_as_packed_sequences(cli, tmp_path, monke
     assert refused.returncode == 2 and "sdpa runs no packed sequences" in refused.stderr
 
 
-def test_a_sweep_of_packed_sequences_is_refused() -> None:
-    """A sweep sets each point's lengths; packed ones are fixed: one line, not a q_len that
-    is not the lengths' sum."""
-    from sagetui.core.sweep.plan import Axes, plan
-
-    with pytest.raises(ValueError, match="--seqlens fixes them"):
-        plan(packed_config(True).shape, Axes(q_lens=[64, 128], head_dims=[64], causal=[True]))
+def test_a_sweep_of_packed_sequences_is_refused(cli) -> None:
+    """A sweep sets each point's lengths; packed ones are fixed: one line, exit 2."""
+    out = cli("sweep", "--heads", "2", "--head-dim", "32", "--device", "cpu", "--seqlens",
+              "100,200", "--variant", "reference")
+    assert out.returncode == 2, out.stderr
+    lines = [x for x in out.stderr.strip().splitlines() if not x.startswith("usage:")]
+    assert len(lines) == 1 and "--seqlens fixes them" in lines[0], out.stderr

@@ -36,6 +36,9 @@ class SweepProgress(Progress):
 def cmd_sweep(args: argparse.Namespace) -> int:
     from sagetui.cli.node_options import slots_from_args
 
+    if getattr(args, "seqlens", None):  # a sweep sets the lengths that packed ones fix
+        raise UsageError("a sweep sets each point's lengths: --seqlens fixes them (give one "
+                         "or the other)")
     config, axes = sweep_config(args)
     # a job's GPUs are the ones Slurm gives it, on its node: not parsed on this (login) node
     slots = None if args.slurm else slots_from_args(args)

@@ -74,20 +74,17 @@ KEYS: tuple[KeyAction, ...] = (
               "nothing else changes)", "Reports"),
     KeyAction("n", "next_source", "Next report", "Show next report",
               "Switch the panels to the next open report (or the live run)", "Reports"),
-    KeyAction("w", "watch", "Watch", "Watch the source variants' trees",
-              "Start or stop watching the trees of `backend@src:PATH` variants (also "
-              "--watch): a change rebuilds its variant and runs the comparison again; each "
-              "rebuild's change, verdict and main-loop delta join the history in the Compare "
-              "tab", "Sources", show=False),
+    KeyAction("w", "watch", "Watch", "Watch source trees",
+              "a change rebuilds its variant, then a run (--watch)", "Reports", show=False),
     *(KeyAction(str(i + 1), f"show_tab('{tab}')", title, f"Show {title}",
                 f"Switch to the {title} tab", "Panels", footer=TABS_GROUP)
       for i, (tab, title) in enumerate(TABS)),
     KeyAction("p", "profile('selected')", "Profile", "Profile the selected variant",
-              "Between runs: the selected variant's call once under Nsight Compute; the main "
-              "loop's sampled warp time per phase, in the Scheduler tab (p again cancels)",
+              "its call under Nsight Compute between runs, per phase in the Scheduler tab "
+              "(p again cancels)",
               "Profile"),
     KeyAction("P", "profile('all')", "Profile all", "Profile every enabled variant",
-              "Between runs: each enabled variant's call once under Nsight Compute", "Profile",
+              "each one's call under Nsight Compute", "Profile",
               show=False),
     KeyAction("T", "next_theme", "Theme", "Next theme",
               "Cycle through the sagetui themes (start with --theme NAME)", "View"),

@@ -251,7 +251,8 @@ def test_a_new_user_edits_runs_compares_and_exports_in_tmux(tmp_path: Path) -> N
         tmux.wait_for("--variant reference --variant 'slow=reference[slowdown=1.5]'")
         tmux.keys(*["Tab"] * 6)  # Browse, Add, batch, heads, kv heads, q len
         field("q len", "256", "--q-len 256")
-        tmux.keys(*["Tab"] * 7)  # kv len, head dim, dtype, layout, inputs, warm-up, rounds
+        # kv len, seqlens, kv seqlens, head dim, dtype, layout, inputs, warm-up, rounds
+        tmux.keys(*["Tab"] * 9)
         field("rounds", "2", "--rounds 2")
         tmux.keys("Tab")
         field("iterations", "3", "--iterations 3")

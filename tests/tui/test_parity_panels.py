@@ -14,6 +14,7 @@ import pytest
 from sagetui.core import events as ev
 from sagetui.core import format as fmt
 from sagetui.core.phases import PARENTS
+from sagetui.core.report.export import sol_cells
 from sagetui.core.report.io import save_report
 from sagetui.core.report.model import Report
 from sagetui.tui.app import SageTUI
@@ -71,16 +72,28 @@ def report_cells(report: Report) -> dict[str, Any]:
         parents = {PARENTS.get(p) for p in pt}
         leaves = sum(s.p50_s for p, s in pt.items() if p not in parents)
         intervals = v.intervals or {}
+        bw = (v.sol.phases or {}) if v.sol else {}  # bytes, GB/s, % copy where modelled
+
+        def traffic(name: str, bw: dict[str, Any] = bw) -> list[str]:
+            if not bw:
+                return []
+            b = bw.get(name)
+            if b is None:
+                return ["", "", ""]
+            return [fmt.size(b.bytes_read + b.bytes_written),
+                    "" if b.gbps is None else fmt.gbps(b.gbps),
+                    "" if b.share_of_copy is None else f"{fmt.fraction_pct(b.share_of_copy, 1)} %"]
+
         for p, s in pt.items():  # a parent's share is its children's together
             share = f"{100 * s.p50_s / leaves:.1f} %"
             phases.append([p, fmt.ms(s.p50_s), fmt.ms(s.p90_s), share,
                            fmt.half_width(intervals[p]) if p in intervals else "",
-                           str(s.count)])
+                           str(s.count), *traffic(p)])
         if v.timing:
             phases.append(["total (one call)", fmt.ms(v.timing.p50_s),
                            fmt.ms(v.timing.p90_s), "",
                            fmt.half_width(intervals["total"]) if "total" in intervals else "",
-                           str(v.timing.count)])
+                           str(v.timing.count), *traffic("total")])
         grid = v.scheduler.model_dump(exclude_none=True) if v.scheduler else {}
         facts = {label: _fact(key, grid[key]) for key, label in FACTS if key in grid}
         for key, value in (v.achieved or {}).items():
@@ -89,6 +102,8 @@ def report_cells(report: Report) -> dict[str, Any]:
                                                 else f"{value:.3f}")
         if v.peak_memory_bytes is not None:
             facts["call's peak memory"] = f"{v.peak_memory_bytes / 2**20:,.1f} MiB"
+        if v.sol is not None and v.sol.tops is not None:  # the export's cells: one renderer
+            facts.update(sol_cells(v.sol))
         out[v.name] = {"variant": variant, "verdict": verdict, "phases": phases,
                        "grid": facts}
     return out

@@ -50,9 +50,6 @@ class Axes:
 def plan(base: Shape, axes: Axes) -> list[Shape]:
     """Every point's shape: head dim, then causal, then the other length, then the swept one
     ascending (a series' points are neighbours). ValueError (one line) for a bad combination."""
-    if base.seqlens is not None:
-        raise ValueError("a sweep sets each point's lengths: --seqlens fixes them (give one "
-                         "or the other)")
     shapes = []
     for d in axes.head_dims:
         for causal in axes.causal:
