@@ -128,3 +128,30 @@ def cli_here(tmp_path, monkeypatch, capsys):
 @pytest.fixture
 def has_tmux():
     return shutil.which("tmux") is not None
+
+
+TINY_ARCH = "8.9"  # the architecture the tests' tiny tree is built for (it has no CUDA code)
+
+
+@pytest.fixture(scope="session")
+def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, object]:
+    """The tests' tiny SageAttention-like tree (build_tree.py) built once a session, by its
+    own setup.py: (tree, cache root, its build facts). A test that needs a good build of it in
+    a cache of its own seeds one from this (`seed_build_cache`): the key holds no path, so any
+    copy of the tree is then a cache hit."""
+    from sagetui.build.builder import build, plan
+
+    from .build_tree import write_tree
+
+    base = tmp_path_factory.mktemp("build")
+    tree, root = write_tree(base / "tree"), base / "cache"
+    facts = build(plan(tree, "sage2-sm89", arch=TINY_ARCH), progress=lambda _: None,
+                  cache_root=root)
+    return tree, root, facts
+
+
+def seed_build_cache(tiny: tuple[Path, Path, object], xdg_cache_home: Path) -> None:
+    """`tiny_build`'s entries copied into XDG_CACHE_HOME's sagetui build cache (not the
+    per-tree objects: each tree there builds incrementally on its own)."""
+    shutil.copytree(tiny[1], xdg_cache_home / "sagetui" / "builds",
+                    ignore=shutil.ignore_patterns("trees"), dirs_exist_ok=True)

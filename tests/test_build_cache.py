@@ -17,11 +17,12 @@ from sagetui.build.errors import BuildFailed, BuildInputError
 from sagetui.cli.main import main
 from sagetui.runner.variants import load_extension
 
-from .build_tree import MODULE, set_qattn_source, write_tree
+from .build_tree import MODULE, set_qattn_source
+from .conftest import TINY_ARCH
 
 pytestmark = pytest.mark.skipif(shutil.which("c++") is None or shutil.which("ninja") is None,
                                 reason="needs a C++ compiler and ninja")
-ARCH = "8.9"
+ARCH = TINY_ARCH
 _loaded = iter(range(10_000))
 
 
@@ -34,14 +35,10 @@ def ninja_log(cache_root: Path, tree: Path) -> bytes:
     return (cache.tree_dir(cache_root, tree) / "build-temp" / ".ninja_log").read_bytes()
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, object]:
-    """One tree built once: (tree, cache root, its facts)."""
-    base = tmp_path_factory.mktemp("build")
-    tree, root = write_tree(base / "tree"), base / "cache"
-    facts = build(plan(tree, "sage2-sm89", arch=ARCH), progress=lambda _: None,
-                  cache_root=root)
-    return tree, root, facts
+@pytest.fixture
+def built(tiny_build: tuple[Path, Path, object]) -> tuple[Path, Path, object]:
+    """The tests' tree built once a session (conftest.tiny_build): (tree, cache root, facts)."""
+    return tiny_build
 
 
 def test_first_build_is_a_miss_and_its_modules_import(built) -> None:

@@ -26,6 +26,7 @@ from sagetui.core.statistics.verdict import paired_speedup
 from sagetui.core.watch_history import MAINLOOP, change_text, row_of
 
 from .build_tree import MODULE, set_qattn_source, write_tree
+from .conftest import seed_build_cache
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sagetui" / "sample_results" / \
     "cpu_reference_variants.json"
@@ -121,7 +122,9 @@ def test_history_rows_of_a_recorded_run() -> None:
 @needs_compiler
 def test_a_failing_build_leaves_its_variant_out_and_the_others_build(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], tiny_build: tuple[Path, Path, object]) -> None:
+    """The bad tree's build fails for real; the good one is the session's tiny build, found in
+    the cache this test seeds (its own first build is test_build_cache's)."""
     from sagetui.cli.build import build_sources
     from sagetui.core.config import RunConfig, Shape, VariantSpec
 
@@ -130,6 +133,7 @@ def test_a_failing_build_leaves_its_variant_out_and_the_others_build(
     set_qattn_source(bad, "int answer() { return 89 }\n")
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.9")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    seed_build_cache(tiny_build, tmp_path / "xdg")
     config = RunConfig(shape=Shape(heads=2, q_len=256, head_dim=64), baseline="bad", variants=[
         VariantSpec(name="bad", backend="sage2-sm89", path=f"src:{bad}"),
         VariantSpec(name="good", backend="sage2-sm89", path=f"src:{good}")])
@@ -140,7 +144,7 @@ def test_a_failing_build_leaves_its_variant_out_and_the_others_build(
     assert out.variants[0].build is not None and out.variants[0].source is None
     err = capsys.readouterr().err
     assert "pybind_sm89.cpp" in err and "error" in err and "bad is left out" in err
-    assert "step " in err and "good: built in" in err
+    assert "step " in err and "good: cache hit" in err
     with pytest.raises(BuildFailed):  # none left: the last failure is raised
         build_sources(config.model_copy(update={"variants": config.variants[:1],
                                                 "baseline": None}), [])
