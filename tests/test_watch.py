@@ -6,6 +6,7 @@ recorded CPU run), and a failing source build leaving its variant out while the 
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -18,6 +19,7 @@ from sagetui.build.errors import BuildFailed
 from sagetui.build.tree import hash_sources
 from sagetui.build.tree_diff import snapshot, tree_diff
 from sagetui.build.watch import TreeWatch
+from sagetui.cli.build import LeftOut
 from sagetui.core import format as fmt
 from sagetui.core.build_facts import FileDiff
 from sagetui.core.report.io import load_report
@@ -137,9 +139,10 @@ def test_a_failing_build_leaves_its_variant_out_and_the_others_build(
     config = RunConfig(shape=Shape(heads=2, q_len=256, head_dim=64), baseline="bad", variants=[
         VariantSpec(name="bad", backend="sage2-sm89", path=f"src:{bad}"),
         VariantSpec(name="good", backend="sage2-sm89", path=f"src:{good}")])
-    failed: list[str] = []
+    failed: dict[str, LeftOut] = {}
     out = build_sources(config, failed)
-    assert failed == ["bad"]
+    assert list(failed) == ["bad"] and failed["bad"].spec == f"sage2-sm89@src:{bad}"
+    assert "failed" in failed["bad"].why
     assert [v.name for v in out.variants] == ["good"] and out.baseline is None
     assert out.variants[0].build is not None and out.variants[0].source is None
     err = capsys.readouterr().err
@@ -147,7 +150,39 @@ def test_a_failing_build_leaves_its_variant_out_and_the_others_build(
     assert "step " in err and "good: cache hit" in err
     with pytest.raises(BuildFailed):  # none left: the last failure is raised
         build_sources(config.model_copy(update={"variants": config.variants[:1],
-                                                "baseline": None}), [])
+                                                "baseline": None}), {})
+
+
+@needs_compiler
+def test_a_run_whose_source_variant_failed_to_build_is_partial_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sagetui run` end to end on the CPU: the bad tree's build fails, the reference runs, and
+    the report is never kinder than that: partial, the left-out variant in it as failed with
+    the build's failure, exit 1, and `check` passes."""
+    import json
+    import subprocess
+    import sys
+
+    bad = write_tree(tmp_path / "bad")
+    set_qattn_source(bad, "int answer() { return 89 }\n")
+    env = {**os.environ, "TORCH_CUDA_ARCH_LIST": "8.9", "XDG_CACHE_HOME": str(tmp_path / "xdg"),
+           "XDG_STATE_HOME": str(tmp_path / "state")}
+    out_json = tmp_path / "run.json"
+    run = subprocess.run([sys.executable, "-m", "sagetui", "run", "--variant", "ref=reference",
+                          "--variant", f"bad=sage2-sm89@src:{bad}", "--heads", "2", "--q-len",
+                          "128", "--head-dim", "32", "--rounds", "2", "--iterations", "2",
+                          "--device", "cpu", "--json", str(out_json)],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 1, run.stderr
+    report = json.loads(out_json.read_text())
+    assert report["status"] == "partial"
+    assert any("variant bad never ran: its build failed" in d for d in report["status_detail"])
+    bad_v = next(v for v in report["variants"] if v["name"] == "bad")
+    assert bad_v["status"] == "failed" and bad_v["error"].startswith("its build failed: ")
+    assert bad_v["spec"] == f"sage2-sm89@src:{bad}"
+    checked = subprocess.run([sys.executable, "-m", "sagetui", "check", str(out_json)],
+                             capture_output=True, text=True, timeout=120)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_watch_without_a_source_variant_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import NamedTuple
 
 from sagetui.build.builder import build, plan
 from sagetui.build.errors import BuildFailed, BuildInputError
@@ -57,17 +58,26 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_sources(config: RunConfig, failed: list[str] | None = None) -> RunConfig:
+class LeftOut(NamedTuple):
+    """A source variant whose build failed: it never ran (the report says so: cli/run.py)."""
+
+    backend: str
+    spec: str
+    why: str  # the build's failure, one line
+
+
+def build_sources(config: RunConfig, failed: dict[str, LeftOut] | None = None) -> RunConfig:
     """Every `backend@src:PATH` variant checked (UsageError) and built, its path then its
     cache entry; the progress on stderr. A variant whose build fails is left out with the
-    compiler's error block, its name appended to `failed`, and the others run (BuildFailed
-    when none is left)."""
+    compiler's error block, recorded in `failed` (its spec and why), and the others run
+    (BuildFailed when none is left)."""
+    specs = {v.name: v for v in config.variants}
 
     def left_out(name: str, exc: BuildFailed) -> None:
         report_failure(exc)
         _say(f"build: variant {name} is left out of the run; the others go on")
         if failed is not None:
-            failed.append(name)
+            failed[name] = LeftOut(specs[name].backend, specs[name].spec, str(exc))
 
     try:
         plans = plan_sources(config)

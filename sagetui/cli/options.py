@@ -7,7 +7,7 @@ import datetime as _dt
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -24,6 +24,9 @@ from sagetui.core.config import (
 from sagetui.core.options import missing_module
 from sagetui.core.report.io import check_writable, loads_strict
 from sagetui.core.run_fields import FIELDS
+
+if TYPE_CHECKING:  # sagetui.build only where a tree is built
+    from sagetui.cli.build import LeftOut
 
 # each field's option, which a refused value's line names
 OPTION_NAMES = {field: o.flag for field, o in FIELDS.items()}
@@ -112,9 +115,9 @@ def packed_lengths(shape_given: dict[str, Any]) -> dict[str, Any]:
 
 
 def config_from_args(args: argparse.Namespace, build: bool | str = True,
-                     build_failed: list[str] | None = None) -> RunConfig:
+                     build_failed: dict[str, LeftOut] | None = None) -> RunConfig:
     """`build`: each `backend@src:PATH` variant is built (or found in the cache) now and
-    points at its build (a variant whose build fails is left out, its name appended to
+    points at its build (a variant whose build fails is left out, recorded in
     `build_failed`); "later": each tree is checked now and built by the console, in a worker;
     False: such a variant is refused (the console's run editor: a build of minutes does not
     belong in its thread)."""

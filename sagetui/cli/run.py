@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -29,11 +29,15 @@ from sagetui.core.report.export import (
     to_markdown,
 )
 from sagetui.core.report.io import atomic_write_text, iter_report_json
-from sagetui.core.report.model import Report
+from sagetui.core.report.model import Report, Variant
 from sagetui.core.run import late
+from sagetui.core.run.status import COMPLETE, PARTIAL
 from sagetui.session.errors import NotRunnable
 from sagetui.session.session import Session
 from sagetui.session.spawn import Spawned
+
+if TYPE_CHECKING:  # sagetui.build only where a tree is built
+    from sagetui.cli.build import LeftOut
 
 
 def _say(console: Console, *objects: Any, **kw: Any) -> None:
@@ -232,9 +236,25 @@ def report_write_failures(failed: list[str], recovery: Path | None, console: Con
         _say(console, f"[red]could not write[/] {escape(why)}; {escape(kept)}")
 
 
+def with_left_out(report: Report, left_out: dict[str, LeftOut]) -> Report:
+    """The report with each variant whose build failed: asked for, never run (status failed,
+    the build's failure its error), and the run partial, saying so (core/run/status.py:
+    complete means every variant asked for ran)."""
+    if not left_out:
+        return report
+    failed = [Variant(name=name, backend=lo.backend, spec=lo.spec, status="failed",
+                      error=f"its build failed: {lo.why}") for name, lo in left_out.items()]
+    detail = [f"variant {name} never ran: its build failed ({lo.why})"
+              for name, lo in left_out.items()]
+    status = PARTIAL if report.status == COMPLETE else report.status
+    return report.model_copy(update={
+        "variants": [*(report.variants or []), *failed], "status": status,
+        "status_detail": [*(report.status_detail or []), *detail]})
+
+
 def cmd_run(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
     """`prestarted`: the runner main.py started before importing this module (spawn.py)."""
-    build_failed: list[str] = []  # source variants whose build failed: left out of the run
+    build_failed: dict[str, LeftOut] = {}  # source variants whose build failed: never ran
     try:
         config = config_from_args(args, build_failed=build_failed)
         check_outputs(args)
@@ -244,11 +264,12 @@ def cmd_run(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
         raise
     err = Console(stderr=True, soft_wrap=True)  # a log line stays one line in a file
     report, recovery, shown = run_session(config, args, err, prestarted=prestarted)
+    report = with_left_out(report, build_failed)
     print_summary(report, verdicts_shown=shown)
     failed = write_outputs(report, args, err)
     if failed:
         report_write_failures(failed, recovery, err)
         return 1
-    # 1 also when a variant failed (or its build did) or anything else went wrong: a script
-    # must not mistake a run that lost a variant for a clean one
-    return 0 if report.status == "complete" and not report.faults and not build_failed else 1
+    # 1 also when a variant failed (or its build did: the report is then partial) or anything
+    # else went wrong: a script must not mistake a run that lost a variant for a clean one
+    return 0 if report.status == "complete" and not report.faults else 1
