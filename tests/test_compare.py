@@ -316,6 +316,10 @@ def test_sweeps_without_a_common_point_are_refused(capsys, tmp_path) -> None:
 def test_two_profiles_line_up_phase_by_phase_with_the_change_and_its_error(capsys) -> None:
     rc, out, err = sagetui(capsys, PROFILE_SM89, PROFILE_SM89_REPEAT)
     assert rc == 0 and err == "" and "int8_qk" in out
+    # and the matched diff (core/profile/diff.py): an A/A of one build moves no hot line
+    assert "B: sage2-sm89 vs A: sage2-sm89: hot lines that moved or changed: none: 10 hot " \
+           "lines in place" in out
+    assert "stall reasons that changed (of the kernel's samples): not compared" in out
     c = compared(PROFILE_SM89, PROFILE_SM89_REPEAT)
     a, b = (load_report(p).mainloop_profiles[0] for p in (PROFILE_SM89, PROFILE_SM89_REPEAT))
     for phase, pa in a.phases.items():

@@ -79,6 +79,22 @@ def rich_table(c: Comparison) -> Table:
     return t
 
 
+def print_profile_diffs(reports: list[tuple[str, Report]]) -> None:
+    """Each profile of B, C, ... against A's (core/compare/profiles.py): the stall reasons that
+    changed and the hot lines, matched by their code, as `sagetui profile` prints them."""
+    from sagetui.core.compare.profiles import profile_diffs
+    from sagetui.core.profile.diff import MIN_CHANGE, Z
+    from sagetui.core.profile.diff_view import bar_line, sections, text_lines
+
+    diffs = profile_diffs(reports)
+    if not diffs:
+        return
+    print(f"profile diff ({bar_line(Z, MIN_CHANGE)})")
+    for d in diffs:
+        for s in sections(d)[1:]:  # its phases are the table's above
+            print("\n".join(text_lines(s)))
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """0: compared (and every --fail-if gate holds); 1: a gate tripped (core/compare/gate.py);
     2: a file is not a readable report, the reports are not comparable (core/compare/facts.py's
@@ -106,6 +122,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
               f"({NOTHING_TO_GATE[c.kind]})", file=sys.stderr)
         return 2
     stdout_console().print(rich_table(c))
+    if c.kind == "profile":  # and the matched diff the Compare tab shows: lines, stalls
+        print_profile_diffs(reports)
     for line in c.differences:  # what differs and was compared: each on a line of its own
         print(one_line(f"differs: {line}"))
     failed = tripped(c.deltas, **gates)
