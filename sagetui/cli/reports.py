@@ -83,13 +83,12 @@ def print_profile_diffs(reports: list[tuple[str, Report]]) -> None:
     """Each profile of B, C, ... against A's (core/compare/profiles.py): the stall reasons that
     changed and the hot lines, matched by their code, as `sagetui profile` prints them."""
     from sagetui.core.compare.profiles import profile_diffs
-    from sagetui.core.profile.diff import MIN_CHANGE, Z
     from sagetui.core.profile.diff_view import bar_line, sections, text_lines
 
     diffs = profile_diffs(reports)
     if not diffs:
         return
-    print(f"profile diff ({bar_line(Z, MIN_CHANGE)})")
+    print(f"profile diff ({bar_line()})")  # the diff's own bar: its defaults
     for d in diffs:
         for s in sections(d)[1:]:  # its phases are the table's above
             print("\n".join(text_lines(s)))
