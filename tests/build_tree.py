@@ -3,10 +3,12 @@ declares torch CppExtensions named as SageAttention's (`sageattention._qattn_sm8
 `sageattention._fused`) and appends CXX_APPEND_FLAGS as SageAttention's does, csrc/ with a
 few lines of C++ each, and the package's __init__.py. It builds without CUDA, through the same
 path as the real tree (its setup.py, build_ext, torch's BuildExtension and ninja). The C++
-includes pybind11 alone: torch/extension.h costs some 45 s a file on a loaded machine."""
+uses Python's C API alone: a file compiles in a quarter of a second, where pybind11's header
+costs 5 s a file and torch/extension.h some 45 s on a loaded machine."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 SETUP = '''
@@ -26,12 +28,20 @@ setup(name="sageattention", version="0.0.0", packages=["sageattention"],
 '''
 
 MODULE = '''
-#include <pybind11/pybind11.h>
+#include <Python.h>
 #ifndef BONUS
 #define BONUS 0
 #endif
-int answer() {{ return {value} + BONUS; }}
-PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {{ m.def("answer", &answer); }}
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+static PyObject* answer(PyObject*, PyObject*) {{ return PyLong_FromLong({value} + BONUS); }}
+static PyMethodDef methods[] = {{{{"answer", answer, METH_NOARGS, nullptr}},
+                                {{nullptr, nullptr, 0, nullptr}}}};
+static PyModuleDef module = {{PyModuleDef_HEAD_INIT, STR(TORCH_EXTENSION_NAME), nullptr, -1,
+                             methods}};
+PyMODINIT_FUNC CAT(PyInit_, TORCH_EXTENSION_NAME)() {{ return PyModule_Create(&module); }}
 '''
 
 SOURCES = {"qattn/pybind_sm89.cpp": 89, "fused/pybind.cpp": 1}
@@ -51,4 +61,9 @@ def write_tree(root: Path, qattn_value: int = 89) -> Path:
 
 
 def set_qattn_source(root: Path, text: str) -> None:
-    (root / "csrc" / "qattn" / "pybind_sm89.cpp").write_text(text)
+    """The edit as an editor saves it: written beside, then renamed over in one step (a
+    watcher never sees the file half-written, so one edit is one change)."""
+    path = root / "csrc" / "qattn" / "pybind_sm89.cpp"
+    part = path.with_name(".pybind_sm89.cpp.part")  # hidden: not a source, never reported
+    part.write_text(text)
+    os.replace(part, path)

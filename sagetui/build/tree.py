@@ -11,9 +11,12 @@ from sagetui.build.errors import BuildInputError
 from sagetui.core.build_facts import BACKEND_MODULES, PACKAGE
 from sagetui.core.provenance import file_sha256
 
-# what no build reads: bytecode, built modules, the build folders setup.py may leave
+# what no build reads: bytecode, built modules, the build folders setup.py may leave, and an
+# editor's droppings beside the file it edits (vim's swap files, emacs' backups and locks,
+# hidden temporaries): a save must not rebuild twice, nor an open file change the hash
 _SKIP_DIRS = {"__pycache__", "build", ".git"}
-_SKIP_SUFFIXES = (".pyc", ".so", ".o")
+_SKIP_SUFFIXES = (".pyc", ".so", ".o", "~", ".swp", ".swo", ".swx")
+_SKIP_PREFIXES = (".", "#")
 
 
 def check_tree(path: Path) -> Path:
@@ -49,11 +52,13 @@ def modules_for(root: Path, backend: str) -> tuple[str, ...]:
 
 def is_source(rel: Path) -> bool:
     """Whether a path relative to the tree's root is one the build hashes: setup.py,
-    csrc/**, the package's .py files (not bytecode, built modules or build folders)."""
+    csrc/**, the package's .py files (not bytecode, built modules, build folders or an
+    editor's temporaries)."""
     parts = rel.parts
     if parts == ("setup.py",):
         return True
-    if len(parts) < 2 or _SKIP_DIRS.intersection(parts) or rel.name.endswith(_SKIP_SUFFIXES):
+    if (len(parts) < 2 or _SKIP_DIRS.intersection(parts) or rel.name.endswith(_SKIP_SUFFIXES)
+            or rel.name.startswith(_SKIP_PREFIXES)):
         return False
     return parts[0] == "csrc" or (parts[0] == PACKAGE and rel.suffix == ".py")
 

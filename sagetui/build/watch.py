@@ -27,6 +27,7 @@ class TreeWatch:
     def __init__(self, trees: Mapping[str, Path], hashes: Mapping[str, str]) -> None:
         self.trees = {name: Path(t).resolve() for name, t in trees.items()}
         self.hashes = dict(hashes)  # variant -> source hash last seen
+        self.ready = threading.Event()  # set once the OS watches the trees: a write after is seen
 
     def _rel(self, path: str) -> tuple[Path, Path] | None:
         """(root, path relative to it) of a tree that holds `path`, if any."""
@@ -58,10 +59,12 @@ class TreeWatch:
     def run(self, on_change: Changed, stop: threading.Event, *,
             debounce_ms: int = DEBOUNCE_MS) -> None:
         """Block until `stop` is set, calling `on_change` for each variant whose tree changed
-        (on this thread)."""
+        (on this thread). `ready` is set at the first batch or the first quiet `rust_timeout`
+        (an empty batch), both after watchfiles has registered the trees with the OS."""
         roots = sorted(set(self.trees.values()))
         for batch in watchfiles.watch(*roots, watch_filter=self.wanted, debounce=debounce_ms,
-                                      stop_event=stop, rust_timeout=500,
-                                      yield_on_timeout=False, raise_interrupt=False):
+                                      stop_event=stop, rust_timeout=200,
+                                      yield_on_timeout=True, raise_interrupt=False):
+            self.ready.set()
             for name, files in self.judge({path for _, path in batch}):
                 on_change(name, files)
