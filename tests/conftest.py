@@ -117,6 +117,8 @@ def cli_here(tmp_path, monkeypatch, capsys):
                                                      signal.SIGHUP)}
         try:
             rc = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse's exit, as the process would end
+            rc = exc.code if isinstance(exc.code, int) else 1
         finally:  # `sagetui run` installs its own
             for sig, h in handlers.items():
                 signal.signal(sig, h)
