@@ -18,9 +18,8 @@ from sagetui.build.errors import BuildFailed
 from sagetui.build.tree import hash_sources
 from sagetui.build.tree_diff import snapshot, tree_diff
 from sagetui.build.watch import TreeWatch
-from sagetui.cli.build import LeftOut
 from sagetui.core import format as fmt
-from sagetui.core.build_facts import FileDiff
+from sagetui.core.build_facts import FileDiff, LeftOut
 from sagetui.core.report.io import load_report
 from sagetui.core.statistics.threshold import report_threshold
 from sagetui.core.statistics.verdict import paired_speedup

@@ -6,12 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import NamedTuple
 
 from sagetui.build.builder import build, plan
 from sagetui.build.errors import BuildFailed, BuildInputError
 from sagetui.build.sources import plan_sources, resolve_sources
 from sagetui.cli.errors import UsageError
+from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
 
 # the backend of each architecture, when `sagetui build` is given none
@@ -56,14 +56,6 @@ def cmd_build(args: argparse.Namespace) -> int:
         _say(f"  {how}")
         print(f"{p.backend}@{facts.entry}")
     return 0
-
-
-class LeftOut(NamedTuple):
-    """A source variant whose build failed: it never ran (the report says so: cli/run.py)."""
-
-    backend: str
-    spec: str
-    why: str  # the build's failure, one line
 
 
 def build_sources(config: RunConfig, failed: dict[str, LeftOut] | None = None) -> RunConfig:

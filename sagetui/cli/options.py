@@ -26,7 +26,7 @@ from sagetui.core.report.io import check_writable, loads_strict
 from sagetui.core.run_fields import FIELDS
 
 if TYPE_CHECKING:  # sagetui.build only where a tree is built
-    from sagetui.cli.build import LeftOut
+    from sagetui.core.build_facts import LeftOut
 
 # each field's option, which a refused value's line names
 OPTION_NAMES = {field: o.flag for field, o in FIELDS.items()}

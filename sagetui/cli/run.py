@@ -29,15 +29,14 @@ from sagetui.core.report.export import (
     to_markdown,
 )
 from sagetui.core.report.io import atomic_write_text, iter_report_json
-from sagetui.core.report.model import Report, Variant
+from sagetui.core.report.model import Report
 from sagetui.core.run import late
-from sagetui.core.run.status import COMPLETE, PARTIAL
 from sagetui.session.errors import NotRunnable
 from sagetui.session.session import Session
 from sagetui.session.spawn import Spawned
 
-if TYPE_CHECKING:  # sagetui.build only where a tree is built
-    from sagetui.cli.build import LeftOut
+if TYPE_CHECKING:
+    from sagetui.core.build_facts import LeftOut
 
 
 def _say(console: Console, *objects: Any, **kw: Any) -> None:
@@ -152,15 +151,19 @@ def print_summary(report: Report, verdicts_shown: bool = False) -> None:
 def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *,
                 make_session: Callable[..., Session] = Session,
                 progress: type[Progress] = Progress,
-                prestarted: Spawned | None = None) -> tuple[Report, Path | None, bool]:
+                prestarted: Spawned | None = None,
+                left_out: dict[str, LeftOut] | None = None) -> tuple[Report, Path | None, bool]:
     """Run to the end (or to a signal); the report, the recovery file if it holds it, and
     whether the verdicts were printed when the last round was in (print_verdicts).
-    `make_session(config, on_event=, recovery_path=)`: a Session, or a SweepSession."""
+    `make_session(config, on_event=, recovery_path=)`: a Session, or a SweepSession.
+    `left_out`: source variants whose build failed, in the report as never run."""
     recovery = recovery_file(args)
     show = progress(console, args.quiet)
     recorder = Recorder(args.record_events, show) if getattr(args, "record_events", None) \
         else None
-    early = {"prestarted": prestarted} if prestarted is not None else {}
+    early: dict[str, Any] = {"prestarted": prestarted} if prestarted is not None else {}
+    if left_out:
+        early["left_out"] = left_out
     session = make_session(config, on_event=recorder or show, recovery_path=recovery, **early)
     show.session = session
     result: dict[str, Any] = {}
@@ -236,22 +239,6 @@ def report_write_failures(failed: list[str], recovery: Path | None, console: Con
         _say(console, f"[red]could not write[/] {escape(why)}; {escape(kept)}")
 
 
-def with_left_out(report: Report, left_out: dict[str, LeftOut]) -> Report:
-    """The report with each variant whose build failed: asked for, never run (status failed,
-    the build's failure its error), and the run partial, saying so (core/run/status.py:
-    complete means every variant asked for ran)."""
-    if not left_out:
-        return report
-    failed = [Variant(name=name, backend=lo.backend, spec=lo.spec, status="failed",
-                      error=f"its build failed: {lo.why}") for name, lo in left_out.items()]
-    detail = [f"variant {name} never ran: its build failed ({lo.why})"
-              for name, lo in left_out.items()]
-    status = PARTIAL if report.status == COMPLETE else report.status
-    return report.model_copy(update={
-        "variants": [*(report.variants or []), *failed], "status": status,
-        "status_detail": [*(report.status_detail or []), *detail]})
-
-
 def cmd_run(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
     """`prestarted`: the runner main.py started before importing this module (spawn.py)."""
     build_failed: dict[str, LeftOut] = {}  # source variants whose build failed: never ran
@@ -263,8 +250,8 @@ def cmd_run(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
             prestarted.discard()  # bad input: no runner is left behind
         raise
     err = Console(stderr=True, soft_wrap=True)  # a log line stays one line in a file
-    report, recovery, shown = run_session(config, args, err, prestarted=prestarted)
-    report = with_left_out(report, build_failed)
+    report, recovery, shown = run_session(config, args, err, prestarted=prestarted,
+                                          left_out=build_failed)
     print_summary(report, verdicts_shown=shown)
     failed = write_outputs(report, args, err)
     if failed:

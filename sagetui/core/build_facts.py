@@ -5,7 +5,7 @@ variant's spec (core/config.py) into its report entry."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,3 +57,12 @@ class BuildFacts(_Facts):
     cache_hit: bool
     entry: str  # the cache entry's folder: the variant's module path
     diff_vs_baseline: TreeDiff | None = None
+
+
+class LeftOut(NamedTuple):
+    """A source variant whose build failed: asked for, never run (core/run/build.py's
+    with_left_out puts it in the run's report)."""
+
+    backend: str
+    spec: str
+    why: str  # the build's failure, one line

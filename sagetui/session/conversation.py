@@ -26,16 +26,17 @@ import dataclasses
 import datetime as _dt
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TypeVar
 
 from sagetui.core import events as ev
+from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig, resolve_auto
 from sagetui.core.environment import host_facts
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.run import figures
-from sagetui.core.run.build import build_report
+from sagetui.core.run.build import build_report, with_left_out
 from sagetui.core.run.fold import apply, new_model
 from sagetui.core.run.model import RunModel
 from sagetui.core.run.status import final_status
@@ -70,8 +71,10 @@ class RunnerSession:
                  recovery_path: str | Path | None = None, python: str | None = None,
                  runner_argv: list[str] | None = None,
                  runner_env: dict[str, str] | None = None,
-                 warm: WarmRunner | None = None, prestarted: Spawned | None = None) -> None:
+                 warm: WarmRunner | None = None, prestarted: Spawned | None = None,
+                 left_out: Mapping[str, LeftOut] | None = None) -> None:
         self.controls = Controls(config)
+        self.left_out = dict(left_out or {})  # source variants whose build failed: never ran
         self._runners = RunnerSource(python, runner_argv, runner_env, warm, prestarted)
         self.on_event: OnEvent = on_event or (lambda e: None)
         self.recovery_path = Path(recovery_path) if recovery_path else None
@@ -242,7 +245,7 @@ class RunnerSession:
 
     def _final_report(self, ending: tuple[str, list[str]]) -> Report:
         with self._data:
-            return build_report(self.model, ending)
+            return with_left_out(build_report(self.model, ending), self.left_out)
 
     def _planned(self) -> int | None:
         """The rounds the run meant to make: --rounds, or under --until-ci as many as it made

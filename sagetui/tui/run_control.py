@@ -20,6 +20,7 @@ from textual.app import App
 from textual.worker import Worker, WorkerState
 
 from sagetui.core import events as ev
+from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
 from sagetui.core.eventlog import LogLine, log_line
 from sagetui.core.profile.model import MainloopProfile
@@ -71,6 +72,8 @@ class RunControl:
         self.prepare: Callable[[], bool] = lambda: False
         self.on_finished: Callable[[Report], None] = lambda _report: None
         self.on_reconfigure: Callable[[], None] = lambda: None
+        # the source variants whose last build failed: the run's report lists them, never run
+        self.left_out: dict[str, LeftOut] = {}
         self.config = config
         self.live = live
         self.recovery_path = recovery_path
@@ -140,7 +143,8 @@ class RunControl:
             recovery = recovery.with_name(f"{recovery.stem}-{self._runs}{recovery.suffix}")
         self.run_recovery = recovery
         session = self.make_session(cfg, on_event=EventBridge(self.app.post_message),
-                                    recovery_path=recovery, warm=self._warm_runner())
+                                    recovery_path=recovery, warm=self._warm_runner(),
+                                    left_out=self.left_out)
         for name in data.variants:  # toggles and baseline chosen before the run
             session.set_enabled(name, data.is_enabled(name))
         if data.baseline and data.baseline != cfg.baseline_name:

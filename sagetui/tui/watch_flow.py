@@ -6,7 +6,8 @@ run, and with `--watch` (key w) rebuilt and run again when their tree changes.
   milliseconds), each ninja step streaming into the Log and the Compare tab's watch line
   (step, elapsed, the last build of that tree as the estimate: build/setup_driver.py). A
   variant whose build fails is shown as the compiler's error block (Log, notification) and
-  left out; the others run.
+  left out; the others run, and the run's report lists it as never run (partial), as
+  `sagetui run`'s does.
 - **Watch**: a thread waits on the trees (build/watch.py, watchfiles); a change that moves a
   tree's source hash is diffed against a copy of the tree as last built (tree_diff.snapshot)
   and queued; between runs the queue is rebuilt and the comparison run again. When that run
@@ -29,7 +30,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 from textual.worker import Worker, WorkerState
 
-from sagetui.core.build_facts import BuildFacts
+from sagetui.core.build_facts import BuildFacts, LeftOut
 from sagetui.core.config import RunConfig
 from sagetui.core.eventlog import LogLine
 from sagetui.core.report.model import Report
@@ -157,6 +158,9 @@ class SourceFlow:
 
     def on_done(self, message: BuildsDone) -> None:
         self.building = False
+        specs = {v.name: v for v in self.config.variants} if self.config is not None else {}
+        self.run.left_out = {name: LeftOut(specs[name].backend, specs[name].spec, str(exc))
+                             for name, exc in message.failed.items() if name in specs}
         for name, exc in message.failed.items():
             self.view.write_log(LogLine(f"build of {name} failed: {exc}", "error"))
             for line in exc.block:

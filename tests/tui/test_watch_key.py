@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from sagetui.core.config import RunConfig, VariantSpec
+from sagetui.core.report.io import load_report
 from sagetui.tui.app import SageTUI
 from sagetui.tui.help_screen import HelpScreen
+from sagetui.tui.modals import PathPromptScreen
 
 from ..build_tree import MODULE, set_qattn_source, write_tree
 from ..conftest import seed_build_cache
@@ -86,3 +88,42 @@ async def test_r_builds_then_w_rebuilds_on_a_change_and_keeps_the_history(
         table = app.query_one("#watch-history")
         assert table.row_count == 1 and table.get_row_at(0)[1] == "mine"  # type: ignore[attr-defined]
         assert app.data.status == "complete"
+
+
+@aio
+async def test_a_source_variant_that_fails_to_build_leaves_the_consoles_run_partial(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console's report is never kinder than `sagetui run`'s: r builds the tree, which does
+    not compile; the reference runs; the run ends partial, the header says so, and the report
+    (what e exports) lists the variant as never run with the build's failure."""
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.9")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    bad = write_tree(tmp_path / "bad")
+    set_qattn_source(bad, "int answer() { return 89 }\n")
+    base = tiny_config()
+    config = base.model_copy(update={"variants": [
+        *base.variants, VariantSpec(name="bad", backend="sage2-sm89", path=f"src:{bad}")]})
+    app = SageTUI(config=config, theme_name=THEME, recovery_path=tmp_path / "r.json",
+                  export_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.run_control.final_report is not None,
+                       timeout=BUILD_S, what="the build and the run")
+        await settle(pilot, app)
+        report = app.run_control.final_report
+        assert report is not None and report.status == "partial"
+        assert app.data.status == "partial"  # the header's, from the session's Finished
+        bad_v = report.variant("bad")
+        assert bad_v is not None and bad_v.status == "failed"
+        assert bad_v.error is not None and bad_v.error.startswith("its build failed: ")
+        assert any("variant bad never ran" in d for d in report.status_detail or [])
+        assert report.variant("ref") is not None and report.variant("ref").status != "failed"  # type: ignore[union-attr]
+        await pilot.press("e")  # the export is the same report
+        await wait_for(pilot, lambda: isinstance(app.screen, PathPromptScreen), what="e's prompt")
+        target = tmp_path / "exported.json"
+        app.screen.query_one("Input").value = str(target)
+        await pilot.press("enter")
+        await wait_for(pilot, target.exists, what="the export")
+        exported = load_report(target)
+        assert exported.status == "partial" and exported.variant("bad").status == "failed"  # type: ignore[union-attr]

@@ -4,11 +4,12 @@ on a model; equal models give equal reports."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from sagetui.core.build_facts import BuildFacts
+from sagetui.core.build_facts import BuildFacts, LeftOut
 from sagetui.core.environment import environment_block
-from sagetui.core.report.model import SCHEMA_VERSION, Report
+from sagetui.core.report.model import SCHEMA_VERSION, Report, Variant
 from sagetui.core.run import figures as fig
 from sagetui.core.run import status as st
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
@@ -124,3 +125,19 @@ def _schedule(m: RunModel) -> list[dict[str, Any]]:
     """The blocks of every completed round, of the variants that completed it."""
     kept = {n: set(v.completed_rounds) for n, v in m.variants.items()}
     return [s for s in m.schedule if s["round"] in kept.get(s["variant"], set())]
+
+
+def with_left_out(report: Report, left_out: Mapping[str, LeftOut]) -> Report:
+    """The report with each variant whose build failed: asked for, never run (status failed,
+    the build's failure its error), and the run partial, saying so (status.py: complete
+    means every variant asked for ran)."""
+    if not left_out:
+        return report
+    failed = [Variant(name=name, backend=lo.backend, spec=lo.spec, status="failed",
+                      error=f"its build failed: {lo.why}") for name, lo in left_out.items()]
+    detail = [f"variant {name} never ran: its build failed ({lo.why})"
+              for name, lo in left_out.items()]
+    status = st.PARTIAL if report.status == st.COMPLETE else report.status
+    return report.model_copy(update={
+        "variants": [*(report.variants or []), *failed], "status": status,
+        "status_detail": [*(report.status_detail or []), *detail]})
