@@ -67,6 +67,26 @@ async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 60.0,
         await asyncio.sleep(0)
 
 
+async def palette(pilot, app: SageTUI, word: str) -> None:
+    """The command palette opened and `word` typed, its search over and a hit listed (waits on
+    the palette's own worker, not on time: a loaded machine searches slowly)."""
+    from textual.command import CommandList, CommandPalette
+
+    before = app.screen
+    await pilot.press("ctrl+p")
+    await wait_for(pilot, lambda: app.screen is not before
+                   and isinstance(app.screen, CommandPalette), what="the palette")
+    palette_screen = app.screen
+    await pilot.press(*word)
+
+    def searched() -> bool:
+        hits = palette_screen.query(CommandList)
+        return (not any(w.node is palette_screen and not w.is_finished for w in app.workers)
+                and bool(hits) and hits.first().option_count > 0)
+
+    await wait_for(pilot, searched, timeout=30, what=f"the palette's hits for {word!r}")
+
+
 def screen_text(app: SageTUI) -> str:
     """The screen as plain text, as a user would read it."""
     from io import StringIO

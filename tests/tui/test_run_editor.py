@@ -18,7 +18,7 @@ from sagetui.tui.edit_flow import STOP_FIRST
 from sagetui.tui.modals import ChoiceScreen, ConfirmScreen, PathPromptScreen
 from sagetui.tui.run_editor import RunEditorScreen, VariantList
 
-from .conftest import THEME, aio, screen_text, settle, tiny_config, viewer, wait_for
+from .conftest import THEME, aio, palette, screen_text, settle, tiny_config, viewer, wait_for
 from .test_keep_result import finished_run
 
 SLOW = "slow=reference[slowdown=1.5]"
@@ -43,13 +43,6 @@ async def open_editor(pilot, app: SageTUI) -> RunEditorScreen:
     await pilot.press("E")
     await pilot.pause()
     return editor(app)
-
-
-async def palette(pilot, word: str) -> None:
-    await pilot.press("ctrl+p")
-    await pilot.pause(0.3)
-    await pilot.press(*word)
-    await pilot.pause(0.5)
 
 
 async def type_into(pilot, app: SageTUI, field: str, text: str) -> None:
@@ -95,18 +88,19 @@ async def test_the_editor_opens_from_its_footer_key_and_from_the_palette(
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, RunEditorScreen)
+        main_screen = app.screen_stack[0]
         for word in ("shape", "rounds", "variant", "dtype", "configure"):
-            await palette(pilot, word)
+            await palette(pilot, app, word)
             assert "Edit the run" in screen_text(app), word
-            await pilot.press("escape")
-            await pilot.pause(0.2)
-            if not isinstance(app.screen, type(app.screen_stack[0])):
-                await pilot.press("escape")
-                await pilot.pause(0.2)
-        await palette(pilot, "shape")
+            for _ in range(2):  # escape clears the search, then closes
+                if app.screen is not main_screen:
+                    await pilot.press("escape")
+                    await pilot.pause()
+            await wait_for(pilot, lambda: app.screen is main_screen, what="the palette closed")
+        await palette(pilot, app, "shape")
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert isinstance(app.screen, RunEditorScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, RunEditorScreen),
+                       what="the editor from the palette")
 
 
 @pytest.mark.parametrize("field,text", [
@@ -283,7 +277,9 @@ async def test_without_a_builder_the_editor_says_it_cannot_run(tmp_path: Path) -
         await pilot.press("E")  # not bound in view mode (nor shown in the footer)
         await pilot.pause()
         assert not isinstance(view.screen, RunEditorScreen)
-        await palette(pilot, "configure")  # nor offered in the palette
+        await pilot.press("ctrl+p", *"configure")  # nor offered in the palette: it says so
+        await wait_for(pilot, lambda: "No matches found" in screen_text(view),
+                       what="the palette's answer")
         assert "Edit the run" not in screen_text(view)
         await pilot.press("escape")
         await pilot.pause()

@@ -17,7 +17,18 @@ from sagetui.tui.widgets.phase_view import PhaseView
 from sagetui.tui.widgets.plots import IterationPlot, RoundPlot
 from sagetui.tui.widgets.scheduler_panel import SchedulerFacts, TailTable
 
-from .conftest import REF_000, REF_001, SYNTHETIC, THEME, aio, screen_text, settle, viewer
+from .conftest import (
+    REF_000,
+    REF_001,
+    SYNTHETIC,
+    THEME,
+    aio,
+    palette,
+    screen_text,
+    settle,
+    viewer,
+    wait_for,
+)
 
 
 @aio
@@ -141,13 +152,10 @@ async def test_command_palette_offers_the_actions() -> None:
     app = viewer(REF_001)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot, app)
-        await pilot.press("ctrl+p")
-        await pilot.pause(0.3)
-        await pilot.press(*"scheduler")
-        await pilot.pause(0.5)
+        await palette(pilot, app, "scheduler")
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert app.query_one(TabbedContent).active == "scheduler"
+        await wait_for(pilot, lambda: app.query_one(TabbedContent).active == "scheduler",
+                       what="the Scheduler tab from the palette")
         assert app.query_one(SchedulerFacts).row_count > 0
 
 
