@@ -28,6 +28,7 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -116,6 +117,51 @@ def per_call_cost(n: int = 20000) -> tuple[float, float]:
     return plain, capture
 
 
+def recording_in_model(model: Model, x: torch.Tensor, passes_n: int = 300) -> dict[str, float]:
+    """Median nanoseconds of a call's recording (the module path, the signature's count, the
+    selection), and of the module path alone, timed inside the wrapper between the model's
+    layers, where the interpreter runs with caches the model's kernels have just used; and the
+    same recording in a tight loop on one call's arguments. A noise floor far below the
+    passes' A/A: each figure is a median over 8 x passes_n calls."""
+    from sagetui.core.capture.manifest import Settings
+    from sagetui.recorder.install import Installed
+    from sagetui.recorder.module_path import ModulePaths
+    from sagetui.recorder.recording import Recording
+
+    def timed(record: Callable[..., object]) -> tuple[float, tuple[object, ...]]:
+        took: list[int] = []
+        seen: list[tuple[object, ...]] = []
+
+        def wrapped(*a: object) -> None:
+            t0 = time.perf_counter_ns()
+            record(*a)
+            took.append(time.perf_counter_ns() - t0)
+            if not seen:
+                seen.append(a)
+
+        installed = Installed(wrapped)
+        try:
+            with torch.no_grad():
+                for _ in range(passes_n):
+                    model(x)
+        finally:
+            installed.remove()
+        return statistics.median(took), seen[0]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        recording = Recording(Path(tmp), Settings(calls=NOTHING))
+        paths = ModulePaths()
+        empty, _ = timed(lambda *a: None)  # the timer's own cost
+        full, one = timed(recording)
+        path, _ = timed(lambda _t, _a, _k, frame: paths.of(frame))
+        n = 20000
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            recording(*one)
+        warm = (time.perf_counter_ns() - t0) / n
+    return {"recording": full - empty, "module path": path - empty, "recording, warm": warm}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=31)
@@ -154,6 +200,10 @@ def main() -> int:
             # resolve 1 % at all
             ok = ratio - 1 < TARGET
             verdicts.append((tokens, ratio, floor, ok))
+    costs = recording_in_model(model, torch.randn(1, 64, DIM))
+    print("a call's recording, median ns (timer subtracted), between the 64-token model's "
+          "layers: " + ", ".join(f"{k} {v:,.0f}" for k, v in costs.items() if "warm" not in k)
+          + f"; the same recording in a tight loop: {costs['recording, warm']:,.0f}")
     plain_us, capture_us = per_call_cost()
     print(f"one SDPA call of 1x1x1x8 alone: {plain_us:.2f} us without, {capture_us:.2f} us "
           f"with a capture: {capture_us - plain_us:+.2f} us a call")
