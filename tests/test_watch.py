@@ -188,3 +188,39 @@ def test_watch_without_a_source_variant_is_one_line(capsys: pytest.CaptureFixtur
     assert main(["--watch", "--backend", "reference"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--watch needs a variant built from a tree" in err
+
+
+@needs_compiler
+def test_sweeps_and_workloads_with_a_failed_build_are_partial_and_say_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_here) -> None:
+    """`sagetui sweep` (one runner, and two with --gpus cpu:2) and `sagetui run --workload`
+    leave the variant out as `run` does: the others measured, the report partial with the
+    variant failed, exit 1, and `check` passes (each said complete, exit 0, before)."""
+    from sagetui.core.report.check import check_report
+
+    from .test_capture import captured
+
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.9")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    bad = write_tree(tmp_path / "bad")
+    set_qattn_source(bad, "int answer() { return 89 }\n")
+    variants = ["--variant", "ref=reference", "--variant", f"bad=sage2-sm89@src:{bad}"]
+    measure = ["--warmup", "1", "--rounds", "2", "--iterations", "2", "--quiet"]
+    captured(tmp_path / "cap", steps=1, calls="0-1")
+    runs = {"sweep": cli_here("sweep", *variants, "--q-len", "64,128", "--heads", "2",
+                              "--head-dim", "32", *measure, "--device", "cpu", "--json",
+                              "sweep.json"),
+            "pool": cli_here("sweep", *variants, "--q-len", "64,128", "--heads", "2",
+                             "--head-dim", "32", *measure, "--gpus", "cpu:2", "--json",
+                             "pool.json"),
+            "workload": cli_here("run", "--workload", tmp_path / "cap", *variants, *measure,
+                                 "--device", "cpu", "--json", "workload.json")}
+    for name, out in runs.items():
+        assert out.returncode == 1, (name, out.stderr)
+        report = load_report(tmp_path / f"{name}.json")
+        assert report.status == "partial", name
+        bad_v = report.variant("bad")
+        assert bad_v is not None and bad_v.status == "failed", name
+        assert bad_v.error is not None and bad_v.error.startswith("its build failed: ")
+        assert any("variant bad never ran" in d for d in report.status_detail or []), name
+        assert check_report(report) == [], name

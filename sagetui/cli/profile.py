@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from sagetui import __version__
 from sagetui.cli.options import check_outputs, config_from_args, default_report_path
+from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
 from sagetui.core.profile.diff import profile_diff
 from sagetui.core.profile.diff_view import diff_text
@@ -25,6 +26,7 @@ from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.report.export import mainloop_markdown
 from sagetui.core.report.io import atomic_write_text, iter_report_json
 from sagetui.core.report.model import SCHEMA_VERSION, Report, Tool
+from sagetui.core.run.build import with_left_out
 from sagetui.session.profile_pass import Pass, ProfileCancelled, Tools, profile_variant
 
 
@@ -69,7 +71,8 @@ def _resolved(config: RunConfig) -> RunConfig:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    config = config_from_args(args)
+    build_failed: dict[str, LeftOut] = {}  # source variants whose build failed: not profiled
+    config = config_from_args(args, build_failed=build_failed)
     if not args.json:
         args.json = default_report_path().replace("report", "profile")
     check_outputs(args, ("json", "markdown"))
@@ -108,10 +111,11 @@ def cmd_profile(args: argparse.Namespace) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
     report = build_report(config.model_dump(mode="json"), profiles, "complete",
                           environment=p.environment, baseline=config.baseline_name)
+    report = with_left_out(report, build_failed)  # partial, saying which never ran
     atomic_write_text(args.json, iter_report_json(report), overwrite=True)
     if args.markdown:
         atomic_write_text(args.markdown, mainloop_markdown(report), overwrite=True)
     if not args.quiet:
         print_profiles(report)
     print(f"wrote {args.json}", file=sys.stderr)
-    return 0
+    return 0 if report.status == "complete" else 1

@@ -13,6 +13,7 @@ from sagetui.cli.runner_lines import RunnerLines
 from sagetui.cli.sweep_options import sweep_config
 from sagetui.cli.sweep_output import finish_sweep
 from sagetui.core import events as ev
+from sagetui.core.build_facts import LeftOut
 from sagetui.core.sweep.plan import plan
 from sagetui.session.sweep import SweepSession
 
@@ -39,7 +40,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if getattr(args, "seqlens", None):  # a sweep sets the lengths that packed ones fix
         raise UsageError("a sweep sets each point's lengths: --seqlens fixes them (give one "
                          "or the other)")
-    config, axes = sweep_config(args)
+    build_failed: dict[str, LeftOut] = {}  # source variants whose build failed: never ran
+    config, axes = sweep_config(args, build_failed)
     # a job's GPUs are the ones Slurm gives it, on its node: not parsed on this (login) node
     slots = None if args.slurm else slots_from_args(args)
     if args.console:
@@ -58,7 +60,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                  f"({', '.join(s.label for s in slots)})"
                  if slots else ""))
     report, recovery, _ = run_session(
-        config, args, err, make_session=_maker(axes, slots), progress=SweepProgress)
+        config, args, err, make_session=_maker(axes, slots), progress=SweepProgress,
+        left_out=build_failed)
     return finish_sweep(report, args, err, recovery)
 
 

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from sagetui.cli.errors import UsageError
 from sagetui.cli.options import SHAPE_OPTIONS, _one_line, config_from_args
+from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
 from sagetui.core.sweep import axes as ax
 from sagetui.core.sweep.plan import Axes, plan
@@ -37,8 +38,10 @@ def axes_from_args(args: argparse.Namespace) -> Axes:
                 tokens=args.tokens)
 
 
-def sweep_config(args: argparse.Namespace) -> tuple[RunConfig, Axes]:
-    """The base RunConfig (validated as `sagetui run` validates one) and every point's shape."""
+def sweep_config(args: argparse.Namespace, build_failed: dict[str, LeftOut] | None = None
+                 ) -> tuple[RunConfig, Axes]:
+    """The base RunConfig (validated as `sagetui run` validates one) and every point's shape;
+    source variants whose build failed are left out, recorded in `build_failed`."""
     if args.tail_study:
         raise UsageError("--tail-study: a sweep has no tail study (run it with `sagetui run`)")
     axes = axes_from_args(args)
@@ -47,7 +50,7 @@ def sweep_config(args: argparse.Namespace) -> tuple[RunConfig, Axes]:
     first.kv_len = axes.kv_lens[0] if axes.kv_lens else None
     if axes.tokens is not None:
         first.batch = max(1, axes.tokens // axes.q_lens[0])
-    config = config_from_args(first)
+    config = config_from_args(first, build_failed=build_failed)
     try:
         plan(config.shape, axes)
     except ValidationError as exc:

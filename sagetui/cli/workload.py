@@ -22,6 +22,7 @@ from sagetui.cli.options import (
 )
 from sagetui.cli.run import _say, report_write_failures, run_session, write_outputs
 from sagetui.cli.sweep_cli import SweepProgress
+from sagetui.core.build_facts import LeftOut
 from sagetui.core.capture.selection import Selection
 from sagetui.core.capture.workload import Workload, WorkloadCall, WorkloadError, load_workload
 from sagetui.core.config import RunConfig
@@ -29,10 +30,12 @@ from sagetui.core.report.model import Report
 from sagetui.session.spawn import Spawned
 
 
-def workload_input(args: argparse.Namespace) -> tuple[RunConfig, Workload, list[WorkloadCall]]:
+def workload_input(args: argparse.Namespace, build_failed: dict[str, LeftOut] | None = None
+                   ) -> tuple[RunConfig, Workload, list[WorkloadCall]]:
     """The capture (checked against its files, sha256 included), the selected calls and the
     base RunConfig (the first runnable call's shape and file, the run options as given), or
-    UsageError with the one line to print."""
+    UsageError with the one line to print; source variants whose build failed are left out,
+    recorded in `build_failed`."""
     if not args.workload:
         raise UsageError("--calls selects a workload's calls: give --workload DIR")
     if args.inputs:
@@ -64,12 +67,13 @@ def workload_input(args: argparse.Namespace) -> tuple[RunConfig, Workload, list[
     for field, o in FIELDS.items():
         if o.shape:
             setattr(first, o.dest, getattr(shape, field))
-    return config_from_args(first), capture, calls
+    return config_from_args(first, build_failed=build_failed), capture, calls
 
 
 def cmd_workload(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
+    build_failed: dict[str, LeftOut] = {}  # source variants whose build failed: never ran
     try:
-        config, capture, calls = workload_input(args)
+        config, capture, calls = workload_input(args, build_failed)
         check_outputs(args)
     except BaseException:
         if prestarted is not None:
@@ -90,7 +94,8 @@ def cmd_workload(args: argparse.Namespace, prestarted: Spawned | None = None) ->
         return WorkloadSession(cfg, capture, calls, selection=args.calls, **kw)
 
     report, recovery, _ = run_session(config, args, err, make_session=make,
-                                      progress=SweepProgress, prestarted=prestarted)
+                                      progress=SweepProgress, prestarted=prestarted,
+                                      left_out=build_failed)
     print_workload(report)
     failed = write_outputs(report, args, err)
     if failed:

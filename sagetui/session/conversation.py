@@ -235,7 +235,8 @@ class RunnerSession:
         with self._data:
             ending = final_status(self.model, stopped_by=self.stopped_by if self.cancelled
                                   else None, error=error, rounds_planned=self._planned())
-        report = self._final_report(ending)
+        # a source variant whose build failed is in it as never run (a sweep's too)
+        report = with_left_out(self._final_report(ending), self.left_out)
         self._autosaver.save(report)
         self._autosaver.close()
         self._heap.now()
@@ -245,7 +246,7 @@ class RunnerSession:
 
     def _final_report(self, ending: tuple[str, list[str]]) -> Report:
         with self._data:
-            return with_left_out(build_report(self.model, ending), self.left_out)
+            return build_report(self.model, ending)
 
     def _planned(self) -> int | None:
         """The rounds the run meant to make: --rounds, or under --until-ci as many as it made

@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from sagetui.core import events as ev
+from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.gpus import Slot
 from sagetui.core.report.io import save_report
 from sagetui.core.report.model import Fault, Report
+from sagetui.core.run.build import with_left_out
 from sagetui.core.sweep import build as sweep_build
 from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes, plan
@@ -65,8 +67,10 @@ class PoolSweep:
                  recovery_path: str | Path | None = None, python: str | None = None,
                  runner_argv: list[str] | None = None,
                  runner_env: dict[str, str] | None = None,
-                 indices: list[int] | None = None) -> None:
+                 indices: list[int] | None = None,
+                 left_out: Mapping[str, LeftOut] | None = None) -> None:
         self.config, self.axes, self.slots = config, axes, slots
+        self.left_out = dict(left_out or {})  # source variants whose build failed: never ran
         self.shapes = plan(config.shape, axes)
         self.indices = list(range(len(self.shapes))) if indices is None else indices
         self.on_event = on_event or (lambda e: None)
@@ -122,7 +126,7 @@ class PoolSweep:
             t.join()
         if self._unrunnable and len(self._unrunnable) == len(self.workers):
             raise self._unrunnable[0]  # nothing ran anywhere: no report (exit 2)
-        report = self.report()
+        report = with_left_out(self.report(), self.left_out)
         self._autosave(report)
         self.on_event(ev.Finished(status=report.status or "failed", report=report))
         return report
