@@ -40,10 +40,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if getattr(args, "seqlens", None):  # a sweep sets the lengths that packed ones fix
         raise UsageError("a sweep sets each point's lengths: --seqlens fixes them (give one "
                          "or the other)")
+    # a job's GPUs are the ones Slurm gives it, on its node: not parsed on this (login) node;
+    # checked before the variants' sources are built (bad input costs no build)
+    slots = None if args.slurm else slots_from_args(args)
     build_failed: dict[str, LeftOut] = {}  # source variants whose build failed: never ran
     config, axes = sweep_config(args, build_failed)
-    # a job's GPUs are the ones Slurm gives it, on its node: not parsed on this (login) node
-    slots = None if args.slurm else slots_from_args(args)
     if args.console:
         if slots or args.slurm:
             raise UsageError("--console runs one runner: drop --gpus/--slurm, or --console")
