@@ -53,12 +53,12 @@ def node_table(rows: list[nc.GpuResult], title: str) -> Table:
 
 def cmd_node_check(args: argparse.Namespace) -> int:
     """0: every GPU measured and none flagged; 1: a GPU flagged or failed."""
+    slots = slots_from_args(args)  # before a source variant is built: bad input costs none
+    assert slots is not None
     config = config_from_args(args)
     if len(config.variants) != 1:
         raise UsageError("node-check runs one kernel on every GPU: give one --backend or "
                          "--variant")
-    slots = slots_from_args(args)
-    assert slots is not None
     check_outputs(args, ("json",))
     err = Console(stderr=True, soft_wrap=True)
     chosen = "the best backend here" if config.auto else config.variants[0].spec
