@@ -69,7 +69,7 @@ def build_sources(config: RunConfig, failed: dict[str, LeftOut] | None = None) -
         report_failure(exc)
         _say(f"build: variant {name} is left out of the run; the others go on")
         if failed is not None:
-            failed[name] = LeftOut(specs[name].backend, specs[name].spec, str(exc))
+            failed[name] = LeftOut.of(specs[name], exc)
 
     try:
         plans = plan_sources(config)

@@ -5,9 +5,12 @@ variant's spec (core/config.py) into its report entry."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:  # core/config.py imports this module
+    from sagetui.core.config import VariantSpec
 
 # The extension modules each backend loads (runner/backends/sage2*.py: its `_qattn_*` and
 # `_fused`, whose quantization kernels every CUDA path calls).
@@ -66,3 +69,7 @@ class LeftOut(NamedTuple):
     backend: str
     spec: str
     why: str  # the build's failure, one line
+
+    @classmethod
+    def of(cls, variant: VariantSpec, failure: Exception) -> LeftOut:
+        return cls(variant.backend, variant.spec, str(failure))

@@ -159,7 +159,7 @@ class SourceFlow:
     def on_done(self, message: BuildsDone) -> None:
         self.building = False
         specs = {v.name: v for v in self.config.variants} if self.config is not None else {}
-        self.run.left_out = {name: LeftOut(specs[name].backend, specs[name].spec, str(exc))
+        self.run.left_out = {name: LeftOut.of(specs[name], exc)
                              for name, exc in message.failed.items() if name in specs}
         for name, exc in message.failed.items():
             self.view.write_log(LogLine(f"build of {name} failed: {exc}", "error"))
