@@ -144,7 +144,8 @@ class RunControl:
         self.run_recovery = recovery
         session = self.make_session(cfg, on_event=EventBridge(self.app.post_message),
                                     recovery_path=recovery, warm=self._warm_runner(),
-                                    left_out=self.left_out)
+                                    # a calibration's A/A run is of the baseline alone
+                                    left_out=self.left_out if self.calibrating is None else {})
         for name in data.variants:  # toggles and baseline chosen before the run
             session.set_enabled(name, data.is_enabled(name))
         if data.baseline and data.baseline != cfg.baseline_name:
@@ -407,6 +408,7 @@ class RunControl:
         its variants, pending, and the last run's result is dropped (edit_flow.py asked)."""
         assert self.live is not None and not self.running
         self.on_reconfigure()
+        self.left_out = {}  # the last build's failures were of the configuration replaced
         self.config, self.resolved_config = config, None
         self.final_report = self.result = None
         self.live.reset(new_model(config))

@@ -95,9 +95,11 @@ async def test_a_source_variant_that_fails_to_build_leaves_the_consoles_run_part
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The console's report is never kinder than `sagetui run`'s: r builds the tree, which does
     not compile; the reference runs; the run ends partial, the header says so, and the report
-    (what e exports) lists the variant as never run with the build's failure."""
+    (what e exports) lists the variant as never run with the build's failure; a new
+    configuration after it runs without it, and so does a calibration's A/A run."""
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.9")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # no calibration stored
     bad = write_tree(tmp_path / "bad")
     set_qattn_source(bad, "int answer() { return 89 }\n")
     base = tiny_config()
@@ -127,3 +129,18 @@ async def test_a_source_variant_that_fails_to_build_leaves_the_consoles_run_part
         await wait_for(pilot, target.exists, what="the export")
         exported = load_report(target)
         assert exported.status == "partial" and exported.variant("bad").status == "failed"  # type: ignore[union-attr]
+        await pilot.press("a")  # a calibration: an A/A run of the baseline alone
+        await wait_for(pilot, lambda: app.run_control.final_report not in (None, report)
+                       and not app.running, timeout=BUILD_S, what="the calibration")
+        aa = app.run_control.final_report
+        assert aa is not None and [v.name for v in aa.variants or []] == ["ref", "ref-again"]
+        assert aa.status == "complete"  # not partial over a variant it never meant to run
+        # a new configuration (what the run editor's apply calls) has no failed build: its
+        # run is complete, not partial over the replaced configuration's variant
+        app.run_control.reconfigure(tiny_config())
+        await settle(pilot, app)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.run_control.final_report is not None,
+                       timeout=BUILD_S, what="the run of the new configuration")
+        again = app.run_control.final_report
+        assert again is not None and again.status == "complete" and again.variant("bad") is None
