@@ -5,12 +5,9 @@ variant's spec (core/config.py) into its report entry."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple
+from typing import Annotated, Literal, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
-
-if TYPE_CHECKING:  # core/config.py imports this module
-    from sagetui.core.config import VariantSpec
 
 # The extension modules each backend loads (runner/backends/sage2*.py: its `_qattn_*` and
 # `_fused`, whose quantization kernels every CUDA path calls).
@@ -62,6 +59,16 @@ class BuildFacts(_Facts):
     diff_vs_baseline: TreeDiff | None = None
 
 
+class _Spec(Protocol):
+    """What LeftOut reads of a variant (core/config.VariantSpec, which imports this module)."""
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def spec(self) -> str: ...
+
+
 class LeftOut(NamedTuple):
     """A source variant whose build failed: asked for, never run (core/run/build.py's
     with_left_out puts it in the run's report)."""
@@ -71,5 +78,5 @@ class LeftOut(NamedTuple):
     why: str  # the build's failure, one line
 
     @classmethod
-    def of(cls, variant: VariantSpec, failure: Exception) -> LeftOut:
+    def of(cls, variant: _Spec, failure: Exception) -> LeftOut:
         return cls(variant.backend, variant.spec, str(failure))
