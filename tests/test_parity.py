@@ -43,6 +43,10 @@ def test_the_replayed_models_report_is_the_sessions(path: Path) -> None:
         # recorded before issue 24's speed of light: test_sol.py checks the rebuilt block
         for v in rebuilt.get("variants", []):
             v.pop("sol", None)
+    if not any("clocks" in v for v in recorded.get("variants", [])):
+        # recorded before verdicts named their clocks: test_host_time.py checks the block
+        for v in rebuilt.get("variants", []):
+            v.pop("clocks", None)
     assert rebuilt == recorded
 
 

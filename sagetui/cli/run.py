@@ -18,11 +18,13 @@ from rich.text import Text
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.options import check_outputs, config_from_args, default_report_path, recovery_file
 from sagetui.core import format as fmt
+from sagetui.core import variant_facts as facts
 from sagetui.core.config import RunConfig
 from sagetui.core.event_record import Recorder
 from sagetui.core.eventlog import log_line
 from sagetui.core.events import Event, Measured
 from sagetui.core.report.export import (
+    clock_notes,
     kernel_cells,
     kernel_facts_csv,
     to_csv,
@@ -84,9 +86,12 @@ class Progress:
 def summary_table(report: Report, title: str | None = None) -> Table:
     """The two speedups labelled apart: report 001's from the p50s, and the verdict's paired
     estimate with its interval (core.analysis); the threshold with where it came from."""
-    t = Table(title=title or status_title(report))
+    notes = clock_notes(report)
+    host = facts.measured(report.variants)
+    host_headers = facts.headers(facts.TABLE) if host else []
+    t = Table(title=title or status_title(report), caption="\n".join(notes) or None)
     for col in ("variant", "p50 ms", "p90 ms", "p50 speedup %", "verdict: paired % [95% CI]",
-                "SAME threshold", "drift %/rnd", "byte-exact"):
+                "SAME threshold", "drift %/rnd", "byte-exact", *host_headers):
         t.add_column(col, justify="right" if col.endswith(("%", "ms", "rnd")) else "left")
     for v in report.variants or []:
         tm = v.timing
@@ -100,7 +105,7 @@ def summary_table(report: Report, title: str | None = None) -> Table:
             escape(fmt.threshold(vd)),
             f"{v.drift.slope_percent_per_round:+.2f}{' !' if v.drift.flagged else ''}"
             if v.drift and v.drift.slope_percent_per_round is not None else "-",
-            "-" if v.byte_exact is None else str(v.byte_exact))
+            "-" if v.byte_exact is None else str(v.byte_exact), *(facts.cells(v, facts.TABLE) if host else ()))
     return t
 
 

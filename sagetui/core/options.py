@@ -37,7 +37,12 @@ RETURN_LSE = Option((False, True), False, "also return the softmax's log-sum-exp
 
 OPTIONS: dict[str, dict[str, Option]] = {
     "reference": {"smooth_k": SMOOTH_K, "return_lse": RETURN_LSE,
-                  "slowdown": Option((), 1.0, "test knob: 1..10 x the main loop's time")},
+                  "slowdown": Option((), 1.0, "test knob: 1..10 x the main loop's time"),
+                  # test knobs: a simulated device (runner/timing.SimStream) whose host and
+                  # device work per call are these many microseconds
+                  "host_us": Option((), 0.0, "test knob: host work per call, us (0..1e6)"),
+                  "device_us": Option((), 0.0, "test knob: simulated device work per call, "
+                                      "us (0..1e6)")},
     "sdpa": {"backend": Option((None, *SDPA_PINNED, *SDPA_FLASH_IMPLS), None,
                                "pin torch's SDPA backend (default: torch's own choice, "
                                "recorded)")},
@@ -117,6 +122,9 @@ def public_of(backend: str, dispatched: str | None = None) -> tuple[str, dict[st
         return next((p for p in PUBLIC.values() if p[0] == dispatched), None)
     return PUBLIC.get(backend)
 
+# the reference backend's test knobs that run it on a simulated device (runner/timing.SimStream)
+SIMULATED_DEVICE = ("host_us", "device_us")
+
 # the backends that run packed sequences (`--seqlens`, a captured sageattn_varlen call): the
 # others are refused with one line rather than run as something else
 VARLEN_BACKENDS = ("reference", "sage2-varlen")
@@ -143,6 +151,12 @@ def validate_options(backend: str, options: dict[str, Any]) -> None:
             if isinstance(value, bool) or not isinstance(value, (int, float)) \
                     or not 1.0 <= float(value) <= 10:
                 raise ValueError("slowdown (a test knob) applies to the reference backend, 1..10")
+            continue
+        if key in SIMULATED_DEVICE:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not 0 <= float(value) <= 1e6:
+                raise ValueError(f"{key} (a test knob) applies to the reference backend, "
+                                 "0..1e6 microseconds")
             continue
         if value not in opt.values or (isinstance(opt.default, bool)
                                        and not isinstance(value, bool)):
@@ -207,8 +221,10 @@ def option(backend: str, options: dict[str, Any], key: str) -> Any:
 
 
 def with_defaults(backend: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """Every option of the backend: the given ones over its defaults."""
-    return {**{k: o.default for k, o in OPTIONS.get(backend, {}).items()}, **options}
+    """Every option of the backend: the given ones over its defaults (the simulated device's
+    knobs only where given: a reference variant without them runs as it always did)."""
+    return {**{k: o.default for k, o in OPTIONS.get(backend, {}).items()
+               if k not in SIMULATED_DEVICE}, **options}
 
 
 __all__ = ["AUTO_CALLS", "FLASH_ATTN_IMPLS", "FLASH_MODULES", "OPTIONS", "PUBLIC",

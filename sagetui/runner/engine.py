@@ -31,7 +31,18 @@ from sagetui.runner.kernel_facts import variant_kernel_facts
 from sagetui.runner.nvml import gpu_facts
 from sagetui.runner.output_checks import OutputChecks, SpecKey, spec_key
 from sagetui.runner.provenance import provenance
-from sagetui.runner.timing import CpuClock, CudaEventClock, gate_stream
+from sagetui.runner.timing import DEFAULT_CLOCK_HZ, CpuClock, CudaEventClock, gate_stream
+
+from sagetui.core.host_time import drained
+
+# A block's gate before any block of the variant was measured (sized from the warm-up's one
+# call) is capped here; sized from a measured block's own host time, at GATE_MAX_S. A block
+# whose queue drained is measured again, up to REDOS times, each gate at least twice the last.
+GATE_FIRST_MAX_S = 0.05
+GATE_MAX_S = 2.0
+REDOS = 2
+# calls of the back-to-back loop after each gated block (no gate, one synchronise at its end)
+BACK_TO_BACK_CALLS = 5
 
 Emit = Callable[[ev.RunnerEventT], None]
 
@@ -135,8 +146,10 @@ class Engine:
         self._key_of: dict[str, SpecKey] = {}  # variant name -> its code (output_checks.py)
         self.checks = OutputChecks()  # each variant's first output: determinism, byte checks
         self.gpu = self._gpu_info()
-        self._enqueue_s: dict[str, float] = {}
-        self._gpu_s: dict[str, float] = {}
+        self._enqueue_s: dict[str, float] = {}  # host time per call: the last block's
+        self._gpu_s: dict[str, float] = {}  # GPU time per call: the last block's
+        self._measured: set[str] = set()  # variants a block has measured those of
+        self._primed: set[int] = set()  # backends whose public API had its first call
         self._peak_bytes: dict[str, int] = {}  # allocator peak of one call (VariantFacts)
         self._flush: torch.Tensor | None = None
         self._sampler = None
@@ -244,9 +257,30 @@ class Engine:
         assert self.inputs is not None
         return be.run(self.inputs, clock)
 
-    def _sync(self) -> None:
+    def _sync(self, dev: Any = None) -> None:
         if self.is_gpu:
             torch.cuda.synchronize()
+        elif dev is not None:
+            dev.cuda.synchronize()
+
+    def _device(self, be: Backend) -> Any:
+        """What the variant's calls are enqueued on and timed with (torch, whose torch.cuda
+        calls the timed path makes; or a simulated device's stream, runner/timing.SimStream),
+        or None: the CPU's clock around each call."""
+        return torch if self.is_gpu else be.stream
+
+    def _prime_public_now(self, variant: str, be: Backend) -> None:
+        """The public API's first call costs seconds of imports (torch's custom ops): paid in
+        the baseline's warm-up, on tiny inputs, so that the decomposition check after the last
+        round costs its kernels (docs/architecture.md, "Late figures")."""
+        if variant != self.config.baseline_name or not be.has_public or self.inputs is None \
+                or id(be) in self._primed:
+            return
+        self._primed.add(id(be))
+        self.board.set("warm-up: the public API's first call")
+        with contextlib.suppress(Exception):  # the decomposition check says what is wrong
+            be.public(tiny_inputs(self.inputs))
+        self._sync(self._device(be))
 
     def warmup(self, variant: str, calls: int) -> None:
         be = self._backend(variant)
@@ -258,17 +292,21 @@ class Engine:
             self.board.iteration = i
             self.board.set("warmup")
             out = self._call(be, NullClock())
-        self._sync()
-        if self.is_gpu:  # host time to enqueue one call and its GPU time: size each block's gate
-            clk = CudaEventClock(be.leaves(), torch)
-            held = torch.cuda.memory_allocated()
-            torch.cuda.reset_peak_memory_stats()
+        dev = self._device(be)
+        self._sync(dev)
+        self._prime_public_now(variant, be)
+        if dev is not None:  # host time to enqueue one call and its GPU time: the first gate
+            clk = CudaEventClock(be.leaves(), dev)
+            if self.is_gpu:
+                held = torch.cuda.memory_allocated()
+                torch.cuda.reset_peak_memory_stats()
             t = time.perf_counter()
             out = self._call(be, clk)
             self._enqueue_s[variant] = time.perf_counter() - t
-            self._sync()
+            self._sync(dev)
             self._gpu_s[variant] = sum(clk.result().values())
-            self._peak_bytes[variant] = torch.cuda.max_memory_allocated() - held
+            if self.is_gpu:
+                self._peak_bytes[variant] = torch.cuda.max_memory_allocated() - held
         seconds = time.perf_counter() - t0
         key = self._key_of[variant]
         if out is not None and not self.checks.has_first(key):  # its checks, before the rounds
@@ -296,27 +334,19 @@ class Engine:
         done = 0
         out = None
         stream = IterationStream(self.emit, variant, round_, half)
-        if self.is_gpu:
-            clocks = []
-            t = time.perf_counter()
-            gate_stream(torch, self._gate_s(variant, iterations), self._clock_hz())
-            for i in range(iterations):
-                if self.cancel.is_set():
-                    break
-                self.board.iteration = i
-                if self._flush is not None:
-                    self._flush.zero_()  # evict L2 outside the timed region
-                clk = CudaEventClock(leaves, torch)
-                out = self._call(be, TrackingClock(clk, leaves, self.board))
-                clocks.append(clk)
-            host["enqueue_s"] = time.perf_counter() - t
-            t = time.perf_counter()
-            self._sync()
-            host["sync_wait_s"] = time.perf_counter() - t
+        dev = self._device(be)
+        timed: dict[str, Any] = {}
+        if dev is not None:
+            clocks, timed = self._gated(be, dev, variant, leaves, iterations, host)
             for clk in clocks:  # read after the one synchronise: sent as one event
                 stream.add(clk.result(), flush_due=False)
             done = len(clocks)
+            out = timed.pop("out")
+            if done and not self.cancel.is_set():
+                timed["back_to_back_s"] = self._back_to_back(be, dev, min(done,
+                                                                          BACK_TO_BACK_CALLS))
         else:
+            t = time.perf_counter()
             for i in range(iterations):
                 if self.cancel.is_set():
                     break
@@ -325,6 +355,8 @@ class Engine:
                 out = self._call(be, TrackingClock(cpu, leaves, self.board))
                 stream.add(cpu.result())
                 done += 1
+            if done:  # the CPU's loop is a hot loop: its wall time per call
+                timed["back_to_back_s"] = (time.perf_counter() - t) / done
         stream.flush()
         t = time.perf_counter()
         telemetry = self._sampler.stop() if self._sampler else {
@@ -338,20 +370,93 @@ class Engine:
             host["output_checks_s"] = time.perf_counter() - t
         self.emit(ev.BlockDone(variant=variant, round=round_, half=half, iterations=done,
                                cancelled=done < iterations, telemetry=telemetry, host=host,
-                               **facts))
+                               **timed, **facts))
+
+    def _gated(self, be: Backend, dev: Any, variant: str, leaves: list[str], iterations: int,
+               host: dict[str, float]) -> tuple[list[CudaEventClock], dict[str, Any]]:
+        """The block's iterations behind a gate, timed by events; measured again with a longer
+        gate while its queue drained (core/host_time.drained), up to REDOS times; a block still
+        drained after them is kept and said to be (`drained`). Its clocks and what it measured
+        (host time per call, redos)."""
+        gate = self._gate_s(variant, iterations)
+        redone = 0
+        while True:
+            clocks, host_each, intervals, out = self._gated_pass(be, dev, leaves, iterations,
+                                                                 gate, host)
+            if host_each:  # the next block's gate is sized from this block's own host time
+                self._enqueue_s[variant] = sum(host_each) / len(host_each)
+                self._gpu_s[variant] = min(sum(c.result().values()) for c in clocks)
+                self._measured.add(variant)
+            gone = len(clocks) < iterations or self.cancel.is_set()
+            if gone or not drained(intervals) or redone >= REDOS:
+                break
+            redone += 1
+            gate = min(GATE_MAX_S, max(2 * gate, self._gate_s(variant, iterations)))
+        host["gate_s"] = gate
+        timed: dict[str, Any] = {"out": out, "redone": redone,
+                                 "drained": bool(not gone and drained(intervals))}
+        if host_each:
+            timed["host_call_s"] = sorted(host_each)[len(host_each) // 2]
+        return clocks, timed
+
+    def _gated_pass(self, be: Backend, dev: Any, leaves: list[str], iterations: int,
+                    gate: float, host: dict[str, float]
+                    ) -> tuple[list[CudaEventClock], list[float], list[tuple[float, float]], Any]:
+        """One pass of the block: the gate, each call enqueued (its host time: perf_counter
+        around its enqueue, the device kept busy by the gate), one synchronise. Its clocks,
+        each call's host time, each call's (start, end) on the device's clock, the last
+        output."""
+        clocks: list[CudaEventClock] = []
+        host_each: list[float] = []
+        out = None
+        t = time.perf_counter()
+        gate_stream(dev, gate, self._clock_hz())
+        for i in range(iterations):
+            if self.cancel.is_set():
+                break
+            self.board.iteration = i
+            if self._flush is not None:
+                self._flush.zero_()  # evict L2 outside the timed region
+            clk = CudaEventClock(leaves, dev)
+            h = time.perf_counter()
+            out = self._call(be, TrackingClock(clk, leaves, self.board))
+            host_each.append(time.perf_counter() - h)
+            clocks.append(clk)
+        host["enqueue_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        self._sync(dev)
+        host["sync_wait_s"] = time.perf_counter() - t
+        # the gaps between calls hold the L2 flush in cold mode: not idle, yet not the calls'
+        # time either; only a warm block's are tested
+        intervals = [] if self._flush is not None or not clocks else \
+            [c.span(clocks[0].first_event) for c in clocks]
+        return clocks, host_each, intervals, out
+
+    def _back_to_back(self, be: Backend, dev: Any, calls: int) -> float:
+        """Wall time per call of `calls` calls in a hot loop, no gate, one synchronise at its
+        end: the pace of a model that calls it again and again."""
+        self.board.set("back-to-back")
+        t = time.perf_counter()
+        for _ in range(calls):
+            self._call(be, NullClock())
+        self._sync(dev)
+        return (time.perf_counter() - t) / calls
 
     def _gate_s(self, variant: str, iterations: int) -> float:
         """How long to hold the stream so the host can enqueue the block ahead of the GPU: the
         host's deficit over the block (enqueue time beyond the GPU time, per call) plus two
-        calls' worth of margin, capped at 50 ms. Long kernels need almost none; a 0.05 ms
-        kernel whose launch costs 0.1 ms needs about iterations x 0.05 ms."""
+        calls' worth of margin. Long kernels need almost none; a 0.05 ms kernel whose launch
+        costs 0.1 ms needs about iterations x 0.05 ms. Sized from the variant's last block's
+        own host time (capped at GATE_MAX_S), or before its first block from the warm-up's one
+        call (capped at GATE_FIRST_MAX_S: a drained first block is measured again)."""
         enqueue = self._enqueue_s.get(variant, 1e-3)
         gpu = self._gpu_s.get(variant, 0.0)
-        return min(0.05, iterations * max(0.0, enqueue - gpu) + 2 * enqueue)
+        cap = GATE_MAX_S if variant in self._measured else GATE_FIRST_MAX_S
+        return min(cap, iterations * max(0.0, enqueue - gpu) + 2 * enqueue)
 
     def _clock_hz(self) -> float:
-        mhz = (self.gpu or {}).get("max_sm_clock_mhz") or 1500
-        return float(mhz) * 1e6
+        mhz = (self.gpu or {}).get("max_sm_clock_mhz")
+        return float(mhz) * 1e6 if mhz else DEFAULT_CLOCK_HZ
 
     def _output_facts(self, variant: str, out: torch.Tensor) -> dict[str, Any]:
         """Hash, checksum and the difference from the baseline's output, outside the timed
@@ -437,7 +542,7 @@ class Engine:
         tiny inputs on a thread while the reference runs, so that the real call, after it on
         this thread, costs its kernels."""
         be = self.backends.get(variant)
-        if be is None or not be.has_public or self.inputs is None:
+        if be is None or not be.has_public or self.inputs is None or id(be) in self._primed:
             return None
         tiny = tiny_inputs(self.inputs)
 

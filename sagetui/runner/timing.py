@@ -12,8 +12,13 @@ clock.
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from typing import Any
+
+# The SM clock a gate's cycles are counted at when NVML gives none (and the simulated stream's)
+DEFAULT_CLOCK_HZ = 1.5e9
 
 
 class CpuClock:
@@ -59,6 +64,16 @@ class CudaEventClock:
         ev.record()
         self._events.append((phase, ev))
 
+    def span(self, origin: Any) -> tuple[float, float]:
+        """(start, end) of this call in seconds after the event `origin`, on the device's
+        clock (after the synchronise): the drained-queue test's input (core/host_time.py)."""
+        return (origin.elapsed_time(self._events[0][1]) * 1e-3,
+                origin.elapsed_time(self._events[-1][1]) * 1e-3)
+
+    @property
+    def first_event(self) -> Any:
+        return self._events[0][1]
+
     def result(self) -> dict[str, float]:
         out: dict[str, float] = {}
         for (_, a), (name, b) in zip(self._events, self._events[1:], strict=False):
@@ -72,3 +87,64 @@ def gate_stream(torch_mod: Any, seconds: float, clock_hz: float) -> None:
     cycles = int(max(0.0, seconds) * clock_hz)
     if cycles > 0:
         torch_mod.cuda._sleep(cycles)
+
+
+class SimEvent:
+    """A CUDA event's stand-in on a SimStream: stamped with perf_counter when the stream's
+    thread reaches it."""
+
+    def __init__(self, stream: SimStream, enable_timing: bool = True) -> None:
+        self.stream = stream
+        self.t: float | None = None
+
+    def record(self) -> None:
+        self.stream.put(self._stamp)
+
+    def _stamp(self) -> None:
+        self.t = time.perf_counter()
+
+    def elapsed_time(self, other: SimEvent) -> float:
+        assert self.t is not None and other.t is not None, "read after synchronize()"
+        return (other.t - self.t) * 1e3  # milliseconds, as torch's
+
+
+class SimStream:
+    """A CUDA stream's stand-in on the CPU, for tests of the timed path (the reference backend's
+    `host_us`/`device_us` knobs): a thread that runs what is enqueued in order, device work as
+    sleeps and events as perf_counter stamps. It answers the torch.cuda calls the engine makes
+    on a stream (`Event`, `_sleep`, `synchronize`) as `stream.cuda`, so the gated path, its
+    host time, the drained-queue test and the back-to-back loop run on it unchanged."""
+
+    def __init__(self) -> None:
+        self._q: queue.Queue[Any] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self.cuda = self
+
+    def put(self, fn: Any) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="sagetui-sim-stream",
+                                            daemon=True)
+            self._thread.start()
+        self._q.put(fn)
+
+    def _run(self) -> None:
+        while True:
+            fn = self._q.get()
+            try:
+                fn()
+            finally:
+                self._q.task_done()
+
+    def Event(self, enable_timing: bool = True) -> SimEvent:  # noqa: N802 - torch.cuda's name
+        return SimEvent(self, enable_timing)
+
+    def work(self, seconds: float) -> None:
+        """Device work of `seconds`, after what is already queued."""
+        if seconds > 0:
+            self.put(lambda: time.sleep(seconds))
+
+    def _sleep(self, cycles: int) -> None:
+        self.work(cycles / DEFAULT_CLOCK_HZ)
+
+    def synchronize(self) -> None:
+        self._q.join()

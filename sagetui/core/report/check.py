@@ -8,7 +8,8 @@ registers, shared memory and launch; the decomposition check's consistency; and,
 for summaries of at most 10 samples, the linear-interpolation link between p90, p95, p99 and max
 (they all fall between the two largest samples); accuracy ranges, accuracy per head (from each
 head's sums), the inputs block and the share of peak (check_accuracy_peak.py); the copy
-bandwidth and each variant's speed of light (check_sol.py). A sweep block is
+bandwidth and each variant's speed of light (check_sol.py); host time, back-to-back time,
+host-bound and the clocks a verdict names (check_host.py). A sweep block is
 checked in core/sweep/check.py, a workload block in core/workload/check.py.
 """
 
@@ -20,6 +21,7 @@ from sagetui.core.derived import speedup_percent
 from sagetui.core.kernel_facts import derive
 from sagetui.core.profile.check import check_diff, check_profiles
 from sagetui.core.report.check_accuracy_peak import check_kernel_fields
+from sagetui.core.report.check_host import check_host
 from sagetui.core.report.check_sol import check_sol
 from sagetui.core.report.mismatch import Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, TailRow, Variant
@@ -169,6 +171,7 @@ def check_report(report: Report) -> list[Mismatch]:
     check_diff(report.mainloop_diff, report.mainloop_profiles or [], c.eq)
     check_kernel_fields(c, report)
     check_sol(c, report)
+    check_host(c, report)
     check_sweep(c, report)
     check_workload(c, report)
     return c.out

@@ -6,6 +6,7 @@ import csv
 import io
 
 from sagetui.core import format as fmt
+from sagetui.core import variant_facts as facts
 from sagetui.core.kernel_facts import LIMITS
 from sagetui.core.phases import PARENTS
 from sagetui.core.report.base import Scheduler, Summary
@@ -119,9 +120,12 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
     if report.variants:
         # two speedups, labelled apart: report 001's from the p50s, and the verdict's paired
         # estimate, the centre of its interval (core.analysis)
+        host = facts.measured(report.variants)
+        extra = facts.headers(facts.MARKDOWN) if host else []
         lines += ["| variant | p50 ms | p90 ms | p50 speedup % | verdict: paired % [95% CI] "
-                  "| SAME threshold | drift %/round | byte-exact |",
-                  "|---|---:|---:|---:|---|---|---:|---|"]
+                  "| SAME threshold | drift %/round | byte-exact |"
+                  + "".join(f" {h} |" for h in extra),
+                  "|---|---:|---:|---:|---|---|---:|---|" + "---:|" * len(extra)]
         for v in report.variants:
             t = v.timing
             vv = v.verdict.model_dump() if v.verdict else None
@@ -134,8 +138,16 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
             lines.append(f"| {v.name} | {fmt.ms(t.p50_s if t else None)} | "
                          f"{fmt.ms(t.p90_s if t else None)} | {sp} | {fmt.verdict(vv)} | "
                          f"{fmt.threshold(vv, report.created_utc)} | {drift} | "
-                         f"{'-' if v.byte_exact is None else v.byte_exact} |")
+                         f"{'-' if v.byte_exact is None else v.byte_exact} |"
+                         + "".join(f" {c} |" for c in (facts.cells(v, facts.MARKDOWN)
+                                                        if host else ())))
         lines.append("")
+        notes = clock_notes(report)
+        if any(v.host_bound for v in report.variants):
+            notes.insert(0, "bound HOST: the host's time to issue one call (host ms) exceeds "
+                         "its GPU time (p50 ms); b2b ms: wall time per call back to back")
+        if notes:
+            lines += [f"- {n}" for n in notes] + [""]
     lines += kernel_lines(report)
     lines += kernel_facts_lines(report)
     if report.phase_timings:  # a report made elsewhere, without variants (reference 000)
@@ -155,6 +167,12 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
         lines.append(f"- fault: {f.kind}: {f.message}"
                      + (f" (variant {f.variant}, phase {f.phase})" if f.variant else ""))
     return "\n".join(lines).rstrip() + "\n"
+
+
+def clock_notes(report: Report) -> list[str]:
+    """The verdict lines' notes on clocks (core/statistics/clocks.py): a variant whose SM
+    clocks differed from the baseline's by more than its time estimate's half-width."""
+    return [v.clocks.note for v in report.variants or [] if v.clocks is not None and v.clocks.note]
 
 
 def mainloop_markdown(report: Report) -> str:

@@ -282,6 +282,19 @@ class VariantFacts(Model):
     kernel_facts: KernelFacts | None = None
 
 
+class Clocks(Model):
+    """A variant's clocks over its measured rounds, and its verdict in cycles
+    (core/statistics/clocks.py): each round's median time x the round's mean SM clock, paired
+    against the baseline's the same way as the time verdict. `note`: the verdict line's words
+    when the variants' clocks differ by more than the time estimate's half-width."""
+
+    mean_sm_clock_mhz: NonNegative | None = None
+    mean_power_w: NonNegative | None = None
+    throttle_reasons: list[str] = Field(default_factory=list)
+    cycles_verdict: Verdict | None = None
+    note: str | None = None
+
+
 class Variant(VariantFacts):
     name: str
     path: str | None = None
@@ -322,6 +335,18 @@ class Variant(VariantFacts):
     build: BuildFacts | None = None
     # issue 24: speed of light per phase (core/sol.py)
     sol: SpeedOfLight | None = None
+    # what the user's model pays (core/host_time.py): each kept block's host time of one call
+    # and back-to-back time per call, their medians, whether a call is host-bound (host time
+    # above the GPU time's p50), the blocks measured again because their queue drained and
+    # those kept drained after every redo
+    host_times_s: list[NonNegative] | None = None
+    back_to_back_times_s: list[NonNegative] | None = None
+    host_s: NonNegative | None = None
+    back_to_back_s: NonNegative | None = None
+    host_bound: bool | None = None
+    redone_blocks: Count | None = None
+    drained_blocks: Count | None = None
+    clocks: Clocks | None = None
 
 
 class ScheduleEntry(Model):

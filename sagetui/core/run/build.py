@@ -28,7 +28,9 @@ def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Re
     an = fig.analysis(m)
     base = m.variants.get(m.baseline or "")
     samples = Samples()
-    variants = [_variant(m, v, base, an, samples) for v in m.variants.values()]
+    clocks = fig.clocks(m, an)
+    variants = [_variant(m, v, base, an, samples, clocks.get(v.name))
+                for v in m.variants.values()]
     status, detail = ending or ((m.status, m.status_detail) if m.status in st.TERMINAL else (
         st.PARTIAL, [f"the run had not ended when this was written ({len(m.completed_rounds)}"
                      f" rounds so far)"]))
@@ -76,7 +78,7 @@ def _build_facts(m: RunModel, name: str) -> BuildFacts | None:
 
 
 def _variant(m: RunModel, v: VariantModel, base: VariantModel | None, an: Analysis,
-             samples: Samples) -> dict[str, Any]:
+             samples: Samples, clocks: dict[str, Any] | None) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "name": v.name, "path": v.path, "backend": v.backend, "spec": v.spec,
         "status": v.status if v.status != "pending" else "failed", "error": v.error,
@@ -105,6 +107,8 @@ def _variant(m: RunModel, v: VariantModel, base: VariantModel | None, an: Analys
         entry["outliers"] = {"count": len(flags), "where": where}
         if a is not None and a.drift is not None:
             entry["drift"] = a.drift.to_dict()
+        entry.update(fig.host_figures(v))
+        entry["clocks"] = clocks
     entry.update(fig.outputs(v, base))
     entry.update(v.facts.model_dump(exclude_none=True))
     entry["verdict"] = an.verdict_dict(v.name)

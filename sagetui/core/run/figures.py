@@ -27,7 +27,9 @@ from sagetui.core.sol import (
     phase_traffic,
     speed_of_light,
 )
+from sagetui.core.host_time import host_bound, typical
 from sagetui.core.statistics.analysis import Analysis, analyse
+from sagetui.core.statistics.clocks import clock_note, cycle_medians, mean_clocks
 from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.statistics.summary import p50, summarize
 from sagetui.core.statistics.threshold import resolve_threshold
@@ -210,6 +212,64 @@ def sol(m: RunModel, v: VariantModel,
         gpu_copy_gbps(gpu), ops=shape_ops(s), compute_phase=compute_phase(p50s),
         peak_tops=pk["peak_tops"] if pk else None, mean_clock_mhz=mean_sm_clock(telemetry(v)),
         max_clock_mhz=max_clock(gpu))
+
+
+HOST_FIELDS = ("host_times_s", "back_to_back_times_s", "host_s", "back_to_back_s", "host_bound",
+               "redone_blocks", "drained_blocks")
+
+
+def host_figures(v: VariantModel, p50_s: float | None = None) -> dict[str, Any]:
+    """What the user's model pays (core/host_time.py): its kept blocks' host time of one call
+    and back-to-back time per call, their medians, whether it is host-bound, and its blocks
+    measured again (and kept drained). `p50_s`: its GPU time's p50 where the caller has it
+    (the console's), else its timing's."""
+    if v.recorded is not None:
+        return {k: getattr(v.recorded, k) for k in HOST_FIELDS
+                if getattr(v.recorded, k) is not None}
+    kept = set(v.completed_rounds)
+    blocks = [b for k, b in sorted(v.blocks.items()) if k[0] in kept]
+    if not blocks:
+        return {}
+    host = [b.host_call_s for b in blocks if b.host_call_s is not None]
+    b2b = [b.back_to_back_s for b in blocks if b.back_to_back_s is not None]
+    if not host and not b2b:  # a stream recorded before these figures
+        return {}
+    gpu = p50_s if p50_s is not None else p50_of(v)
+    out: dict[str, Any] = {"host_times_s": host or None, "back_to_back_times_s": b2b or None,
+                           "host_s": typical(host), "back_to_back_s": typical(b2b),
+                           "host_bound": host_bound(typical(host), gpu),
+                           "redone_blocks": sum(1 for b in blocks if b.redone),
+                           "drained_blocks": sum(1 for b in blocks if b.drained)}
+    return {k: x for k, x in out.items() if x is not None}
+
+
+def clocks(m: RunModel, an: Analysis) -> dict[str, dict[str, Any]]:
+    """Each variant's clocks (core/statistics/clocks.py): its mean SM clock and power, its
+    verdict in cycles (the time verdicts' analysis, on round medians x round clocks) and the
+    verdict line's note; none without telemetry."""
+    out: dict[str, dict[str, Any]] = {}
+    live = {n: v for n, v in m.variants.items() if v.recorded is None}
+    for n, v in m.variants.items():
+        if v.recorded is not None and v.recorded.clocks is not None:
+            out[n] = v.recorded.clocks.model_dump(exclude_none=True)
+    if not live:
+        return out
+    cycles = analyse({n: cycle_medians(round_medians(v), round_telemetry(v))
+                      for n, v in live.items()}, {}, an.baseline, an.threshold, drift_of=())
+    means = {n: mean_clocks(telemetry(v)) for n, v in live.items()}
+    base = means.get(an.baseline or "")
+    for n in live:
+        if means[n] is None:
+            continue
+        entry: dict[str, Any] = {**means[n]}  # type: ignore[dict-item]
+        cv = cycles.verdict_dict(n)
+        if cv is not None:
+            entry["cycles_verdict"] = cv
+        note = clock_note(n, means[n], base, an.verdict_dict(n), cv)
+        if note:
+            entry["note"] = note
+        out[n] = {k: x for k, x in entry.items() if x is not None}
+    return out
 
 
 def analysis_inputs(m: RunModel, *, drift: bool = True, outliers: bool = True

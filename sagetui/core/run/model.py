@@ -114,6 +114,10 @@ class BlockFacts:
     checksum: float | None = None
     max_abs_diff: float | None = None
     mean_abs_diff: float | None = None
+    host_call_s: float | None = None  # core/host_time.py's figures
+    back_to_back_s: float | None = None
+    redone: int = 0
+    drained: bool = False
 
 
 @dataclass

@@ -129,6 +129,9 @@ class Backend(ABC):
         # with return_lse: the last call's log-sum-exp, [B, H, Nq] fp32 (natural log), which the
         # runner hashes with the output and compares with fp32's
         self.last_lse: torch.Tensor | None = None
+        # a simulated device's stream (runner/timing.SimStream: the reference backend's test
+        # knobs), timed like a GPU's on the CPU; None: the device's own (or the CPU's clock)
+        self.stream: Any = None
 
     @property
     def return_lse(self) -> bool:

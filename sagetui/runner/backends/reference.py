@@ -21,13 +21,21 @@ from __future__ import annotations
 
 import math
 import time
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import torch
 
-from sagetui.core.options import option
+from sagetui.core.options import SIMULATED_DEVICE, option
 from sagetui.core.phases import SAGE2_PHASES, PhaseSpec, k_leaf, with_smooth_k
-from sagetui.runner.backends.base import Backend, Inputs, PhaseClock, segments_of, to_hnd
+from sagetui.runner.backends.base import (
+    Backend,
+    Inputs,
+    NullClock,
+    PhaseClock,
+    segments_of,
+    to_hnd,
+)
+from sagetui.runner.timing import SimStream
 
 WARP_Q = 32  # Q quantization granularity (rows), as per_warp_int8 with WARPQ=32
 BLOCK_K = 64  # K quantization block (rows) and the K tile the V padding rounds up to
@@ -133,10 +141,32 @@ class ReferenceBackend(Backend):
     def smooth_k(self) -> bool:
         return bool(option(self.name, self.options, "smooth_k"))
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # test knobs (`reference[host_us=...,device_us=...]`): a simulated device whose host and
+        # device work per call are controlled, so that the timed path's host time, drained
+        # blocks and back-to-back loop are tested on the CPU
+        if any(k in self.options for k in SIMULATED_DEVICE):
+            self.stream = SimStream()
+
+    def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
+        if self.stream is None:
+            return self._run(inputs, clock)
+        # on the simulated device: the host computes the output and spends host_us, then
+        # enqueues each leaf's share of device_us between the clock's events
+        out = self._run(inputs, NullClock())
+        _spin(float(self.options.get("host_us", 0.0)) * 1e-6)
+        leaves = self.leaves()
+        clock.start()
+        for leaf in leaves:
+            self.stream.work(float(self.options.get("device_us", 0.0)) * 1e-6 / len(leaves))
+            clock.mark(leaf)
+        return out
+
     def phases(self) -> list[PhaseSpec]:
         return with_smooth_k(SAGE2_PHASES, self.smooth_k)
 
-    def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
+    def _run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
         layout = inputs.layout
         q, k, v = (to_hnd(t, layout) for t in (inputs.q, inputs.k, inputs.v))
         smooth_k = self.smooth_k
@@ -215,3 +245,9 @@ class ReferenceBackend(Backend):
 
     def public(self, inputs: Inputs) -> torch.Tensor | None:
         return None
+
+
+def _spin(seconds: float) -> None:
+    """Host work of `seconds` (a sleep: the simulated device's thread runs meanwhile)."""
+    if seconds > 0:
+        time.sleep(seconds)

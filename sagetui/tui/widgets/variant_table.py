@@ -7,9 +7,11 @@ from typing import Any
 from rich.text import Text
 
 from sagetui.core import format as fmt
+from sagetui.core import variant_facts as facts
 from sagetui.core.format import ms, pct
 from sagetui.core.report.model import Accuracy
 from sagetui.core.run import late
+from sagetui.core.run.figures import host_figures
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -30,6 +32,16 @@ def _accuracy(acc: Accuracy | None, late_state: str | None) -> tuple[Any, Any]:
     return cells["cos"], cells["l1"]
 
 
+def _host_cells(figures: dict[str, Any], shown: bool) -> list[Any]:
+    """Its host-time cells (core/variant_facts.py), a host-bound call marked."""
+    if not shown:
+        return []
+    style = "bold reverse" if figures.get("host_bound") else ""
+    return [Text(c, style=style if f.key == "host_bound" else "")
+            for f, c in zip(facts.shown_in(facts.TABLE), facts.cells(figures, facts.TABLE),
+                            strict=True)]
+
+
 class VariantTable(SteadyTable):
     """One row per variant; the cursor row is the selected variant."""
     BINDINGS = VIM_KEYS
@@ -39,6 +51,7 @@ class VariantTable(SteadyTable):
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
         self._signature: tuple = ()
         self._accuracy = False  # the accuracy columns are shown (only when a variant has them)
+        self._host = False  # the host-time columns (core/variant_facts.py): likewise
 
     def on_mount(self) -> None:
         self._add_columns()
@@ -52,6 +65,8 @@ class VariantTable(SteadyTable):
         self.add_column("p50 ms", key="p50")
         self.add_column("p50 Δ %", key="speedup")  # report 001's p50 speedup, not "paired %"
         self.add_column("drift %/rnd", key="drift")
+        for f in facts.shown_in(facts.TABLE) if self._host else ():
+            self.add_column(f.header(), key=f.key)
         if self._accuracy:
             self.add_column("cos sim", key="cos")
             self.add_column("rel L1 %", key="l1")
@@ -75,11 +90,18 @@ class VariantTable(SteadyTable):
         late_state = "computing…" if ctx.running else "not computed"
         accuracy = bool(any(v.facts.accuracy for v in data.variants.values())
                         or any(k.startswith(late.ACCURACY) for k in late_keys))
-        if accuracy != self._accuracy:  # a report without accuracy keeps 80 columns for timing
-            self._accuracy = accuracy
+        p50s = {n: data.p50_s(v) for n, v in data.variants.items()}
+        host = {n: host_figures(v, p50s[n]) for n, v in data.variants.items()}
+        has_host = any(h.get("host_s") is not None for h in host.values())
+        if (accuracy, has_host) != (self._accuracy, self._host):
+            # a report without accuracy (or host time: the CPU's) keeps 80 columns for timing
+            self._accuracy, self._host = accuracy, has_host
             self.clear(columns=True)
             self._add_columns()
             self._signature = ()
+        cols = ("swatch", "on", "name", "role", "status", "p50", "speedup", "drift",
+                *(f.key for f in facts.shown_in(facts.TABLE) if has_host),
+                *(("cos", "l1") if accuracy else ()))
         rows = []
         for name, v in data.variants.items():
             colour = ctx.colour(data, name)
@@ -88,16 +110,17 @@ class VariantTable(SteadyTable):
             on = Text("[x]" if enabled else "[ ]", style="bold" if enabled else "dim")
             sdpa = v.facts.sdpa_backend
             label = name + (f" [{sdpa}]" if sdpa else "")
+            p50 = p50s[name]
             rows.append((name, [
                 Text("■", style=colour), on, Text(label, style=f"bold {colour}"), role,
-                Text(v.status, style=STATUS_STYLE.get(v.status, "")), ms(data.p50_s(v)),
+                Text(v.status, style=STATUS_STYLE.get(v.status, "")), ms(p50),
                 "" if name == data.baseline else pct(v.speedup_percent, 3),
-                drift_cell(v.drift),
+                drift_cell(v.drift), *_host_cells(host[name], has_host),
                 *(_accuracy(v.facts.accuracy, late_state if late.accuracy_key(name) in late_keys
                             else None) if accuracy else ())]))
         if not rows:
             rows.append((NONE_KEY, ["", "", Text("(none)", style="dim"),
-                                    *[""] * (7 if accuracy else 5)]))
+                                    *[""] * (len(cols) - 3)]))
         signature = tuple(r[0] for r in rows)
         keep = self.selected() or ctx.selected
         if signature != self._signature:
@@ -108,7 +131,5 @@ class VariantTable(SteadyTable):
             self.select(keep)
             return
         for key, cells in rows:
-            cols = ("swatch", "on", "name", "role", "status", "p50", "speedup", "drift",
-                    *(("cos", "l1") if accuracy else ()))
             for col, value in zip(cols, cells, strict=True):
                 self.update_cell(key, col, value)

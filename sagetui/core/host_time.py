@@ -1,0 +1,67 @@
+"""What the user's model pays (docs/architecture.md, "Host time and back-to-back time"): the
+figures derived from a variant's host time and back-to-back time, and the drained-queue test of
+a timed block. One place each: the runner, the report, every display and `sagetui check` call
+these.
+
+- **GPU time**: the call's CUDA-event time behind a gate (the report's `timing`).
+- **Host time**: the host's time to issue one call while the GPU is kept busy (perf_counter
+  around each call's enqueue inside a gated block: Python, checks, launches); one figure per
+  block, the median of its calls'.
+- **Back-to-back time**: wall time per call of a hot loop without a gate, synchronised at its
+  end (a few calls per block): the pace of a model that calls it again and again.
+
+A call is host-bound when its host time exceeds its GPU time.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+# A block's queue drained when the GPU idled between its calls for more than this share of the
+# calls' own time plus this much per gap (CUDA events resolve 0.5 us; consecutive launches
+# behind a full queue leave 1-3 us between kernels).
+DRAIN_TOLERANCE = 0.02
+DRAIN_GAP_S = 5e-6
+
+
+def typical(per_block: Sequence[float] | None) -> float | None:
+    """A variant's host or back-to-back time: the median of its blocks' figures."""
+    values = [x for x in per_block or () if x is not None]
+    return float(statistics.median(values)) if values else None
+
+
+def host_bound(host_s: float | None, gpu_s: float | None) -> bool | None:
+    """Whether a call is paced by the host: its host time exceeds its GPU time (None when
+    either is unknown)."""
+    if host_s is None or gpu_s is None:
+        return None
+    return host_s > gpu_s
+
+
+def bound_by(host_s: float | None, gpu_s: float | None) -> str | None:
+    """Which time bounds a call: "host" or "GPU" (None when either is unknown)."""
+    hb = host_bound(host_s, gpu_s)
+    return None if hb is None else "host" if hb else "GPU"
+
+
+def idle_s(intervals: Sequence[tuple[float, float]]) -> float:
+    """The time the device was idle between a block's calls: the span from the first call's
+    start to the last call's end less the calls' own times (each call (start, end), seconds
+    on the device's clock, in order)."""
+    if not intervals:
+        return 0.0
+    span = intervals[-1][1] - intervals[0][0]
+    busy = sum(end - start for start, end in intervals)
+    return max(0.0, span - busy)
+
+
+def drained(intervals: Sequence[tuple[float, float]], tolerance: float = DRAIN_TOLERANCE,
+            gap_s: float = DRAIN_GAP_S) -> bool:
+    """Whether the block's queue drained: the device idled between its calls longer than
+    `tolerance` of the calls' time plus `gap_s` per gap. Such a block timed the host's pace,
+    not the device's, and is measured again."""
+    if len(intervals) < 2:
+        return False
+    busy = sum(end - start for start, end in intervals)
+    return idle_s(intervals) > tolerance * busy + gap_s * (len(intervals) - 1)
