@@ -64,7 +64,7 @@ def test_host_bound_call_marked_and_a_drained_block_redone() -> None:
     assert b.host_s > 0.019 and a.host_s < 0.01
     # back to back, each call costs the larger of the two
     assert a.back_to_back_s > 0.019 and b.back_to_back_s > 0.019
-    assert len(b.host_times_s) == len(b.back_to_back_times_s) == 4  # one per kept block
+    assert len(b.host_times_s) == len(b.back_to_back_times_s) == 2  # one per round
     assert b.redone_blocks >= 1  # (kept drained after its redos: drained_blocks, not here)
     assert check_report(report) == []
     md = to_markdown(report)
@@ -73,3 +73,82 @@ def test_host_bound_call_marked_and_a_drained_block_redone() -> None:
         a, b.model_copy(update={"host_bound": False, "back_to_back_s": 1.0})]})
     paths = {m.path for m in check_report(tampered)}
     assert paths == {"$.variants[1].host_bound", "$.variants[1].back_to_back_s"}
+
+
+def test_a_verdict_names_its_clocks_on_a_recorded_h200_run() -> None:
+    """The recorded H200 stream (tests/data/events), its sdpa variant's rounds moved to 2 %
+    higher SM clocks under sw_power_cap: its verdict in cycles differs from its verdict in time
+    by those 2 %, its verdict line says so, and `check` re-derives both; unmoved, the clocks
+    are equal and nothing is said."""
+    from pathlib import Path
+
+    from sagetui.cli.run import summary_table
+    from sagetui.core.event_record import read_events
+    from sagetui.core.run.build import build_report
+    from sagetui.core.run.fold import apply, new_model
+
+    stream = Path(__file__).parent / "data" / "events" / "h200_sm90_sm89_sdpa.jsonl"
+    m = new_model()
+    for e in read_events(stream.read_text().splitlines()):
+        apply(m, e)
+    plain = build_report(m)
+    assert all(v.clocks.mean_sm_clock_mhz == 1980.0 and v.clocks.note is None
+               for v in plain.variants)
+    for b in m.variants["sdpa"].blocks.values():
+        b.telemetry["sm_clock_mhz"] = {k: x * 1.02 for k, x in b.telemetry["sm_clock_mhz"].items()}
+        b.telemetry["throttle_reasons"] = ["sw_power_cap"]
+    report = build_report(m)
+    sdpa = report.variant("sdpa")
+    time_est, cycles_est = sdpa.verdict.estimate_percent, sdpa.clocks.cycles_verdict.estimate_percent
+    assert (1 + cycles_est / 100) == pytest.approx((1 + time_est / 100) / 1.02)
+    assert sdpa.clocks.note.startswith("sdpa ran 2.0 % higher SM clocks under sw_power_cap; "
+                                       "in cycles: ")
+    assert check_report(report) == []
+    assert sdpa.clocks.note in to_markdown(report)
+    assert sdpa.clocks.note in str(summary_table(report).caption)
+    tampered = report.model_copy(update={"variants": [
+        v.model_copy(update={"clocks": v.clocks.model_copy(update={"note": None})})
+        if v.name == "sdpa" else v for v in report.variants]})
+    assert [m.path for m in check_report(tampered)] == ["$.variants[2].clocks.note"]
+
+
+def _point_variant(name: str, gpu_s: float, host_s: float, b2b: list[float]) -> dict:
+    from sagetui.core.statistics.summary import summarize
+
+    samples = [[gpu_s * (1 + 0.01 * r)] * 3 for r in range(len(b2b))]
+    return {"name": name, "status": "ok", "timing": summarize([x for r in samples for x in r]),
+            "samples": {"total": samples}, "host_times_s": [host_s] * len(b2b),
+            "back_to_back_times_s": b2b, "host_s": host_s, "back_to_back_s": typical(b2b),
+            "host_bound": host_bound(host_s, summarize(samples[0])["p50_s"])}
+
+
+def test_a_workloads_totals_in_gpu_time_and_back_to_back_time() -> None:
+    """Two calls: b is faster than a on the GPU (0.1 against 0.2 ms) but its host needs 0.3 ms
+    a call, so back to back it is slower (0.3 against 0.2 ms): its totals say both, each with
+    its verdict, and each call says which time bounds it."""
+    from sagetui.core.sweep.model import SweepPoint
+    from sagetui.core.workload import export as wx
+    from sagetui.core.workload.build import totals
+    from sagetui.core.workload.model import ReplayedCall, Workload
+
+    calls = [ReplayedCall(index=i, signature="s", count=2, weight=1.0, file=f"{i}.safetensors",
+                          point=i) for i in range(2)]
+    points = [SweepPoint.model_validate({
+        "index": i, "x": 64, "group": "g", "shape": TINY, "status": "ok", "ops": 1.0,
+        "variants": [_point_variant("a", 2e-4, 5e-5, [2.0e-4, 2.02e-4, 1.99e-4]),
+                     _point_variant("b", 1e-4, 3e-4, [3.0e-4, 3.03e-4, 2.98e-4])]})
+        for i in range(2)]
+    got = totals(calls, points, ["a", "b"], "a")
+    a, b = got
+    assert a.seconds == pytest.approx(2 * 2e-4, rel=0.02) and b.speedup_percent > 90
+    assert b.back_to_back_seconds == pytest.approx(2 * 3e-4, rel=0.01)
+    assert b.back_to_back_speedup_percent == pytest.approx((2 / 3 - 1) * 100, abs=1.5)
+    assert b.back_to_back_ci_high_percent < 0  # slower back to back, beyond its interval
+    wl = Workload(directory="d", manifest_sha256="0" * 64, calls_seen=2, calls=calls,
+                  points=points, totals=got, variants={"a": "reference", "b": "reference"},
+                  baseline="a", warmup=1, rounds=3, iterations=3)
+    rows = wx.total_rows(wl)
+    assert rows[1][2].startswith("FASTER") and rows[1][4].startswith("SLOWER")
+    assert wx.total_columns(wl)[-2:] == wx.BACK_TO_BACK_COLUMNS
+    bound = wx.call_columns(wl).index("bound")
+    assert [r[bound] for r in wx.call_rows(wl)] == ["GPU", "HOST", "GPU", "HOST"]

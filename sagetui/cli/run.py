@@ -24,7 +24,6 @@ from sagetui.core.event_record import Recorder
 from sagetui.core.eventlog import log_line
 from sagetui.core.events import Event, Measured
 from sagetui.core.report.export import (
-    clock_notes,
     kernel_cells,
     kernel_facts_csv,
     to_csv,
@@ -86,7 +85,7 @@ class Progress:
 def summary_table(report: Report, title: str | None = None) -> Table:
     """The two speedups labelled apart: report 001's from the p50s, and the verdict's paired
     estimate with its interval (core.analysis); the threshold with where it came from."""
-    notes = clock_notes(report)
+    notes = facts.clock_notes(report)
     host = facts.measured(report.variants)
     host_headers = facts.headers(facts.TABLE) if host else []
     t = Table(title=title or status_title(report), caption="\n".join(notes) or None)
@@ -105,7 +104,8 @@ def summary_table(report: Report, title: str | None = None) -> Table:
             escape(fmt.threshold(vd)),
             f"{v.drift.slope_percent_per_round:+.2f}{' !' if v.drift.flagged else ''}"
             if v.drift and v.drift.slope_percent_per_round is not None else "-",
-            "-" if v.byte_exact is None else str(v.byte_exact), *(facts.cells(v, facts.TABLE) if host else ()))
+            "-" if v.byte_exact is None else str(v.byte_exact),
+            *(facts.cells(v, facts.TABLE) if host else ()))
     return t
 
 

@@ -112,8 +112,9 @@ def print_workload(report: Report) -> None:
         return
     wl, out = report.workload, stdout_console()
     for title, columns, rows in (
-            (f"sagetui workload: {wx.summary_line(report)}", wx.CALL_COLUMNS, wx.call_rows(wl)),
-            ("total attention time", wx.TOTAL_COLUMNS, wx.total_rows(wl))):
+            (f"sagetui workload: {wx.summary_line(report)}", wx.call_columns(wl),
+             wx.call_rows(wl)),
+            ("total attention time", wx.total_columns(wl), wx.total_rows(wl))):
         t = Table(title=escape(title))
         for col in columns:
             t.add_column(col, justify="right" if "ms" in col or "weight" in col else "left")

@@ -18,6 +18,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
+# a variant's fields of these figures (the report's Variant, a sweep's or workload's point)
+HOST_FIELDS = ("host_times_s", "back_to_back_times_s", "host_s", "back_to_back_s", "host_bound",
+               "redone_blocks", "drained_blocks")
+
 # A block's queue drained when the GPU idled between its calls for more than this share of the
 # calls' own time plus this much per gap (CUDA events resolve 0.5 us; consecutive launches
 # behind a full queue leave 1-3 us between kernels).

@@ -75,3 +75,11 @@ def cells(values: Mapping[str, Any] | Any, where: str) -> list[str]:
 def raw_cells(values: Mapping[str, Any] | Any, where: str = CSV) -> list[str]:
     get = values.get if isinstance(values, Mapping) else (lambda k: getattr(values, k, None))
     return [f.raw(get(f.key)) for f in shown_in(where)]
+
+
+def clock_notes(report: Any) -> list[str]:
+    """The verdict lines' notes on clocks (core/statistics/clocks.py) of a report's variants:
+    each whose SM clocks differed from the baseline's by more than its time estimate's
+    half-width."""
+    return [v.clocks.note for v in report.variants or []
+            if v.clocks is not None and v.clocks.note]

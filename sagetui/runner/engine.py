@@ -18,6 +18,7 @@ import torch
 
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig, VariantSpec
+from sagetui.core.host_time import drained
 from sagetui.core.options import VARLEN_BACKENDS
 from sagetui.core.protocol import STREAM_CHUNK_S
 from sagetui.core.status_board import StatusBoard
@@ -32,8 +33,6 @@ from sagetui.runner.nvml import gpu_facts
 from sagetui.runner.output_checks import OutputChecks, SpecKey, spec_key
 from sagetui.runner.provenance import provenance
 from sagetui.runner.timing import DEFAULT_CLOCK_HZ, CpuClock, CudaEventClock, gate_stream
-
-from sagetui.core.host_time import drained
 
 # A block's gate before any block of the variant was measured (sized from the warm-up's one
 # call) is capped here; sized from a measured block's own host time, at GATE_MAX_S. A block

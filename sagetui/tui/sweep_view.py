@@ -62,8 +62,10 @@ class SweepView:
             from sagetui.core.workload import export as wx
 
             w = report.workload
-            totals = [f"{name} total {ms} ms{f', {speed}' if speed else ''}"
-                      for name, ms, speed in wx.total_rows(w)] + wx.worst_lines(w)
+            totals = [f"{row[0]} total {row[1]} ms{f', {row[2]}' if row[2] else ''}"
+                      + (f"; back to back {row[3]} ms{f', {row[4]}' if row[4] else ''}"
+                         if len(row) > 3 else "")
+                      for row in wx.total_rows(w)] + wx.worst_lines(w)
             return cls(variants=list(w.variants), points=list(w.points),
                        planned=len(w.points), version=1, totals=totals)
         if report is None or report.sweep is None:

@@ -25,15 +25,23 @@ WHY_CLOCKS = "core/statistics/clocks.py, from its rounds' medians and telemetry"
 def check_host(c: MismatchCollector, report: Report) -> None:
     variants = report.variants or []
     for i, v in enumerate(variants):
-        at = f"$.variants[{i}]"
-        if v.host_times_s is not None or v.host_s is not None:
-            c.eq(f"{at}.host_s", v.host_s, typical(v.host_times_s), WHY)
-        if v.back_to_back_times_s is not None or v.back_to_back_s is not None:
-            c.eq(f"{at}.back_to_back_s", v.back_to_back_s, typical(v.back_to_back_times_s), WHY)
-        if v.host_bound is not None:
-            c.eq(f"{at}.host_bound", v.host_bound,
-                 host_bound(v.host_s, v.timing.p50_s if v.timing else None), WHY)
+        _check_fields(c, f"$.variants[{i}]", v)
+    for kind, block in (("sweep", report.sweep), ("workload", report.workload)):
+        for i, p in enumerate(block.points if block is not None else []):
+            for j, pv in enumerate(p.variants):
+                _check_fields(c, f"$.{kind}.points[{i}].variants[{j}]", pv)
     _check_clocks(c, report, variants)
+
+
+def _check_fields(c: MismatchCollector, at: str, v: Any) -> None:
+    """A run's variant or a point's: its host and back-to-back times and host-bound flag."""
+    if v.host_times_s is not None or v.host_s is not None:
+        c.eq(f"{at}.host_s", v.host_s, typical(v.host_times_s), WHY)
+    if v.back_to_back_times_s is not None or v.back_to_back_s is not None:
+        c.eq(f"{at}.back_to_back_s", v.back_to_back_s, typical(v.back_to_back_times_s), WHY)
+    if v.host_bound is not None:
+        c.eq(f"{at}.host_bound", v.host_bound,
+             host_bound(v.host_s, v.timing.p50_s if v.timing else None), WHY)
 
 
 def _medians(v: Variant) -> tuple[dict[int, float], dict[int, dict[str, Any]]]:
@@ -61,8 +69,17 @@ def _check_clocks(c: MismatchCollector, report: Report, variants: list[Variant])
         cv = cycles.verdict_dict(v.name)
         recorded = v.clocks.cycles_verdict.model_dump() if v.clocks.cycles_verdict else None
         for k in ("state", "estimate_percent", "ci_low_percent", "ci_high_percent"):
-            c.eq(f"{at}.cycles_verdict.{k}", (recorded or {}).get(k), (cv or {}).get(k),
-                 WHY_CLOCKS)
+            _eq(c, f"{at}.cycles_verdict.{k}", (recorded or {}).get(k), (cv or {}).get(k))
         verdict = v.verdict.model_dump() if v.verdict else None
-        c.eq(f"{at}.note", v.clocks.note, clock_note(v.name, got, base, verdict, cv),
-             WHY_CLOCKS)
+        _eq(c, f"{at}.note", v.clocks.note, clock_note(v.name, got, base, verdict, cv))
+
+
+def _eq(c: MismatchCollector, path: str, recorded: Any, expected: Any) -> None:
+    """c.eq, and a figure recorded where none follows (or none where one does) is a mismatch
+    too: a note left out says nothing where it should."""
+    from sagetui.core.report.mismatch import Mismatch
+
+    if (recorded is None) != (expected is None):
+        c.out.append(Mismatch(path, recorded, expected, WHY_CLOCKS))
+    else:
+        c.eq(path, recorded, expected, WHY_CLOCKS)

@@ -142,7 +142,7 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
                          + "".join(f" {c} |" for c in (facts.cells(v, facts.MARKDOWN)
                                                         if host else ())))
         lines.append("")
-        notes = clock_notes(report)
+        notes = facts.clock_notes(report)
         if any(v.host_bound for v in report.variants):
             notes.insert(0, "bound HOST: the host's time to issue one call (host ms) exceeds "
                          "its GPU time (p50 ms); b2b ms: wall time per call back to back")
@@ -167,12 +167,6 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
         lines.append(f"- fault: {f.kind}: {f.message}"
                      + (f" (variant {f.variant}, phase {f.phase})" if f.variant else ""))
     return "\n".join(lines).rstrip() + "\n"
-
-
-def clock_notes(report: Report) -> list[str]:
-    """The verdict lines' notes on clocks (core/statistics/clocks.py): a variant whose SM
-    clocks differed from the baseline's by more than its time estimate's half-width."""
-    return [v.clocks.note for v in report.variants or [] if v.clocks is not None and v.clocks.note]
 
 
 def mainloop_markdown(report: Report) -> str:

@@ -335,10 +335,10 @@ class Variant(VariantFacts):
     build: BuildFacts | None = None
     # issue 24: speed of light per phase (core/sol.py)
     sol: SpeedOfLight | None = None
-    # what the user's model pays (core/host_time.py): each kept block's host time of one call
-    # and back-to-back time per call, their medians, whether a call is host-bound (host time
-    # above the GPU time's p50), the blocks measured again because their queue drained and
-    # those kept drained after every redo
+    # what the user's model pays (core/host_time.py): each completed round's host time of one
+    # call and back-to-back time per call (the mean of its blocks'), their medians, whether a
+    # call is host-bound (host time above the GPU time's p50), the blocks measured again
+    # because their queue drained and those kept drained after every redo
     host_times_s: list[NonNegative] | None = None
     back_to_back_times_s: list[NonNegative] | None = None
     host_s: NonNegative | None = None

@@ -15,6 +15,7 @@ import numpy as np
 from sagetui.core import scheduler as geo
 from sagetui.core.config import Shape
 from sagetui.core.derived import call_and_mainloop, shape_ops
+from sagetui.core.host_time import HOST_FIELDS, host_bound, typical
 from sagetui.core.options import with_defaults
 from sagetui.core.peaks import KernelPeak, kernel_peak
 from sagetui.core.phases import FUSED_MAINLOOP_PHASES
@@ -27,7 +28,6 @@ from sagetui.core.sol import (
     phase_traffic,
     speed_of_light,
 )
-from sagetui.core.host_time import host_bound, typical
 from sagetui.core.statistics.analysis import Analysis, analyse
 from sagetui.core.statistics.clocks import clock_note, cycle_medians, mean_clocks
 from sagetui.core.statistics.intervals import half_percent
@@ -214,24 +214,20 @@ def sol(m: RunModel, v: VariantModel,
         max_clock_mhz=max_clock(gpu))
 
 
-HOST_FIELDS = ("host_times_s", "back_to_back_times_s", "host_s", "back_to_back_s", "host_bound",
-               "redone_blocks", "drained_blocks")
-
-
 def host_figures(v: VariantModel, p50_s: float | None = None) -> dict[str, Any]:
-    """What the user's model pays (core/host_time.py): its kept blocks' host time of one call
-    and back-to-back time per call, their medians, whether it is host-bound, and its blocks
-    measured again (and kept drained). `p50_s`: its GPU time's p50 where the caller has it
-    (the console's), else its timing's."""
+    """What the user's model pays (core/host_time.py): per completed round its blocks' host
+    time of one call and back-to-back time per call (their mean: a round's two halves), the
+    medians over the rounds, whether it is host-bound, and its blocks measured again (and kept
+    drained). `p50_s`: its GPU time's p50 where the caller has it (the console's), else its
+    timing's."""
     if v.recorded is not None:
         return {k: getattr(v.recorded, k) for k in HOST_FIELDS
                 if getattr(v.recorded, k) is not None}
-    kept = set(v.completed_rounds)
-    blocks = [b for k, b in sorted(v.blocks.items()) if k[0] in kept]
-    if not blocks:
-        return {}
-    host = [b.host_call_s for b in blocks if b.host_call_s is not None]
-    b2b = [b.back_to_back_s for b in blocks if b.back_to_back_s is not None]
+    per_round = [[b for k, b in sorted(v.blocks.items()) if k[0] == r]
+                 for r in v.completed_rounds]
+    blocks = [b for bs in per_round for b in bs]
+    host = [x for bs in per_round if (x := _mean(b.host_call_s for b in bs)) is not None]
+    b2b = [x for bs in per_round if (x := _mean(b.back_to_back_s for b in bs)) is not None]
     if not host and not b2b:  # a stream recorded before these figures
         return {}
     gpu = p50_s if p50_s is not None else p50_of(v)
@@ -241,6 +237,11 @@ def host_figures(v: VariantModel, p50_s: float | None = None) -> dict[str, Any]:
                            "redone_blocks": sum(1 for b in blocks if b.redone),
                            "drained_blocks": sum(1 for b in blocks if b.drained)}
     return {k: x for k, x in out.items() if x is not None}
+
+
+def _mean(values: Any) -> float | None:
+    got = [x for x in values if x is not None]
+    return sum(got) / len(got) if got else None
 
 
 def clocks(m: RunModel, an: Analysis) -> dict[str, dict[str, Any]]:

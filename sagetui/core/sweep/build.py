@@ -10,6 +10,7 @@ import numpy as np
 
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.derived import kernel_and_e2e, shape_ops
+from sagetui.core.host_time import HOST_FIELDS
 from sagetui.core.report.model import SCHEMA_VERSION, Fault, Report, Variant
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.intervals import half_percent
@@ -45,7 +46,7 @@ def variant_point(v: Variant, rep: Report, point_ops: float, baseline: str | Non
                  p50_ci_percent=half_percent(round_medians(samples.get("total"))),
                  kernel_p50_ci_percent=half_percent(round_medians(samples.get(phase))),
                  checksum=v.checksum, output_sha256=v.output_sha256, samples=samples or None,
-                 verdict=v.verdict,
+                 verdict=v.verdict, **{k: getattr(v, k) for k in HOST_FIELDS},
                  **kernel_and_e2e(point_ops, v.timing.p50_s, kernel.p50_s, peak))
     entry["accuracy"] = sw.accuracy(v.model_dump(), baseline if v.name != baseline else None)
     return entry

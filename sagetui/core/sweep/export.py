@@ -11,6 +11,7 @@ import math
 from typing import Any
 from xml.sax.saxutils import escape
 
+from sagetui.core import variant_facts as facts
 from sagetui.core.palette import OKABE_ITO
 from sagetui.core.report.csv_cell import (
     inert_cell,  # names from a report, made inert for spreadsheets
@@ -34,15 +35,18 @@ def _sweep(report: Report) -> Sweep:
 
 def to_csv(report: Report) -> str:
 
+    host = facts.measured(v for p in _sweep(report).points for v in p.variants)
+    extra = [f.key for f in facts.shown_in(facts.CSV)] if host else []
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_FIELDS)
+    w.writerow([*CSV_FIELDS, *extra])
     for p in _sweep(report).points:
         s = p.shape
         fixed = [p.index, p.group, p.x, s.batch, s.heads, s.q_len, s.n_kv_len, s.head_dim,
                  s.causal, s.dtype]
         if not p.variants:
-            w.writerow([*fixed, "", p.status, *[""] * 15, inert_cell(p.error or "")])
+            w.writerow([*fixed, "", p.status, *[""] * 15, inert_cell(p.error or ""),
+                        *[""] * len(extra)])
         for v in p.variants:
             acc = v.accuracy or {}
             w.writerow([*fixed, inert_cell(v.name), v.status, v.kernel_phase or "",
@@ -55,7 +59,7 @@ def to_csv(report: Report) -> str:
                             v.e2e_share_of_peak, acc.get("cosine_similarity"),
                             acc.get("relative_l1"), acc.get("worst_head"),
                             acc.get("worst_head_relative_l1"), acc.get("max_abs_diff"))),
-                        inert_cell(v.error or "")])
+                        inert_cell(v.error or ""), *(facts.raw_cells(v) if host else ())])
     return buf.getvalue()
 
 
@@ -116,6 +120,8 @@ def shape_text(report: Report) -> str:
 
 def to_markdown(report: Report, title: str = "sagetui sweep") -> str:
     sw = _sweep(report)
+    host = facts.measured(v for p in sw.points for v in p.variants)
+    extra = facts.headers(facts.MARKDOWN) if host else []
     gpu = device_name(report)
     lines = [f"## {title}", "",
              f"- {len(sw.points)} points on {gpu}: {sw.rounds} rounds x {sw.iterations} "
@@ -123,7 +129,8 @@ def to_markdown(report: Report, title: str = "sagetui sweep") -> str:
              f"- TOPS = {sw.ops_formula}; kernel: the main loop where a backend has one "
              "(quantization excluded), else the whole call", "",
              "| point | variant | p50 ms ± CI | kernel TOPS | e2e TOPS | share of peak | "
-             "accuracy |", "|---|---|---:|---:|---:|---:|---|"]
+             "accuracy |" + "".join(f" {h} |" for h in extra),
+             "|---|---|---:|---:|---:|---:|---|" + "---:|" * len(extra)]
     for p in sw.points:
         label = f"{sw.x_axis} {p.x}, {p.group}"
         if not p.variants:
@@ -136,7 +143,9 @@ def to_markdown(report: Report, title: str = "sagetui sweep") -> str:
                 f"{100 * v.kernel_share_of_peak:.1f} %"
             mark = " noisy" if noisy(v) else ""
             lines.append(f"| {label} | {v.name} | {p50_text(v)}{mark} | {v.kernel_tops:.3f} | "
-                         f"{v.e2e_tops:.3f} | {share} | {accuracy_text(v.accuracy)} |")
+                         f"{v.e2e_tops:.3f} | {share} | {accuracy_text(v.accuracy)} |"
+                         + "".join(f" {c} |" for c in (facts.cells(v, facts.MARKDOWN)
+                                                        if host else ())))
     lines.append("")
     if note := noisy_note(sw.points):
         lines.append(f"- {note}")

@@ -53,6 +53,14 @@ class SweepVariantPoint(Model):
     output_sha256: str | None = None
     samples: PhaseSamples | None = None
     provenance: Provenance | None = None  # the build measured: its .so files and their sha256
+    # what the user's model pays, as its run's Variant has them (core/host_time.py)
+    host_times_s: list[Annotated[float, Field(ge=0)]] | None = None
+    back_to_back_times_s: list[Annotated[float, Field(ge=0)]] | None = None
+    host_s: Annotated[float, Field(ge=0)] | None = None
+    back_to_back_s: Annotated[float, Field(ge=0)] | None = None
+    host_bound: bool | None = None
+    redone_blocks: Count | None = None
+    drained_blocks: Count | None = None
 
 
 class MeasuredOn(Model):

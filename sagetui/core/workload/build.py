@@ -87,8 +87,32 @@ def totals(calls: Sequence[ReplayedCall], points: Sequence[SweepPoint], variants
                     for c, b, v in pairs if b and v and b.timing and v.timing])
                 row.update(speedup_percent=t.speedup_percent, ci_low_percent=t.ci_low_percent,
                            ci_high_percent=t.ci_high_percent, df=t.df)
+        row.update(_back_to_back(mine, [_of(points, c, baseline) for c, _ in mine]
+                                 if baseline is not None and name != baseline else None))
         out.append(WorkloadTotal.model_validate(drop_none(row)))
     return out
+
+
+def _back_to_back(mine: list[tuple[ReplayedCall, SweepVariantPoint | None]],
+                  base: list[SweepVariantPoint | None] | None) -> dict[str, Any]:
+    """The total in back-to-back time (Σ weight · back-to-back time per call) and its speedup
+    against the baseline's with its interval, paired by round (weighted_total.py), where every
+    call has one."""
+    if not all(v is not None and v.back_to_back_s for _, v in mine):
+        return {}
+    row: dict[str, Any] = {"back_to_back_seconds": wt.total_seconds(
+        (c.weight or 0.0, v.back_to_back_s) for c, v in mine if v and v.back_to_back_s)}
+    if base is None or not all(b is not None and b.back_to_back_s for b in base):
+        return row
+    t = wt.total_speedup([wt.CallTimes(
+        weight=c.weight or 0.0, baseline_p50=b.back_to_back_s, variant_p50=v.back_to_back_s,
+        baseline_rounds=b.back_to_back_times_s or [], variant_rounds=v.back_to_back_times_s or [])
+        for (c, v), b in zip(mine, base, strict=True)
+        if v and b and v.back_to_back_s and b.back_to_back_s])
+    row.update(back_to_back_speedup_percent=t.speedup_percent,
+               back_to_back_ci_low_percent=t.ci_low_percent,
+               back_to_back_ci_high_percent=t.ci_high_percent, back_to_back_df=t.df)
+    return row
 
 
 def worst(calls: Sequence[ReplayedCall], points: Sequence[SweepPoint], variants: Sequence[str],

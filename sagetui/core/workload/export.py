@@ -10,8 +10,10 @@ import io
 from typing import Any
 
 from sagetui.core import format as fmt
+from sagetui.core import variant_facts as facts
 from sagetui.core.report.csv_cell import inert_cell
 from sagetui.core.report.model import Report
+from sagetui.core.statistics.verdict import MIN_THRESHOLD_PERCENT, decide
 from sagetui.core.sweep.export import accuracy_text, device_name, p50_text
 from sagetui.core.workload.model import ReplayedCall, Workload
 
@@ -37,38 +39,86 @@ def weight_text(w: float | None) -> str:
     return fmt.DASH if w is None else f"{w:g}"
 
 
+def host_measured(wl: Workload) -> bool:
+    """Whether the calls have host times (core/variant_facts.py's columns are shown)."""
+    return facts.measured(v for p in wl.points for v in p.variants)
+
+
+def call_columns(wl: Workload) -> tuple[str, ...]:
+    """CALL_COLUMNS, and the host-time facts where the calls have them: per call which time
+    bounds it."""
+    return CALL_COLUMNS + (tuple(facts.headers(facts.TABLE)) if host_measured(wl) else ())
+
+
 def call_rows(wl: Workload) -> list[tuple[str, ...]]:
-    """CALL_COLUMNS per replayed call and variant; a skipped or failed call says why."""
+    """call_columns per replayed call and variant; a skipped or failed call says why."""
+    host = host_measured(wl)
+    blank = ("",) * len(facts.shown_in(facts.TABLE)) if host else ()
     rows: list[tuple[str, ...]] = []
     for c in wl.calls:
         shape = c.shape.describe() if c.shape else fmt.DASH
         head = (label(c), weight_text(c.weight), shape)
         if c.point is None:
-            rows.append((*head, fmt.DASH, f"skipped: {c.skipped}", "", ""))
+            rows.append((*head, fmt.DASH, f"skipped: {c.skipped}", "", "", *blank))
             continue
         p = wl.points[c.point]
         if not p.variants:
-            rows.append((*head, fmt.DASH, f"failed: {p.error}", "", ""))
+            rows.append((*head, fmt.DASH, f"failed: {p.error}", "", "", *blank))
         for v in p.variants:
             if v.status != "ok":
-                rows.append((*head, v.name, f"failed: {v.error}", "", ""))
+                rows.append((*head, v.name, f"failed: {v.error}", "", "", *blank))
                 continue
             verdict = fmt.verdict(v.verdict.model_dump()) if v.verdict else (
                 "baseline" if v.name == wl.baseline else fmt.DASH)
-            rows.append((*head, v.name, p50_text(v), verdict, accuracy_text(v.accuracy)))
+            rows.append((*head, v.name, p50_text(v), verdict, accuracy_text(v.accuracy),
+                         *(facts.cells(v, facts.TABLE) if host else ())))
     return rows
 
 
+BACK_TO_BACK_COLUMNS = ("total b2b ms (Σ weight x back-to-back)", "b2b speedup % [95% CI]")
+
+
+def total_columns(wl: Workload) -> tuple[str, ...]:
+    """TOTAL_COLUMNS, and the totals in back-to-back time where the calls have them."""
+    return TOTAL_COLUMNS + (BACK_TO_BACK_COLUMNS if _has_back_to_back(wl) else ())
+
+
+def _has_back_to_back(wl: Workload) -> bool:
+    return any(t.back_to_back_seconds is not None for t in wl.totals)
+
+
+def _threshold(wl: Workload) -> float:
+    """The SAME threshold of the calls' verdicts (a total's word is judged with it)."""
+    return next((v.verdict.threshold_percent for p in wl.points for v in p.variants
+                 if v.verdict is not None), MIN_THRESHOLD_PERCENT)
+
+
+def _speed(wl: Workload, variant: str, est: float | None, lo: float | None,
+           hi: float | None) -> str:
+    if variant == wl.baseline:
+        return "baseline"
+    word = decide(lo, hi, _threshold(wl)) if lo is not None and hi is not None else None
+    return (f"{word} " if word else "") + f"{fmt.pct(est)} {fmt.ci(lo, hi)}"
+
+
 def total_rows(wl: Workload) -> list[tuple[str, ...]]:
+    """Per variant its total in GPU time and, where the calls have one, in back-to-back time,
+    each with its verdict against the baseline's (SAME, FASTER, SLOWER or INCONCLUSIVE from
+    the total's interval, at the calls' threshold)."""
     rows: list[tuple[str, ...]] = []
+    b2b = _has_back_to_back(wl)
     for t in wl.totals:
         if t.seconds is None:
             rows.append((t.variant, "not every call measured: "
-                         + ", ".join(map(str, t.missing or [])), ""))
+                         + ", ".join(map(str, t.missing or [])), "", *(("", "") if b2b else ())))
             continue
-        speed = "baseline" if t.variant == wl.baseline else (
-            f"{fmt.pct(t.speedup_percent)} {fmt.ci(t.ci_low_percent, t.ci_high_percent)}")
-        rows.append((t.variant, fmt.ms(t.seconds), speed))
+        rows.append((t.variant, fmt.ms(t.seconds),
+                     _speed(wl, t.variant, t.speedup_percent, t.ci_low_percent,
+                            t.ci_high_percent),
+                     *((fmt.ms(t.back_to_back_seconds),
+                        _speed(wl, t.variant, t.back_to_back_speedup_percent,
+                               t.back_to_back_ci_low_percent,
+                               t.back_to_back_ci_high_percent)) if b2b else ())))
     return rows
 
 
@@ -108,7 +158,8 @@ def to_markdown(report: Report) -> str:
                 *("| " + " | ".join(r) + " |" for r in rows), ""]
 
     lines = ["## sagetui workload", "", f"- {summary_line(report)}", "",
-             *table(CALL_COLUMNS, call_rows(wl)), *table(TOTAL_COLUMNS, total_rows(wl))]
+             *table(call_columns(wl), call_rows(wl)),
+             *table(total_columns(wl), total_rows(wl))]
     lines += [f"- {x}" for x in worst_lines(wl)]
     lines += [f"- interval of the total's speedup: {wl.total_method}"]
     lines += [f"- fault: {f.kind}: {f.message}" for f in report.faults or []]
@@ -122,16 +173,19 @@ def _num(x: Any) -> str:
 def to_csv(report: Report) -> str:
     """A row per call and variant (a skipped call: one row saying why)."""
     wl = workload_of(report)
+    host = host_measured(wl)
+    extra = [f.key for f in facts.shown_in(facts.CSV)] if host else []
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_FIELDS)
+    w.writerow([*CSV_FIELDS, *extra])
     for c in wl.calls:
         fixed = [c.index, inert_cell(c.module or ""), c.count, _num(c.weight),
                  c.shape.describe() if c.shape else "", inert_cell(c.file)]
         p = wl.points[c.point] if c.point is not None else None
         if p is None or not p.variants:
             w.writerow([*fixed, "", "skipped" if p is None else p.status, *[""] * 10,
-                        inert_cell(c.skipped or ""), inert_cell((p.error if p else None) or "")])
+                        inert_cell(c.skipped or ""), inert_cell((p.error if p else None) or ""),
+                        *[""] * len(extra)])
             continue
         for v in p.variants:
             acc, vd = v.accuracy or {}, v.verdict
@@ -141,5 +195,6 @@ def to_csv(report: Report) -> str:
                     vd.estimate_percent if vd else None, vd.ci_low_percent if vd else None,
                     vd.ci_high_percent if vd else None, acc.get("cosine_similarity"),
                     acc.get("relative_l1"), acc.get("worst_head"),
-                    acc.get("worst_head_relative_l1"))), "", inert_cell(v.error or "")])
+                    acc.get("worst_head_relative_l1"))), "", inert_cell(v.error or ""),
+                *(facts.raw_cells(v) if host else ())])
     return buf.getvalue()

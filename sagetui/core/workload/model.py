@@ -46,6 +46,13 @@ class WorkloadTotal(Model):
     ci_low_percent: float | None = None
     ci_high_percent: float | None = None
     df: Annotated[float, Field(gt=0)] | None = None
+    # the same in back-to-back time (core/host_time.py): Σ weight · back-to-back time per call,
+    # and its speedup against the baseline's, paired by round the same way
+    back_to_back_seconds: Seconds | None = None
+    back_to_back_speedup_percent: float | None = None
+    back_to_back_ci_low_percent: float | None = None
+    back_to_back_ci_high_percent: float | None = None
+    back_to_back_df: Annotated[float, Field(gt=0)] | None = None
 
 
 class WorstOf(Model):
