@@ -12,6 +12,7 @@ from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.host_time import bound_by, drained, host_bound, idle_s, typical
 from sagetui.core.report.check import check_report
 from sagetui.core.report.export import to_markdown
+from sagetui.core.report.model import Report
 from sagetui.core.statistics.clocks import clock_note, cycle_medians
 from sagetui.session.session import Session
 
@@ -75,14 +76,11 @@ def test_host_bound_call_marked_and_a_drained_block_redone() -> None:
     assert paths == {"$.variants[1].host_bound", "$.variants[1].back_to_back_s"}
 
 
-def test_a_verdict_names_its_clocks_on_a_recorded_h200_run() -> None:
-    """The recorded H200 stream (tests/data/events), its sdpa variant's rounds moved to 2 %
-    higher SM clocks under sw_power_cap: its verdict in cycles differs from its verdict in time
-    by those 2 %, its verdict line says so, and `check` re-derives both; unmoved, the clocks
-    are equal and nothing is said."""
+def h200_reports() -> tuple[Report, Report]:
+    """The recorded H200 stream (tests/data/events)'s report, and the same with its sdpa
+    variant's rounds moved to 2 % higher SM clocks under sw_power_cap."""
     from pathlib import Path
 
-    from sagetui.cli.run import summary_table
     from sagetui.core.event_record import read_events
     from sagetui.core.run.build import build_report
     from sagetui.core.run.fold import apply, new_model
@@ -92,12 +90,21 @@ def test_a_verdict_names_its_clocks_on_a_recorded_h200_run() -> None:
     for e in read_events(stream.read_text().splitlines()):
         apply(m, e)
     plain = build_report(m)
-    assert all(v.clocks.mean_sm_clock_mhz == 1980.0 and v.clocks.note is None
-               for v in plain.variants)
     for b in m.variants["sdpa"].blocks.values():
         b.telemetry["sm_clock_mhz"] = {k: x * 1.02 for k, x in b.telemetry["sm_clock_mhz"].items()}
         b.telemetry["throttle_reasons"] = ["sw_power_cap"]
-    report = build_report(m)
+    return plain, build_report(m)
+
+
+def test_a_verdict_names_its_clocks_on_a_recorded_h200_run() -> None:
+    """Moved 2 % in its clocks, sdpa's verdict in cycles differs from its verdict in time by
+    those 2 %, its verdict line says so, and `check` re-derives both; unmoved, the clocks are
+    equal and nothing is said."""
+    from sagetui.cli.run import summary_table
+
+    plain, report = h200_reports()
+    assert all(v.clocks.mean_sm_clock_mhz == 1980.0 and v.clocks.note is None
+               for v in plain.variants)
     sdpa = report.variant("sdpa")
     time_est, cycles_est = sdpa.verdict.estimate_percent, sdpa.clocks.cycles_verdict.estimate_percent
     assert (1 + cycles_est / 100) == pytest.approx((1 + time_est / 100) / 1.02)

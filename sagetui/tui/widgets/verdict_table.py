@@ -12,6 +12,7 @@ from rich.text import Text
 
 from sagetui.core import format as fmt
 from sagetui.core.format import ci, pct
+from sagetui.core.run import figures as fig
 from sagetui.core.statistics import threshold as th
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
@@ -32,6 +33,7 @@ class VerdictTable(SteadyTable):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="none", **kwargs)
+        self._notes: tuple[int, int, list[str]] | None = None  # (model id, version, notes)
 
     def on_mount(self) -> None:
         # "paired %": the verdict's own estimate, the centre of its interval (core.analysis);
@@ -60,7 +62,24 @@ class VerdictTable(SteadyTable):
                 cells = ["-", "-", "-", str(len(data.round_points(v)) or "-")]
             self.add_row(Text(name, style=colour), state, *cells)
         self.border_title = title(data.threshold)
-        self.border_subtitle = "*: computed from the report's round p50s" if computed else ""
+        notes = self.clock_notes(data)
+        self.border_subtitle = " · ".join(
+            (["*: computed from the report's round p50s"] if computed else []) + notes)
+
+    def clock_notes(self, data: Source) -> list[str]:
+        """The verdict lines that name their clocks (core/statistics/clocks.py): a saved
+        report's as recorded; a live run's once its verdicts are final, computed once per
+        model version (the cycles' analysis is the verdicts' own); none without telemetry."""
+        m = data.model
+        if m.live and not m.measured:
+            return []
+        key = (id(m), m.version)
+        if self._notes is None or self._notes[:2] != key:
+            clocks = fig.clocks(m, fig.analysis(m, drift=False, outliers=False)) \
+                if any(fig.telemetry(v) and fig.telemetry(v)[0].get("available")
+                       for v in m.variants.values()) else {}
+            self._notes = (*key, [c["note"] for c in clocks.values() if c.get("note")])
+        return self._notes[2]
 
 
 def title(threshold: th.Threshold | None) -> str:
