@@ -106,7 +106,8 @@ def test_a_verdict_names_its_clocks_on_a_recorded_h200_run() -> None:
     assert all(v.clocks.mean_sm_clock_mhz == 1980.0 and v.clocks.note is None
                for v in plain.variants)
     sdpa = report.variant("sdpa")
-    time_est, cycles_est = sdpa.verdict.estimate_percent, sdpa.clocks.cycles_verdict.estimate_percent
+    time_est = sdpa.verdict.estimate_percent
+    cycles_est = sdpa.clocks.cycles_verdict.estimate_percent
     assert (1 + cycles_est / 100) == pytest.approx((1 + time_est / 100) / 1.02)
     assert sdpa.clocks.note.startswith("sdpa ran 2.0 % higher SM clocks under sw_power_cap; "
                                        "in cycles: ")
