@@ -49,6 +49,9 @@ FACTS: tuple[Fact, ...] = (
     Fact("host_bound", "bound", "", _bound, raw=lambda x: "" if x is None else str(bool(x))),
     Fact("redone_blocks", "redone", "blocks", lambda x: fmt.DASH if x is None else str(x),
          frozenset({MARKDOWN, CSV}), raw=lambda x: "" if x is None else str(x)),
+    # kept drained after every redo: its GPU time is the host's pace (never silently)
+    Fact("drained_blocks", "drained", "blocks", lambda x: fmt.DASH if x is None else str(x),
+         frozenset({MARKDOWN, CSV}), raw=lambda x: "" if x is None else str(x)),
 )
 
 
