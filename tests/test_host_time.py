@@ -160,3 +160,19 @@ def test_a_workloads_totals_in_gpu_time_and_back_to_back_time() -> None:
     assert wx.total_columns(wl)[-2:] == wx.BACK_TO_BACK_COLUMNS
     bound = wx.call_columns(wl).index("bound")
     assert [r[bound] for r in wx.call_rows(wl)] == ["GPU", "HOST", "GPU", "HOST"]
+
+
+def test_a_redone_block_is_a_log_line() -> None:
+    from sagetui.core import events as ev
+    from sagetui.core.eventlog import log_line
+
+    line = log_line(ev.BlockDone(variant="b", round=1, half=0, iterations=4, cancelled=False,
+                                 redone=1))
+    assert line is not None and line.text == (
+        "variant b: round 2's block drained (the GPU waited for the host): measured again 1x "
+        "with a longer gate")
+    kept = log_line(ev.BlockDone(variant="b", round=1, half=0, iterations=4, cancelled=False,
+                                 redone=2, drained=True))
+    assert kept is not None and kept.severity == "warning" and "drained_blocks" in kept.text
+    assert log_line(ev.BlockDone(variant="b", round=1, half=0, iterations=4,
+                                 cancelled=False)) is None

@@ -21,6 +21,23 @@ class LogLine:
     detail: list[str] = field(default_factory=list)  # shown indented and dim (stderr lines)
 
 
+def _block_line(e: ev.BlockDone) -> LogLine:
+    """Which SDPA backend torch ran (a variant's first block), and a block whose queue drained
+    (the GPU waited for the host: core/host_time.py): measured again, or kept and counted."""
+    parts = []
+    if e.facts.get("sdpa_backend"):
+        parts.append(f"torch's SDPA ran the {e.facts['sdpa_backend']} backend "
+                     f"({e.facts.get('sdpa_backend_method')})")
+    if e.redone:
+        parts.append(f"round {e.round + 1}'s block drained (the GPU waited for the host): "
+                     f"measured again {e.redone}x with a longer gate")
+    if e.drained:
+        parts.append("still drained: kept, counted in drained_blocks (its time is the host's "
+                     "pace)")
+    return LogLine(f"variant {e.variant}: " + "; ".join(parts),
+                   "warning" if e.drained else "information")
+
+
 def fault_line(kind: str, message: str, where: dict[str, object],
                tail: list[str]) -> LogLine:
     """A fault, live or from a saved report: what, where (variant, phase, round), its last
@@ -102,10 +119,8 @@ def log_line(e: ev.Event) -> LogLine | None:
             return LogLine(f"baseline: {e.baseline} from this round on")
         case ev.Resumed():
             return LogLine("resuming: the round the run was stopped in is measured again")
-        case ev.BlockDone() if e.facts.get("sdpa_backend"):
-            how = e.facts.get("sdpa_backend_method")
-            return LogLine(f"variant {e.variant}: torch's SDPA ran the "
-                           f"{e.facts['sdpa_backend']} backend ({how})")
+        case ev.BlockDone() if e.facts.get("sdpa_backend") or e.redone or e.drained:
+            return _block_line(e)
         case ev.PointStarted():
             return LogLine(f"point {e.index + 1}/{e.total}: {e.shape}")
         case ev.PointDone():
