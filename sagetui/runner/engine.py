@@ -40,8 +40,13 @@ from sagetui.runner.timing import DEFAULT_CLOCK_HZ, CpuClock, CudaEventClock, ga
 GATE_FIRST_MAX_S = 0.05
 GATE_MAX_S = 2.0
 REDOS = 2
-# calls of the back-to-back loop after each gated block (no gate, one synchronise at its end)
+# calls of the back-to-back loop after a round's first gated block (no gate, one synchronise
+# at its end): a few, two where a call's GPU time is over LONG_CALL_S (its first launch's
+# latency is then a small part of the loop; the reference shape's 51-130 ms calls would add
+# half a second a round)
 BACK_TO_BACK_CALLS = 5
+BACK_TO_BACK_LONG = 2
+LONG_CALL_S = 5e-3
 
 Emit = Callable[[ev.RunnerEventT], None]
 
@@ -350,9 +355,10 @@ class Engine:
                 stream.add(clk.result(), flush_due=False)
             done = len(clocks)
             out = timed.pop("out")
-            if done and not self.cancel.is_set():
-                timed["back_to_back_s"] = self._back_to_back(be, dev, min(done,
-                                                                          BACK_TO_BACK_CALLS))
+            if done and half == 0 and not self.cancel.is_set():  # once a round
+                long = self._gpu_s.get(variant, 0.0) > LONG_CALL_S
+                timed["back_to_back_s"] = self._back_to_back(
+                    be, dev, min(done, BACK_TO_BACK_LONG if long else BACK_TO_BACK_CALLS))
         else:
             t = time.perf_counter()
             for i in range(iterations):
