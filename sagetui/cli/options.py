@@ -117,19 +117,22 @@ def packed_lengths(shape_given: dict[str, Any]) -> dict[str, Any]:
 def config_from_args(args: argparse.Namespace, build: bool | str = True,
                      build_failed: dict[str, LeftOut] | None = None) -> RunConfig:
     """`build`: each `backend@src:PATH` variant is built (or found in the cache) now and
-    points at its build (a variant whose build fails is left out, recorded in
-    `build_failed`); "later": each tree is checked now and built by the console, in a worker;
+    points at its build, for `args.arch` when given (a variant whose build fails is left out,
+    recorded in `build_failed`); "later": each tree is checked now and built by the console, in a worker;
     False: such a variant is refused (the console's run editor: a build of minutes does not
     belong in its thread)."""
     config = _config(args)
     if not any(v.source for v in config.variants):
+        if getattr(args, "arch", None):  # a build's option: nothing here is built
+            raise UsageError("--arch is the architecture a backend@src:PATH variant is built "
+                             "for: no variant here is built from a tree")
         return config
     if build == "later":
         from sagetui.build.errors import BuildInputError
         from sagetui.build.sources import plan_sources
 
         try:
-            plan_sources(config)
+            plan_sources(config, arch=getattr(args, "arch", None))
         except BuildInputError as exc:
             raise UsageError(str(exc)) from None
         return config
@@ -139,7 +142,7 @@ def config_from_args(args: argparse.Namespace, build: bool | str = True,
                          "the path it prints")
     from sagetui.cli.build import build_sources
 
-    return build_sources(config, build_failed)
+    return build_sources(config, build_failed, arch=getattr(args, "arch", None))
 
 
 def _config(args: argparse.Namespace) -> RunConfig:
