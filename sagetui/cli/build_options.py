@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 
-
 ARCH_HELP = ("the compute capability to build for, e.g. 9.0 (default: TORCH_CUDA_ARCH_LIST, else "
              "this GPU's)")
 
