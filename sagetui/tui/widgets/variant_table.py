@@ -10,6 +10,8 @@ from sagetui.core import format as fmt
 from sagetui.core.format import ms, pct
 from sagetui.core.report.model import Accuracy
 from sagetui.core.run import late
+from sagetui.core.workload import export as wx
+from sagetui.core.workload.model import Workload
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -39,6 +41,7 @@ class VariantTable(SteadyTable):
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
         self._signature: tuple = ()
         self._accuracy = False  # the accuracy columns are shown (only when a variant has them)
+        self._workload = False  # a workload report's: each variant over every call
 
     def on_mount(self) -> None:
         self._add_columns()
@@ -49,6 +52,10 @@ class VariantTable(SteadyTable):
         self.add_column("variant", key="name")
         self.add_column("role", key="role")
         self.add_column("status", key="status")
+        if self._workload:
+            for key, label in WORKLOAD_COLUMNS.items():
+                self.add_column(label, key=key)
+            return
         self.add_column("p50 ms", key="p50")
         self.add_column("p50 Δ %", key="speedup")  # report 001's p50 speedup, not "paired %"
         self.add_column("drift %/rnd", key="drift")
@@ -70,16 +77,26 @@ class VariantTable(SteadyTable):
         except Exception:  # the name is not in this table (another source)
             pass
 
+    def _mode(self, accuracy: bool, workload: bool) -> None:
+        """The columns: a run's (its accuracy's only when a variant has them: a report without
+        keeps 80 columns for timing), or a workload's."""
+        if (accuracy, workload) != (self._accuracy, self._workload):
+            self._accuracy, self._workload = accuracy, workload
+            self.clear(columns=True)
+            self._add_columns()
+            self._signature = ()
+
     def sync(self, data: Source, ctx: ViewContext) -> None:
+        report = data.report
+        if report is not None and report.workload is not None and not data.variants:
+            self._mode(False, True)
+            self._show(workload_rows(data, report.workload, ctx), ctx)
+            return
         late_keys = set(data.model.computing)
         late_state = "computing…" if ctx.running else "not computed"
         accuracy = bool(any(v.facts.accuracy for v in data.variants.values())
                         or any(k.startswith(late.ACCURACY) for k in late_keys))
-        if accuracy != self._accuracy:  # a report without accuracy keeps 80 columns for timing
-            self._accuracy = accuracy
-            self.clear(columns=True)
-            self._add_columns()
-            self._signature = ()
+        self._mode(accuracy, False)
         rows = []
         for name, v in data.variants.items():
             colour = ctx.colour(data, name)
@@ -98,6 +115,10 @@ class VariantTable(SteadyTable):
         if not rows:
             rows.append((NONE_KEY, ["", "", Text("(none)", style="dim"),
                                     *[""] * (7 if accuracy else 5)]))
+        self._show(rows, ctx)
+
+    def _show(self, rows: list[tuple[str, list[Any]]], ctx: ViewContext) -> None:
+        """The rows in place: added anew when the variants changed, else cell by cell."""
         signature = tuple(r[0] for r in rows)
         keep = self.selected() or ctx.selected
         if signature != self._signature:
@@ -108,7 +129,33 @@ class VariantTable(SteadyTable):
             self.select(keep)
             return
         for key, cells in rows:
-            cols = ("swatch", "on", "name", "role", "status", "p50", "speedup", "drift",
-                    *(("cos", "l1") if accuracy else ()))
-            for col, value in zip(cols, cells, strict=True):
+            for col, value in zip(self.columns, cells, strict=True):
                 self.update_cell(key, col, value)
+
+
+# a workload report's columns: how many of the replayed calls each variant has a p50 of, and
+# its total over the workload (Σ weight x p50) with the total's speedup against the baseline,
+# the cells `sagetui run --workload` prints (core/workload/export.total_rows)
+WORKLOAD_COLUMNS = {"calls": "calls", "total": "total ms", "total_speedup": "total Δ % [95% CI]"}
+
+
+def workload_rows(data: Source, wl: Workload, ctx: ViewContext) -> list[tuple[str, list[Any]]]:
+    """A row per variant of a workload report: its status over the calls (ok: a p50 on every
+    replayed call; partial: on some; failed: on none) and its total."""
+    totals = {row[0]: row[1:] for row in wx.total_rows(wl)}
+    missing = {t.variant: len(t.missing or []) for t in wl.totals}
+    calls = len(wl.points)
+    rows: list[tuple[str, list[Any]]] = []
+    for i, name in enumerate(wl.variants):
+        colour = ctx.series[i % len(ctx.series)]  # the Sweep tab's colour of it
+        enabled = data.is_enabled(name)
+        measured = calls - missing.get(name, calls)
+        status = "ok" if measured == calls else "failed" if measured == 0 else "partial"
+        total, speedup = totals.get(name, (fmt.DASH, ""))
+        rows.append((name, [
+            Text("■", style=colour), Text("[x]" if enabled else "[ ]", style="bold" if enabled
+                                          else "dim"),
+            Text(name, style=f"bold {colour}"), "baseline" if name == wl.baseline else "",
+            Text(status, style=STATUS_STYLE.get(status, "")), f"{measured} of {calls}",
+            total, "" if name == wl.baseline else speedup]))
+    return rows or [(NONE_KEY, ["", "", Text("(none)", style="dim"), *[""] * 5])]
