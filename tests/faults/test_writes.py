@@ -275,3 +275,13 @@ def test_two_outputs_naming_one_existing_file_by_a_hard_link_are_refused(cli_her
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert "--csv and --markdown name one file (b.md and a.md)" in out.stderr
     assert (tmp_path / "a.md").read_text() == OLD
+
+
+def test_a_workload_replay_with_two_outputs_naming_one_file_is_refused(cli_here, tmp_path,
+                                                                       replayed_workload):
+    capture = replayed_workload.parent / "cap"
+    out = cli_here("run", "--workload", capture, "--backend", "reference", "--json", "w",
+                   "--markdown", "w")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert "--json and --markdown name one file (w)" in out.stderr
+    assert not (tmp_path / "w").exists()
