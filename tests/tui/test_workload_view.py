@@ -102,3 +102,21 @@ async def test_the_sweep_tab_plots_calls_by_index_lists_their_shapes_and_scrolls
         await pilot.press("ctrl+end")
         await settle(pilot, app)
         assert last in screen_text(app)
+
+
+@aio
+async def test_a_sweep_reports_overview_lists_its_variants() -> None:
+    """The same for a sweep report (no totals: its points are of many shapes)."""
+    from .test_sweep_tab import H200_SWEEP
+
+    report = load_report(H200_SWEEP)
+    assert report.sweep is not None
+    app = viewer(H200_SWEEP)
+    async with app.run_test(size=SIZE) as pilot:
+        app.action_show_tab("overview")
+        await settle(pilot, app)
+        rows = _rows(app.query_one(VariantTable))
+        n = len(report.sweep.points)
+        assert [r[2] for r in rows] == list(report.sweep.variants)
+        assert all(r[4:] == ["ok", f"{n} of {n}"] for r in rows)
+        assert "each point's timings: the Sweep tab (8)" in screen_text(app)

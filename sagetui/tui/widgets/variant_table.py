@@ -10,6 +10,7 @@ from sagetui.core import format as fmt
 from sagetui.core.format import ms, pct
 from sagetui.core.report.model import Accuracy
 from sagetui.core.run import late
+from sagetui.core.sweep.model import Sweep
 from sagetui.core.workload import export as wx
 from sagetui.core.workload.model import Workload
 from sagetui.tui.source import Source
@@ -41,7 +42,7 @@ class VariantTable(SteadyTable):
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
         self._signature: tuple = ()
         self._accuracy = False  # the accuracy columns are shown (only when a variant has them)
-        self._workload = False  # a workload report's: each variant over every call
+        self._points: str | None = None  # a report of points' ("calls", "points"): by variant
 
     def on_mount(self) -> None:
         self._add_columns()
@@ -52,9 +53,11 @@ class VariantTable(SteadyTable):
         self.add_column("variant", key="name")
         self.add_column("role", key="role")
         self.add_column("status", key="status")
-        if self._workload:
-            for key, label in WORKLOAD_COLUMNS.items():
-                self.add_column(label, key=key)
+        if self._points is not None:
+            self.add_column(self._points, key="measured")
+            if self._points == "calls":  # a workload's: its total
+                self.add_column("total ms", key="total")
+                self.add_column("total Δ % [95% CI]", key="total_speedup")
             return
         self.add_column("p50 ms", key="p50")
         self.add_column("p50 Δ %", key="speedup")  # report 001's p50 speedup, not "paired %"
@@ -77,26 +80,27 @@ class VariantTable(SteadyTable):
         except Exception:  # the name is not in this table (another source)
             pass
 
-    def _mode(self, accuracy: bool, workload: bool) -> None:
+    def _mode(self, accuracy: bool, points: str | None) -> None:
         """The columns: a run's (its accuracy's only when a variant has them: a report without
-        keeps 80 columns for timing), or a workload's."""
-        if (accuracy, workload) != (self._accuracy, self._workload):
-            self._accuracy, self._workload = accuracy, workload
+        keeps 80 columns for timing), or a report of points'."""
+        if (accuracy, points) != (self._accuracy, self._points):
+            self._accuracy, self._points = accuracy, points
             self.clear(columns=True)
             self._add_columns()
             self._signature = ()
 
     def sync(self, data: Source, ctx: ViewContext) -> None:
         report = data.report
-        if report is not None and report.workload is not None and not data.variants:
-            self._mode(False, True)
-            self._show(workload_rows(data, report.workload, ctx), ctx)
+        block = None if report is None or data.variants else (report.workload or report.sweep)
+        if block is not None:  # its variants are its points': none of the run's own
+            self._mode(False, "calls" if isinstance(block, Workload) else "points")
+            self._show(points_rows(data, block, ctx), ctx)
             return
         late_keys = set(data.model.computing)
         late_state = "computing…" if ctx.running else "not computed"
         accuracy = bool(any(v.facts.accuracy for v in data.variants.values())
                         or any(k.startswith(late.ACCURACY) for k in late_keys))
-        self._mode(accuracy, False)
+        self._mode(accuracy, None)
         rows = []
         for name, v in data.variants.items():
             colour = ctx.colour(data, name)
@@ -133,29 +137,30 @@ class VariantTable(SteadyTable):
                 self.update_cell(key, col, value)
 
 
-# a workload report's columns: how many of the replayed calls each variant has a p50 of, and
-# its total over the workload (Σ weight x p50) with the total's speedup against the baseline,
-# the cells `sagetui run --workload` prints (core/workload/export.total_rows)
-WORKLOAD_COLUMNS = {"calls": "calls", "total": "total ms", "total_speedup": "total Δ % [95% CI]"}
-
-
-def workload_rows(data: Source, wl: Workload, ctx: ViewContext) -> list[tuple[str, list[Any]]]:
-    """A row per variant of a workload report: its status over the calls (ok: a p50 on every
-    replayed call; partial: on some; failed: on none) and its total."""
-    totals = {row[0]: row[1:] for row in wx.total_rows(wl)}
-    missing = {t.variant: len(t.missing or []) for t in wl.totals}
-    calls = len(wl.points)
+def points_rows(data: Source, block: Workload | Sweep,
+                ctx: ViewContext) -> list[tuple[str, list[Any]]]:
+    """A row per variant of a report of points (a workload's calls, a sweep's points): its
+    status over them (ok: a p50 on every one; partial: on some; failed: on none), how many it
+    has a p50 of, and a workload's total with its speedup against the baseline (the cells
+    `sagetui run --workload` prints: core/workload/export.total_rows)."""
+    totals = {row[0]: row[1:] for row in wx.total_rows(block)} \
+        if isinstance(block, Workload) else None
     rows: list[tuple[str, list[Any]]] = []
-    for i, name in enumerate(wl.variants):
+    for i, name in enumerate(block.variants):
         colour = ctx.series[i % len(ctx.series)]  # the Sweep tab's colour of it
         enabled = data.is_enabled(name)
-        measured = calls - missing.get(name, calls)
-        status = "ok" if measured == calls else "failed" if measured == 0 else "partial"
-        total, speedup = totals.get(name, (fmt.DASH, ""))
-        rows.append((name, [
-            Text("■", style=colour), Text("[x]" if enabled else "[ ]", style="bold" if enabled
-                                          else "dim"),
-            Text(name, style=f"bold {colour}"), "baseline" if name == wl.baseline else "",
-            Text(status, style=STATUS_STYLE.get(status, "")), f"{measured} of {calls}",
-            total, "" if name == wl.baseline else speedup]))
-    return rows or [(NONE_KEY, ["", "", Text("(none)", style="dim"), *[""] * 5])]
+        measured = sum(any(v.name == name and v.status == "ok" and v.timing is not None
+                           for v in p.variants) for p in block.points)
+        status = "ok" if measured == len(block.points) else "failed" if measured == 0 \
+            else "partial"
+        cells = [Text("■", style=colour), Text("[x]" if enabled else "[ ]",
+                                               style="bold" if enabled else "dim"),
+                 Text(name, style=f"bold {colour}"), "baseline" if name == block.baseline else "",
+                 Text(status, style=STATUS_STYLE.get(status, "")),
+                 f"{measured} of {len(block.points)}"]
+        if totals is not None:
+            total, speedup = totals.get(name, (fmt.DASH, ""))
+            cells += [total, "" if name == block.baseline else speedup]
+        rows.append((name, cells))
+    return rows or [(NONE_KEY, ["", "", Text("(none)", style="dim"),
+                                *[""] * (5 if totals is not None else 3)])]
