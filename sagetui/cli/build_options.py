@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-ARCH_HELP = ("the compute capability to build for, e.g. 9.0 (default: TORCH_CUDA_ARCH_LIST, else "
-             "this GPU's)")
+ARCH_HELP = ("the compute capability a SageAttention tree is built for (backend@src:PATH "
+             "variants), e.g. 9.0 (default: TORCH_CUDA_ARCH_LIST, else this GPU's)")
 
 
 def add_arch_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
