@@ -104,6 +104,8 @@ class SageTUI(App[int]):
                                       make_session=self.sweeps.make_session,
                                       on_point=self.sweeps.on_point)
         self.sweeps.final_report = lambda: self.run_control.final_report
+        if self.live is not None:
+            self.live.final = lambda: self.run_control.final_report
         self.exports = ExportFlow(self, self, self.run_control,
                                   Path(export_dir) if export_dir else Path.cwd())
         self.unsaved = UnsavedGuard(self, self.run_control, self.exports)

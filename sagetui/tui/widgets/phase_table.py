@@ -8,6 +8,7 @@ from typing import Any
 from rich.text import Text
 
 from sagetui.core.format import fraction_pct, gbps, half_width, ms, size
+from sagetui.core.workload.model import Workload
 from sagetui.tui import keymap
 from sagetui.tui.source import PhaseRow, Source
 from sagetui.tui.view_context import ViewContext
@@ -18,11 +19,10 @@ from sagetui.tui.widgets.vim_keys import VIM_KEYS
 def empty_text(data: Source) -> str:
     """Why there are no phase timings: none yet, or a block of points (a workload's calls, a
     sweep's points) whose timings are in the Sweep tab."""
-    report = data.report
-    kind = "call" if report is not None and report.workload is not None else \
-        "point" if report is not None and report.sweep is not None else None
-    if kind is None:
+    block = data.points_block()
+    if block is None:
         return "no phase timings yet"
+    kind = "call" if isinstance(block, Workload) else "point"
     tab = next(i for i, (key, _) in enumerate(keymap.TABS, 1) if key == "sweep")
     return f"each {kind}'s timings: the Sweep tab ({tab})"
 

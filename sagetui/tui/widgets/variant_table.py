@@ -90,8 +90,7 @@ class VariantTable(SteadyTable):
             self._signature = ()
 
     def sync(self, data: Source, ctx: ViewContext) -> None:
-        report = data.report
-        block = None if report is None or data.variants else (report.workload or report.sweep)
+        block = data.points_block()
         if block is not None:  # its variants are its points': none of the run's own
             self._mode(False, "calls" if isinstance(block, Workload) else "points")
             self._show(points_rows(data, block, ctx), ctx)
