@@ -198,6 +198,27 @@ def test_a_file_that_appears_while_the_text_is_written_is_never_replaced(tmp_pat
     assert target.read_text() == "mine" and _leftovers(tmp_path) == []
 
 
+def test_without_hard_links_the_creation_is_still_one_step(tmp_path, monkeypatch):
+    """A file system without hard links (some network and FUSE ones: EPERM): the name is
+    taken by O_CREAT|O_EXCL, then the text renamed onto it. os.link is replaced here because
+    no such file system can be mounted in a test (a mock, unavoidably)."""
+    import errno
+
+    from sagetui.core.report import io
+
+    def no_links(*_args, **_kw):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(io.os, "link", no_links)
+    target = tmp_path / "r.json"
+    assert io.atomic_write_text(target, "ours") == target and target.read_text() == "ours"
+    with pytest.raises(FileExistsError):
+        io.atomic_write_text(target, "again")
+    assert io.atomic_write_text(target, "beside", beside=True) == tmp_path / "r.1.json"
+    assert target.read_text() == "ours" and (tmp_path / "r.1.json").read_text() == "beside"
+    assert _leftovers(tmp_path) == []
+
+
 def _run_until_stopped(tmp_path: Path, *extra: str) -> subprocess.Popen:
     """`sagetui run` with many rounds, stopped (SIGSTOP, a real signal) once its recovery file
     shows it is measuring: whatever is done to its outputs' paths now happens during the run."""
