@@ -157,3 +157,27 @@ def seed_build_cache(tiny: tuple[Path, Path, object], xdg_cache_home: Path) -> N
     per-tree objects: each tree there builds incrementally on its own)."""
     shutil.copytree(tiny[1], xdg_cache_home / "sagetui" / "builds",
                     ignore=shutil.ignore_patterns("trees"), dirs_exist_ok=True)
+
+
+REPLAYED_CALLS = 12  # tests/capture_model.py's 3 steps of 4 blocks, every call saved
+
+
+@pytest.fixture(scope="session")
+def replayed_workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A workload report from a real replay, made once a session: `sagetui capture` of
+    tests/capture_model.py (3 steps, 12 calls: causal and not, one block with GQA), then
+    `sagetui run --workload` of it on the CPU's reference backend, two variants (one slowed).
+    Returns the report's path (read-only to the tests: copy it to change it)."""
+    base = tmp_path_factory.mktemp("workload")
+    env = dict(os.environ, XDG_STATE_HOME=str(base / "state"))
+
+    def sagetui(*args: object) -> None:
+        subprocess.run([sys.executable, "-m", "sagetui", *map(str, args)], cwd=base, env=env,
+                       check=True, capture_output=True, text=True, timeout=300)
+
+    sagetui("capture", "--out", "cap", "--", sys.executable, ROOT / "tests" / "capture_model.py",
+            "--steps", "3", "--record", "own.json")
+    sagetui("run", "--workload", "cap", "--variant", "ref=reference", "--variant",
+            "slow=reference[slowdown=1.3]", "--device", "cpu", "--warmup", "1", "--rounds", "2",
+            "--iterations", "2", "--quiet", "--json", "workload.json")
+    return base / "workload.json"

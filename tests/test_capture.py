@@ -330,6 +330,36 @@ def test_force_replaces_a_capture(tmp_path):
     assert len(load_workload(tmp_path / "cap").calls) == 4 and leftovers(tmp_path) == []
 
 
+def test_a_directory_filled_while_the_program_ran_is_kept_and_the_capture_goes_beside(
+        tmp_path, capsys):
+    """Issue 28: DIR was free at the start; files put in it during the run (here by the block
+    itself, as another program would) are kept, the capture goes to DIR.1, one line says so."""
+    out = tmp_path / "cap"
+    with one_thread(), sagetui.capture(out) as c:
+        run(1)
+        out.mkdir()
+        (out / "theirs.txt").write_text("kept")
+    assert c.directory == tmp_path / "cap.1" and (out / "theirs.txt").read_text() == "kept"
+    assert len(load_workload(c.directory).calls) == 4 and leftovers(tmp_path) == []
+    assert f"{out} appeared during the capture and is kept; wrote {c.directory} beside it" in \
+        capsys.readouterr().err.splitlines()
+
+
+def test_the_command_keeps_a_directory_filled_while_the_program_ran(cli, tmp_path):
+    program = tmp_path / "fills.py"
+    program.write_text("import os, runpy, sys\n"
+                       "os.makedirs('cap'); open('cap/theirs.txt', 'w').write('kept')\n"
+                       f"sys.argv = [{str(MODEL)!r}, '--steps', '1', '--record', 'r.json']\n"
+                       f"runpy.run_path({str(MODEL)!r}, run_name='__main__')\n")
+    out = cli("capture", "--out", "cap", "--", sys.executable, program)
+    assert out.returncode == 1, out.stderr
+    assert out.stderr.splitlines() == [
+        "cap appeared during the capture and is kept; wrote cap.1 beside it"]
+    assert out.stdout.strip().endswith("into cap.1")
+    assert (tmp_path / "cap" / "theirs.txt").read_text() == "kept"
+    assert len(load_workload(tmp_path / "cap.1").calls) == 4 and leftovers(tmp_path) == []
+
+
 # --- SageAttention: wrapped where the program imports it ------------------------------------
 
 STAND_IN = '''"""A stand-in for SageAttention's public API (its kernels need CUDA): the same

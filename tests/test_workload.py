@@ -326,6 +326,7 @@ def test_the_console_replays_a_workload_live_and_shows_its_totals(replay, tmp_pa
     from sagetui.cli.console import console_app
     from sagetui.cli.main import build_parser
     from sagetui.tui.widgets.sweep_table import SweepTable
+    from sagetui.tui.widgets.variant_table import VariantTable
 
     from .tui.conftest import aio, screen_text, wait_for
 
@@ -346,5 +347,12 @@ def test_the_console_replays_a_workload_live_and_shows_its_totals(replay, tmp_pa
             await wait_for(pilot, lambda: "b total" in screen_text(app), what="the totals")
             report = app.run_control.final_report
             assert report.workload is not None and len(report.workload.points) == 2
+            # the Overview lists the variants over the calls, with their totals (issue 28)
+            await pilot.press("1")
+            await wait_for(pilot, lambda: "total ms" in screen_text(app), what="the totals")
+            table = app.query_one(VariantTable)
+            rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+            assert [r[2] for r in rows] == ["a", "b"]
+            assert all(r[4:6] == ["ok", "2 of 2"] for r in rows)
 
     replay_live()

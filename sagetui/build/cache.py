@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sagetui.core.provenance import file_sha256
+from sagetui.core.report.io import atomic_write_text
 
 MANIFEST = "manifest.json"
 
@@ -81,6 +82,5 @@ def last_build_s(tree_folder: Path) -> float | None:
 
 def record_build_s(tree_folder: Path, seconds: float) -> None:
     tree_folder.mkdir(parents=True, exist_ok=True)
-    tmp = tree_folder / f".last_build.{os.getpid()}"
-    tmp.write_text(json.dumps({"build_s": round(seconds, 3)}))
-    os.replace(tmp, tree_folder / "last_build.json")
+    atomic_write_text(tree_folder / "last_build.json", json.dumps({"build_s": round(seconds, 3)}),
+                      overwrite=True)

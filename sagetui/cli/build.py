@@ -58,11 +58,12 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_sources(config: RunConfig, failed: dict[str, LeftOut] | None = None) -> RunConfig:
+def build_sources(config: RunConfig, failed: dict[str, LeftOut] | None = None,
+                  arch: str | None = None) -> RunConfig:
     """Every `backend@src:PATH` variant checked (UsageError) and built, its path then its
     cache entry; the progress on stderr. A variant whose build fails is left out with the
     compiler's error block, recorded in `failed` (its spec and why), and the others run
-    (BuildFailed when none is left)."""
+    (BuildFailed when none is left). `arch`: --arch, as `sagetui build` takes it."""
     specs = {v.name: v for v in config.variants}
 
     def left_out(name: str, exc: BuildFailed) -> None:
@@ -72,7 +73,7 @@ def build_sources(config: RunConfig, failed: dict[str, LeftOut] | None = None) -
             failed[name] = LeftOut.of(specs[name], exc)
 
     try:
-        plans = plan_sources(config)
+        plans = plan_sources(config, arch=arch)
         return resolve_sources(config, plans, lambda line: _say(f"build: {line}"),
                                on_failure=left_out)
     except BuildInputError as exc:

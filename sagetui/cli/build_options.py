@@ -5,6 +5,15 @@ from __future__ import annotations
 
 import argparse
 
+ARCH_HELP = ("the compute capability a SageAttention tree is built for (backend@src:PATH "
+             "variants), e.g. 9.0 (default: TORCH_CUDA_ARCH_LIST, else this GPU's)")
+
+
+def add_arch_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--arch`: `sagetui build`'s, and that of every command that builds the trees of its
+    `backend@src:PATH` variants before it runs them (run, sweep, profile, the console)."""
+    p.add_argument("--arch", metavar="X.Y", help=ARCH_HELP)
+
 
 def add_build_command(sub: argparse._SubParsersAction,  # type: ignore[type-arg]
                       help: str) -> None:
@@ -21,7 +30,7 @@ def add_build_command(sub: argparse._SubParsersAction,  # type: ignore[type-arg]
     b.add_argument("--backend", action="append", metavar="B",
                    help="the backend to build for: sage2-sm80, sage2-sm89 or sage2-sm90 "
                    "(repeatable; default: the one of the arch)")
-    b.add_argument("--arch", help="the compute capability, e.g. 9.0 (default: this GPU's)")
+    add_arch_option(b)
     b.add_argument("--flags", default="", metavar='"..."',
                    help="nvcc flags appended after -lineinfo (NVCC_APPEND_FLAGS)")
     b.add_argument("--cxx-flags", default="", metavar='"..."',

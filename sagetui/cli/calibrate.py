@@ -14,7 +14,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from sagetui.cli.errors import UsageError, stdout_console
-from sagetui.cli.options import SHAPE_OPTIONS, check_outputs, config_from_args
+from sagetui.cli.options import SHAPE_OPTIONS, config_from_args
+from sagetui.cli.outputs import check_outputs
 from sagetui.core.config import VariantSpec
 from sagetui.session import calibration as cal
 
@@ -58,7 +59,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         stdout_console().print(f"removed {len(gone)} calibration{'s' * (len(gone) != 1)}",
                                highlight=False)
         return 0
-    from sagetui.cli.run import print_summary, report_write_failures, run_session, write_outputs
+    from sagetui.cli.run import outputs_kept, print_summary, run_session, write_outputs
 
     config = config_from_args(args)
     check_outputs(args)
@@ -80,9 +81,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     threshold, line = cal.conclude(config, report)
     print_summary(report, verdicts_shown=shown)
     (stdout_console() if threshold else err).print(escape(line), highlight=False)
-    failed = write_outputs(report, args, err)
-    if failed:
-        report_write_failures(failed, recovery, err)
+    if not outputs_kept(write_outputs(report, args, err), recovery, err):
         return 1
     return 0 if threshold is not None else 1
 

@@ -53,7 +53,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise UsageError(f"cannot run {command[0]}: {exc.strerror or exc}") from None
         manifest = _finished(status, staged)
-        publish(staged, Path(args.out))
+        at = publish(staged, Path(args.out), args.force)
         kept = True
     finally:
         if not kept:
@@ -61,8 +61,11 @@ def cmd_capture(args: argparse.Namespace) -> int:
     note = budget_note(manifest)
     if note:
         print(note, file=sys.stderr)
-    print(summary(manifest, args.out))
-    return 0
+    if at != Path(args.out):  # DIR got files (or became a file) while the program ran
+        print(f"{args.out} appeared during the capture and is kept; wrote {at} beside it",
+              file=sys.stderr)
+    print(summary(manifest, str(at)))
+    return 0 if at == Path(args.out) else 1
 
 
 def _command(words: list[str]) -> list[str]:

@@ -78,4 +78,5 @@ def console_app(args: argparse.Namespace,
     return SageTUI(config=config, reports=reports, refresh_hz=getattr(args, "refresh", 2.0),
                    theme_name=args.theme, recovery_path=recovery_file(args), workload=workload,
                    build_config=build_config if config is not None else None,
-                   watch=bool(getattr(args, "watch", False)))
+                   watch=bool(getattr(args, "watch", False)),
+                   arch=getattr(args, "arch", None))

@@ -33,7 +33,7 @@ def _add_run_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
     the table that also gives the fields their defaults and help. `sweep`: lengths, head dim
     and causal are axes (sweep_args.py) in the place of their options."""
     from sagetui.cli.sweep_args import AXES, add_axes
-    from sagetui.core.run_fields import CPU_DEFAULT_SHAPE, OPTIONS, REFERENCE_SHAPE, SHAPE
+    from sagetui.core.run_fields import CPU_DEFAULT_SHAPE, OPTIONS, REFERENCE_SHAPE, SHAPE, WHAT
 
     def short(s: dict[str, Any]) -> str:
         return f"{s['batch']}x{s['q_len']}x{s['heads']}x{s['head_dim']} {s['dtype']}"
@@ -57,6 +57,10 @@ def _add_run_options(p: argparse.ArgumentParser, sweep: bool = False) -> None:
         else:  # a shape's option stays unset (None) until given: the machine picks the shape
             g.add_argument(o.flag, type=said(o.parse), choices=o.choices, metavar=o.metavar,
                            default=None if o.shape else o.default, help=text)
+    from sagetui.cli.build_options import add_arch_option
+
+    # a `backend@src:PATH` variant's tree is built before the run, as `sagetui build` builds it
+    add_arch_option(groups.get(WHAT) or p)
 
 
 def said(parse: Callable[[str], Any]) -> Callable[[str], Any]:

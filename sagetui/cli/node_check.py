@@ -13,11 +13,11 @@ from rich.table import Table
 
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.node_options import slots_from_args
-from sagetui.cli.options import check_outputs, config_from_args
-from sagetui.cli.run import _say
+from sagetui.cli.options import config_from_args
+from sagetui.cli.outputs import Written, check_outputs, write_files
+from sagetui.cli.outputs import say as _say
 from sagetui.core import events as ev
 from sagetui.core import node_check as nc
-from sagetui.core.report.io import atomic_write_text
 from sagetui.session.node_check import run_node_check
 
 
@@ -52,7 +52,8 @@ def node_table(rows: list[nc.GpuResult], title: str) -> Table:
 
 
 def cmd_node_check(args: argparse.Namespace) -> int:
-    """0: every GPU measured and none flagged; 1: a GPU flagged or failed."""
+    """0: every GPU measured and none flagged; 1: a GPU flagged or failed, or --json not
+    written where asked."""
     slots = slots_from_args(args)  # before a source variant is built: bad input costs none
     assert slots is not None
     config = config_from_args(args)
@@ -86,10 +87,11 @@ def cmd_node_check(args: argparse.Namespace) -> int:
     for n in notes:
         _say(out, escape(n))
     _say(out, escape(f"rule: {nc.FLAG_RULE} (noise floor {floor:g} %)"))
+    written = Written()
     if args.json:
         env = nc.environment([(s.label, rep) for s, rep, _ in runs])
-        atomic_write_text(args.json, json.dumps(nc.to_dict(
-            rows, notes, floor, config.model_dump(mode="json"), env), indent=1),
-            overwrite=True)
-        _say(err, f"wrote {escape(args.json)}")
-    return 1 if any(r.flagged or r.p50_s is None for r in rows) else 0
+        written = write_files([(args.json, lambda: json.dumps(nc.to_dict(
+            rows, notes, floor, config.model_dump(mode="json"), env), indent=1))], args, err)
+        for why in written.failed:
+            _say(err, f"[red]could not write[/] {escape(why)}")
+    return 1 if any(r.flagged or r.p50_s is None for r in rows) or not written.kept_all else 0

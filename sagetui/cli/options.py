@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from sagetui.cli.errors import UsageError
+from sagetui.cli.outputs import check_outputs as check_outputs  # its home is cli/outputs.py
 from sagetui.core import distributions, paths
 from sagetui.core.config import (
     BACKEND_NAMES,
@@ -22,7 +22,7 @@ from sagetui.core.config import (
     default_config,
 )
 from sagetui.core.options import missing_module
-from sagetui.core.report.io import check_writable, loads_strict
+from sagetui.core.report.io import loads_strict
 from sagetui.core.run_fields import FIELDS
 
 if TYPE_CHECKING:  # sagetui.build only where a tree is built
@@ -117,19 +117,22 @@ def packed_lengths(shape_given: dict[str, Any]) -> dict[str, Any]:
 def config_from_args(args: argparse.Namespace, build: bool | str = True,
                      build_failed: dict[str, LeftOut] | None = None) -> RunConfig:
     """`build`: each `backend@src:PATH` variant is built (or found in the cache) now and
-    points at its build (a variant whose build fails is left out, recorded in
-    `build_failed`); "later": each tree is checked now and built by the console, in a worker;
-    False: such a variant is refused (the console's run editor: a build of minutes does not
-    belong in its thread)."""
+    points at its build, for `args.arch` when given (a variant whose build fails is left
+    out, recorded in `build_failed`); "later": each tree is checked now and built by the
+    console, in a worker; False: such a variant is refused (the console's run editor: a
+    build of minutes does not belong in its thread)."""
     config = _config(args)
     if not any(v.source for v in config.variants):
+        if getattr(args, "arch", None):  # a build's option: nothing here is built
+            raise UsageError("--arch is the architecture a backend@src:PATH variant is built "
+                             "for: no variant here is built from a tree")
         return config
     if build == "later":
         from sagetui.build.errors import BuildInputError
         from sagetui.build.sources import plan_sources
 
         try:
-            plan_sources(config)
+            plan_sources(config, arch=getattr(args, "arch", None))
         except BuildInputError as exc:
             raise UsageError(str(exc)) from None
         return config
@@ -139,7 +142,7 @@ def config_from_args(args: argparse.Namespace, build: bool | str = True,
                          "the path it prints")
     from sagetui.cli.build import build_sources
 
-    return build_sources(config, build_failed)
+    return build_sources(config, build_failed, arch=getattr(args, "arch", None))
 
 
 def _config(args: argparse.Namespace) -> RunConfig:
@@ -175,30 +178,6 @@ def _config(args: argparse.Namespace) -> RunConfig:
                          **common)
     except ValidationError as exc:
         raise UsageError(_one_line(exc, OPTION_NAMES)) from None
-
-
-def check_outputs(args: argparse.Namespace,
-                  names: tuple[str, ...] = ("json", "csv", "markdown", "kernel_facts_csv",
-                                           "record_events")
-                  ) -> None:
-    """Every output path writable, and nothing overwritten without asking."""
-    for name in names:
-        path = getattr(args, name, None)
-        if not path:
-            continue
-        why = check_writable(path)
-        if why:
-            raise UsageError(f"--{name.replace('_', '-')} {path}: {why}")
-        if os.path.exists(path) and not args.force and not confirm_overwrite(path):
-            raise UsageError(f"--{name.replace('_', '-')} {path} exists; pass --force "
-                             "to overwrite it")
-
-
-def confirm_overwrite(path: str) -> bool:
-    if not sys.stdin.isatty():
-        return False
-    answer = input(f"{path} exists. Overwrite it? [y/N] ")
-    return answer.strip().lower() in ("y", "yes")
 
 
 def default_report_path() -> str:

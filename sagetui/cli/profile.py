@@ -14,8 +14,11 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
+from rich.console import Console
+
 from sagetui import __version__
-from sagetui.cli.options import check_outputs, config_from_args, default_report_path
+from sagetui.cli.options import config_from_args, default_report_path
+from sagetui.cli.outputs import MakeText, check_outputs, write_files
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
 from sagetui.core.profile.diff import profile_diff
@@ -24,7 +27,7 @@ from sagetui.core.profile.failures import ProfileError
 from sagetui.core.profile.markdown import mainloop_lines
 from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.report.export import mainloop_markdown
-from sagetui.core.report.io import atomic_write_text, iter_report_json
+from sagetui.core.report.io import iter_report_json
 from sagetui.core.report.model import SCHEMA_VERSION, Report, Tool
 from sagetui.core.run.build import with_left_out
 from sagetui.session.profile_pass import Pass, ProfileCancelled, Tools, profile_variant
@@ -112,10 +115,12 @@ def cmd_profile(args: argparse.Namespace) -> int:
     report = build_report(config.model_dump(mode="json"), profiles, "complete",
                           environment=p.environment, baseline=config.baseline_name)
     report = with_left_out(report, build_failed)  # partial, saying which never ran
-    atomic_write_text(args.json, iter_report_json(report), overwrite=True)
-    if args.markdown:
-        atomic_write_text(args.markdown, mainloop_markdown(report), overwrite=True)
     if not args.quiet:
         print_profiles(report)
-    print(f"wrote {args.json}", file=sys.stderr)
-    return 0 if report.status == "complete" else 1
+    outputs: list[tuple[str, MakeText]] = [(args.json, lambda: iter_report_json(report))]
+    if args.markdown:
+        outputs.append((args.markdown, lambda: mainloop_markdown(report)))
+    written = write_files(outputs, args, Console(stderr=True, soft_wrap=True))
+    for why in written.failed:
+        print(f"sagetui profile: could not write {why}", file=sys.stderr)
+    return 0 if report.status == "complete" and written.kept_all else 1

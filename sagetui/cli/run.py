@@ -6,7 +6,7 @@ import argparse
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +16,9 @@ from rich.table import Table
 from rich.text import Text
 
 from sagetui.cli.errors import UsageError, stdout_console
-from sagetui.cli.options import check_outputs, config_from_args, default_report_path, recovery_file
+from sagetui.cli.options import config_from_args, default_report_path, recovery_file
+from sagetui.cli.outputs import MakeText, Written, check_outputs, may_replace, write_files
+from sagetui.cli.outputs import say as _say
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts as facts
 from sagetui.core.config import RunConfig
@@ -29,7 +31,7 @@ from sagetui.core.report.export import (
     to_csv,
     to_markdown,
 )
-from sagetui.core.report.io import atomic_write_text, iter_report_json
+from sagetui.core.report.io import iter_report_json
 from sagetui.core.report.model import Report
 from sagetui.core.run import late
 from sagetui.session.errors import NotRunnable
@@ -38,15 +40,6 @@ from sagetui.session.spawn import Spawned
 
 if TYPE_CHECKING:
     from sagetui.core.build_facts import LeftOut
-
-
-def _say(console: Console, *objects: Any, **kw: Any) -> None:
-    """Print, unless the terminal is gone (after a hangup writes fail with EIO): the run and
-    its files matter more than its progress lines."""
-    try:
-        console.print(*objects, **kw)
-    except OSError:
-        pass
 
 
 class Progress:
@@ -164,8 +157,14 @@ def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *
     `left_out`: source variants whose build failed, in the report as never run."""
     recovery = recovery_file(args)
     show = progress(console, args.quiet)
-    recorder = Recorder(args.record_events, show) if getattr(args, "record_events", None) \
-        else None
+    events = getattr(args, "record_events", None)
+    try:
+        recorder = Recorder(events, show, replace=may_replace(args, events)) if events else None
+    except FileExistsError:  # it appeared since check_outputs looked: kept
+        if prestarted is not None:
+            prestarted.discard()
+        raise UsageError(f"--record-events {events} exists; pass --force to overwrite "
+                         "it") from None
     early: dict[str, Any] = {"prestarted": prestarted} if prestarted is not None else {}
     if left_out:
         early["left_out"] = left_out
@@ -216,9 +215,11 @@ def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *
     return report, recovery, show.verdicts_shown
 
 
-def write_outputs(report: Report, args: argparse.Namespace, console: Console) -> list[str]:
-    """Write every output (each atomically); the ones that failed, each with its reason."""
-    outputs: list[tuple[str, Callable[[], str | Iterator[str]]]] = [
+def write_outputs(report: Report, args: argparse.Namespace, console: Console,
+                  extra: list[tuple[str, MakeText]] | None = None) -> Written:
+    """Write every output of the report (each atomically, none over a file that appeared
+    during the run: cli/outputs.py), and `extra`'s (a sweep's SVG)."""
+    outputs: list[tuple[str, MakeText]] = [
         (args.json or default_report_path(), lambda: iter_report_json(report))]
     if args.csv:
         outputs.append((args.csv, lambda: to_csv(report)))
@@ -226,22 +227,17 @@ def write_outputs(report: Report, args: argparse.Namespace, console: Console) ->
         outputs.append((args.markdown, lambda: to_markdown(report)))
     if getattr(args, "kernel_facts_csv", None):
         outputs.append((args.kernel_facts_csv, lambda: kernel_facts_csv(report)))
-    failed = []
-    for path, text in outputs:
-        try:
-            atomic_write_text(path, text(), overwrite=True)
-        except OSError as exc:
-            failed.append(f"{path}: {exc.strerror or exc}")
-            continue
-        _say(console, f"wrote {escape(str(path))}")
-    return failed
+    return write_files([*outputs, *(extra or [])], args, console)
 
 
-def report_write_failures(failed: list[str], recovery: Path | None, console: Console) -> None:
+def outputs_kept(written: Written, recovery: Path | None, console: Console) -> bool:
+    """Every output written where it was asked for; else False (the command exits 1), each
+    failure said with where the report is still kept."""
     kept = (f"the report is kept in the recovery file {recovery}" if recovery
             else "the recovery file could not be written either: nothing of this run is on disk")
-    for why in failed:
+    for why in written.failed:
         _say(console, f"[red]could not write[/] {escape(why)}; {escape(kept)}")
+    return written.kept_all
 
 
 def cmd_run(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
@@ -258,9 +254,7 @@ def cmd_run(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
     report, recovery, shown = run_session(config, args, err, prestarted=prestarted,
                                           left_out=build_failed)
     print_summary(report, verdicts_shown=shown)
-    failed = write_outputs(report, args, err)
-    if failed:
-        report_write_failures(failed, recovery, err)
+    if not outputs_kept(write_outputs(report, args, err), recovery, err):
         return 1
     # 1 also when a variant failed (or its build did: the report is then partial) or anything
     # else went wrong: a script must not mistake a run that lost a variant for a clean one

@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 
 from sagetui.cli.errors import UsageError
-from sagetui.cli.options import check_outputs
+from sagetui.cli.outputs import check_outputs
 from sagetui.cli.run import Progress, run_session
 from sagetui.cli.runner_lines import RunnerLines
 from sagetui.cli.sweep_options import sweep_config
@@ -49,7 +49,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if slots or args.slurm:
             raise UsageError("--console runs one runner: drop --gpus/--slurm, or --console")
         return _console(args, config, axes)
-    check_outputs(args, ("json", "csv", "markdown", "svg"))
+    check_outputs(args)
     err = Console(stderr=True, soft_wrap=True)
     if args.slurm:
         from sagetui.cli.slurm_cli import cmd_slurm_sweep

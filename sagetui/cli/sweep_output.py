@@ -10,8 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from sagetui.cli.errors import stdout_console
-from sagetui.cli.run import _say, report_write_failures, write_outputs
-from sagetui.core.report.io import atomic_write_text
+from sagetui.cli.outputs import MakeText
+from sagetui.cli.run import _say, outputs_kept, write_outputs
 from sagetui.core.report.model import Report
 
 
@@ -60,16 +60,9 @@ def finish_sweep(report: Report, args: argparse.Namespace, err: Console, recover
                          f"{x.x_high})"))
     if report.sweep.largest_fit:
         _say(out, escape(report.sweep.largest_fit.note))
-    failed = write_outputs(report, args, err)
-    if args.svg:
-        from sagetui.core.sweep.export import to_svg
+    from sagetui.core.sweep.export import to_svg
 
-        try:
-            atomic_write_text(args.svg, to_svg(report), overwrite=True)
-            _say(err, f"wrote {escape(args.svg)}")
-        except OSError as exc:
-            failed.append(f"{args.svg}: {exc.strerror or exc}")
-    if failed:
-        report_write_failures(failed, recovery, err)
+    svg: list[tuple[str, MakeText]] = [(args.svg, lambda: to_svg(report))] if args.svg else []
+    if not outputs_kept(write_outputs(report, args, err, svg), recovery, err):
         return 1
     return 0 if report.status == "complete" and not report.faults else 1

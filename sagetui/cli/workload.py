@@ -16,11 +16,11 @@ from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.options import (
     FIELDS,
     SHAPE_OPTIONS,
-    check_outputs,
     config_from_args,
     shape_options_given,
 )
-from sagetui.cli.run import _say, report_write_failures, run_session, write_outputs
+from sagetui.cli.outputs import check_outputs
+from sagetui.cli.run import _say, outputs_kept, run_session, write_outputs
 from sagetui.cli.sweep_cli import SweepProgress
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.capture.selection import Selection
@@ -97,9 +97,7 @@ def cmd_workload(args: argparse.Namespace, prestarted: Spawned | None = None) ->
                                       progress=SweepProgress, prestarted=prestarted,
                                       left_out=build_failed)
     print_workload(report)
-    failed = write_outputs(report, args, err)
-    if failed:
-        report_write_failures(failed, recovery, err)
+    if not outputs_kept(write_outputs(report, args, err), recovery, err):
         return 1
     return 0 if report.status == "complete" and not report.faults else 1
 

@@ -50,7 +50,7 @@ class BuildFacts(_Facts):
     nvcc_flags: str  # NVCC_APPEND_FLAGS as built (-lineinfo first)
     cxx_flags: str  # CXX_APPEND_FLAGS as built
     torch: str
-    torch_cuda: str | None
+    torch_cuda: str | None = None  # None: a torch without CUDA (a report leaves it out)
     nvcc: str  # the release line of `nvcc --version`
     cxx: str  # the first line of `c++ --version` (the compiler torch's build uses)
     build_s: Annotated[float, Field(ge=0)]  # the build that made the cache entry

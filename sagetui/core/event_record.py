@@ -92,8 +92,11 @@ def read_events(lines: Iterable[str | bytes]) -> Iterator[ev.Event]:
 class Recorder:
     """An on_event wrapper that writes each event before passing it on."""
 
-    def __init__(self, path: str, inner: Any) -> None:
-        self._file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+    def __init__(self, path: str, inner: Any, replace: bool = True) -> None:
+        # `replace` False: created only where no file is, in one step (O_EXCL), as every
+        # output is (FileExistsError); a stream, written as the run goes, not at its end
+        self._file = open(path, "w" if replace else "x",  # noqa: SIM115 - closed by close()
+                          encoding="utf-8")
         # a pipe's reader (benchmarks/cold_start.py) gets each event as it happens; a file is
         # written in blocks
         self._live = stat.S_ISFIFO(os.fstat(self._file.fileno()).st_mode)

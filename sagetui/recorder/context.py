@@ -70,11 +70,14 @@ def capture(directory: str | os.PathLike[str], calls: str | None = None,
         discard(recording.directory)
         raise
     try:
-        publish(recording.directory, out)
+        result.directory = publish(recording.directory, out, force)
     except OSError as exc:
         discard(recording.directory)
         raise CaptureError(f"cannot put the capture at {out}: {exc.strerror or exc}") from None
     result.manifest = manifest
+    if result.directory != out:  # files were put in it while the program ran: kept
+        print(f"{out} appeared during the capture and is kept; wrote {result.directory} "
+              "beside it", file=sys.stderr)
     note = budget_note(manifest)
     if note:
         print(note, file=sys.stderr)

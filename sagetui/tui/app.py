@@ -81,7 +81,8 @@ class SageTUI(App[int]):
                  export_dir: str | Path | None = None, sweep_axes: Axes | None = None,
                  workload: WorkloadPlan | None = None,
                  build_config: Builder | None = None,  # cli's: the run editor's
-                 watch: bool = False) -> None:  # --watch: source variants' trees
+                 watch: bool = False,  # --watch: source variants' trees
+                 arch: str | None = None) -> None:  # --arch: what those trees are built for
         super().__init__()
         if "TEXTUAL_ANIMATIONS" not in os.environ:  # no 0.3 s slide of the tab underline at
             self.animation_level = "none"  # 60 Hz, over SSH, in the way of the next key's frame
@@ -103,13 +104,16 @@ class SageTUI(App[int]):
                                       make_session=self.sweeps.make_session,
                                       on_point=self.sweeps.on_point)
         self.sweeps.final_report = lambda: self.run_control.final_report
+        if self.live is not None:
+            self.live.final = lambda: self.run_control.final_report
         self.exports = ExportFlow(self, self, self.run_control,
                                   Path(export_dir) if export_dir else Path.cwd())
         self.unsaved = UnsavedGuard(self, self.run_control, self.exports)
         self.deriving = AnalysisWorker(self)
         self.profiling = ProfileFlow(self, self.run_control)
         self.editing = EditFlow(self, self, self.run_control, self.unsaved, build_config)
-        self.sources_flow = SourceFlow(self, self, self.run_control, config, watch=watch)
+        self.sources_flow = SourceFlow(self, self, self.run_control, config, watch=watch,
+                                       arch=arch)
         self.run_control.prepare = self.sources_flow.prepare
         self.run_control.on_finished = self.sources_flow.on_finished
         self.run_control.on_reconfigure = self.sources_flow.drop

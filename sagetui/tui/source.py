@@ -10,6 +10,7 @@ report is built with, so what a panel shows is what the report says.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +80,8 @@ class Source:
         self._telemetry: tuple[Any, dict[int, dict[str, Any]]] | None = None
         self._round_telemetry: dict[str, dict[int, dict[str, Any]]] = {}
         self._points: dict[str, list[RoundPoint]] = {}
+        # a live run's report once it finished (the app's run control holds it)
+        self.final: Callable[[], Report | None] = lambda: None
 
     # -- what changed -------------------------------------------------------------------------
     @property
@@ -134,6 +137,13 @@ class Source:
     def report(self) -> Any:
         """The saved report this source shows (None for a live run)."""
         return self.model.report
+
+    def points_block(self) -> Any:
+        """A report of points' block (a workload's calls, a sweep's points), whose variants
+        the Overview lists: a saved workload or sweep report's, or a live workload's or
+        sweep's once it finished (`final`); else None."""
+        report = self.report if self.report is not None else self.final()
+        return None if report is None else (report.workload or report.sweep)
 
     @property
     def iterations_per_round(self) -> int | None:

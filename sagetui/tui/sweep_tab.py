@@ -48,8 +48,11 @@ class SweepTab:
         if self.workload is not None:
             from sagetui.session.workload import WorkloadSession
 
-            self.live_sweep = SweepView(variants=[v.name for v in config.variants])
             w = self.workload
+            runnable = [c for c in w.calls if c.shape is not None]  # the points, in order
+            self.live_sweep = SweepView(variants=[v.name for v in config.variants],
+                                        workload=True, planned=len(runnable),
+                                        calls={i: c.index for i, c in enumerate(runnable)})
             return WorkloadSession(config, w.capture, w.calls, selection=w.selection, **kw)
         if self.axes is None:
             from sagetui.session.session import Session

@@ -22,6 +22,10 @@ class SweepView:
     # a workload's (its points are its calls): the totals and the worst call and head, as
     # `sagetui run --workload` prints them, shown in the crossovers' place
     totals: list[str] = field(default_factory=list)
+    workload: bool = False  # the points are a capture's calls: plotted and listed by call
+    # a workload's: each point's call, its index among the program's calls (the plot's x),
+    # by the point's index
+    calls: dict[int, int] = field(default_factory=dict)
 
     def add(self, point: SweepPoint, total: int | None = None) -> None:
         self.points.append(point)
@@ -50,6 +54,19 @@ class SweepView:
                     for x in mine if x["group"] == group))
         return lines
 
+    def call_of(self, point: SweepPoint) -> int:
+        """A workload point's call: its index among the program's calls."""
+        return self.calls.get(point.index, point.index)
+
+    def call_series(self) -> dict[str, list[tuple[int, float]]]:
+        """A workload's p50 per call in ms, by variant: the measured calls, in call order."""
+        out: dict[str, list[tuple[int, float]]] = {name: [] for name in self.variants}
+        for p in sorted(self.points, key=self.call_of):
+            for v in p.variants:
+                if v.status == "ok" and v.timing is not None:
+                    out.setdefault(v.name, []).append((self.call_of(p), v.timing.p50_s * 1e3))
+        return {name: line for name, line in out.items() if line}
+
     def noisy(self) -> list[tuple[SweepPoint, list[str]]]:
         """Each point with the variants whose interval is too wide to trust (plan.noisy)."""
         found = [(p, [f"{v.name} ±{max(v.p50_ci_percent or 0, v.kernel_p50_ci_percent or 0):.1f}"
@@ -67,7 +84,8 @@ class SweepView:
                          if len(row) > 3 else "")
                       for row in wx.total_rows(w)] + wx.worst_lines(w)
             return cls(variants=list(w.variants), points=list(w.points),
-                       planned=len(w.points), version=1, totals=totals)
+                       planned=len(w.points), version=1, totals=totals, workload=True,
+                       calls={c.point: c.index for c in w.calls if c.point is not None})
         if report is None or report.sweep is None:
             return None
         s = report.sweep

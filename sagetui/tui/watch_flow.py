@@ -70,8 +70,9 @@ class TreeChanged(Message):
 
 class SourceFlow:
     def __init__(self, app: App[int], view: ConsoleView, run: RunControl,
-                 config: RunConfig | None, watch: bool = False) -> None:
+                 config: RunConfig | None, watch: bool = False, arch: str | None = None) -> None:
         self.app, self.view, self.run = app, view, run
+        self.arch = arch  # --arch: what the trees are built for (None: as `sagetui build`)
         has_sources = config is not None and any(v.source for v in config.variants)
         self.config = config if has_sources else None  # the `src:` configuration, unbuilt
         self.resolved: RunConfig | None = None  # its last build, as run
@@ -142,7 +143,8 @@ class SourceFlow:
 
         try:
             resolved: RunConfig | None = resolve_sources(
-                config, plan_sources(config), say, on_failure=failed.__setitem__)
+                config, plan_sources(config, arch=self.arch), say,
+                on_failure=failed.__setitem__)
         except BuildFailed as exc:  # the last variant left failed too
             failed[next(v.name for v in reversed(config.variants)
                          if v.source and v.name not in failed)] = exc

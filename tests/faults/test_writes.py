@@ -11,6 +11,7 @@ mount (EROFS), both inside a private mount namespace (`unshare -m`) that vanishe
 from __future__ import annotations
 
 import json
+import os
 import resource
 import shutil
 import signal
@@ -166,3 +167,142 @@ def test_a_read_only_directory_is_refused_before_the_run(tmp_path):
         f"sagetui: error: --json {tmp_path}/out/r.json: directory {tmp_path}/out is not "
         "writable"]
     assert not (tmp_path / "rec").exists()  # nothing ran
+
+
+# Outputs are never lost or replaced (issue 28): a file that appears at an output's path while
+# the run goes is kept, the output goes beside it; two outputs naming one file are refused.
+
+
+def test_a_file_that_appears_while_the_text_is_written_is_never_replaced(tmp_path):
+    """The check and the creation are one step: a file made at the target after the write
+    began (here: between two pieces of the text) is kept whole."""
+    from sagetui.core.report.io import atomic_write_text
+
+    target = tmp_path / "report.json"
+
+    def pieces(theirs: str):
+        yield '{"ours": '
+        target.write_text(theirs)  # another program's file, made mid-write
+        yield "1}\n"
+
+    with pytest.raises(FileExistsError):
+        atomic_write_text(target, pieces("first"))
+    assert target.read_text() == "first" and _leftovers(tmp_path) == []
+    target.unlink()
+    at = atomic_write_text(target, pieces("second"), beside=True)
+    assert at == tmp_path / "report.1.json" and at.read_text() == '{"ours": 1}\n'
+    assert target.read_text() == "second" and _leftovers(tmp_path) == []
+    assert atomic_write_text(target, "next", beside=True) == tmp_path / "report.2.json"
+    # asked to replace: replaced whole, in one rename
+    assert atomic_write_text(target, "mine", overwrite=True) == target
+    assert target.read_text() == "mine" and _leftovers(tmp_path) == []
+
+
+def test_without_hard_links_the_creation_is_still_one_step(tmp_path, monkeypatch):
+    """A file system without hard links (some network and FUSE ones: EPERM): the name is
+    taken by O_CREAT|O_EXCL, then the text renamed onto it. os.link is replaced here because
+    no such file system can be mounted in a test (a mock, unavoidably)."""
+    import errno
+
+    from sagetui.core.report import io
+
+    def no_links(*_args, **_kw):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(io.os, "link", no_links)
+    target = tmp_path / "r.json"
+    assert io.atomic_write_text(target, "ours") == target and target.read_text() == "ours"
+    with pytest.raises(FileExistsError):
+        io.atomic_write_text(target, "again")
+    assert io.atomic_write_text(target, "beside", beside=True) == tmp_path / "r.1.json"
+    assert target.read_text() == "ours" and (tmp_path / "r.1.json").read_text() == "beside"
+    assert _leftovers(tmp_path) == []
+
+
+def _run_until_stopped(tmp_path: Path, *extra: str) -> subprocess.Popen:
+    """`sagetui run` with many rounds, stopped (SIGSTOP, a real signal) once its recovery file
+    shows it is measuring: whatever is done to its outputs' paths now happens during the run."""
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "sagetui", *RUN[:-1], "--rounds", "15",
+                          "--json", "r.json", "--csv", "r.csv", "--recovery-dir", "rec",
+                          *extra], cwd=tmp_path, env=env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list((tmp_path / "rec").glob("*.json")):
+        assert p.poll() is None and time.monotonic() < deadline, p.communicate()
+        time.sleep(0.02)
+    p.send_signal(signal.SIGSTOP)
+    assert p.poll() is None and not (tmp_path / "r.json").exists(), "the run ended first"
+    return p
+
+
+def test_a_report_file_that_appears_during_the_run_is_kept_and_the_report_goes_beside(
+        tmp_path):
+    p = _run_until_stopped(tmp_path)
+    with open(tmp_path / "r.json", "x") as f:  # another program's file, made mid-run
+        f.write(OLD)
+    p.send_signal(signal.SIGCONT)
+    out, err = p.communicate(timeout=180)
+    assert p.returncode == 1 and no_traceback(err), err
+    assert (tmp_path / "r.json").read_text() == OLD
+    assert ("r.json appeared during the run and is kept; wrote r.1.json beside it"
+            in err.splitlines()), err
+    assert "wrote r.csv" in err.splitlines()  # the other output, where it was asked for
+    report = json.loads((tmp_path / "r.1.json").read_text())
+    assert report["status"] == "complete" and report["rounds"] == 15
+    assert _leftovers(tmp_path) == []
+
+
+def test_with_force_a_file_that_appears_during_the_run_is_replaced(tmp_path):
+    p = _run_until_stopped(tmp_path, "--force")
+    (tmp_path / "r.json").write_text(OLD)
+    p.send_signal(signal.SIGCONT)
+    out, err = p.communicate(timeout=180)
+    assert p.returncode == 0, err
+    assert json.loads((tmp_path / "r.json").read_text())["rounds"] == 15
+    assert not (tmp_path / "r.1.json").exists()
+
+
+@pytest.mark.parametrize(("command", "outputs", "line"), [
+    ("run", ["--json", "x", "--csv", "x"], "--json and --csv name one file (x)"),
+    ("run", ["--json", "x", "--markdown", "./x"], "--json and --markdown name one file "
+                                                  "(x and ./x)"),
+    ("run", ["--csv", "d/../x.csv", "--record-events", "x.csv"],
+     "--csv and --record-events name one file (d/../x.csv and x.csv)"),
+    ("run", ["--json", "r.json", "--kernel-facts-csv", "link"],
+     "--json and --kernel-facts-csv name one file (r.json and link)"),
+    ("sweep", ["--json", "s.json", "--svg", "s.json"], "--json and --svg name one file"),
+    ("calibrate", ["--csv", "c", "--markdown", "c"], "--csv and --markdown name one file"),
+    ("profile", ["--json", "p", "--markdown", "p"], "--json and --markdown name one file"),
+])
+def test_two_outputs_naming_one_file_are_refused_before_anything_runs(
+        cli_here, tmp_path, command, outputs, line):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "r.json")  # to a file not there yet
+    out = cli_here(command, "--backend", "reference", *TINY, *outputs)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert out.stderr.startswith(f"sagetui: error: {line}")
+    assert out.stderr.rstrip().endswith(": give each output its own path")
+    assert not (tmp_path / "state").exists() or not list((tmp_path / "state").rglob("*.json"))
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["d", "link"]  # nothing written
+
+
+def test_two_outputs_naming_one_existing_file_by_a_hard_link_are_refused(cli_here, tmp_path):
+    (tmp_path / "a.md").write_text(OLD)
+    os.link(tmp_path / "a.md", tmp_path / "b.md")
+    out = cli_here("run", "--backend", "reference", *TINY, "--markdown", "a.md", "--csv", "b.md",
+                   "--force")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert "--csv and --markdown name one file (b.md and a.md)" in out.stderr
+    assert (tmp_path / "a.md").read_text() == OLD
+
+
+def test_a_workload_replay_with_two_outputs_naming_one_file_is_refused(cli_here, tmp_path,
+                                                                       replayed_workload):
+    capture = replayed_workload.parent / "cap"
+    out = cli_here("run", "--workload", capture, "--backend", "reference", "--json", "w",
+                   "--markdown", "w")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert "--json and --markdown name one file (w)" in out.stderr
+    assert not (tmp_path / "w").exists()

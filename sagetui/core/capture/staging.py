@@ -3,12 +3,14 @@ when the capture is whole, so that a failed or refused capture leaves nothing be
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from sagetui.core.capture.outcome import CaptureError
+from sagetui.core.report.io import free_names
 
 
 def stage(out: Path, force: bool) -> Path:
@@ -28,8 +30,23 @@ def stage(out: Path, force: bool) -> Path:
         raise CaptureError(f"cannot write beside {out}: {exc.strerror or exc}") from None
 
 
-def publish(staged: Path, out: Path) -> None:
-    """`staged` becomes `out`; what `out` held before (allowed by `force`) is removed after."""
+def publish(staged: Path, out: Path, force: bool) -> Path:
+    """`staged` becomes `out`, which is returned. With `force`, what `out` held before is
+    removed after. Without, a directory at `out` that got files while the program ran (or a
+    file put there) is kept, and the capture goes beside it (out.1, out.2, ...): the path
+    returned says where. A rename onto a directory with files, or onto a file, fails: the
+    check and the move are one step."""
+    if not force:
+        for target in free_names(out):
+            try:
+                os.rename(staged, target)  # onto an empty directory, or where none is
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR,
+                                     errno.EISDIR):
+                    raise
+                continue
+            return target
+        raise FileExistsError(f"{out} and every name beside it are taken")
     old = None
     if out.is_dir() and any(out.iterdir()):
         old = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old", dir=out.parent))
@@ -37,6 +54,7 @@ def publish(staged: Path, out: Path) -> None:
     os.replace(staged, out)  # onto an empty directory, or where none is
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+    return out
 
 
 def discard(staged: Path) -> None:

@@ -8,10 +8,23 @@ from typing import Any
 from rich.text import Text
 
 from sagetui.core.format import fraction_pct, gbps, half_width, ms, size
+from sagetui.core.workload.model import Workload
+from sagetui.tui import keymap
 from sagetui.tui.source import PhaseRow, Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
 from sagetui.tui.widgets.vim_keys import VIM_KEYS
+
+
+def empty_text(data: Source) -> str:
+    """Why there are no phase timings: none yet, or a block of points (a workload's calls, a
+    sweep's points) whose timings are in the Sweep tab."""
+    block = data.points_block()
+    if block is None:
+        return "no phase timings yet"
+    kind = "call" if isinstance(block, Workload) else "point"
+    tab = next(i for i, (key, _) in enumerate(keymap.TABS, 1) if key == "sweep")
+    return f"each {kind}'s timings: the Sweep tab ({tab})"
 
 
 def _cells(row: PhaseRow, bold: bool = False, sol: bool = False) -> list[Text | str]:
@@ -62,7 +75,7 @@ class PhaseTable(SteadyTable):
         if total is not None:
             self.add_row(*_cells(total, bold=True, sol=sol))
         if not rows and total is None:
-            self.add_row(Text("no phase timings yet", style="dim"), *[""] * (len(labels) - 1))
+            self.add_row(Text(empty_text(data), style="dim"), *[""] * (len(labels) - 1))
         self.border_title = Text(f"Phases · {whose}")  # Text: a name is never markup
         if row_before < self.row_count:
             self.move_cursor(row=row_before)

@@ -24,6 +24,7 @@ class SweepPanel(Vertical):
         yield SweepTable(id="sweep-table")
 
     def sync(self, view: SweepView | None, ctx: ViewContext) -> None:
+        self.set_class(view is not None and view.workload, "workload")
         self.query_one(SweepTable).sync(view)
         notes = self.query_one("#sweep-notes", SteadyStatic)
         notes.display = view is not None and bool(view.points)

@@ -12,6 +12,9 @@ from sagetui.core.format import ms, pct
 from sagetui.core.report.model import Accuracy
 from sagetui.core.run import late
 from sagetui.core.run.figures import host_figures
+from sagetui.core.sweep.model import Sweep
+from sagetui.core.workload import export as wx
+from sagetui.core.workload.model import Workload
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -52,6 +55,7 @@ class VariantTable(SteadyTable):
         self._signature: tuple = ()
         self._accuracy = False  # the accuracy columns are shown (only when a variant has them)
         self._host = False  # the host-time columns (core/variant_facts.py): likewise
+        self._points: str | None = None  # a report of points' ("calls", "points"): by variant
 
     def on_mount(self) -> None:
         self._add_columns()
@@ -62,6 +66,12 @@ class VariantTable(SteadyTable):
         self.add_column("variant", key="name")
         self.add_column("role", key="role")
         self.add_column("status", key="status")
+        if self._points is not None:
+            self.add_column(self._points, key="measured")
+            if self._points == "calls":  # a workload's: its total
+                self.add_column("total ms", key="total")
+                self.add_column("total Δ % [95% CI]", key="total_speedup")
+            return
         self.add_column("p50 ms", key="p50")
         self.add_column("p50 Δ %", key="speedup")  # report 001's p50 speedup, not "paired %"
         self.add_column("drift %/rnd", key="drift")
@@ -85,7 +95,21 @@ class VariantTable(SteadyTable):
         except Exception:  # the name is not in this table (another source)
             pass
 
+    def _mode(self, accuracy: bool, points: str | None, host: bool = False) -> None:
+        """The columns: a run's (its accuracy's and host time's only when a variant has them: a
+        report without keeps 80 columns for timing), or a report of points'."""
+        if (accuracy, points, host) != (self._accuracy, self._points, self._host):
+            self._accuracy, self._points, self._host = accuracy, points, host
+            self.clear(columns=True)
+            self._add_columns()
+            self._signature = ()
+
     def sync(self, data: Source, ctx: ViewContext) -> None:
+        block = data.points_block()
+        if block is not None:  # its variants are its points': none of the run's own
+            self._mode(False, "calls" if isinstance(block, Workload) else "points")
+            self._show(points_rows(data, block, ctx), ctx)
+            return
         late_keys = set(data.model.computing)
         late_state = "computing…" if ctx.running else "not computed"
         accuracy = bool(any(v.facts.accuracy for v in data.variants.values())
@@ -93,15 +117,7 @@ class VariantTable(SteadyTable):
         p50s = {n: data.p50_s(v) for n, v in data.variants.items()}
         host = {n: host_figures(v, p50s[n]) for n, v in data.variants.items()}
         has_host = any(h.get("host_s") is not None for h in host.values())
-        if (accuracy, has_host) != (self._accuracy, self._host):
-            # a report without accuracy (or host time: the CPU's) keeps 80 columns for timing
-            self._accuracy, self._host = accuracy, has_host
-            self.clear(columns=True)
-            self._add_columns()
-            self._signature = ()
-        cols = ("swatch", "on", "name", "role", "status", "p50", "speedup", "drift",
-                *(f.key for f in facts.shown_in(facts.TABLE) if has_host),
-                *(("cos", "l1") if accuracy else ()))
+        self._mode(accuracy, None, has_host)
         rows = []
         for name, v in data.variants.items():
             colour = ctx.colour(data, name)
@@ -110,17 +126,20 @@ class VariantTable(SteadyTable):
             on = Text("[x]" if enabled else "[ ]", style="bold" if enabled else "dim")
             sdpa = v.facts.sdpa_backend
             label = name + (f" [{sdpa}]" if sdpa else "")
-            p50 = p50s[name]
             rows.append((name, [
                 Text("■", style=colour), on, Text(label, style=f"bold {colour}"), role,
-                Text(v.status, style=STATUS_STYLE.get(v.status, "")), ms(p50),
+                Text(v.status, style=STATUS_STYLE.get(v.status, "")), ms(p50s[name]),
                 "" if name == data.baseline else pct(v.speedup_percent, 3),
                 drift_cell(v.drift), *_host_cells(host[name], has_host),
                 *(_accuracy(v.facts.accuracy, late_state if late.accuracy_key(name) in late_keys
                             else None) if accuracy else ())]))
         if not rows:
             rows.append((NONE_KEY, ["", "", Text("(none)", style="dim"),
-                                    *[""] * (len(cols) - 3)]))
+                                    *[""] * (len(self.columns) - 3)]))
+        self._show(rows, ctx)
+
+    def _show(self, rows: list[tuple[str, list[Any]]], ctx: ViewContext) -> None:
+        """The rows in place: added anew when the variants changed, else cell by cell."""
         signature = tuple(r[0] for r in rows)
         keep = self.selected() or ctx.selected
         if signature != self._signature:
@@ -131,5 +150,34 @@ class VariantTable(SteadyTable):
             self.select(keep)
             return
         for key, cells in rows:
-            for col, value in zip(cols, cells, strict=True):
+            for col, value in zip(self.columns, cells, strict=True):
                 self.update_cell(key, col, value)
+
+
+def points_rows(data: Source, block: Workload | Sweep,
+                ctx: ViewContext) -> list[tuple[str, list[Any]]]:
+    """A row per variant of a report of points (a workload's calls, a sweep's points): its
+    status over them (ok: a p50 on every one; partial: on some; failed: on none), how many it
+    has a p50 of, and a workload's total with its speedup against the baseline (the cells
+    `sagetui run --workload` prints: core/workload/export.total_rows)."""
+    totals = {row[0]: row[1:] for row in wx.total_rows(block)} \
+        if isinstance(block, Workload) else None
+    rows: list[tuple[str, list[Any]]] = []
+    for i, name in enumerate(block.variants):
+        colour = ctx.series[i % len(ctx.series)]  # the Sweep tab's colour of it
+        enabled = data.is_enabled(name)
+        measured = sum(any(v.name == name and v.status == "ok" and v.timing is not None
+                           for v in p.variants) for p in block.points)
+        status = "ok" if measured == len(block.points) else "failed" if measured == 0 \
+            else "partial"
+        cells = [Text("■", style=colour), Text("[x]" if enabled else "[ ]",
+                                               style="bold" if enabled else "dim"),
+                 Text(name, style=f"bold {colour}"), "baseline" if name == block.baseline else "",
+                 Text(status, style=STATUS_STYLE.get(status, "")),
+                 f"{measured} of {len(block.points)}"]
+        if totals is not None:
+            total, speedup = totals.get(name, (fmt.DASH, ""))[:2]  # in GPU time
+            cells += [total, "" if name == block.baseline else speedup]
+        rows.append((name, cells))
+    return rows or [(NONE_KEY, ["", "", Text("(none)", style="dim"),
+                                *[""] * (5 if totals is not None else 3)])]
