@@ -1,0 +1,206 @@
+"""`sagetui swap --variant NAME=SPEC ... -- python SCRIPT ARGS`: the user's own program run in
+rounds of fresh processes, one per arm (the program unchanged, and each variant with the
+attention calls it can run sent to its backend: sagetui/swap), in ABBA order
+(session/swap.py); the step it marks, its attention time and its outputs measured; per variant
+the step's change against the baseline arm with a paired interval and a verdict
+(core/swap/derive.py). With `--workload DIR` (a capture of the same program) the capture is
+replayed (`sagetui run --workload`) and its predicted change of the attention time is shown
+beside the one measured in the model.
+
+Bad input is one line and exit status 2 before any process starts. Exit 0: every arm ran every
+round; 1: an arm failed, Ctrl-C, or the report could not be written (the rounds done are
+kept in the report)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from rich.table import Table
+
+from sagetui import __version__
+from sagetui.cli.capture import _command
+from sagetui.cli.errors import UsageError, stdout_console
+from sagetui.cli.options import check_writable, default_report_path
+from sagetui.core import format as fmt
+from sagetui.core.capture.selection import Selection
+from sagetui.core.capture.workload import WorkloadError, load_workload
+from sagetui.core.config import VariantSpec
+from sagetui.core.environment import environment_block, host_facts
+from sagetui.core.report.io import ReportError, atomic_write_text, iter_report_json, load_report
+from sagetui.core.report.model import Report, Tool
+from sagetui.core.statistics.threshold import resolve_threshold
+from sagetui.core.swap import derive
+from sagetui.core.swap.model import UNCHANGED, ArmSpec, Replay, Swap
+from sagetui.session.swap import Arm, SwapRounds
+
+
+def _arms(args: argparse.Namespace) -> list[Arm]:
+    if not args.variant:
+        raise UsageError("give at least one --variant NAME=SPEC (sage2-sm90, "
+                         "reference[slowdown=2])")
+    arms = [] if args.no_unchanged else [Arm(UNCHANGED, None)]
+    for text in args.variant:
+        try:
+            spec = VariantSpec.parse(text)
+        except ValueError as exc:
+            raise UsageError(f"--variant {text}: {exc}") from None
+        if spec.source is not None:
+            raise UsageError(f"--variant {text}: build the tree first (sagetui build) and give "
+                             "the build's path")
+        if spec.name == UNCHANGED:
+            raise UsageError(f"--variant {text}: {UNCHANGED!r} is the program as it is; name "
+                             "the variant otherwise")
+        if any(a.name == spec.name for a in arms):
+            raise UsageError(f"--variant {text}: the name {spec.name} is given twice")
+        arms.append(Arm(spec.name, spec))
+    if len(arms) < 2:
+        raise UsageError("--no-unchanged needs two --variant arms to compare")
+    if args.baseline not in [a.name for a in arms]:
+        raise UsageError(f"--baseline {args.baseline}: no such arm (arms: "
+                         f"{', '.join(a.name for a in arms)})")
+    return arms
+
+
+def cmd_swap(args: argparse.Namespace) -> int:
+    if not args.program:
+        raise UsageError("no program given: sagetui swap --variant NAME=SPEC -- python SCRIPT "
+                         "[ARGS]")
+    arms = _arms(args)
+    command = _command(args.program)
+    if args.rounds < 1:
+        raise UsageError(f"--rounds {args.rounds}: give a whole number >= 1")
+    try:
+        Selection.parse(args.calls)
+        threshold = resolve_threshold(args.threshold)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.workload:
+        try:
+            load_workload(args.workload, hashes=False)
+        except WorkloadError as exc:
+            raise UsageError(f"--workload: {exc}") from None
+    out = args.json or default_report_path()
+    why = check_writable(out)
+    if why:
+        raise UsageError(f"--json {out}: {why}")
+    if os.path.exists(out) and not args.force:
+        raise UsageError(f"--json {out} exists; pass --force to overwrite it")
+
+    print(f"sagetui swap: {len(arms)} arms x {args.rounds} rounds, a process each "
+          f"({', '.join(a.name + ('' if a.variant is None else '=' + a.variant.spec) for a in arms)})",
+          file=sys.stderr)
+    rounds = SwapRounds(command, arms, args.rounds, args.calls,
+                        say=lambda line: print(line, file=sys.stderr, flush=True))
+    processes = rounds.run()
+    replay = None
+    if args.workload and not rounds.interrupted:
+        replay = _replay(args.workload, arms, args.baseline)
+    names = [a.name for a in arms]
+    status, detail = derive.status_of(processes, names, args.rounds, rounds.interrupted)
+    results = [p.result for p in processes if p.result is not None]
+    swap = Swap(argv=command, arms=[ArmSpec(name=a.name, spec=a.variant.spec if a.variant
+                                            else None) for a in arms],
+                baseline=args.baseline, calls=args.calls, rounds_asked=args.rounds,
+                step=derive.step_of(results), clock=derive.clock_of(results),  # type: ignore[arg-type]
+                threshold_percent=threshold.percent, processes=processes,
+                figures=derive.arm_figures(processes, names, args.baseline, threshold.percent,
+                                           replay),
+                replay=replay)
+    report = Report(schema_version=None, tool=Tool(name="sagetui", version=__version__),
+                    created_utc=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                    status=status, status_detail=detail or None,  # type: ignore[arg-type]
+                    environment=environment_block(host=host_facts(), device=next(
+                        (r.device for r in results if r.device), None)), swap=swap)
+    stdout_console().print(swap_table(report))
+    for line in notes(report):
+        print(line)
+    try:
+        atomic_write_text(out, iter_report_json(report), overwrite=True)
+        print(f"wrote {out}", file=sys.stderr)
+    except OSError as exc:
+        print(f"could not write {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return 0 if status == "complete" else 1
+
+
+def _replay(directory: str, arms: list[Arm], baseline: str) -> Replay:
+    """The capture replayed by `sagetui run --workload` (in this process: its own command),
+    each variant arm as itself and the unchanged arm as SDPA (the function the program called);
+    each arm's total Σ weight x p50."""
+    from sagetui.cli.main import main
+
+    unchanged_as = "sdpa"
+    variants = [f"{a.name}={a.variant.spec if a.variant else unchanged_as}" for a in arms]
+    with tempfile.TemporaryDirectory(prefix="sagetui-swap-replay-") as tmp:
+        path = str(Path(tmp) / "replay.json")
+        argv = ["run", "--workload", directory, "--baseline", baseline, "--json", path]
+        for v in variants:
+            argv += ["--variant", v]
+        print(f"replaying {directory}: sagetui {' '.join(argv[:-2])} ...", file=sys.stderr)
+        status = main(argv)
+        try:
+            report = load_report(path)
+        except ReportError as exc:
+            return Replay(directory=directory, unchanged_as=unchanged_as,
+                          problem=f"the replay wrote no report (exit status {status}): {exc}")
+    w = report.workload
+    totals = {t.variant: t.seconds for t in (w.totals if w else []) if t.seconds}
+    return Replay(directory=directory, unchanged_as=unchanged_as, totals_s=totals,  # type: ignore[arg-type]
+                  problem=None if totals else f"the replay gave no totals (exit status {status})")
+
+
+def swap_table(report: Report) -> Table:
+    """Per arm: the step, its change against the baseline with its interval and verdict, the
+    attention time and share, the calls swapped and passed through, the outputs' change."""
+    s = report.swap
+    assert s is not None
+    t = Table(title=f"sagetui swap · step: {s.step} ({s.clock}) · baseline {s.baseline}")
+    for name in ("arm", "rounds", "step ms", "change %", "95% CI", "verdict", "attn ms",
+                 "attn share", "attn change %", "swapped", "passed", "output rel L1", "cosine"):
+        t.add_column(name, justify="left" if name in ("arm", "verdict") else "right")
+    for f in s.figures:
+        out = f.outputs[0] if f.outputs else None
+        t.add_row(fmt.printable(f.arm) + (" (failed)" if f.status == "failed" else ""),
+                  str(f.rounds), fmt.ms(f.step_s), fmt.pct(f.step_change_percent, 1),
+                  fmt.ci(f.step_change_low_percent, f.step_change_high_percent, 1),
+                  f.step.state if f.step else ("baseline" if f.arm == s.baseline else "-"),
+                  fmt.ms(f.attention_s), fmt.pct(f.attention_share_percent, 1, sign=False),
+                  fmt.pct(f.attention_change_percent, 1), str(f.swapped), str(f.passed),
+                  fmt.fraction_pct(out.relative_l1 if out else None, 2) + (" %" if out and
+                                                                          out.relative_l1 is not None else ""),
+                  fmt.cosine(out.cosine_similarity if out else None))
+    return t
+
+
+def notes(report: Report) -> list[str]:
+    """What the table cannot hold: the reasons calls were passed through, every output's
+    change, the replay's prediction, the failed arms' last lines, the status."""
+    from sagetui.core.report.io import one_line
+
+    s = report.swap
+    assert s is not None
+    lines = []
+    for f in s.figures:
+        for why, n in f.passed_reasons.items():
+            lines.append(f"{f.arm}: {n} call(s) passed through: {why}")
+        for o in f.outputs:
+            lines.append(f"{f.arm}: output {o.name!r}: " + (
+                f"relative L1 {fmt.fraction_pct(o.relative_l1, 3)} %, cosine "
+                f"{fmt.cosine(o.cosine_similarity)}, max error {fmt.sci(o.max_abs_error)} "
+                f"(the worst of {o.rounds} rounds)" if o.rounds else (o.problem or "not compared")))
+        if f.replay_note:
+            lines.append(f"{f.arm}: {f.replay_note}")
+    if s.replay is not None and s.replay.problem:
+        lines.append(f"replay: {s.replay.problem}")
+    for p in s.processes:
+        if p.status == "failed":
+            lines.append(f"{p.arm} failed in round {p.round + 1}; its last lines:")
+            lines += [f"  {x}" for x in (p.error or [])]
+    lines.append(f"status: {report.status}" + (f" ({'; '.join(report.status_detail)})"
+                                               if report.status_detail else ""))
+    return [one_line(x) for x in lines]
