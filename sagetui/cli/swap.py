@@ -21,12 +21,12 @@ import tempfile
 from pathlib import Path
 
 from rich.table import Table
+from rich.text import Text
 
 from sagetui import __version__
 from sagetui.cli.capture import _command
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.options import check_writable, default_report_path
-from sagetui.core import format as fmt
 from sagetui.core.capture.selection import Selection
 from sagetui.core.capture.workload import WorkloadError, load_workload
 from sagetui.core.config import VariantSpec
@@ -34,7 +34,7 @@ from sagetui.core.environment import environment_block, host_facts
 from sagetui.core.report.io import ReportError, atomic_write_text, iter_report_json, load_report
 from sagetui.core.report.model import Report, Tool
 from sagetui.core.statistics.threshold import resolve_threshold
-from sagetui.core.swap import derive
+from sagetui.core.swap import derive, view
 from sagetui.core.swap.model import UNCHANGED, ArmSpec, Replay, Swap
 from sagetui.session.swap import Arm, SwapRounds
 
@@ -117,7 +117,7 @@ def cmd_swap(args: argparse.Namespace) -> int:
                     environment=environment_block(host=host_facts(), device=next(
                         (r.device for r in results if r.device), None)), swap=swap)
     stdout_console().print(swap_table(report))
-    for line in notes(report):
+    for line in view.notes(report):
         print(line)
     try:
         atomic_write_text(out, iter_report_json(report), overwrite=True)
@@ -155,52 +155,12 @@ def _replay(directory: str, arms: list[Arm], baseline: str) -> Replay:
 
 
 def swap_table(report: Report) -> Table:
-    """Per arm: the step, its change against the baseline with its interval and verdict, the
-    attention time and share, the calls swapped and passed through, the outputs' change."""
+    """The swap's table (core/swap/view.py's cells, as the console shows them)."""
     s = report.swap
     assert s is not None
-    t = Table(title=f"sagetui swap · step: {s.step} ({s.clock}) · baseline {s.baseline}")
-    for name in ("arm", "rounds", "step ms", "change %", "95% CI", "verdict", "attn ms",
-                 "attn share", "attn change %", "swapped", "passed", "output rel L1", "cosine"):
-        t.add_column(name, justify="left" if name in ("arm", "verdict") else "right")
-    for f in s.figures:
-        out = f.outputs[0] if f.outputs else None
-        t.add_row(fmt.printable(f.arm) + (" (failed)" if f.status == "failed" else ""),
-                  str(f.rounds), fmt.ms(f.step_s), fmt.pct(f.step_change_percent, 1),
-                  fmt.ci(f.step_change_low_percent, f.step_change_high_percent, 1),
-                  f.step.state if f.step else ("baseline" if f.arm == s.baseline else "-"),
-                  fmt.ms(f.attention_s), fmt.pct(f.attention_share_percent, 1, sign=False),
-                  fmt.pct(f.attention_change_percent, 1), str(f.swapped), str(f.passed),
-                  fmt.fraction_pct(out.relative_l1 if out else None, 2) + (" %" if out and
-                                                                          out.relative_l1 is not None else ""),
-                  fmt.cosine(out.cosine_similarity if out else None))
+    t = Table(title=view.title(s))
+    for name, numeric in view.COLUMNS:
+        t.add_column(name, justify="right" if numeric else "left")
+    for row in view.rows(s):
+        t.add_row(*(Text(x) for x in row))
     return t
-
-
-def notes(report: Report) -> list[str]:
-    """What the table cannot hold: the reasons calls were passed through, every output's
-    change, the replay's prediction, the failed arms' last lines, the status."""
-    from sagetui.core.report.io import one_line
-
-    s = report.swap
-    assert s is not None
-    lines = []
-    for f in s.figures:
-        for why, n in f.passed_reasons.items():
-            lines.append(f"{f.arm}: {n} call(s) passed through: {why}")
-        for o in f.outputs:
-            lines.append(f"{f.arm}: output {o.name!r}: " + (
-                f"relative L1 {fmt.fraction_pct(o.relative_l1, 3)} %, cosine "
-                f"{fmt.cosine(o.cosine_similarity)}, max error {fmt.sci(o.max_abs_error)} "
-                f"(the worst of {o.rounds} rounds)" if o.rounds else (o.problem or "not compared")))
-        if f.replay_note:
-            lines.append(f"{f.arm}: {f.replay_note}")
-    if s.replay is not None and s.replay.problem:
-        lines.append(f"replay: {s.replay.problem}")
-    for p in s.processes:
-        if p.status == "failed":
-            lines.append(f"{p.arm} failed in round {p.round + 1}; its last lines:")
-            lines += [f"  {x}" for x in (p.error or [])]
-    lines.append(f"status: {report.status}" + (f" ({'; '.join(report.status_detail)})"
-                                               if report.status_detail else ""))
-    return [one_line(x) for x in lines]

@@ -60,6 +60,7 @@ from sagetui.tui.widgets.scheduler_panel import (
     TailTable,
 )
 from sagetui.tui.widgets.status_panel import StatusPanel
+from sagetui.tui.widgets.swap_panel import SwapPanel
 from sagetui.tui.widgets.sweep_panel import SweepPanel
 from sagetui.tui.widgets.variant_table import VariantTable
 from sagetui.tui.widgets.verdict_table import VerdictTable
@@ -229,6 +230,9 @@ class SageTUI(App[int]):
                 widget.sync(data, ctx)  # type: ignore[attr-defined]  # every panel has sync
                 self._synced[widget.id or ""] = key
         status.sync(data, ctx)  # cheap, and its ETA moves with time
+        swapped = self.query_one(SwapPanel).sync(data.report)
+        for wid in ("#tables", "#overview-main"):
+            self.query_one(wid).display = not swapped
         self.sweeps.sync(data, ctx, sweep)
         for plot in self._plots:
             plot.sync(data, ctx)
