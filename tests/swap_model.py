@@ -63,8 +63,7 @@ def main(argv: list[str]) -> int:
             else:
                 with sagetui.region("step"):
                     y = model(x)
-    if a.fail_if_swapped and F.scaled_dot_product_attention.__module__ != "torch._C._nn" and \
-            getattr(F.scaled_dot_product_attention, "__wrapped__", None) is not None:
+    if a.fail_if_swapped:
         from sagetui.swap import api
 
         marks = api.active.marks

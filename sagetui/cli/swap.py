@@ -20,6 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from pydantic import ValidationError
 from rich.table import Table
 from rich.text import Text
 
@@ -31,7 +32,13 @@ from sagetui.core.capture.selection import Selection
 from sagetui.core.capture.workload import WorkloadError, load_workload
 from sagetui.core.config import VariantSpec
 from sagetui.core.environment import environment_block, host_facts
-from sagetui.core.report.io import ReportError, atomic_write_text, iter_report_json, load_report
+from sagetui.core.report.io import (
+    ReportError,
+    atomic_write_text,
+    iter_report_json,
+    load_report,
+    validation_line,
+)
 from sagetui.core.report.model import Report, Tool
 from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.core.swap import derive, view
@@ -47,6 +54,8 @@ def _arms(args: argparse.Namespace) -> list[Arm]:
     for text in args.variant:
         try:
             spec = VariantSpec.parse(text)
+        except ValidationError as exc:
+            raise UsageError(f"--variant {text}: {validation_line(exc)}") from None
         except ValueError as exc:
             raise UsageError(f"--variant {text}: {exc}") from None
         if spec.source is not None:

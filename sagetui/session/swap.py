@@ -61,12 +61,13 @@ class SwapRounds:
             for r in range(self.rounds):
                 done: list[SwapProcess] = []
                 earlier: list[Earlier] = []
+                order = [a for a in round_order(self.arms, r) if a.name not in failed]
                 try:
-                    for arm in round_order(self.arms, r):
-                        if arm.name in failed:
-                            continue
-                        p = self._process(Path(tmp), r, arm, earlier)
-                        done.append(p)
+                    for arm in order:
+                        p, said = self._process(Path(tmp), r, arm, earlier)
+                        done.append(p)  # before its progress: a Ctrl-C after that keeps it
+                        for line in said:
+                            self.say(line)
                         if p.status == "failed":
                             failed.add(arm.name)
                         else:
@@ -74,14 +75,19 @@ class SwapRounds:
                                 Path(tmp) / f"r{r}-{arm.name}.safetensors")))
                 except KeyboardInterrupt:
                     self.interrupted = True
-                    self.say(f"interrupted in round {r + 1}: keeping the {r} round(s) done")
+                    if len(done) == len(order):  # it came after the round's last process
+                        self.processes += done
+                    kept = len({p.round for p in self.processes})
+                    self.say(f"interrupted in round {r + 1}: keeping the {kept} round(s) done")
                     break
                 self.processes += done
                 if len(failed) == len(self.arms):
                     break
         return self.processes
 
-    def _process(self, tmp: Path, r: int, arm: Arm, earlier: list[Earlier]) -> SwapProcess:
+    def _process(self, tmp: Path, r: int, arm: Arm, earlier: list[Earlier]
+                 ) -> tuple[SwapProcess, list[str]]:
+        """The arm's process of round r, and its progress lines."""
         base = tmp / f"r{r}-{arm.name}"
         # compare with the unchanged arm's outputs, or (the unchanged arm) with the variants'
         compare = [e for e in earlier if (arm.name == UNCHANGED) != (e.arm == UNCHANGED)]
@@ -119,18 +125,17 @@ class SwapRounds:
             if problem:
                 tail.append(problem)
             how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
-            self.say(f"round {r + 1}/{self.rounds} · {arm.name}: failed ({how}, {wall:.1f} s)")
-            for line in tail[-4:]:
-                self.say(f"  {line}")
+            said = [f"round {r + 1}/{self.rounds} · {arm.name}: failed ({how}, {wall:.1f} s)",
+                    *(f"  {line}" for line in tail[-4:])]
             return SwapProcess(round=r, arm=arm.name, status="failed", exit_status=status,
-                               wall_s=wall, error=tail or [how])
+                               wall_s=wall, error=tail or [how]), said
         calls = f"{result.swapped.count} swapped, {sum(result.passed.values())} passed through"
         step = derive.step_of([result])
         took = derive.seconds(result, step, result.clock)
         said = f"{step} {took * 1e3:.3f} ms, " if took else ""
-        self.say(f"round {r + 1}/{self.rounds} · {arm.name}: {said}{calls} ({wall:.1f} s)")
         return SwapProcess(round=r, arm=arm.name, status="ok", exit_status=0, wall_s=wall,
-                           result=result)
+                           result=result), [f"round {r + 1}/{self.rounds} · {arm.name}: "
+                                            f"{said}{calls} ({wall:.1f} s)"]
 
 
 def _tail(log: Path) -> list[str]:

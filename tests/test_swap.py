@@ -1,0 +1,209 @@
+"""`sagetui swap` on the CPU: tests/swap_model.py (bf16 attention blocks of our own) swapped
+between `reference` and `reference[slowdown=2]` and against the program unchanged, in real
+processes; the report, its check, compare and the console's panel; the wrapper's reasons for
+passing calls through; bad input; a program that fails in one arm only; Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sagetui.core.report.check import check_report
+from sagetui.core.report.io import load_report
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = ROOT / "tests" / "swap_model.py"
+
+
+def _swap(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, XDG_STATE_HOME=str(cwd / "state"))
+    return subprocess.run([sys.executable, "-m", "sagetui", "swap", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.fixture(scope="module")
+def swapped(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str],
+                                                                Path]:
+    """One swap of the model over 2 rounds (6 processes): the tests below read its report."""
+    d = tmp_path_factory.mktemp("swap")
+    out = d / "swap.json"
+    done = _swap(d, "--variant", "ref=reference", "--variant", "slow=reference[slowdown=2]",
+                 "--baseline", "ref", "--rounds", "2", "--json", str(out), "--",
+                 "python", str(MODEL), "--tokens", "256")
+    return done, out
+
+
+def test_the_step_change_matches_the_injected_work_and_outputs_are_compared(swapped) -> None:
+    done, out = swapped
+    assert done.returncode == 0, done.stderr
+    assert "round 2/2 · slow: step" in done.stderr  # progress per process and round
+    report = load_report(out)
+    s = report.swap
+    assert s is not None and report.status == "complete" and s.step == "step"
+    assert [p.arm for p in s.processes] == ["unchanged", "ref", "slow", "slow", "ref",
+                                            "unchanged"]  # ABBA
+    f = {x.arm: x for x in s.figures}
+    assert f["unchanged"].swapped == 0 and f["unchanged"].passed_reasons == {
+        "the program unchanged": 4}
+    assert f["ref"].swapped == f["slow"].swapped == 4 and f["slow"].passed == 0
+    slow = f["slow"]
+    # the injected work: the swapped calls' extra time, against the baseline's step
+    injected = slow.attention_added_s / f["ref"].step_s * 100
+    assert injected > 20
+    assert slow.step_change_low_percent <= injected <= slow.step_change_high_percent
+    assert slow.step_change_percent > 0 and slow.attention_change_percent > 20
+    o = {x.name: x for x in slow.outputs}["latents"]  # against the unchanged arm's
+    assert o.rounds == 2 and 0 < o.relative_l1 < 0.05 and o.cosine_similarity > 0.99
+    assert check_report(report) == []
+    assert "output 'latents': relative L1" in done.stdout
+
+
+def test_check_recomputes_a_swap_and_compare_lines_arms_up(swapped, cli, tmp_path) -> None:
+    _, out = swapped
+    assert cli("check", out).returncode == 0
+    data = json.loads(out.read_text())
+    data["swap"]["figures"][2]["step_change_percent"] = -50.0
+    data["swap"]["figures"][2]["outputs"][0]["relative_l1"] = 0.5
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    done = cli("check", bad)
+    assert done.returncode == 1
+    assert "$.swap.figures[2].step_change_percent" in done.stdout
+    assert "$.swap.figures[2].outputs[0].relative_l1" in done.stdout
+    compared = cli("compare", out, out)
+    assert compared.returncode == 0 and "B step vs A %" in compared.stdout
+    mixed = cli("compare", out, ROOT / "sample_results" / "cpu_reference_default.json")
+    assert mixed.returncode == 2 and "a swap report" in mixed.stderr
+
+
+def test_the_console_shows_a_swap_report(swapped) -> None:
+    import asyncio
+
+    from tests.tui.conftest import screen_text, settle, viewer
+
+    _, out = swapped
+
+    async def look() -> str:
+        app = viewer(out)
+        async with app.run_test(size=(170, 48)) as pilot:
+            await settle(pilot, app)
+            return screen_text(app)
+
+    text = asyncio.run(look())
+    assert "sagetui swap · step: step (host) · baseline ref" in text
+    assert "slow" in text and "output 'latents': relative L1" in text
+    assert "no phase timings yet" not in text  # the run's panels give way to the swap's
+
+
+def test_the_wrapper_swaps_what_the_backend_runs_and_says_why_it_passes_the_rest(
+        tmp_path) -> None:
+    """In this process: the recorder's wrappers with the swap's in their place (no mock)."""
+    import torch
+    import torch.nn.functional as F
+
+    from sagetui.core.config import VariantSpec
+    from sagetui.core.swap.model import ProcessSettings
+    from sagetui.recorder.install import Installed
+    from sagetui.runner.backends.base import Inputs, NullClock
+    from sagetui.swap.inside import Swapper, load_backend
+
+    spec = VariantSpec.parse("ref=reference")
+    swapper = Swapper(ProcessSettings(arm="ref", variant=spec, result=str(tmp_path / "r.json"),
+                                      outputs=str(tmp_path / "o.safetensors")))
+    q, k, v = (torch.randn(1, 2, 64, 64, dtype=torch.bfloat16) for _ in range(3))
+    kv = [torch.randn(1, 1, 64, 64, dtype=torch.bfloat16) for _ in range(2)]
+    installed = Installed(lambda *_: None, wrap=swapper.wrap)
+    try:
+        swapped = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.2)
+        F.scaled_dot_product_attention(q, *kv, enable_gqa=True)  # GQA: swapped
+        F.scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(64, 64, dtype=torch.bool))
+        F.scaled_dot_product_attention(q.float(), k.float(), v.float())
+        F.scaled_dot_product_attention(q, k, v, dropout_p=0.1)
+    finally:
+        installed.remove()
+    want = load_backend(spec).run(Inputs(q=q, k=k, v=v, layout="HND", causal=True,
+                                         sm_scale=0.2), NullClock())
+    assert torch.equal(swapped, want)  # the backend's output, same tensors and options
+    result = swapper.finish()
+    assert result.swapped.count == 2 and result.attention.count == 5
+    assert result.passed == {"its bool attn_mask is not part of a run": 1,
+                             "float32: a run is fp16 or bf16": 1,
+                             "dropout_p 0.1 is not part of a run": 1}
+    assert F.scaled_dot_product_attention.__name__ == "scaled_dot_product_attention"
+
+
+def test_region_and_output_do_nothing_outside_a_swap() -> None:
+    import sagetui
+
+    with sagetui.region("step"):
+        sagetui.output("latents", object())
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--", "python", str(MODEL)], "give at least one --variant"),
+    (["--variant", "x=nosuch", "--", "python", str(MODEL)], "unknown backend 'nosuch'"),
+    (["--variant", "unchanged=reference", "--", "python", str(MODEL)], "'unchanged' is the"),
+    (["--variant", "a=reference", "--baseline", "b", "--", "python", str(MODEL)],
+     "--baseline b: no such arm"),
+    (["--variant", "a=reference", "--", "python", "missing.py"], "does not exist"),
+    (["--variant", "a=reference", "--calls", "x-y", "--", "python", str(MODEL)],
+     "is not a selection"),
+    (["--variant", "a=reference", "--workload", "nodir", "--", "python", str(MODEL)],
+     "nodir: no such directory"),
+    (["--variant", "a=reference"], "no program given"),
+])
+def test_bad_input_is_one_line_and_exit_2(cli, args, said) -> None:
+    done = cli("swap", *args)
+    assert done.returncode == 2 and said in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "round" not in done.stderr
+
+
+def test_a_program_failing_in_one_arm_is_a_failed_arm_and_the_others_kept(tmp_path) -> None:
+    out = tmp_path / "failed.json"
+    done = _swap(tmp_path, "--variant", "ref=reference", "--rounds", "1", "--json", str(out),
+                 "--", "python", str(MODEL), "--fail-if-swapped", "--steps", "1")
+    assert done.returncode == 1, done.stderr
+    report = load_report(out)
+    assert report.status == "partial"
+    assert report.status_detail and "arm ref failed in round 1" in report.status_detail[0]
+    s = report.swap
+    assert s is not None
+    failed = [p for p in s.processes if p.status == "failed"]
+    assert [p.arm for p in failed] == ["ref"] and failed[0].exit_status == 1
+    assert any("refuses a swapped attention" in line for line in failed[0].error or [])
+    assert {p.arm for p in s.processes if p.status == "ok"} == {"unchanged"}
+    assert "ref failed in round 1; its last lines:" in done.stdout
+    assert check_report(report) == []
+
+
+def test_ctrl_c_keeps_the_rounds_done(tmp_path) -> None:
+    out = tmp_path / "stopped.json"
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"))
+    proc = subprocess.Popen([sys.executable, "-m", "sagetui", "swap", "--variant",
+                             "ref=reference", "--no-unchanged", "--variant",
+                             "slow=reference[slowdown=2]", "--baseline", "ref", "--rounds", "5",
+                             "--json", str(out), "--", "python", str(MODEL), "--steps", "1"],
+                            cwd=tmp_path, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, env=env)
+    assert proc.stderr is not None
+    seen = []
+    deadline = time.monotonic() + 240
+    for line in proc.stderr:  # the first round done: its second process has reported
+        seen.append(line)
+        if line.startswith("round 1/5 · slow") or time.monotonic() > deadline:
+            break
+    proc.send_signal(signal.SIGINT)
+    rest, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, "".join(seen) + err
+    assert "keeping the 1 round(s) done" in err, err
+    report = load_report(out)
+    assert report.status == "partial"
+    assert report.swap is not None and {p.round for p in report.swap.processes} == {0}
+    assert any("stopped after 1 of 5 rounds" in x for x in report.status_detail or [])
