@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -100,8 +101,9 @@ def cmd_swap(args: argparse.Namespace) -> int:
     if os.path.exists(out) and not args.force:
         raise UsageError(f"--json {out} exists; pass --force to overwrite it")
 
-    print(f"sagetui swap: {len(arms)} arms x {args.rounds} rounds, a process each "
-          f"({', '.join(a.name + ('' if a.variant is None else '=' + a.variant.spec) for a in arms)})",
+    listed = ", ".join(a.name + ("" if a.variant is None else "=" + a.variant.spec)
+                       for a in arms)
+    print(f"sagetui swap: {len(arms)} arms x {args.rounds} rounds, a process each ({listed})",
           file=sys.stderr)
     rounds = SwapRounds(command, arms, args.rounds, args.calls,
                         say=lambda line: print(line, file=sys.stderr, flush=True))
@@ -138,20 +140,18 @@ def cmd_swap(args: argparse.Namespace) -> int:
 
 
 def _replay(directory: str, arms: list[Arm], baseline: str) -> Replay:
-    """The capture replayed by `sagetui run --workload` (in this process: its own command),
-    each variant arm as itself and the unchanged arm as SDPA (the function the program called);
-    each arm's total Σ weight x p50."""
-    from sagetui.cli.main import main
-
+    """The capture replayed by `sagetui run --workload` (a process of its own, as a user would
+    run it), each variant arm as itself and the unchanged arm as SDPA (the function the
+    program called); each arm's total Σ weight x p50 from the replay's report."""
     unchanged_as = "sdpa"
-    variants = [f"{a.name}={a.variant.spec if a.variant else unchanged_as}" for a in arms]
     with tempfile.TemporaryDirectory(prefix="sagetui-swap-replay-") as tmp:
         path = str(Path(tmp) / "replay.json")
-        argv = ["run", "--workload", directory, "--baseline", baseline, "--json", path]
-        for v in variants:
-            argv += ["--variant", v]
-        print(f"replaying {directory}: sagetui {' '.join(argv[:-2])} ...", file=sys.stderr)
-        status = main(argv)
+        argv = ["run", "--workload", directory, "--baseline", baseline]
+        for a in arms:
+            argv += ["--variant", f"{a.name}={a.variant.spec if a.variant else unchanged_as}"]
+        print(f"replaying {directory}: sagetui {' '.join(argv)}", file=sys.stderr, flush=True)
+        status = subprocess.call([sys.executable, "-m", "sagetui", *argv, "--json", path],
+                                 stdout=sys.stderr)
         try:
             report = load_report(path)
         except ReportError as exc:
@@ -159,7 +159,7 @@ def _replay(directory: str, arms: list[Arm], baseline: str) -> Replay:
                           problem=f"the replay wrote no report (exit status {status}): {exc}")
     w = report.workload
     totals = {t.variant: t.seconds for t in (w.totals if w else []) if t.seconds}
-    return Replay(directory=directory, unchanged_as=unchanged_as, totals_s=totals,  # type: ignore[arg-type]
+    return Replay(directory=directory, unchanged_as=unchanged_as, totals_s=totals,
                   problem=None if totals else f"the replay gave no totals (exit status {status})")
 
 

@@ -132,10 +132,10 @@ class SwapRounds:
         calls = f"{result.swapped.count} swapped, {sum(result.passed.values())} passed through"
         step = derive.step_of([result])
         took = derive.seconds(result, step, result.clock)
-        said = f"{step} {took * 1e3:.3f} ms, " if took else ""
+        timed = f"{step} {took * 1e3:.3f} ms, " if took else ""
         return SwapProcess(round=r, arm=arm.name, status="ok", exit_status=0, wall_s=wall,
                            result=result), [f"round {r + 1}/{self.rounds} · {arm.name}: "
-                                            f"{said}{calls} ({wall:.1f} s)"]
+                                            f"{timed}{calls} ({wall:.1f} s)"]
 
 
 def _tail(log: Path) -> list[str]:

@@ -20,7 +20,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -84,11 +83,12 @@ class Swapper:
         self.seen = 0
         self.device: str | None = None
         self.cuda = False
-        self.calls: list[tuple[_Timing, bool]] = []
+        self.calls: list[tuple[_Timing, bool, tuple[str, ...]]] = []  # + the regions open
         self.first_host: float | None = None
         self.last_host: float | None = None
         self.passed: dict[str, int] = {}
         self.regions: list[tuple[str, _Timing]] = []
+        self._open: list[str] = []  # the regions open now, innermost last
         self.named: dict[str, torch.Tensor] = {}
         self.last: torch.Tensor | None = None
 
@@ -132,7 +132,7 @@ class Swapper:
             timing.end = torch.cuda.Event(enable_timing=True)
             timing.end.record()
         timing.host_s = t1 - t0
-        self.calls.append((timing, why is None))
+        self.calls.append((timing, why is None, tuple(self._open)))
         if self.first_host is None:
             self.first_host = t0
         self.last_host = t1
@@ -199,10 +199,13 @@ class Swapper:
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             timing.start = torch.cuda.Event(enable_timing=True)
             timing.start.record()
+        self._open.append(name)
         return name, timing, time.perf_counter()
 
     def region_end(self, token: tuple[str, _Timing, float]) -> None:
         name, timing, t0 = token
+        if name in self._open:
+            del self._open[len(self._open) - 1 - self._open[::-1].index(name)]
         if timing.start is not None:
             timing.end = torch.cuda.Event(enable_timing=True)
             timing.end.record()
@@ -228,6 +231,8 @@ class Swapper:
                 into.gpu_s += t.start.elapsed_time(t.end) / 1e3
         result.attention = self._timed(c for c in self.calls)
         result.swapped = self._timed(c for c in self.calls if c[1])
+        for name in result.regions:
+            result.region_attention[name] = self._timed(c for c in self.calls if name in c[2])
         if self.calls and self.first_host is not None and self.last_host is not None:
             first, last = self.calls[0][0], self.calls[-1][0]
             result.first_to_last = Timed(
@@ -255,7 +260,7 @@ class Swapper:
 
     def _timed(self, calls: Any) -> Timed:
         t = Timed(gpu_s=0.0 if self.cuda else None)
-        for timing, _ in calls:
+        for timing, _, _ in calls:
             t.count += 1
             t.host_s += timing.host_s
             if timing.start is not None and t.gpu_s is not None:

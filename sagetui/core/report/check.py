@@ -25,8 +25,8 @@ from sagetui.core.report.mismatch import Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, TailRow, Variant
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.summary import merge_round_summaries
-from sagetui.core.sweep.check import check_sweep
 from sagetui.core.swap.check import check_swap
+from sagetui.core.sweep.check import check_sweep
 from sagetui.core.workload.check import check_workload
 
 MAX_CAUSAL_CTAS = 10**6  # q CTAs per head beyond which the causal K-iteration sums are skipped

@@ -36,9 +36,9 @@ from sagetui.core.report.base import (
     Verdict,
 )
 from sagetui.core.samples import RoundSeries, Samples
+from sagetui.core.swap.model import Swap
 from sagetui.core.sweep.model import Sweep
 from sagetui.core.workload.model import Workload
-from sagetui.core.swap.model import Swap
 
 # 2: mainloop_profiles (core/profile/model.py), the `sweep` block (core/sweep/model.py),
 #    accuracy, provenance and peaks per variant

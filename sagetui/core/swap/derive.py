@@ -7,7 +7,7 @@ functions and `sagetui check` calls them again (check.py)."""
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sagetui.core import accuracy as acc
 from sagetui.core.derived import change_of_speedup, change_percent
@@ -40,18 +40,26 @@ def clock_of(results: Sequence[ProcessResult]) -> str:
 
 
 def seconds(result: ProcessResult, step: str, clock: str) -> float | None:
-    """The process's step (or its attention time with step=None) on the swap's clock."""
+    """The process's mean step on the swap's clock: a region's time over its occurrences."""
     timed = result.first_to_last if step == FIRST_TO_LAST else result.regions.get(step)
     if timed is None or timed.count == 0:
         return None
     value = timed.gpu_s if clock == "cuda events" else timed.host_s
-    return value if value else None
+    return value / timed.count if value else None
 
 
-def attention_seconds(result: ProcessResult, clock: str) -> float | None:
+def attention_seconds(result: ProcessResult, step: str, clock: str) -> float | None:
+    """The attention time of one step: the calls made inside the step's region over its
+    occurrences, or every call from the first to the last."""
+    per = 1
     t = result.attention
+    if step != FIRST_TO_LAST:
+        region = result.regions.get(step)
+        if region is None or not region.count:
+            return None
+        t, per = result.region_attention.get(step, t), region.count
     value = t.gpu_s if clock == "cuda events" else t.host_s
-    return value if t.count and value else None
+    return value / per if t.count and value else None
 
 
 def _per_round(processes: Sequence[SwapProcess], arm: str, step: str, clock: str,
@@ -60,7 +68,8 @@ def _per_round(processes: Sequence[SwapProcess], arm: str, step: str, clock: str
     for p in processes:
         if p.arm != arm or p.status != "ok" or p.result is None:
             continue
-        x = attention_seconds(p.result, clock) if attention else seconds(p.result, step, clock)
+        x = (attention_seconds(p.result, step, clock) if attention
+             else seconds(p.result, step, clock))
         if x is not None:
             out[p.round] = x
     return out
@@ -108,7 +117,7 @@ def output_changes(processes: Sequence[SwapProcess], arm: str) -> list[OutputCha
     return out
 
 
-def _worst(values: list[float], pick: type[max] | type[min]) -> float | None:  # type: ignore[valid-type]
+def _worst(values: list[float], pick: Callable[[list[float]], float]) -> float | None:
     finite = [v for v in values if v == v]  # NaN: no figure
     return pick(finite) if finite else None
 

@@ -64,6 +64,8 @@ class ProcessResult(Model):
     device: str | None = None  # the first attention call's
     clock: Literal["cuda events", "host"] = "host"
     regions: dict[str, Timed] = Field(default_factory=dict)  # sagetui.region(NAME)
+    # the attention calls made while a region of that name was open
+    region_attention: dict[str, Timed] = Field(default_factory=dict)
     attention: Timed = Field(default_factory=Timed)  # every attention call, from first to last
     first_to_last: Timed | None = None  # the first call's start to the last one's end
     swapped: Timed = Field(default_factory=Timed)  # the calls sent to the arm's backend
@@ -108,8 +110,8 @@ class ArmFigures(Model):
     arm: str
     status: Literal["ok", "failed"]
     rounds: Count  # rounds it ran to the end
-    step_s: NonNegative | None = None  # median over rounds
-    attention_s: NonNegative | None = None  # median over rounds, every call
+    step_s: NonNegative | None = None  # median over rounds of a process's mean step
+    attention_s: NonNegative | None = None  # ... of its attention time per step
     attention_share_percent: NonNegative | None = None  # median attention_s / median step_s
     swapped: Count = 0  # calls per process (the last round's)
     passed: Count = 0
