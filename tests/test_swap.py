@@ -207,3 +207,26 @@ def test_ctrl_c_keeps_the_rounds_done(tmp_path) -> None:
     assert report.status == "partial"
     assert report.swap is not None and {p.round for p in report.swap.processes} == {0}
     assert any("stopped after 1 of 5 rounds" in x for x in report.status_detail or [])
+
+
+def test_telemetry_is_shown_per_round_from_the_processes_summaries() -> None:
+    from sagetui.core.swap.model import ProcessResult, Swap, SwapProcess
+    from sagetui.core.swap.view import telemetry_lines
+    from sagetui.core.telemetry import summarize_samples, unavailable
+
+    def sample(clock: float) -> dict[str, object]:
+        return {"sm_clock_mhz": clock, "mem_clock_mhz": 3201.0, "temperature_c": 40.0,
+                "power_w": 300.0, "throttle_reasons": ["sw_power_cap"]}
+
+    def proc(r: int, arm: str, telemetry: dict[str, object]) -> SwapProcess:
+        return SwapProcess(round=r, arm=arm, status="ok", wall_s=1.0,
+                           result=ProcessResult(arm=arm, telemetry=telemetry))
+
+    s = Swap(argv=["python", "x.py"], arms=[], baseline="unchanged", rounds_asked=2,
+             step="step", clock="cuda events", threshold_percent=1.0, figures=[],
+             processes=[proc(0, "unchanged", summarize_samples([sample(1980.0)])),
+                        proc(0, "a", summarize_samples([sample(1965.0), sample(1980.0)])),
+                        proc(1, "a", unavailable("NVML cannot open the GPU"))])
+    assert telemetry_lines(s) == [
+        "round 1: SM clock 1965-1980 MHz, temperature 40 °C, power 300 W; clock events: "
+        "sw_power_cap", "round 2: no telemetry (NVML cannot open the GPU)"]

@@ -12,6 +12,7 @@ import traceback
 from sagetui.core.swap.model import ProcessSettings
 from sagetui.recorder.__main__ import run_program
 from sagetui.recorder.install import Installed
+from sagetui.runner.telemetry import TelemetrySampler
 from sagetui.swap import api
 from sagetui.swap.inside import Swapper
 
@@ -26,6 +27,7 @@ def main(argv: list[str]) -> int:
         print(f"sagetui swap: arm {settings.arm}: cannot load its backend: "
               f"{type(exc).__name__}: {exc}", file=sys.stderr)
         return CANNOT_LOAD
+    sampler = _sampler()
     installed = Installed(lambda *_: None, wrap=swapper.wrap)
     api.active.marks = swapper
     try:
@@ -33,6 +35,9 @@ def main(argv: list[str]) -> int:
     finally:
         installed.remove()
         api.active.marks = None
+        if sampler is not None:
+            swapper.telemetry = sampler.stop()
+            sampler.close()
     if status == 0:
         try:
             swapper.finish()
@@ -42,6 +47,17 @@ def main(argv: list[str]) -> int:
                   file=sys.stderr)
             return 1
     return status
+
+
+def _sampler() -> TelemetrySampler | None:
+    """NVML on the GPU the program runs on, sampling while it runs (none on a CPU)."""
+    import torch
+
+    if not torch.cuda.is_available():  # asks the driver; makes no CUDA context
+        return None
+    sampler = TelemetrySampler(0)
+    sampler.start()
+    return sampler
 
 
 if __name__ == "__main__":

@@ -91,6 +91,7 @@ class Swapper:
         self._open: list[str] = []  # the regions open now, innermost last
         self.named: dict[str, torch.Tensor] = {}
         self.last: torch.Tensor | None = None
+        self.telemetry: dict[str, Any] | None = None  # __main__'s sampler's summary
 
     # -- the wrapper (recorder/install.Installed's `wrap`) -----------------------------------
     def wrap(self, target: Target, original: Callable[..., Any], record: Record,
@@ -222,7 +223,8 @@ class Swapper:
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.synchronize()
         clock = "cuda events" if self.cuda else "host"
-        result = ProcessResult(arm=self.settings.arm, device=self.device, clock=clock)
+        result = ProcessResult(arm=self.settings.arm, device=self.device, clock=clock,
+                               telemetry=self.telemetry)
         for name, t in self.regions:
             into = result.regions.setdefault(name, Timed(gpu_s=0.0 if t.start else None))
             into.count += 1

@@ -2,7 +2,8 @@
 verdict and the step's change, the attention's change, the outputs' metrics from their sums,
 the replay's prediction and its note) derived again from the processes (derive.py), and the
 step and clock from what the processes timed. Taken as recorded: the processes' own
-measurements and the replay's totals (the replay's report holds their samples)."""
+measurements, their NVML telemetry (shown merged per round, core/telemetry.merge_blocks) and
+the replay's totals (the replay's report holds their samples)."""
 
 from __future__ import annotations
 

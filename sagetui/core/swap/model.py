@@ -4,7 +4,7 @@ the figures derived from them (derive.py; `sagetui check` derives them again).""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -73,7 +73,8 @@ class ProcessResult(Model):
     outputs: dict[str, str] = Field(default_factory=dict)  # name -> "bfloat16 [1, 4096, 2048]"
     named_outputs: bool = False  # sagetui.output(); else the last attention call's output
     compared: list[Compared] = Field(default_factory=list)
-    telemetry: dict[str, float | None] | None = None  # NVML over the process, where available
+    # NVML over the program's run (runner/telemetry: core/telemetry's summary), on a GPU
+    telemetry: dict[str, Any] | None = None
 
 
 class SwapProcess(Model):

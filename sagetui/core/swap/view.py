@@ -7,6 +7,7 @@ from sagetui.core import format as fmt
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
 from sagetui.core.swap.model import ArmFigures, Swap
+from sagetui.core.telemetry import merge_blocks
 
 COLUMNS = [("arm", False), ("rounds", True), ("step ms", True), ("step change %", True),
            ("95% CI", True), ("verdict", False), ("attn ms", True), ("attn share %", True),
@@ -56,6 +57,7 @@ def notes(report: Report) -> list[str]:
                                                                      "not compared")))
         if f.replay_note:
             lines.append(f"{f.arm}: {f.replay_note}")
+    lines += telemetry_lines(s)
     if s.replay is not None and s.replay.problem:
         lines.append(f"replay: {s.replay.problem}")
     for p in s.processes:
@@ -65,3 +67,26 @@ def notes(report: Report) -> list[str]:
     lines.append(f"status: {report.status}" + (f" ({'; '.join(report.status_detail)})"
                                                if report.status_detail else ""))
     return [one_line(x) for x in lines]
+
+
+def telemetry_lines(s: Swap) -> list[str]:
+    """The GPU's clocks, temperature and power in each round (its processes' NVML summaries
+    merged: core/telemetry), where a process recorded any."""
+    out = []
+    for r in sorted({p.round for p in s.processes}):
+        blocks = [p.result.telemetry for p in s.processes
+                  if p.round == r and p.result is not None and p.result.telemetry]
+        if not blocks:
+            continue
+        t = merge_blocks(blocks)
+        if not t.get("available"):
+            out.append(f"round {r + 1}: no telemetry ({t.get('reason')})")
+            continue
+        parts = [f"{what} {fmt.min_mean_max(t.get(key), unit)}"
+                 for key, what, unit in (("sm_clock_mhz", "SM clock", "MHz"),
+                                         ("temperature_c", "temperature", "°C"),
+                                         ("power_w", "power", "W")) if t.get(key)]
+        reasons = t.get("throttle_reasons") or []
+        out.append(f"round {r + 1}: " + ", ".join(parts)
+                   + (f"; clock events: {', '.join(reasons)}" if reasons else ""))
+    return out
