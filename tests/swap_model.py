@@ -57,7 +57,7 @@ def main(argv: list[str]) -> int:
                                   for i in range(a.blocks)]).to(torch.bfloat16)
     x = torch.randn(1, a.tokens, dim, dtype=torch.bfloat16)
     with torch.no_grad():
-        model(x)  # a warm-up step, outside the step marked
+        y = model(x)  # a warm-up step, outside the step marked
         for _ in range(a.steps):
             if a.plain:
                 y = model(x)

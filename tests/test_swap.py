@@ -31,12 +31,17 @@ def _swap(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedPr
 @pytest.fixture(scope="module")
 def swapped(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str],
                                                                 Path]:
-    """One swap of the model over 2 rounds (6 processes): the tests below read its report."""
+    """One swap of the model over 2 rounds (6 processes), with a capture of the same program
+    replayed (--workload): the tests below read its report."""
     d = tmp_path_factory.mktemp("swap")
     out = d / "swap.json"
+    env = dict(os.environ, XDG_STATE_HOME=str(d / "state"))
+    subprocess.run([sys.executable, "-m", "sagetui", "capture", "--out", str(d / "cap"),
+                    "--max-calls", "2", "--", "python", str(MODEL), "--steps", "0"], cwd=d,
+                   env=env, check=True, capture_output=True, timeout=300)
     done = _swap(d, "--variant", "ref=reference", "--variant", "slow=reference[slowdown=2]",
-                 "--baseline", "ref", "--rounds", "2", "--json", str(out), "--",
-                 "python", str(MODEL), "--tokens", "256")
+                 "--baseline", "ref", "--rounds", "2", "--workload", str(d / "cap"),
+                 "--json", str(out), "--", "python", str(MODEL), "--tokens", "256")
     return done, out
 
 
@@ -63,6 +68,18 @@ def test_the_step_change_matches_the_injected_work_and_outputs_are_compared(swap
     assert o.rounds == 2 and 0 < o.relative_l1 < 0.05 and o.cosine_similarity > 0.99
     assert check_report(report) == []
     assert "output 'latents': relative L1" in done.stdout
+    # the replay: each arm's total from `sagetui run --workload`, its change beside the model's
+    assert s.replay is not None and set(s.replay.totals_s) == {"ref", "slow"}
+    assert s.replay.unchanged_as == "sdpa"  # the program's own function (no CUDA here)
+    assert slow.replay_change_percent is not None and slow.replay_change_percent > 0
+    assert slow.replay_note and slow.replay_note.startswith(
+        f"replay predicted {slow.replay_change_percent:+.0f} %, in the model "
+        f"{slow.attention_change_percent:+.0f} %: ")
+    assert f"slow: {slow.replay_note}" in done.stdout
+    assert "slow: a swapped call in the model: host" in done.stdout
+    from sagetui.core.report.export import to_markdown
+
+    assert "| slow | 2 |" in to_markdown(report)
 
 
 def test_check_recomputes_a_swap_and_compare_lines_arms_up(swapped, cli, tmp_path) -> None:
@@ -137,6 +154,18 @@ def test_the_wrapper_swaps_what_the_backend_runs_and_says_why_it_passes_the_rest
                              "float32: a run is fp16 or bf16": 1,
                              "dropout_p 0.1 is not part of a run": 1}
     assert F.scaled_dot_product_attention.__name__ == "scaled_dot_product_attention"
+
+    # --calls: only the selected calls are swapped; the rest pass through, said so
+    chosen = Swapper(ProcessSettings(arm="ref", variant=spec, calls="1", result=str(
+        tmp_path / "r2.json"), outputs=str(tmp_path / "o2.safetensors")))
+    installed = Installed(lambda *_: None, wrap=chosen.wrap)
+    try:
+        for _ in range(3):
+            F.scaled_dot_product_attention(q, k, v)
+    finally:
+        installed.remove()
+    assert [swapped for _, swapped, _ in chosen.calls] == [False, True, False]
+    assert chosen.passed == {"not selected by --calls": 2}
 
 
 def test_region_and_output_do_nothing_outside_a_swap() -> None:
@@ -230,3 +259,25 @@ def test_telemetry_is_shown_per_round_from_the_processes_summaries() -> None:
     assert telemetry_lines(s) == [
         "round 1: SM clock 1965-1980 MHz, temperature 40 °C, power 300 W; clock events: "
         "sw_power_cap", "round 2: no telemetry (NVML cannot open the GPU)"]
+
+
+def test_the_unchanged_arm_is_replayed_as_the_function_the_program_called() -> None:
+    from sagetui.cli.swap import REPLAYED_AS, replayed_as
+    from sagetui.core.capture.manifest import FUNCTIONS
+    from sagetui.core.config import BACKEND_NAMES
+
+    assert set(REPLAYED_AS) == set(FUNCTIONS) and set(REPLAYED_AS.values()) <= set(BACKEND_NAMES)
+    assert replayed_as("sageattention.sageattn") == "sage2-auto"
+    assert replayed_as(None) == "sdpa"
+
+
+def test_the_replay_note_names_the_difference() -> None:
+    from sagetui.core.swap.derive import replay_note
+
+    assert replay_note(-54.0, -52.0) == "replay predicted -54 %, in the model -52 %: the " \
+        "replay holds"
+    assert replay_note(-54.0, -48.0) == "replay predicted -54 %, in the model -48 %: host " \
+        "time the replay cannot see (the wrapper's, or a host-bound call)"  # the issue's words
+    assert replay_note(-20.0, -40.0).endswith("the model gains more than the replay predicts "
+                                              "(caches, overlap)")
+    assert replay_note(None, -40.0) is None

@@ -89,11 +89,14 @@ def cmd_swap(args: argparse.Namespace) -> int:
         threshold = resolve_threshold(args.threshold)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    unchanged_as = None
     if args.workload:
         try:
-            load_workload(args.workload, hashes=False)
+            capture = load_workload(args.workload, hashes=False)
         except WorkloadError as exc:
             raise UsageError(f"--workload: {exc}") from None
+        unchanged_as = replayed_as(capture.manifest.calls[0].function if capture.calls
+                                   else None)
     out = args.json or default_report_path()
     why = check_writable(out)
     if why:
@@ -110,7 +113,7 @@ def cmd_swap(args: argparse.Namespace) -> int:
     processes = rounds.run()
     replay = None
     if args.workload and not rounds.interrupted:
-        replay = _replay(args.workload, arms, args.baseline)
+        replay = _replay(args.workload, arms, args.baseline, unchanged_as or "sdpa")
     names = [a.name for a in arms]
     status, detail = derive.status_of(processes, names, args.rounds, rounds.interrupted)
     results = [p.result for p in processes if p.result is not None]
@@ -139,11 +142,26 @@ def cmd_swap(args: argparse.Namespace) -> int:
     return 0 if status == "complete" else 1
 
 
-def _replay(directory: str, arms: list[Arm], baseline: str) -> Replay:
+# the backend that runs what the program's own function runs, for the unchanged arm's replay
+REPLAYED_AS = {"torch.nn.functional.scaled_dot_product_attention": "sdpa",
+               "sageattention.sageattn": "sage2-auto",
+               "sageattention.sageattn_qk_int8_pv_fp16_triton": "sage-triton",
+               "sageattention.sageattn_qk_int8_pv_fp16_cuda": "sage2-sm80",
+               "sageattention.sageattn_qk_int8_pv_fp8_cuda": "sage2-sm89",
+               "sageattention.sageattn_qk_int8_pv_fp8_cuda_sm90": "sage2-sm90",
+               "sageattention.sageattn_varlen": "sage2-varlen"}
+
+
+def replayed_as(function: str | None) -> str:
+    """The backend the unchanged arm is replayed as: the one of the function the capture's
+    first call was made with (SDPA where it has none)."""
+    return REPLAYED_AS.get(function or "", "sdpa")
+
+
+def _replay(directory: str, arms: list[Arm], baseline: str, unchanged_as: str) -> Replay:
     """The capture replayed by `sagetui run --workload` (a process of its own, as a user would
-    run it), each variant arm as itself and the unchanged arm as SDPA (the function the
-    program called); each arm's total Σ weight x p50 from the replay's report."""
-    unchanged_as = "sdpa"
+    run it), each variant arm as itself and the unchanged arm as the backend of the function
+    the program called (replayed_as); each arm's total Σ weight x p50 from its report."""
     with tempfile.TemporaryDirectory(prefix="sagetui-swap-replay-") as tmp:
         path = str(Path(tmp) / "replay.json")
         argv = ["run", "--workload", directory, "--baseline", baseline]

@@ -20,6 +20,7 @@ from sagetui.core.swap.model import (
     ProcessResult,
     Replay,
     SwapProcess,
+    Timed,
 )
 
 FIRST_TO_LAST = "first to last attention call"
@@ -158,6 +159,10 @@ def arm_figures(processes: Sequence[SwapProcess], arms: Sequence[str], baseline:
         f.attention_s = _median(list(atts.values()))
         if f.step_s and f.attention_s is not None:
             f.attention_share_percent = f.attention_s / f.step_s * 100.0
+        per_call = [(t.gpu_s / t.count if t.gpu_s is not None else None, t.host_s / t.count)
+                    for t in (_calls_of(p.result, arm) for p in ok if p.result) if t.count]
+        f.call_gpu_s = _median([g for g, _ in per_call if g is not None])
+        f.call_host_s = _median([h for _, h in per_call])
         if ok:
             last = ok[-1].result
             assert last is not None
@@ -185,6 +190,12 @@ def arm_figures(processes: Sequence[SwapProcess], arms: Sequence[str], baseline:
             f.outputs = output_changes(processes, arm)
         out.append(f)
     return out
+
+
+def _calls_of(result: ProcessResult, arm: str) -> Timed:
+    """The calls an arm's figures per call are of: those it swapped, or (the unchanged arm)
+    every call."""
+    return result.attention if arm == UNCHANGED else result.swapped
 
 
 def status_of(processes: Sequence[SwapProcess], arms: Sequence[str], rounds_asked: int,

@@ -114,6 +114,10 @@ class ArmFigures(Model):
     step_s: NonNegative | None = None  # median over rounds of a process's mean step
     attention_s: NonNegative | None = None  # ... of its attention time per step
     attention_share_percent: NonNegative | None = None  # median attention_s / median step_s
+    # one call in the model, the median over rounds of a process's mean: the calls the arm
+    # swapped (the unchanged arm: every call), GPU time (CUDA events) and host time
+    call_gpu_s: NonNegative | None = None
+    call_host_s: NonNegative | None = None
     swapped: Count = 0  # calls per process (the last round's)
     passed: Count = 0
     passed_reasons: dict[str, Count] = Field(default_factory=dict)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sagetui.core import format as fmt
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
-from sagetui.core.swap.model import ArmFigures, Swap
+from sagetui.core.swap.model import UNCHANGED, ArmFigures, Swap
 from sagetui.core.telemetry import merge_blocks
 
 COLUMNS = [("arm", False), ("rounds", True), ("step ms", True), ("step change %", True),
@@ -47,6 +47,14 @@ def notes(report: Report) -> list[str]:
     assert s is not None
     lines = []
     for f in s.figures:
+        if f.call_host_s is not None:
+            what = "every call" if f.arm == UNCHANGED else "a swapped call"
+            gpu = f.call_gpu_s
+            lines.append(f"{f.arm}: {what} in the model: "
+                         + (f"GPU {fmt.ms(gpu)} ms, " if gpu is not None else "")
+                         + f"host {fmt.ms(f.call_host_s)} ms" + (
+                             " (host-bound: the host takes longer to issue it than the GPU "
+                             "to run it)" if gpu is not None and f.call_host_s > gpu else ""))
         for why, n in f.passed_reasons.items():
             lines.append(f"{f.arm}: {n} call(s) passed through: {why}")
         for o in f.outputs:
@@ -90,3 +98,18 @@ def telemetry_lines(s: Swap) -> list[str]:
         out.append(f"round {r + 1}: " + ", ".join(parts)
                    + (f"; clock events: {', '.join(reasons)}" if reasons else ""))
     return out
+
+
+def to_markdown(report: Report) -> str:
+    """The swap for a pull request: the program, the table and the notes."""
+    s = report.swap
+    assert s is not None
+    lines = [f"## {title(s)}", "", f"- program: `{' '.join(s.argv[1:])}`",
+             f"- {s.rounds_asked} rounds asked, one process per arm a round (ABBA); status "
+             f"{report.status or 'n/a'}", "",
+             "| " + " | ".join(name for name, _ in COLUMNS) + " |",
+             "|" + "|".join("---:" if numeric else "---" for _, numeric in COLUMNS) + "|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
+              for row in rows(s)]
+    lines += [""] + [f"- {line}" for line in notes(report)]
+    return "\n".join(lines) + "\n"
