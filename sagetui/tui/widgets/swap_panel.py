@@ -17,12 +17,14 @@ from sagetui.core.swap import view
 class SwapPanel(Static):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.display = False  # until a swap report is shown
         self._shown: int | None = None
 
     def sync(self, report: Any) -> bool:
         """Show `report`'s swap (a Report or None); whether it has one."""
         swap = getattr(report, "swap", None)
-        self.display = swap is not None
+        if self.display != (swap is not None):
+            self.display = swap is not None
         if swap is None or self._shown == id(report):
             return swap is not None
         self._shown = id(report)
