@@ -146,13 +146,13 @@ class Swapper:
 
     def reason(self, target: Target, a: dict[str, Any], index: int,
                frame: FrameType | None) -> str | None:
-        """Why the call is passed through to the original, or None: the backend runs it."""
-        if self.backend is None:
-            return PASSED_UNCHANGED
+        """Why the call is passed through to the original, or None: the backend runs it. The
+        unchanged arm reads the call as the others do before it passes it through: every arm
+        pays the same wrapper."""
+        selected = True
         if self.selection.text is not None:
             module = self.paths.of(frame)[0] if self.paths is not None else None
-            if not self.selection.matches(index, module):
-                return NOT_SELECTED
+            selected = self.selection.matches(index, module)
         q, k, v = (a[target.params[i]] for i in range(3))
         mask, layout = a.get("attn_mask"), target.layout_of(a)
         grad = torch.is_grad_enabled() and any(getattr(t, "requires_grad", False)
@@ -162,11 +162,15 @@ class Swapper:
                float(a.get("dropout_p", 0.0) or 0.0), bool(a.get("return_lse", False)), grad)
         if key not in self._reasons:
             self._reasons[key] = self._why(target, a, q, k, v, grad)
-        return self._reasons[key]
+        why = self._reasons[key]
+        if self.backend is None:
+            return PASSED_UNCHANGED
+        return why if selected or why is not None else NOT_SELECTED
 
     def _why(self, target: Target, a: dict[str, Any], q: torch.Tensor, k: torch.Tensor,
              v: torch.Tensor, grad: bool) -> str | None:
-        assert self.backend is not None
+        if self.backend is None:
+            return PASSED_UNCHANGED
         name = type(self.backend).name
         if target.name == VARLEN:
             return "a varlen call (the swap sends fixed-length calls)"
@@ -226,7 +230,8 @@ class Swapper:
         result = ProcessResult(arm=self.settings.arm, device=self.device, clock=clock,
                                telemetry=self.telemetry)
         for name, t in self.regions:
-            into = result.regions.setdefault(name, Timed(gpu_s=0.0 if t.start else None))
+            into = result.regions.setdefault(name, Timed(gpu_s=None if t.start is None
+                                                         else 0.0))
             into.count += 1
             into.host_s += t.host_s
             if t.start is not None and into.gpu_s is not None:

@@ -58,11 +58,11 @@ def notes(report: Report) -> list[str]:
         for why, n in f.passed_reasons.items():
             lines.append(f"{f.arm}: {n} call(s) passed through: {why}")
         for o in f.outputs:
+            rounds = f"{o.rounds} round{'s' * (o.rounds != 1)}"
             lines.append(f"{f.arm}: output {o.name!r}: " + (
                 f"relative L1 {fmt.fraction_pct(o.relative_l1, 3)} %, cosine "
                 f"{fmt.cosine(o.cosine_similarity)}, max error {fmt.sci(o.max_abs_error)} "
-                f"(the worst of {o.rounds} rounds)" if o.rounds else (o.problem or
-                                                                     "not compared")))
+                f"(the worst of {rounds})" if o.rounds else (o.problem or "not compared")))
         if f.replay_note:
             lines.append(f"{f.arm}: {f.replay_note}")
     lines += telemetry_lines(s)
