@@ -196,7 +196,7 @@ def test_bad_input_is_one_line_and_exit_2(cli, args, said) -> None:
 
 def test_a_program_failing_in_one_arm_is_a_failed_arm_and_the_others_kept(tmp_path) -> None:
     out = tmp_path / "failed.json"
-    done = _swap(tmp_path, "--variant", "ref=reference", "--rounds", "1", "--json", str(out),
+    done = _swap(tmp_path, "--variant", "ref=reference", "--rounds", "3", "--json", str(out),
                  "--", "python", str(MODEL), "--fail-if-swapped", "--steps", "1")
     assert done.returncode == 1, done.stderr
     report = load_report(out)
@@ -209,6 +209,7 @@ def test_a_program_failing_in_one_arm_is_a_failed_arm_and_the_others_kept(tmp_pa
     assert any("refuses a swapped attention" in line for line in failed[0].error or [])
     assert {p.arm for p in s.processes if p.status == "ok"} == {"unchanged"}
     assert "ref failed in round 1; its last lines:" in done.stdout
+    assert "fewer than two arms left to compare: no more rounds" in done.stderr
     assert check_report(report) == []
 
 

@@ -81,7 +81,8 @@ class SwapRounds:
                     self.say(f"interrupted in round {r + 1}: keeping the {kept} round(s) done")
                     break
                 self.processes += done
-                if len(failed) == len(self.arms):
+                if len(self.arms) - len(failed) < 2 and r + 1 < self.rounds:
+                    self.say("fewer than two arms left to compare: no more rounds")
                     break
         return self.processes
 
