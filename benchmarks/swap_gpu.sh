@@ -15,6 +15,8 @@ cd "$(dirname "$0")/.."
 ARMS=(--variant sm90=sage2-sm90 --variant sm89=sage2-sm89 --variant sm80=sage2-sm80)
 st() { echo; echo "=== $(date +%T) $*"; }
 {
+st "the swap's GPU test"
+timeout 300 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_swap_gpu.py 2>&1 | tail -15
 for model in blocks llama; do
     calls=$([ "$model" = blocks ] && echo 8 || echo 4)  # one forward pass's calls
     st "$model: capture one forward pass"
