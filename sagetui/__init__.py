@@ -2,7 +2,8 @@
 
 `sagetui.capture(DIR, ...)`, the context manager that captures a program's attention calls
 (sagetui/recorder/context.py), loads with torch when first asked for: `import sagetui` stays
-light."""
+light. `sagetui.region(NAME)` and `sagetui.output(NAME, tensor)` mark a program's step and
+outputs for `sagetui swap` (sagetui/swap/api.py; nothing outside a swap)."""
 
 from typing import Any
 
@@ -16,4 +17,8 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module("sagetui.recorder.context").capture
+    if name in ("region", "output"):
+        import importlib
+
+        return getattr(importlib.import_module("sagetui.swap.api"), name)
     raise AttributeError(f"module 'sagetui' has no attribute {name!r}")

@@ -78,7 +78,7 @@ def said(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 
 
 COMMANDS = ("run", "view", "compare", "check", "doctor", "calibrate", "profile", "sweep",
-            "capture", "schema", "merge", "node-check", "build")
+            "capture", "swap", "schema", "merge", "node-check", "build")
 
 
 BUILD_HELP = "build a backend's extension modules from a SageAttention tree (cached)"
@@ -214,6 +214,9 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
                          help="the program, after --: python SCRIPT [ARGS], python -m MODULE "
                          "[ARGS] or SCRIPT.py [ARGS]")
 
+    from sagetui.cli.swap_options import add_swap_command
+
+    add_swap_command(sub, full("swap"))
     sch = sub.add_parser("schema", help="print the JSON Schema of a report (or of a capture's "
                          "manifest)")
     sch.add_argument("what", nargs="?", choices=["report", "capture"], default="report")
@@ -354,6 +357,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from sagetui.cli.capture import cmd_capture
 
             return cmd_capture(args)
+        if args.command == "swap":
+            from sagetui.cli.swap import cmd_swap
+
+            return cmd_swap(args)
         if args.command == "schema":
             from sagetui.cli.reports import cmd_schema
 

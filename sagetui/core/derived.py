@@ -6,6 +6,7 @@ all call these.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,15 @@ def change_percent(new: float | None, old: float | None) -> float | None:
     """How much longer `new` takes than `old`, in percent (+ = slower): a tail-study row
     against its sweep's first row."""
     return (new / old - 1.0) * 100.0 if new and old else None
+
+
+def change_of_speedup(speedup: float | None) -> float | None:
+    """The time change a speedup means, in percent (+ = slower): change_percent(v, b) for
+    speedup_percent(b, v). A paired interval on the speedup maps to one on the change, its ends
+    swapped (a swap's step: -48 % is 92 % faster)."""
+    if speedup is None or not math.isfinite(speedup) or speedup <= -100.0:
+        return None
+    return (100.0 / (100.0 + speedup) - 1.0) * 100.0
 
 
 def attention_ops(*, batch: int, heads: int, q_len: int, kv_len: int, head_dim: int,

@@ -31,6 +31,9 @@ import torch.nn.functional as F
 from sagetui.recorder.targets import SAGE_FUNCTIONS, SAGE_MODULE, SDPA, Target, sage_target
 
 Record = Callable[[Target, tuple[Any, ...], dict[str, Any], FrameType | None], None]
+# makes a function's wrapper: _wrap (record after the original), or sagetui swap's (a variant's
+# backend in the original's place: sagetui/swap/inside.py)
+Wrap = Callable[[Target, Callable[..., Any], Record, "_Inside"], Callable[..., Any]]
 
 
 class _Inside(threading.local):
@@ -58,8 +61,9 @@ def _wrap(target: Target, original: Callable[..., Any], record: Record,
 class Installed:
     """The wrappers in place; `remove()` puts every original back."""
 
-    def __init__(self, record: Record) -> None:
+    def __init__(self, record: Record, wrap: Wrap | None = None) -> None:
         self._record = record
+        self._wrap = wrap or _wrap
         self._inside = _Inside()  # one for all the wrappers: sageattn_varlen calling sageattn
         self._patched: list[tuple[ModuleType, str, Callable[..., Any]]] = []
         self._patch(F, "scaled_dot_product_attention", SDPA)
@@ -72,7 +76,7 @@ class Installed:
 
     def _patch(self, module: ModuleType, name: str, target: Target) -> None:
         original = getattr(module, name)
-        setattr(module, name, _wrap(target, original, self._record, self._inside))
+        setattr(module, name, self._wrap(target, original, self._record, self._inside))
         self._patched.append((module, name, original))
 
     def wrap_sage(self, module: ModuleType) -> None:

@@ -60,6 +60,7 @@ from sagetui.tui.widgets.scheduler_panel import (
     TailTable,
 )
 from sagetui.tui.widgets.status_panel import StatusPanel
+from sagetui.tui.widgets.swap_panel import SwapPanel
 from sagetui.tui.widgets.sweep_panel import SweepPanel
 from sagetui.tui.widgets.variant_table import VariantTable
 from sagetui.tui.widgets.verdict_table import VerdictTable
@@ -118,6 +119,7 @@ class SageTUI(App[int]):
         self.run_control.on_finished = self.sources_flow.on_finished
         self.run_control.on_reconfigure = self.sources_flow.drop
         self._synced: dict[str, tuple[Any, ...]] = {}
+        self._swap_shown = False
         self._series, self._theme_problems = install_themes(self, theme_name)
 
     # -- building ---------------------------------------------------------------------------
@@ -233,6 +235,11 @@ class SageTUI(App[int]):
                 widget.sync(data, ctx)  # type: ignore[attr-defined]  # every panel has sync
                 self._synced[widget.id or ""] = key
         status.sync(data, ctx)  # cheap, and its ETA moves with time
+        swapped = self.query_one(SwapPanel).sync(data.report)
+        if swapped != self._swap_shown:  # a swap report's table takes the run's panels' place
+            self._swap_shown = swapped
+            for wid in ("#tables", "#overview-main"):
+                self.query_one(wid).display = not swapped
         self.sweeps.sync(data, ctx, sweep)
         for plot in self._plots:
             plot.sync(data, ctx)

@@ -21,6 +21,7 @@ from sagetui.tui.widgets.scheduler_panel import (
 )
 from sagetui.tui.widgets.status_panel import StatusPanel
 from sagetui.tui.widgets.steady_footer import SteadyFooter
+from sagetui.tui.widgets.swap_panel import SwapPanel
 from sagetui.tui.widgets.sweep_panel import SweepPanel
 from sagetui.tui.widgets.variant_table import VariantTable
 from sagetui.tui.widgets.verdict_table import VerdictTable
@@ -42,6 +43,7 @@ def compose_console(initial: str) -> ComposeResult:
     with TabbedContent(initial=initial, id="tabs"):
         with TabPane(label["overview"], id="overview"):
             yield StatusPanel(id="status")
+            yield SwapPanel(id="swap-panel")  # a swap report's table, in the place of the rest
             with Horizontal(id="tables"):
                 yield VariantTable(id="variants")
                 yield VerdictTable(id="verdicts")

@@ -9,6 +9,7 @@ what differs: the CLI prints it and exits 2.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,25 +182,34 @@ def run_shape(call: Call, file: Path | None = None) -> tuple[Shape | None, str |
     why it has none. A varlen call's packed lengths are read from its `file`'s cu_seqlens."""
     if call.varlen is not None:
         return varlen_shape(call, file)
-    if call.mask in ("bool", "additive"):
-        return None, f"its {call.mask} attn_mask is not part of a run"
-    if call.dropout_p:
-        return None, f"dropout_p {call.dropout_p:g} is not part of a run"
     q, k, v = (call.tensors[n].shape for n in ("q", "k", "v"))
+    return call_shape(q, k, v, call.dtype, call.layout, call.is_causal, call.mask,
+                      call.dropout_p)
+
+
+def call_shape(q: Sequence[int], k: Sequence[int], v: Sequence[int], dtype_name: str,
+               layout: str, causal: bool, mask: str, dropout_p: float
+               ) -> tuple[Shape | None, str | None]:
+    """The run shape of a (fixed-length) call from its facts, or None and why it has none:
+    what a replay runs and what `sagetui swap` sends to a variant (sagetui/swap)."""
+    if mask in ("bool", "additive"):
+        return None, f"its {mask} attn_mask is not part of a run"
+    if dropout_p:
+        return None, f"dropout_p {dropout_p:g} is not part of a run"
     if len(q) != 4 or len(k) != 4:
         return None, f"q has {len(q)} dimensions; a run's q has 4"
-    if v != k:
-        return None, f"v's shape {v} is not k's {k}"
-    dtype = SHAPE_DTYPES.get(call.dtype)
+    if list(v) != list(k):
+        return None, f"v's shape {list(v)} is not k's {list(k)}"
+    dtype = SHAPE_DTYPES.get(dtype_name)
     if dtype is None:
-        return None, f"{call.dtype}: a run is fp16 or bf16"
-    if call.layout == "HND":
+        return None, f"{dtype_name}: a run is fp16 or bf16"
+    if layout == "HND":
         (b, h, n, d), (_, hk, nk, _) = q, k
     else:
         (b, n, h, d), (_, nk, hk, _) = q, k
     try:
         return Shape(batch=b, heads=h, kv_heads=hk if hk != h else None, q_len=n,
                      kv_len=nk if nk != n else None, head_dim=d, dtype=dtype,
-                     layout=call.layout, causal=call.is_causal), None
+                     layout="NHD" if layout == "NHD" else "HND", causal=causal), None
     except ValidationError as exc:
         return None, validation_line(exc)

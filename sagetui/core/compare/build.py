@@ -11,6 +11,7 @@ from sagetui.core.compare import facts as fx
 from sagetui.core.compare.match import legend, letter
 from sagetui.core.compare.profiles import profile_table
 from sagetui.core.compare.runs import run_table
+from sagetui.core.compare.swaps import swap_table
 from sagetui.core.compare.sweeps import sweep_table
 from sagetui.core.compare.table import Column, Delta, Line
 from sagetui.core.report.io import one_line
@@ -19,7 +20,7 @@ from sagetui.core.report.model import Report
 
 @dataclass
 class Comparison:
-    kind: str  # "run", "sweep" or "profile"
+    kind: str  # "run", "sweep", "profile" or "swap"
     labels: list[str]
     columns: list[Column]
     lines: list[Line]
@@ -55,4 +56,4 @@ def compare_reports(labelled: list[tuple[str, Report]]) -> Comparison:
                       refusals + table.refusals, differences + table.builds)
 
 
-TABLES = {"run": run_table, "sweep": sweep_table, "profile": profile_table}
+TABLES = {"run": run_table, "sweep": sweep_table, "profile": profile_table, "swap": swap_table}

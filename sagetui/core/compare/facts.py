@@ -34,7 +34,8 @@ from sagetui.core.config import Shape
 from sagetui.core.report.base import Provenance
 from sagetui.core.report.model import Report
 
-KINDS = {"run": "a run report", "sweep": "a sweep report", "profile": "a profile report"}
+KINDS = {"run": "a run report", "sweep": "a sweep report", "profile": "a profile report",
+         "swap": "a swap report"}
 
 
 class NotComparable(ValueError):
@@ -42,6 +43,8 @@ class NotComparable(ValueError):
 
 
 def kind(report: Report) -> str:
+    if report.swap is not None:
+        return "swap"
     if report.sweep is not None:
         return "sweep"
     if report.variants or report.phase_timings or report.tail_study:

@@ -27,6 +27,7 @@ from sagetui.core.report.mismatch import Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, TailRow, Variant
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.summary import merge_round_summaries
+from sagetui.core.swap.check import check_swap
 from sagetui.core.sweep.check import check_sweep
 from sagetui.core.workload.check import check_workload
 
@@ -174,6 +175,7 @@ def check_report(report: Report) -> list[Mismatch]:
     check_host(c, report)
     check_sweep(c, report)
     check_workload(c, report)
+    check_swap(c, report)
     return c.out
 
 

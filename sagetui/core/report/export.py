@@ -93,6 +93,10 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
         from sagetui.core.workload.export import to_markdown as workload_markdown
 
         return workload_markdown(report)
+    if report.swap is not None:
+        from sagetui.core.swap.view import to_markdown as swap_markdown
+
+        return swap_markdown(report)
     lines = [f"## {title}", ""]
     if report.q_shape:
         lines.append(f"- q shape `{report.q_shape}`"

@@ -36,6 +36,7 @@ from sagetui.core.report.base import (
     Verdict,
 )
 from sagetui.core.samples import RoundSeries, Samples
+from sagetui.core.swap.model import Swap
 from sagetui.core.sweep.model import Sweep
 from sagetui.core.workload.model import Workload
 
@@ -404,14 +405,15 @@ class Report(Model):
     mainloop_diff: ProfileDiff | None = None
     sweep: Sweep | None = None  # `sagetui sweep` (core/sweep_model.py)
     workload: Workload | None = None  # `sagetui run --workload` (core/workload/model.py)
+    swap: Swap | None = None  # `sagetui swap` (core/swap/model.py)
 
     @model_validator(mode="after")
     def _has_measurements(self) -> Report:
         if (self.phase_timings is None and self.variants is None and self.tail_study is None
                 and self.mainloop_profiles is None and self.sweep is None
-                and self.workload is None):
+                and self.workload is None and self.swap is None):
             raise ValueError("a report needs at least one of phase_timings, variants, "
-                             "tail_study, mainloop_profiles, sweep, workload")
+                             "tail_study, mainloop_profiles, sweep, workload, swap")
         if self.schema_version is not None and self.schema_version > SCHEMA_VERSION:
             raise ValueError(f"schema_version {self.schema_version} is newer than this sagetui "
                              f"reads ({SCHEMA_VERSION}); upgrade sagetui")

@@ -1,0 +1,59 @@
+"""`sagetui check` of a swap block: each arm's figures (medians, share, calls, the paired
+verdict and the step's change, the attention's change, the outputs' metrics from their sums,
+the replay's prediction and its note) derived again from the processes (derive.py), and the
+step and clock from what the processes timed. Taken as recorded: the processes' own
+measurements, their NVML telemetry (shown merged per round, core/telemetry.merge_blocks) and
+the replay's totals (the replay's report holds their samples)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sagetui.core.report.model import Report
+from sagetui.core.swap import derive
+
+if TYPE_CHECKING:
+    from sagetui.core.report.mismatch import MismatchCollector
+
+
+def check_swap(c: MismatchCollector, report: Report) -> None:
+    from sagetui.core.report.mismatch import Mismatch
+
+    s = report.swap
+    if s is None:
+        return
+    results = [p.result for p in s.processes if p.result is not None]
+    c.eq("$.swap.step", s.step, derive.step_of(results), "the region `step`, else the first "
+         "region marked, else the first attention call to the last")
+    c.eq("$.swap.clock", s.clock, derive.clock_of(results), "CUDA events where a process ran "
+         "on CUDA")
+    want = derive.arm_figures(s.processes, [a.name for a in s.arms], s.baseline,
+                              s.threshold_percent, s.replay)
+    if len(want) != len(s.figures):
+        c.out.append(Mismatch("$.swap.figures", len(s.figures), len(want), "one per arm"))
+        return
+    for i, (got, w) in enumerate(zip(s.figures, want, strict=True)):
+        _same(c, f"$.swap.figures[{i}]", got.model_dump(), w.model_dump())
+    status, _ = derive.status_of(s.processes, [a.name for a in s.arms], s.rounds_asked,
+                                 interrupted=False)
+    if report.status == "complete":
+        c.eq("$.status", report.status, status, "every arm ran every round asked")
+
+
+def _same(c: MismatchCollector, path: str, got: Any, want: Any) -> None:
+    from sagetui.core.report.mismatch import Mismatch
+
+    why = "derived from the processes (core/swap/derive.py)"
+    if isinstance(want, dict) and isinstance(got, dict):
+        for k in sorted(set(got) | set(want)):
+            _same(c, f"{path}.{k}", got.get(k), want.get(k))
+    elif isinstance(want, list) and isinstance(got, list):
+        if len(got) != len(want):
+            c.out.append(Mismatch(path, len(got), len(want), why))
+            return
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            _same(c, f"{path}[{i}]", g, w)
+    elif (got is None) != (want is None):
+        c.out.append(Mismatch(path, got, want, why))
+    else:
+        c.eq(path, got, want, why)

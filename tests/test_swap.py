@@ -1,0 +1,284 @@
+"""`sagetui swap` on the CPU: tests/swap_model.py (bf16 attention blocks of our own) swapped
+between `reference` and `reference[slowdown=2]` and against the program unchanged, in real
+processes; the report, its check, compare and the console's panel; the wrapper's reasons for
+passing calls through; bad input; a program that fails in one arm only; Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sagetui.core.report.check import check_report
+from sagetui.core.report.io import load_report
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = ROOT / "tests" / "swap_model.py"
+
+
+def _swap(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, XDG_STATE_HOME=str(cwd / "state"))
+    return subprocess.run([sys.executable, "-m", "sagetui", "swap", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.fixture(scope="module")
+def swapped(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str],
+                                                                Path]:
+    """One swap of the model over 2 rounds (6 processes), with a capture of the same program
+    replayed (--workload): the tests below read its report."""
+    d = tmp_path_factory.mktemp("swap")
+    out = d / "swap.json"
+    env = dict(os.environ, XDG_STATE_HOME=str(d / "state"))
+    subprocess.run([sys.executable, "-m", "sagetui", "capture", "--out", str(d / "cap"),
+                    "--max-calls", "2", "--", "python", str(MODEL), "--steps", "0"], cwd=d,
+                   env=env, check=True, capture_output=True, timeout=300)
+    done = _swap(d, "--variant", "ref=reference", "--variant", "slow=reference[slowdown=2]",
+                 "--baseline", "ref", "--rounds", "2", "--workload", str(d / "cap"),
+                 "--json", str(out), "--", "python", str(MODEL), "--tokens", "256")
+    return done, out
+
+
+def test_the_step_change_matches_the_injected_work_and_outputs_are_compared(swapped) -> None:
+    done, out = swapped
+    assert done.returncode == 0, done.stderr
+    assert "round 2/2 · slow: step" in done.stderr  # progress per process and round
+    report = load_report(out)
+    s = report.swap
+    assert s is not None and report.status == "complete" and s.step == "step"
+    assert [p.arm for p in s.processes] == ["unchanged", "ref", "slow", "slow", "ref",
+                                            "unchanged"]  # ABBA
+    f = {x.arm: x for x in s.figures}
+    assert f["unchanged"].swapped == 0 and f["unchanged"].passed_reasons == {
+        "the program unchanged": 6}  # a warm-up step and 2 marked steps of 2 blocks
+    assert f["ref"].swapped == f["slow"].swapped == 6 and f["slow"].passed == 0
+    slow = f["slow"]
+    # the injected work: the swapped calls' extra time, against the baseline's step
+    injected = slow.attention_added_s / f["ref"].step_s * 100
+    assert injected > 20
+    assert slow.step_change_low_percent <= injected <= slow.step_change_high_percent
+    assert slow.step_change_percent > 0 and slow.attention_change_percent > 20
+    o = {x.name: x for x in slow.outputs}["latents"]  # against the unchanged arm's
+    assert o.rounds == 2 and 0 < o.relative_l1 < 0.05 and o.cosine_similarity > 0.99
+    assert check_report(report) == []
+    assert "output 'latents': relative L1" in done.stdout
+    # the replay: each arm's total from `sagetui run --workload`, its change beside the model's
+    assert s.replay is not None and set(s.replay.totals_s) == {"ref", "slow"}
+    assert s.replay.unchanged_as == "sdpa"  # the program's own function (no CUDA here)
+    assert slow.replay_change_percent is not None and slow.replay_change_percent > 0
+    assert slow.replay_note and slow.replay_note.startswith(
+        f"replay predicted {slow.replay_change_percent:+.0f} %, in the model "
+        f"{slow.attention_change_percent:+.0f} %: ")
+    assert f"slow: {slow.replay_note}" in done.stdout
+    assert "slow: a swapped call in the model: host" in done.stdout
+    from sagetui.core.report.export import to_markdown
+
+    assert "| slow | 2 |" in to_markdown(report)
+
+
+def test_check_recomputes_a_swap_and_compare_lines_arms_up(swapped, cli, tmp_path) -> None:
+    _, out = swapped
+    assert cli("check", out).returncode == 0
+    data = json.loads(out.read_text())
+    data["swap"]["figures"][2]["step_change_percent"] = -50.0
+    data["swap"]["figures"][2]["outputs"][0]["relative_l1"] = 0.5
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    done = cli("check", bad)
+    assert done.returncode == 1
+    assert "$.swap.figures[2].step_change_percent" in done.stdout
+    assert "$.swap.figures[2].outputs[0].relative_l1" in done.stdout
+    compared = cli("compare", out, out)
+    assert compared.returncode == 0 and "B step vs A %" in compared.stdout
+    mixed = cli("compare", out, ROOT / "sample_results" / "cpu_reference_default.json")
+    assert mixed.returncode == 2 and "a swap report" in mixed.stderr
+
+
+def test_the_console_shows_a_swap_report(swapped) -> None:
+    import asyncio
+
+    from tests.tui.conftest import screen_text, settle, viewer
+
+    _, out = swapped
+
+    async def look() -> str:
+        app = viewer(out)
+        async with app.run_test(size=(170, 48)) as pilot:
+            await settle(pilot, app)
+            return screen_text(app)
+
+    text = asyncio.run(look())
+    assert "sagetui swap · step: step (host) · baseline ref" in text
+    assert "slow" in text and "output 'latents': relative L1" in text
+    assert "no phase timings yet" not in text  # the run's panels give way to the swap's
+
+
+def test_the_wrapper_swaps_what_the_backend_runs_and_says_why_it_passes_the_rest(
+        tmp_path) -> None:
+    """In this process: the recorder's wrappers with the swap's in their place (no mock)."""
+    import torch
+    import torch.nn.functional as F
+
+    from sagetui.core.config import VariantSpec
+    from sagetui.core.swap.model import ProcessSettings
+    from sagetui.recorder.install import Installed
+    from sagetui.runner.backends.base import Inputs, NullClock
+    from sagetui.swap.inside import Swapper, load_backend
+
+    spec = VariantSpec.parse("ref=reference")
+    swapper = Swapper(ProcessSettings(arm="ref", variant=spec, result=str(tmp_path / "r.json"),
+                                      outputs=str(tmp_path / "o.safetensors")))
+    q, k, v = (torch.randn(1, 2, 64, 64, dtype=torch.bfloat16) for _ in range(3))
+    kv = [torch.randn(1, 1, 64, 64, dtype=torch.bfloat16) for _ in range(2)]
+    installed = Installed(lambda *_: None, wrap=swapper.wrap)
+    try:
+        swapped = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.2)
+        F.scaled_dot_product_attention(q, *kv, enable_gqa=True)  # GQA: swapped
+        F.scaled_dot_product_attention(q, k, v, attn_mask=torch.ones(64, 64, dtype=torch.bool))
+        F.scaled_dot_product_attention(q.float(), k.float(), v.float())
+        F.scaled_dot_product_attention(q, k, v, dropout_p=0.1)
+    finally:
+        installed.remove()
+    want = load_backend(spec).run(Inputs(q=q, k=k, v=v, layout="HND", causal=True,
+                                         sm_scale=0.2), NullClock())
+    assert torch.equal(swapped, want)  # the backend's output, same tensors and options
+    result = swapper.finish()
+    assert result.swapped.count == 2 and result.attention.count == 5
+    assert result.passed == {"its bool attn_mask is not part of a run": 1,
+                             "float32: a run is fp16 or bf16": 1,
+                             "dropout_p 0.1 is not part of a run": 1}
+    assert F.scaled_dot_product_attention.__name__ == "scaled_dot_product_attention"
+
+    # --calls: only the selected calls are swapped; the rest pass through, said so
+    chosen = Swapper(ProcessSettings(arm="ref", variant=spec, calls="1", result=str(
+        tmp_path / "r2.json"), outputs=str(tmp_path / "o2.safetensors")))
+    installed = Installed(lambda *_: None, wrap=chosen.wrap)
+    try:
+        for _ in range(3):
+            F.scaled_dot_product_attention(q, k, v)
+    finally:
+        installed.remove()
+    assert [swapped for _, swapped, _ in chosen.calls] == [False, True, False]
+    assert chosen.passed == {"not selected by --calls": 2}
+
+
+def test_region_and_output_do_nothing_outside_a_swap() -> None:
+    import sagetui
+
+    with sagetui.region("step"):
+        sagetui.output("latents", object())
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--", "python", str(MODEL)], "give at least one --variant"),
+    (["--variant", "x=nosuch", "--", "python", str(MODEL)], "unknown backend 'nosuch'"),
+    (["--variant", "unchanged=reference", "--", "python", str(MODEL)], "'unchanged' is the"),
+    (["--variant", "a=reference", "--baseline", "b", "--", "python", str(MODEL)],
+     "--baseline b: no such arm"),
+    (["--variant", "a=reference", "--", "python", "missing.py"], "does not exist"),
+    (["--variant", "a=reference", "--calls", "x-y", "--", "python", str(MODEL)],
+     "is not a selection"),
+    (["--variant", "a=reference", "--workload", "nodir", "--", "python", str(MODEL)],
+     "nodir: no such directory"),
+    (["--variant", "a=reference"], "no program given"),
+])
+def test_bad_input_is_one_line_and_exit_2(cli, args, said) -> None:
+    done = cli("swap", *args)
+    assert done.returncode == 2 and said in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "round" not in done.stderr
+
+
+def test_a_program_failing_in_one_arm_is_a_failed_arm_and_the_others_kept(tmp_path) -> None:
+    out = tmp_path / "failed.json"
+    done = _swap(tmp_path, "--variant", "ref=reference", "--rounds", "3", "--json", str(out),
+                 "--", "python", str(MODEL), "--fail-if-swapped", "--steps", "1")
+    assert done.returncode == 1, done.stderr
+    report = load_report(out)
+    assert report.status == "partial"
+    assert report.status_detail and "arm ref failed in round 1" in report.status_detail[0]
+    s = report.swap
+    assert s is not None
+    failed = [p for p in s.processes if p.status == "failed"]
+    assert [p.arm for p in failed] == ["ref"] and failed[0].exit_status == 1
+    assert any("refuses a swapped attention" in line for line in failed[0].error or [])
+    assert {p.arm for p in s.processes if p.status == "ok"} == {"unchanged"}
+    assert "ref failed in round 1; its last lines:" in done.stdout
+    assert "fewer than two arms left to compare: no more rounds" in done.stderr
+    assert check_report(report) == []
+
+
+def test_ctrl_c_keeps_the_rounds_done(tmp_path) -> None:
+    out = tmp_path / "stopped.json"
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"))
+    proc = subprocess.Popen([sys.executable, "-m", "sagetui", "swap", "--variant",
+                             "ref=reference", "--no-unchanged", "--variant",
+                             "slow=reference[slowdown=2]", "--baseline", "ref", "--rounds", "5",
+                             "--json", str(out), "--", "python", str(MODEL), "--steps", "1"],
+                            cwd=tmp_path, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, env=env)
+    assert proc.stderr is not None
+    seen = []
+    deadline = time.monotonic() + 240
+    for line in proc.stderr:  # the first round done: its second process has reported
+        seen.append(line)
+        if line.startswith("round 1/5 · slow") or time.monotonic() > deadline:
+            break
+    proc.send_signal(signal.SIGINT)
+    rest, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, "".join(seen) + err
+    assert "keeping the 1 round(s) done" in err, err
+    report = load_report(out)
+    assert report.status == "partial"
+    assert report.swap is not None and {p.round for p in report.swap.processes} == {0}
+    assert any("stopped after 1 of 5 rounds" in x for x in report.status_detail or [])
+
+
+def test_telemetry_is_shown_per_round_from_the_processes_summaries() -> None:
+    from sagetui.core.swap.model import ProcessResult, Swap, SwapProcess
+    from sagetui.core.swap.view import telemetry_lines
+    from sagetui.core.telemetry import summarize_samples, unavailable
+
+    def sample(clock: float) -> dict[str, object]:
+        return {"sm_clock_mhz": clock, "mem_clock_mhz": 3201.0, "temperature_c": 40.0,
+                "power_w": 300.0, "throttle_reasons": ["sw_power_cap"]}
+
+    def proc(r: int, arm: str, telemetry: dict[str, object]) -> SwapProcess:
+        return SwapProcess(round=r, arm=arm, status="ok", wall_s=1.0,
+                           result=ProcessResult(arm=arm, telemetry=telemetry))
+
+    s = Swap(argv=["python", "x.py"], arms=[], baseline="unchanged", rounds_asked=2,
+             step="step", clock="cuda events", threshold_percent=1.0, figures=[],
+             processes=[proc(0, "unchanged", summarize_samples([sample(1980.0)])),
+                        proc(0, "a", summarize_samples([sample(1965.0), sample(1980.0)])),
+                        proc(1, "a", unavailable("NVML cannot open the GPU"))])
+    assert telemetry_lines(s) == [
+        "round 1: SM clock 1965-1980 MHz, temperature 40 °C, power 300 W; clock events: "
+        "sw_power_cap", "round 2: no telemetry (NVML cannot open the GPU)"]
+
+
+def test_the_unchanged_arm_is_replayed_as_the_function_the_program_called() -> None:
+    from sagetui.cli.swap import REPLAYED_AS, replayed_as
+    from sagetui.core.capture.manifest import FUNCTIONS
+    from sagetui.core.config import BACKEND_NAMES
+
+    assert set(REPLAYED_AS) == set(FUNCTIONS) and set(REPLAYED_AS.values()) <= set(BACKEND_NAMES)
+    assert replayed_as("sageattention.sageattn") == "sage2-auto"
+    assert replayed_as(None) == "sdpa"
+
+
+def test_the_replay_note_names_the_difference() -> None:
+    from sagetui.core.swap.derive import replay_note
+
+    assert replay_note(-54.0, -52.0) == "replay predicted -54 %, in the model -52 %: the " \
+        "replay holds"
+    assert replay_note(-54.0, -48.0) == "replay predicted -54 %, in the model -48 %: host " \
+        "time the replay cannot see (the wrapper's, or a host-bound call)"  # the issue's words
+    assert replay_note(-20.0, -40.0).endswith("the model gains more than the replay predicts "
+                                              "(caches, overlap)")
+    assert replay_note(None, -40.0) is None
