@@ -21,6 +21,7 @@ from sagetui.core.report.io import one_line, validation_line, validation_problem
 from sagetui.core.run_argv import config_argv
 
 SHAPE_DTYPES = {"float16": "fp16", "bfloat16": "bf16"}  # torch's names -> a run's
+CASTABLE = "float32"  # a dtype a run takes only cast (`run --workload --dtype fp16|bf16`)
 
 
 class WorkloadError(ValueError):
@@ -39,6 +40,7 @@ class WorkloadCall:
     file: Path
     shape: Shape | None
     unfit: str | None
+    cast: bool = False  # a float32 call replayed cast to `--dtype` (its shape's dtype)
 
     @property
     def index(self) -> int:
@@ -75,16 +77,24 @@ class Workload:
     calls: list[WorkloadCall]
 
 
-def load_workload(directory: str | Path, *, hashes: bool = True) -> Workload:
+def load_workload(directory: str | Path, *, hashes: bool = True,
+                  cast_to: str | None = None) -> Workload:
     """The capture in `directory`, checked: its manifest against its model, every call's file
     against the manifest (each tensor there, its dtype and shape; its sha256 unless `hashes`
-    is False: they read every byte)."""
+    is False: they read every byte). `cast_to` (fp16, bf16: `--dtype`): float32 calls are
+    replayed cast to it (WorkloadCall.cast); without it they are unfit, as a run takes
+    fp16 or bf16."""
     d = Path(directory)
     manifest = read_manifest(d)
+    if not manifest.calls:
+        raise WorkloadError(f"{d}: the capture saved no call ({manifest.calls_seen} calls "
+                            "seen): nothing to replay")
     calls = []
     for c in manifest.calls:
         check_call(d, c, hashes)
-        calls.append(WorkloadCall(c, d / c.file, *run_shape(c, d / c.file)))
+        cast = cast_to is not None and c.dtype == CASTABLE
+        shape, unfit = run_shape(c, d / c.file, cast_to if cast else None)
+        calls.append(WorkloadCall(c, d / c.file, shape, unfit, cast and shape is not None))
     return Workload(d, manifest, calls)
 
 
@@ -158,10 +168,17 @@ def cu_lengths(file: Path, name: str) -> tuple[int, ...]:
     return tuple(b - a for a, b in zip(starts, starts[1:], strict=False))
 
 
-def varlen_shape(call: Call, file: Path | None) -> tuple[Shape | None, str | None]:
+def _dtype(call: Call, cast_to: str | None) -> str | None:
+    """The run's dtype of a call: its own, or `cast_to` (a float32 call cast)."""
+    return cast_to if cast_to is not None and call.dtype == CASTABLE \
+        else SHAPE_DTYPES.get(call.dtype)
+
+
+def varlen_shape(call: Call, file: Path | None,
+                 cast_to: str | None = None) -> tuple[Shape | None, str | None]:
     """A sageattn_varlen call as a run of packed sequences (Shape.seqlens)."""
     q, k = call.tensors["q"].shape, call.tensors["k"].shape
-    dtype = SHAPE_DTYPES.get(call.dtype)
+    dtype = _dtype(call, cast_to)
     if file is None or len(q) != 3 or len(k) != 3 or dtype is None:
         return None, "a varlen call whose packed lengths or tensors a run does not take"
     try:
@@ -176,11 +193,13 @@ def varlen_shape(call: Call, file: Path | None) -> tuple[Shape | None, str | Non
         return None, validation_line(exc)
 
 
-def run_shape(call: Call, file: Path | None = None) -> tuple[Shape | None, str | None]:
+def run_shape(call: Call, file: Path | None = None,
+              cast_to: str | None = None) -> tuple[Shape | None, str | None]:
     """The run shape of a call (sagetui's Shape: what `sagetui run` measures), or None and
-    why it has none. A varlen call's packed lengths are read from its `file`'s cu_seqlens."""
+    why it has none. A varlen call's packed lengths are read from its `file`'s cu_seqlens.
+    `cast_to`: the dtype a float32 call is replayed in (none: it is unfit)."""
     if call.varlen is not None:
-        return varlen_shape(call, file)
+        return varlen_shape(call, file, cast_to)
     if call.mask in ("bool", "additive"):
         return None, f"its {call.mask} attn_mask is not part of a run"
     if call.dropout_p:
@@ -190,9 +209,10 @@ def run_shape(call: Call, file: Path | None = None) -> tuple[Shape | None, str |
         return None, f"q has {len(q)} dimensions; a run's q has 4"
     if v != k:
         return None, f"v's shape {v} is not k's {k}"
-    dtype = SHAPE_DTYPES.get(call.dtype)
+    dtype = _dtype(call, cast_to)
     if dtype is None:
-        return None, f"{call.dtype}: a run is fp16 or bf16"
+        return None, f"{call.dtype}: a run is fp16 or bf16" + (
+            " (--dtype fp16|bf16 replays it cast)" if call.dtype == CASTABLE else "")
     if call.layout == "HND":
         (b, h, n, d), (_, hk, nk, _) = q, k
     else:

@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sagetui.core.derived import OPS_FORMULA, shape_ops
+from sagetui.core.report.mismatch import Mismatch
 from sagetui.core.report.model import Report
+from sagetui.core.run.status import CANCELLED, COMPLETE, FAILED, PARTIAL
 from sagetui.core.statistics.verdict import paired_speedup
 from sagetui.core.sweep import plan as sw
-from sagetui.core.sweep.build import call_round_medians
+from sagetui.core.sweep.build import call_round_medians, points_status
 from sagetui.core.sweep.check import check_variant_point
 from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.workload import build as wb
@@ -35,11 +37,22 @@ def check_workload(c: MismatchCollector, report: Report) -> None:
             check_variant_point(c, f"{path}.variants[{j}]", v, p.ops, peak)
         _verdicts(c, path, p, wl.baseline)
     for i, (call, w) in enumerate(zip(wl.calls, wb.share_weights(wl.calls), strict=True)):
-        c.eq(f"$.workload.calls[{i}].weight", call.weight, w,
+        path = f"$.workload.calls[{i}]"
+        c.eq(f"{path}.weight", call.weight, w,
              "its signature's count shared among the replayed calls of that signature")
-        if call.point is not None and call.point < len(wl.points) and call.shape is not None:
-            c.eq(f"$.workload.calls[{i}].shape", call.shape.describe(),
-                 wl.points[call.point].shape.describe(), "its point's shape")
+        point = wl.point_of(call)
+        if point is not None and call.shape is not None:
+            c.eq(f"{path}.shape", call.shape.describe(), point.shape.describe(),
+                 "its point's shape")
+        if (call.point is None) == (call.skipped is None):
+            c.out.append(Mismatch(f"{path}.skipped", call.skipped, "why, where it has no point",
+                                  "a call is replayed (a point) or skipped (why), not both"))
+        if call.cast and (call.shape is None or call.shape.dtype != wl.cast_to):
+            c.out.append(Mismatch(f"{path}.cast", call.cast, f"replayed in {wl.cast_to}",
+                                  "a cast call is replayed in the workload's cast_to (--dtype)"))
+    c.eq("$.workload.cast_to", wl.cast_to, wb.cast_to(wl.calls) or "(none)",
+         "the dtype the cast calls were replayed in")
+    _status(c, report)
     names = list(wl.variants)
     _rows(c, "$.workload.totals", [t.model_dump() for t in wl.totals],
           [t.model_dump() for t in wb.totals(wl.calls, wl.points, names, wl.baseline)],
@@ -52,17 +65,32 @@ def check_workload(c: MismatchCollector, report: Report) -> None:
 
 def _rows(c: MismatchCollector, path: str, got: list[dict[str, Any]],
           want: list[dict[str, Any]], why: str) -> None:
-    from sagetui.core.report.mismatch import Mismatch
-
     if len(got) != len(want):
         c.out.append(Mismatch(path, len(got), len(want), f"one per variant: {why}"))
         return
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         for k, val in w.items():
-            if (g[k] is None) != (val is None):  # eq() skips a None: a figure given or not
+            # eq() skips a None (a figure given or not) and compares numbers and words
+            if (g[k] is None) != (val is None) or (isinstance(val, list) and g[k] != val):
                 c.out.append(Mismatch(f"{path}[{i}].{k}", g[k], val, why))
-            else:
+            elif not isinstance(val, list):
                 c.eq(f"{path}[{i}].{k}", g[k], val, why)
+
+
+def _status(c: MismatchCollector, report: Report) -> None:
+    """The status against the points (sweep/build.points_status): `complete` only when every
+    call to replay has its point and every variant measured it; a replay cut short (stopped,
+    or its recovery file) is `partial` when a point was kept, else cancelled or failed. Who
+    stopped it and when (status_detail) is taken as recorded."""
+    wl = report.workload
+    assert wl is not None
+    planned = sum(call.point is not None for call in wl.calls)
+    cut = len(wl.points) < planned
+    want = points_status(wl.points, planned, stopped=cut)
+    allowed = {want, FAILED} if want == CANCELLED else {want}
+    if report.status in (COMPLETE, PARTIAL, FAILED, CANCELLED) and report.status not in allowed:
+        c.out.append(Mismatch("$.status", report.status, want,
+                              f"from the {len(wl.points)} points of {planned} calls to replay"))
 
 
 def _verdicts(c: MismatchCollector, path: str, p: SweepPoint, baseline: str | None) -> None:
