@@ -13,13 +13,14 @@ from sagetui.core.compare.profiles import profile_table
 from sagetui.core.compare.runs import run_table
 from sagetui.core.compare.sweeps import sweep_table
 from sagetui.core.compare.table import Column, Delta, Line
+from sagetui.core.compare.workloads import workload_table
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
 
 
 @dataclass
 class Comparison:
-    kind: str  # "run", "sweep" or "profile"
+    kind: str  # "run", "sweep", "workload" or "profile"
     labels: list[str]
     columns: list[Column]
     lines: list[Line]
@@ -55,4 +56,5 @@ def compare_reports(labelled: list[tuple[str, Report]]) -> Comparison:
                       refusals + table.refusals, differences + table.builds)
 
 
-TABLES = {"run": run_table, "sweep": sweep_table, "profile": profile_table}
+TABLES = {"run": run_table, "sweep": sweep_table, "profile": profile_table,
+          "workload": workload_table}

@@ -57,7 +57,7 @@ def point_label(s: Shape) -> str:
 
 
 @dataclass
-class _Cell:
+class PointCell:
     v: SweepVariantPoint
 
     @property
@@ -93,13 +93,13 @@ def sweep_table(labelled: list[tuple[str, Report]]) -> Table:
         shape = next(ps[key].shape for ps in points if key in ps)
         where = point_label(shape)
         # per report: A's name of each variant at this point -> its cell, and how it matched
-        at: list[dict[str, tuple[_Cell, str]]] = []
+        at: list[dict[str, tuple[PointCell, str]]] = []
         for i, ps in enumerate(points):
             p = ps.get(key)
             at.append({})
             for v in p.variants if p else []:
                 to, how = pairs[i].get(v.name, (v.name, "-")) if i else (v.name, "")
-                at[i][to] = (_Cell(v), how)
+                at[i][to] = (PointCell(v), how)
         for name in dict.fromkeys(n for cells in at for n in cells):
             mine = [cells[name][0] if name in cells else None for cells in at]
             row = [where, one_line(" / ".join(dict.fromkeys(c.v.name for c in mine if c)))]
@@ -107,7 +107,7 @@ def sweep_table(labelled: list[tuple[str, Report]]) -> Table:
                 hows = [cells[name][1] for cells in at[1:] if name in cells]
                 row.append(next((h for h in hows if h != "name"), "name")
                            if hows and mine[0] else "-")
-            row += _cells(table, mine, where, thresholds)
+            row += point_cells(table, mine, where, thresholds)
             table.lines.append(Line(row))
     table.refusals = [f"{letter(i)} ({label}) has no point of A's shapes"
                       for i, (label, _) in enumerate(labelled) if i
@@ -115,7 +115,7 @@ def sweep_table(labelled: list[tuple[str, Report]]) -> Table:
     return table
 
 
-def _cells(table: Table, mine: list[_Cell | None], where: str,
+def point_cells(table: Table, mine: list[PointCell | None], where: str,
            thresholds: list[Threshold]) -> list[str]:
     """One variant's cells at one point, in every report; B, C, ... against A's (deltas)."""
     first = mine[0]
