@@ -60,16 +60,26 @@ def replays(cap) -> dict[str, Report]:
 
 # --- stopped by a signal --------------------------------------------------------------------
 
-def _lines(p) -> list[str]:
-    """stderr's lines as they come (a reader thread)."""
+def _stop(p, started: str, sig: signal.Signals) -> tuple[int, str]:
+    """Send `sig` to `p` once a line of its stderr matches `started` (read as it comes);
+    its exit status and all of its stderr."""
     lines: list[str] = []
 
     def read() -> None:
         for line in p.stderr:
             lines.append(line)
 
-    threading.Thread(target=read, daemon=True).start()
-    return lines
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        wait_for(lambda: any(re.search(started, x) for x in lines), timeout=120, what=started)
+        p.send_signal(sig)
+        rc = p.wait(timeout=120)
+        reader.join(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    return rc, "".join(lines)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -77,16 +87,7 @@ def test_a_replay_stopped_by_a_signal_keeps_the_calls_measured(cap, tmp_path, si
     p = start_sagetui("run", "--workload", cap, *VARIANTS, "--rounds", "40", "--iterations",
                       "2", "--warmup", "1", "--json", "r.json", "--csv", "r.csv", "--markdown",
                       "r.md", "--recovery-dir", "rec", cwd=tmp_path)
-    lines = _lines(p)
-    try:
-        wait_for(lambda: any(re.search(r"call 1 of 8 \(#0 blocks\.0\.attn\) done", x)
-                             for x in lines), timeout=120, what="the first call measured")
-        p.send_signal(sig)
-        rc = p.wait(timeout=120)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    err = "".join(lines)
+    rc, err = _stop(p, r"call 1 of 8 \(#0 blocks\.0\.attn\) done", sig)
     assert rc == 1 and no_traceback(err), err
     assert f"{sig.name}: stopping; what was measured is kept" in err
     m = re.search(r"replay partial: (\d) of 8 calls, 40 rounds each \(stopped by "
@@ -117,16 +118,7 @@ def test_a_sweep_stopped_by_a_signal_keeps_its_points(tmp_path):
                       "--heads", "2", "--head-dim", "64", "--warmup", "1", "--rounds", "40",
                       "--iterations", "2", "--json", "s.json", "--recovery-dir", "rec",
                       cwd=tmp_path)
-    lines = _lines(p)
-    try:
-        wait_for(lambda: any("sweep point 1/4" in x for x in lines), timeout=120,
-                 what="the first point")
-        p.send_signal(signal.SIGTERM)
-        rc = p.wait(timeout=120)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    err = "".join(lines)
+    rc, err = _stop(p, "sweep point 1/4", signal.SIGTERM)
     assert rc == 1 and no_traceback(err), err
     report = load_report(tmp_path / "s.json")
     assert report.sweep is not None and report.status == "partial"
@@ -203,9 +195,7 @@ def test_compare_two_replays_call_by_call_and_in_total(replays, cap, tmp_path):
     for ta, tb in zip(a.totals, b.totals, strict=True):
         faster = (ta.seconds / tb.seconds - 1) * 100
         assert f"{faster:+.2f}" in out
-    # the gate looks at the totals only: a threshold the totals cannot cross holds, one of
-    # -100 % (B infinitely slower) never trips; a bound of 0 % faster in both directions
-    # trips only where the interval clears 0
+    # gates the totals cannot cross hold (exit 0; a gate tripping: the next test)
     held = sagetui("compare", d / "a.json", d / "b.json", "--fail-if-slower", "1000",
                    "--fail-if-faster", "1000", cwd=tmp_path)
     assert held.returncode == 0, held.stderr

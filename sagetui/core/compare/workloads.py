@@ -19,7 +19,7 @@ from __future__ import annotations
 from sagetui.core import format as fmt
 from sagetui.core.compare.match import letter, match
 from sagetui.core.compare.runs import CROSS_NOTE, cross_threshold
-from sagetui.core.compare.sweeps import PointCell, point_cells
+from sagetui.core.compare.sweeps import point_lines
 from sagetui.core.compare.table import (
     Column,
     Delta,
@@ -76,21 +76,9 @@ def workload_table(labelled: list[tuple[str, Report]]) -> Table:
     per_call = Table([], [])  # the calls' deltas are shown, not gated: the totals are
     for key in dict.fromkeys(k for cs in calls for k in cs):
         where = _label(next(cs[key] for cs in calls if key in cs))
-        at: list[dict[str, tuple[PointCell, str]]] = []
-        for i, (w, cs) in enumerate(zip(wls, calls, strict=True)):
-            p = w.point_of(cs[key]) if key in cs else None
-            at.append({})
-            for v in p.variants if p else []:
-                to, how = pairs[i].get(v.name, (v.name, "-")) if i else (v.name, "")
-                at[i][to] = (PointCell(v), how)
-        for name in dict.fromkeys(n for cells in at for n in cells):
-            mine = [cells[name][0] if name in cells else None for cells in at]
-            row = [where, one_line(" / ".join(dict.fromkeys(c.v.name for c in mine if c)))]
-            if many:
-                row.append(_how([cells[name][1] for cells in at[1:] if name in cells],
-                                mine[0] is not None))
-            cells = point_cells(per_call, mine, where, thresholds)
-            table.lines.append(Line(_drop_tops(cells, row, len(wls))))
+        table.lines += point_lines(per_call, [w.point_of(cs[key]) if key in cs else None
+                                              for w, cs in zip(wls, calls, strict=True)],
+                                   pairs, where, thresholds, tops=False)
     table.builds = per_call.builds
     _totals(table, wls, pairs, calls, thresholds, many)
     table.refusals = [
@@ -99,23 +87,6 @@ def workload_table(labelled: list[tuple[str, Report]]) -> Table:
         for i, ((label, _), w) in enumerate(zip(labelled, wls, strict=True))
         if i and w.manifest_sha256 != a.manifest_sha256]
     return table
-
-
-def _how(hows: list[str], in_a: bool) -> str:
-    return next((h for h in hows if h != "name"), "name") if hows and in_a else "-"
-
-
-def _drop_tops(cells: list[str], head: list[str], n: int) -> list[str]:
-    """A sweep's point cells less its kernel TOPS (a workload's table is of times)."""
-    out = list(head)
-    j = 0
-    for i in range(n):
-        out.append(cells[j])  # p50 ms
-        j += 2  # and kernel TOPS, left out
-        if i:
-            out += cells[j:j + 2]  # faster %, verdict
-            j += 2
-    return out
 
 
 def _times(w: Workload, calls: list[ReplayedCall], name: str) -> list[ReplayedCallTimes] | None:

@@ -11,10 +11,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from sagetui.core.accuracy import error_rank
 from sagetui.core.capture.manifest import MANIFEST
 from sagetui.core.capture.workload import Workload as Capture
 from sagetui.core.capture.workload import WorkloadCall
-from sagetui.core.accuracy import error_rank
 from sagetui.core.config import RunConfig
 from sagetui.core.derived import speedup_or_none
 from sagetui.core.report.model import Fault, Report
