@@ -127,5 +127,5 @@ def print_workload(report: Report) -> None:
         for row in rows:
             t.add_row(*(escape(x) for x in row))
         _say(out, t)
-    for line in wx.notes(wl) + wx.worst_lines(wl):
+    for line in [*(report.status_detail or []), *wx.notes(wl), *wx.worst_lines(wl)]:
         _say(out, escape(line))
