@@ -90,16 +90,17 @@ def test_a_replay_stopped_by_a_signal_keeps_the_calls_measured(cap, tmp_path, si
     rc, err = _stop(p, r"call 1 of 8 \(#0 blocks\.0\.attn\) done", sig)
     assert rc == 1 and no_traceback(err), err
     assert f"{sig.name}: stopping; what was measured is kept" in err
-    m = re.search(r"replay partial: (\d) of 8 calls, 40 rounds each \(stopped by "
-                  rf"{sig.name} after (\d) of 8 calls; the one in progress is not kept\)", err)
-    assert m and m[1] == m[2] and 1 <= int(m[1]) < 8, err
+    # the call being measured when the signal came is not kept (unless it came between two)
+    m = re.search(r"replay partial: (\d) of 8 calls, 40 rounds each \((stopped by "
+                  rf"{sig.name} after (\d) of 8 calls(; the one in progress is not kept)?)\)",
+                  err)
+    assert m and m[1] == m[3] and 1 <= int(m[1]) < 8, err
     (recovery,) = (tmp_path / "rec").glob("*.json")
     for path in (tmp_path / "r.json", recovery):
         report = load_report(path)
         wl = report.workload
         assert report.status == "partial" and wl is not None
-        assert report.status_detail == [f"stopped by {sig.name} after {m[1]} of 8 calls; the "
-                                        "one in progress is not kept"]
+        assert report.status_detail == [m[2]]
         kept = int(m[1])
         assert [p.index for p in wl.points] == list(range(kept))
         assert all(len(v.samples["total"]) == 40 for p in wl.points for v in p.variants)
@@ -123,8 +124,8 @@ def test_a_sweep_stopped_by_a_signal_keeps_its_points(tmp_path):
     report = load_report(tmp_path / "s.json")
     assert report.sweep is not None and report.status == "partial"
     kept = len(report.sweep.points)
-    assert 1 <= kept < 4 and report.status_detail == [
-        f"stopped by SIGTERM after {kept} of 4 points; the one in progress is not kept"]
+    assert 1 <= kept < 4 and report.status_detail[0].startswith(
+        f"stopped by SIGTERM after {kept} of 4 points")
     assert f"sweep partial: {kept} points kept (stopped by SIGTERM" in err
     assert check_report(report) == []
 
@@ -180,6 +181,34 @@ def test_a_call_whose_output_is_not_finite_is_the_least_accurate(replays):
 
     assert "least accurate on call 5 (relative L1 not finite)" in " ".join(
         worst_lines(fixed.workload))
+
+
+def test_a_replayed_call_whose_output_is_nan_is_the_least_accurate(tmp_path):
+    """A real NaN: one of call 1's q values set to NaN in its file (the manifest's sha256
+    made to match), replayed: its output is not finite, and call 1 is each variant's least
+    accurate call and holds its worst head, though its relative L1 is no number."""
+    import hashlib
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    captured(tmp_path / "cap", steps=1)
+    f = tmp_path / "cap" / "call-000001.safetensors"
+    t = load_file(str(f))
+    t["q"][0, 0, 0, 0] = float("nan")
+    save_file(t, str(f))
+    sha = hashlib.sha256(t["q"].contiguous().reshape(-1).view(torch.uint8).numpy().data)
+    _edit(tmp_path / "cap", lambda m: m["calls"][1]["tensors"]["q"].update(
+        sha256=sha.hexdigest()))
+    got = sagetui("run", "--workload", "cap", *VARIANTS, *MEASURE, "--json", "n.json",
+                  "--recovery-dir", "rec", cwd=tmp_path)
+    assert got.returncode == 1, got.stderr  # a NaN output is a fault: the timings stand
+    report = load_report(tmp_path / "n.json")
+    assert check_report(report) == []
+    for w in report.workload.worst:
+        assert (w.least_accurate_call, w.relative_l1) == (1, None)
+        assert w.worst_head_call == 1 and w.worst_head_relative_l1 is None
+    assert "least accurate on call 1 (relative L1 not finite)" in got.stdout
 
 
 # --- compare --------------------------------------------------------------------------------

@@ -156,8 +156,9 @@ class PoolSweep:
         planned = len(self.indices)
         status = sweep_build.points_status(points, planned, stopped=self.cancelled)
         by = next((w.stopped_by for w in self.workers if w.stopped_by), "the user")
-        detail = [sweep_build.stopped_detail(by, len(points), planned)] if self.cancelled \
-            else []
+        dropped = any(w._dropped for w in self.workers)
+        detail = [sweep_build.stopped_detail(by, len(points), planned, dropped=dropped)] \
+            if self.cancelled else []
         return sweep_build.sweep_report(base, self.axes, points,
                                         environment=self.environment(points),
                                         created=self._created, status=status, faults=faults,

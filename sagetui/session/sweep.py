@@ -33,6 +33,7 @@ class SweepSession(Session):
         self.points: list[SweepPoint] = []
         self._environment: dict[str, Any] = {}
         self._done = False
+        self._dropped = False  # a point in progress when the sweep was stopped: not kept
         self.slot_label: str | None = None  # the --gpus slot this session's runner holds
 
     def _work(self) -> Iterator[tuple[int, Shape]]:
@@ -50,7 +51,8 @@ class SweepSession(Session):
                                        call=self._call(i)))
             run = measure_point(self, self._point_config(i, shape))
             if self.cancelled:  # stopped inside the point: its rounds are cut short, its late
-                break  # figures not computed; the report keeps the points measured whole
+                self._dropped = True  # figures not computed; the report keeps the points
+                break  # measured whole
             err = run.setup_error
             rep = None if err else build_report(run.model)
             ready, runner = run.model.ready, run.model.runner
@@ -93,7 +95,7 @@ class SweepSession(Session):
         if self.cancelled:
             return (sweep_build.points_status(self.points, len(self.shapes), stopped=True),
                     [sweep_build.stopped_detail(self.stopped_by or "the user", len(self.points),
-                                                len(self.shapes), self.UNIT)])
+                                                len(self.shapes), self.UNIT, self._dropped)])
         if not self._done:
             return ("partial" if self.points else "failed"), []
         return sweep_build.points_status(self.points, len(self.shapes)), []

@@ -121,10 +121,12 @@ def points_status(points: list[SweepPoint], planned: int, *, stopped: bool = Fal
     return "partial" if kept else "failed"
 
 
-def stopped_detail(stopped_by: str, kept: int, planned: int, unit: str = "points") -> str:
-    """Why a sweep (a workload: unit "calls") that was stopped is not complete."""
-    return (f"stopped by {stopped_by} after {kept} of {planned} {unit}; the one in progress "
-            "is not kept")
+def stopped_detail(stopped_by: str, kept: int, planned: int, unit: str = "points",
+                   dropped: bool = True) -> str:
+    """Why a sweep (a workload: unit "calls") that was stopped is not complete; `dropped`:
+    one was being measured, and is not kept (its rounds cut short)."""
+    return (f"stopped by {stopped_by} after {kept} of {planned} {unit}"
+            + ("; the one in progress is not kept" if dropped else ""))
 
 
 def sweep_report(base: RunConfig, axes: sw.Axes, points: list[SweepPoint], *,
