@@ -80,13 +80,16 @@ def _rows(c: MismatchCollector, path: str, got: list[dict[str, Any]],
 def _status(c: MismatchCollector, report: Report) -> None:
     """The status against the points (sweep/build.points_status): `complete` only when every
     call to replay has its point and every variant measured it; a replay cut short (stopped,
-    or its recovery file) is `partial` when a point was kept, else cancelled or failed. Who
-    stopped it and when (status_detail) is taken as recorded."""
+    or its recovery file) is `partial` when a point was kept, else cancelled or failed; one
+    with a variant left out (`variants`: never ran) is never complete. Who stopped it and when
+    (status_detail) is taken as recorded."""
     wl = report.workload
     assert wl is not None
     planned = sum(call.point is not None for call in wl.calls)
     cut = len(wl.points) < planned
     want = points_status(wl.points, planned, stopped=cut)
+    if want == COMPLETE and any(v.status == "failed" for v in report.variants or []):
+        want = PARTIAL  # a variant left out (its build failed: run/build.with_left_out)
     allowed = {want, FAILED} if want == CANCELLED else {want}
     if report.status in (COMPLETE, PARTIAL, FAILED, CANCELLED) and report.status not in allowed:
         c.out.append(Mismatch("$.status", report.status, want,
