@@ -147,17 +147,47 @@ def test_check_of_a_replay_whose_variant_failed(replays):
     assert found == {"$.workload.totals[1].missing", "$.status"}
 
 
-def test_check_holds_status_cast_and_calls(replays):
+def _set(path: str, value):
+    """An edit of the report's JSON at a dotted path (list indices as numbers)."""
+    def edit(data):
+        *head, last = [int(x) if x.isdigit() else x for x in path.split(".")]
+        for k in head:
+            data = data[k]
+        data[last] = value
+    return edit
+
+
+def _every_worst_head(data) -> None:
+    for p in data["workload"]["points"]:
+        for v in p["variants"]:
+            v["accuracy"]["worst_head"] = 2.5
+
+
+@pytest.mark.parametrize(("edit", "caught"), [
+    (_set("status", "partial"), "$.status"),
+    (_set("workload.calls.0.cast", True), "$.workload.calls[0].cast"),
+    (_set("workload.cast_to", "bf16"), "$.workload.cast_to"),
+    (_set("workload.calls.1.skipped", "made up"), "$.workload.calls[1].skipped"),
+    (_set("workload.calls.4.index", 99), "$.workload.calls"),
+    (_set("workload.worst.0.least_accurate_call", 6), "$.workload.worst[0].least_accurate_call"),
+    (_set("workload.points.2.status", "partial"), "$.workload.points[2].status"),
+    (_set("workload.points.2.variants.1.status", "failed"),
+     "$.workload.points[2].variants[1].status"),
+    (_set("workload.points.2.variants.1.accuracy.byte_exact", False),
+     "$.workload.points[2].variants[1].accuracy.byte_exact"),
+    (_set("workload.points.2.variants.1.accuracy.max_abs_diff", 0.5),
+     "$.workload.points[2].variants[1].accuracy.max_abs_diff"),
+    (_set("workload.points.2.variants.1.verdict.confidence", 1.5),
+     "$.workload.points[2].variants[1].verdict"),  # no verdict has it: said, no crash
+    (_set("workload.points.0.scheduler.causal", False), "$.workload.points[0].scheduler.causal"),
+    (_every_worst_head, "$.workload.worst"),  # no head is 2.5: the pick cannot be made
+])
+def test_check_holds_each_claim_of_a_workload(replays, edit, caught):
     report = replays["a"]
     assert check_report(report) == []
     data = report.to_json_dict()
-    data["status"] = "partial"
-    data["workload"]["calls"][0]["cast"] = True
-    data["workload"]["calls"][1]["skipped"] = "made up"
-    data["workload"]["worst"][0]["least_accurate_call"] = 6
-    found = {m.path for m in check_report(Report.model_validate(data))}
-    assert {"$.status", "$.workload.calls[0].cast", "$.workload.calls[1].skipped",
-            "$.workload.worst[0].least_accurate_call"} <= found
+    edit(data)
+    assert caught in {m.path for m in check_report(Report.model_validate(data))}
 
 
 def test_a_call_whose_output_is_not_finite_is_the_least_accurate(replays):

@@ -69,15 +69,20 @@ def point(index: int, shape: Shape, axes: sw.Axes, rep: Report | None, *,
     variants = [variant_point(v, rep, data["ops"], rep.baseline,
                               gpu if isinstance(gpu, dict) else None, shape.dtype)
                 for v in rep.variants or []]
-    ok = [v for v in variants if v["status"] == "ok"]
     data.update(variants=variants, scheduler=_grid(rep), input_sha256=next(
         (v.input_sha256 for v in rep.variants or [] if v.input_sha256), None),
-        faults=rep.faults or None,
-        status="ok" if len(ok) == len(variants) and ok else ("partial" if ok else "failed"))
+        faults=rep.faults or None, status=point_status([v["status"] for v in variants]))
     if rep.faults and not fault_kind:
         data["fault_kind"] = rep.faults[0].kind
         data["error"] = data["error"] or rep.faults[0].message
     return SweepPoint.model_validate(drop_none(data))
+
+
+def point_status(variants: list[str]) -> str:
+    """A measured point's status from its variants' (each "ok" exactly when it has timings):
+    ok when every one is, partial when some is, else failed."""
+    ok = variants.count("ok")
+    return "ok" if variants and ok == len(variants) else ("partial" if ok else "failed")
 
 
 def sweep_block(config: RunConfig, axes: sw.Axes, points: list[SweepPoint]) -> Sweep:
