@@ -261,9 +261,9 @@ def test_compare_two_replays_call_by_call_and_in_total(replays, cap, tmp_path):
 
 
 def test_the_gate_trips_on_a_slower_total(cap, tmp_path):
-    slow = ["--variant", "a=reference[slowdown=1.6]", "--variant", "b=reference[slowdown=1.2]"]
+    slow = ["--variant", "a=reference[slowdown=4]", "--variant", "b=reference[slowdown=1.2]"]
     for name, variants in (("fast", VARIANTS), ("slow", slow)):
-        got = sagetui("run", "--workload", cap, "--calls", "0-1", *variants, "--rounds", "6",
+        got = sagetui("run", "--workload", cap, "--calls", "0-1", *variants, "--rounds", "8",
                       "--iterations", "3", "--warmup", "1", "--json", f"{name}.json",
                       "--recovery-dir", "rec", cwd=tmp_path)
         assert got.returncode == 0, got.stderr
