@@ -37,10 +37,12 @@ def test_markdown_and_csv_flag_the_noisy_points() -> None:
     report = load_report(H200)
     md = to_markdown(report)
     rows = [line for line in md.splitlines() if line.startswith("| q_len")]
-    marked = {tuple(r.split(" | ")[1:2]) + (r.split(" | ")[0],) for r in rows if "noisy" in r}
+    # the console's mark (plan.NOISY_MARK), explained under the table
+    marked = {tuple(r.split(" | ")[1:2]) + (r.split(" | ")[0],) for r in rows
+              if r.split(" | ")[2].endswith(f" {sw.NOISY_MARK}")}
     assert len(marked) == 2 and all("q_len 1024, D128 non-causal" in r for _, r in marked)
-    assert "0.121 ± 92.9 % noisy" in md
-    assert "noisy: the p50's 95 % interval is wider than ±10 %" in md
+    assert "| 0.121 ± 92.9 % ! |" in md
+    assert "! noisy: the p50's 95 % interval is wider than ±10 %" in md
     table = list(csv.DictReader(io.StringIO(to_csv(report))))
     assert {(r["x"], r["group"], r["variant"]) for r in table if r["noisy"] == "True"} \
         == H200_NOISY
@@ -73,6 +75,6 @@ def test_sweep_prints_the_same_flag() -> None:
     report = load_report(H200)
     console = Console(width=200, record=True, color_system=None, file=io.StringIO())
     console.print(sweep_table(report))
-    rows = [line for line in console.export_text().splitlines() if "noisy" in line]
+    rows = [line for line in console.export_text().splitlines() if " % ! " in line]
     assert len(rows) == 2 and all("1024 D128 non-causal" in r for r in rows)
     assert "(2 marked)" in (noisy_note(report.sweep.points) or "")

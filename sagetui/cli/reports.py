@@ -134,6 +134,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 NOTHING_TO_GATE = {
     "run": "no variant of B, C, ... has a p50 matched with one of A's",
     "sweep": "no variant at any point of B, C, ... is matched with one of A's",
+    "workload": "no variant of B, C, ... has a total over every call (as A's) matched with "
+                "one of A's",
     "profile": "profiles hold shares of sampled warp time, not latencies",
     "swap": "a swap's steps are compared arm by arm; no gate reads them yet"}
 

@@ -183,7 +183,8 @@ def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *
 
     def on_signal(signum: int, _frame: Any) -> None:
         stops["n"] += 1
-        session.cancel()  # first: printing may fail when the terminal hung up
+        session.cancel(signal.Signals(signum).name)  # first: printing may fail when the
+        # terminal hung up
         if stops["n"] > 1:  # a second interrupt: stop waiting for the runner
             session.kill()
         _say(console, f"[yellow]{signal.Signals(signum).name}: stopping; what was measured "

@@ -20,8 +20,7 @@ def _pct(x: float | None) -> str:
 
 
 def sweep_table(report: Report) -> Table:
-    from sagetui.core.sweep.export import accuracy_text, p50_text
-    from sagetui.core.sweep.plan import noisy
+    from sagetui.core.sweep.export import accuracy_text, p50_cell
 
     sw = report.sweep
     assert sw is not None
@@ -38,8 +37,7 @@ def sweep_table(report: Report) -> Table:
             if v.status != "ok":
                 t.add_row(label, v.name, f"failed: {v.error}", "", "", "", "")
                 continue
-            p50 = p50_text(v) + (" noisy" if noisy(v) else "")
-            t.add_row(label, v.name, p50, f"{v.kernel_tops:.3f}", f"{v.e2e_tops:.3f}",
+            t.add_row(label, v.name, p50_cell(v), f"{v.kernel_tops:.3f}", f"{v.e2e_tops:.3f}",
                       _pct(v.kernel_share_of_peak), accuracy_text(v.accuracy))
     return t
 

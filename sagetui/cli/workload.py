@@ -41,6 +41,7 @@ def workload_input(args: argparse.Namespace, build_failed: dict[str, LeftOut] | 
     if args.inputs:
         raise UsageError("--workload replays each call's own q/k/v: drop --inputs")
     given = shape_options_given(args)
+    cast_to = given.pop("dtype", None)  # float32 calls replayed cast to it
     if given:
         raise UsageError(f"--workload: each call brings its own shape; drop "
                          f"{', '.join(SHAPE_OPTIONS[f] for f in given)}")
@@ -49,13 +50,17 @@ def workload_input(args: argparse.Namespace, build_failed: dict[str, LeftOut] | 
                          "`sagetui run --inputs FILE`)")
     try:
         selection = Selection.parse(args.calls)
-        capture = load_workload(args.workload, hashes=True)
+        capture = load_workload(args.workload, hashes=True, cast_to=cast_to)
     except (ValueError, WorkloadError) as exc:
         raise UsageError(str(exc)) from None
     calls = [c for c in capture.calls if selection.matches(c.index, c.module)]
-    if not calls:
+    if not calls:  # load_workload refuses a capture of no saved call: --calls was given
         raise UsageError(f"--calls {args.calls}: no saved call of {args.workload} matches "
                          f"(saved: {', '.join(str(c.index) for c in capture.calls)})")
+    if cast_to is not None and not any(c.cast for c in calls):
+        raise UsageError(f"--dtype {cast_to} casts float32 calls: {args.workload} has none "
+                         "among the calls selected (the others replay as they were passed; "
+                         "drop --dtype)")
     runnable = [c for c in calls if c.shape is not None]
     if not runnable:
         raise UsageError(f"{args.workload}: no call to replay: " + "; ".join(
@@ -84,9 +89,11 @@ def cmd_workload(args: argparse.Namespace, prestarted: Spawned | None = None) ->
     err.print(f"workload: {len(runnable)} of {len(calls)} calls x {len(config.variants)} "
               f"variants from {escape(str(capture.directory))}", highlight=False)
     for c in calls:
+        where = f"call {c.index}{f' {c.module}' if c.module else ''}"
         if c.unfit:
-            err.print(f"skipped call {c.index}{f' {c.module}' if c.module else ''}: "
-                      f"{escape(c.unfit)}", highlight=False)
+            err.print(f"skipped {where}: {escape(c.unfit)}", highlight=False)
+        elif c.cast and c.shape is not None:
+            err.print(f"cast {where}: float32 replayed in {c.shape.dtype}", highlight=False)
 
     def make(cfg: RunConfig, **kw):
         from sagetui.session.workload import WorkloadSession
@@ -119,5 +126,5 @@ def print_workload(report: Report) -> None:
         for row in rows:
             t.add_row(*(escape(x) for x in row))
         _say(out, t)
-    for line in wx.worst_lines(wl):
+    for line in [*(report.status_detail or []), *wx.notes(wl), *wx.worst_lines(wl)]:
         _say(out, escape(line))

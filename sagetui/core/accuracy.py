@@ -68,10 +68,17 @@ def worst_heads(relative_l1: dict[int, float | None], n: int = WORST_HEADS) -> l
     similarity (blind to scale, and within 1e-3 of 1 on nearly every head) does not."""
     def badness(item: tuple[int, float | None]) -> tuple[bool, float, int]:
         head, x = item
-        value = x if x is not None and math.isfinite(x) else None
-        return (value is None, value or 0.0, -head)
+        return (*error_rank(x), -head)
 
     return [h for h, _ in sorted(relative_l1.items(), key=badness, reverse=True)[:n]]
+
+
+def error_rank(x: float | None) -> tuple[bool, float]:
+    """How bad an error is, to rank by (larger: worse): one that is not finite (NaN, or None
+    once a report has carried it) is worse than any; the rule of the worst head and of a
+    workload's least accurate call and worst head."""
+    value = x if x is not None and math.isfinite(x) else None
+    return (value is None, value or 0.0)
 
 
 def sums_of(out: np.ndarray, ref: np.ndarray) -> dict[str, float]:

@@ -10,6 +10,7 @@ from sagetui.core import events as ev
 from sagetui.core import format as fmt
 from sagetui.core.run import late
 from sagetui.core.sweep.model import SweepPoint
+from sagetui.core.workload.model import Workload
 
 Severity = Literal["information", "warning", "error"]
 
@@ -71,6 +72,14 @@ def point_line(p: SweepPoint) -> str:
     return "  " + "; ".join(parts)
 
 
+def replay_line(status: str, wl: Workload) -> str:
+    """A workload replay's end: "replay complete: 8 calls, 3 rounds each"."""
+    planned = sum(c.point is not None for c in wl.calls)
+    calls = f"{len(wl.points)} of {planned}" if len(wl.points) != planned else str(planned)
+    return f"replay {status}: {calls} call{'s' * (planned != 1)}, {wl.rounds} " \
+           f"round{'s' * (wl.rounds != 1)} each"
+
+
 def _late_line(e: ev.LateFacts) -> LogLine | None:
     if e.variant is None:
         sha = e.facts.get("input_sha256")
@@ -122,10 +131,13 @@ def log_line(e: ev.Event) -> LogLine | None:
         case ev.BlockDone() if e.facts.get("sdpa_backend") or e.redone or e.drained:
             return _block_line(e)
         case ev.PointStarted():
+            if e.call is not None:
+                return LogLine(f"call {e.index + 1} of {e.total} ({e.call}): {e.shape}")
             return LogLine(f"point {e.index + 1}/{e.total}: {e.shape}")
         case ev.PointDone():
-            return LogLine(f"sweep point {e.index + 1}/{e.total}: {e.point.shape.describe()}"
-                           + point_line(e.point),
+            where = (f"call {e.index + 1} of {e.total} ({e.call}) done:" if e.call is not None
+                     else f"sweep point {e.index + 1}/{e.total}:")
+            return LogLine(f"{where} {e.point.shape.describe()}" + point_line(e.point),
                            "error" if e.point.status == "failed" else "information")
         case ev.TailRow():
             return LogLine(f"tail study: {e.sweep} q_len {e.q_len} kv_len {e.kv_len}")
@@ -144,10 +156,13 @@ def log_line(e: ev.Event) -> LogLine | None:
                                                       inner.severity, inner.detail)
         case ev.Finished():
             severity: Severity = "information" if e.status == "complete" else "warning"
+            why = "; ".join(e.detail or e.report.status_detail or [])
             if e.report.sweep is not None:
-                return LogLine(f"sweep {e.status}: {len(e.report.sweep.points)} points kept",
-                               severity)
-            why = "; ".join(e.detail)
+                return LogLine(f"sweep {e.status}: {len(e.report.sweep.points)} points kept"
+                               + (f" ({why})" if why else ""), severity)
+            if e.report.workload is not None:
+                return LogLine(replay_line(e.status, e.report.workload) + (
+                    f" ({why})" if why else ""), severity)
             return LogLine(f"run {e.status}: {e.report.rounds or 0} rounds kept"
                            + (f" ({why})" if why else ""), severity)
         case (ev.WarmupDone() | ev.Iterations() | ev.BlockDone() | ev.Decomposition()

@@ -389,6 +389,7 @@ class PointStarted:
     index: int
     total: int
     shape: str  # Shape.describe()
+    call: str | None = None  # a workload's replayed call (build.call_label); None: a sweep's
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -397,6 +398,7 @@ class PointDone:
     index: int
     total: int
     point: SweepPoint
+    call: str | None = None  # as PointStarted's
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -98,10 +98,10 @@ class PoolSweep:
         all of them)."""
         return next((w.client for w in self.workers if w.client), None)
 
-    def cancel(self) -> None:
+    def cancel(self, by: str = "the user") -> None:
         self._cancelled.set()
         for w in self.workers:
-            w.cancel()
+            w.cancel(by)
 
     @property
     def cancelled(self) -> bool:
@@ -153,11 +153,16 @@ class PoolSweep:
             with w._data:
                 faults += [f for f in w.model.faults if f not in faults]
         base = next((w.base for w in self.workers if w.points), self.workers[0].base)
-        status = "cancelled" if self.cancelled else sweep_build.points_status(
-            points, len(self.indices))
+        planned = len(self.indices)
+        status = sweep_build.points_status(points, planned, stopped=self.cancelled)
+        by = next((w.stopped_by for w in self.workers if w.stopped_by), "the user")
+        dropped = any(w._dropped for w in self.workers)
+        detail = [sweep_build.stopped_detail(by, len(points), planned, dropped=dropped)] \
+            if self.cancelled else []
         return sweep_build.sweep_report(base, self.axes, points,
                                         environment=self.environment(points),
-                                        created=self._created, status=status, faults=faults)
+                                        created=self._created, status=status, faults=faults,
+                                        detail=detail)
 
     def environment(self, points: list[SweepPoint]) -> dict[str, Any]:
         """The first runner's environment (one that measured a point, else one that started,

@@ -33,6 +33,7 @@ class SweepSession(Session):
         self.points: list[SweepPoint] = []
         self._environment: dict[str, Any] = {}
         self._done = False
+        self._dropped = False  # a point in progress when the sweep was stopped: not kept
         self.slot_label: str | None = None  # the --gpus slot this session's runner holds
 
     def _work(self) -> Iterator[tuple[int, Shape]]:
@@ -46,8 +47,12 @@ class SweepSession(Session):
         for i, shape in self._work():
             if self.cancelled:
                 break
-            self._emit(ev.PointStarted(index=i, total=len(self.shapes), shape=shape.describe()))
+            self._emit(ev.PointStarted(index=i, total=len(self.shapes), shape=shape.describe(),
+                                       call=self._call(i)))
             run = measure_point(self, self._point_config(i, shape))
+            if self.cancelled:  # stopped inside the point: its rounds are cut short, its late
+                self._dropped = True  # figures not computed; the report keeps the points
+                break  # measured whole
             err = run.setup_error
             rep = None if err else build_report(run.model)
             ready, runner = run.model.ready, run.model.runner
@@ -66,7 +71,8 @@ class SweepSession(Session):
                 self.points.append(pt)
                 if rep is not None and rep.environment:
                     self._environment = rep.environment
-            self._emit(ev.PointDone(index=i, total=len(self.shapes), point=pt))
+            self._emit(ev.PointDone(index=i, total=len(self.shapes), point=pt,
+                                    call=self._call(i)))
         self._done = not self.cancelled
 
     def _point_config(self, index: int, shape: Shape) -> RunConfig:
@@ -77,12 +83,22 @@ class SweepSession(Session):
         """Point `index`'s series where the axes do not name it (None: they do)."""
         return None
 
-    def _status(self) -> str:
+    def _call(self, index: int) -> str | None:
+        """Point `index`'s replayed call, for the progress lines (None: a sweep's point)."""
+        return None
+
+    UNIT = "points"  # what the points are, in the status detail ("calls": a workload's)
+
+    def _status(self) -> tuple[str, list[str]]:
+        """The status from the points (sweep/build.points_status), and why it is not
+        complete where it was stopped."""
         if self.cancelled:
-            return "cancelled"
+            return (sweep_build.points_status(self.points, len(self.shapes), stopped=True),
+                    [sweep_build.stopped_detail(self.stopped_by or "the user", len(self.points),
+                                                len(self.shapes), self.UNIT, self._dropped)])
         if not self._done:
-            return "partial" if self.points else "failed"
-        return sweep_build.points_status(self.points, len(self.shapes))
+            return ("partial" if self.points else "failed"), []
+        return sweep_build.points_status(self.points, len(self.shapes)), []
 
     def ran_on(self) -> dict[str, Any]:
         """The report's environment block: a measured point's, else what the runner said of
@@ -100,15 +116,16 @@ class SweepSession(Session):
             if len(points) < len(self.shapes):  # the point in progress (or cut short)
                 faults += [f for f in self.model.faults if f not in faults]
             base = self.base
-            status = self._status()
+            status, detail = self._status()
         return self._points_report(base, points, environment=env, status=status,
-                                   faults=faults)
+                                   faults=faults, detail=detail)
 
     def _points_report(self, base: RunConfig, points: list[SweepPoint], *,
-                       environment: dict[str, Any], status: str, faults: list[Fault]) -> Report:
+                       environment: dict[str, Any], status: str, faults: list[Fault],
+                       detail: list[str]) -> Report:
         return sweep_build.sweep_report(base, self.axes, points, environment=environment,
                                         created=self.created_utc, status=status,
-                                        faults=faults)
+                                        faults=faults, detail=detail)
 
     def _final_report(self, ending: tuple[str, list[str]]) -> Report:
         return self.report()  # the sweep's: its points (the run's model holds none)

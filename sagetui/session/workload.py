@@ -33,11 +33,18 @@ class WorkloadSession(SweepSession):
         return self.base.model_copy(update={"shape": shape,
                                             "inputs_path": str(self.runnable[index].file)})
 
+    UNIT = "calls"
+
     def _group(self, index: int) -> str | None:
         return wb.call_label(self.runnable[index])
 
+    def _call(self, index: int) -> str | None:
+        return wb.call_label(self.runnable[index], "#")
+
     def _points_report(self, base: RunConfig, points: list[SweepPoint], *,
-                       environment: dict[str, Any], status: str, faults: list[Fault]) -> Report:
+                       environment: dict[str, Any], status: str, faults: list[Fault],
+                       detail: list[str]) -> Report:
         block = wb.workload_block(base, self.capture, self.calls, points, self.selection)
         return wb.workload_report(base, block, environment=environment,
-                                  created=self.created_utc, status=status, faults=faults)
+                                  created=self.created_utc, status=status, faults=faults,
+                                  detail=detail)

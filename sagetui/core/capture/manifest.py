@@ -165,6 +165,17 @@ class Manifest(Model):
         if not len(self.calls) <= self.calls_selected <= self.calls_seen:
             raise ValueError(f"{len(self.calls)} calls saved, {self.calls_selected} selected "
                              f"and {self.calls_seen} seen do not add up")
+        counts: dict[str, int] = {}
+        for c in self.calls:  # a signature's count: how many of the calls seen were like it
+            if c.count > self.calls_seen:
+                raise ValueError(f"call {c.index}: count {c.count} is more than the "
+                                 f"{self.calls_seen} calls seen")
+            if counts.setdefault(c.signature, c.count) != c.count:
+                raise ValueError(f"call {c.index}: count {c.count}, but another call of its "
+                                 f"signature {c.signature} has {counts[c.signature]}")
+        if sum(counts.values()) > self.calls_seen:
+            raise ValueError(f"the signatures' counts add up to {sum(counts.values())}, more "
+                             f"than the {self.calls_seen} calls seen")
         saved = sum(c.nbytes for c in self.calls)
         if saved != self.bytes_saved:
             raise ValueError(f"bytes_saved is {self.bytes_saved}; the calls' tensors hold "

@@ -22,6 +22,7 @@ from sagetui.core.report.io import one_line, validation_line, validation_problem
 from sagetui.core.run_argv import config_argv
 
 SHAPE_DTYPES = {"float16": "fp16", "bfloat16": "bf16"}  # torch's names -> a run's
+CASTABLE = "float32"  # a dtype a run takes only cast (`run --workload --dtype fp16|bf16`)
 
 
 class WorkloadError(ValueError):
@@ -40,6 +41,7 @@ class WorkloadCall:
     file: Path
     shape: Shape | None
     unfit: str | None
+    cast: bool = False  # a float32 call replayed cast to `--dtype` (its shape's dtype)
 
     @property
     def index(self) -> int:
@@ -76,16 +78,24 @@ class Workload:
     calls: list[WorkloadCall]
 
 
-def load_workload(directory: str | Path, *, hashes: bool = True) -> Workload:
+def load_workload(directory: str | Path, *, hashes: bool = True,
+                  cast_to: str | None = None) -> Workload:
     """The capture in `directory`, checked: its manifest against its model, every call's file
     against the manifest (each tensor there, its dtype and shape; its sha256 unless `hashes`
-    is False: they read every byte)."""
+    is False: they read every byte). `cast_to` (fp16, bf16: `--dtype`): float32 calls are
+    replayed cast to it (WorkloadCall.cast); without it they are unfit, as a run takes
+    fp16 or bf16."""
     d = Path(directory)
     manifest = read_manifest(d)
+    if not manifest.calls:
+        raise WorkloadError(f"{d}: the capture saved no call ({manifest.calls_seen} calls "
+                            "seen): nothing to replay")
     calls = []
     for c in manifest.calls:
         check_call(d, c, hashes)
-        calls.append(WorkloadCall(c, d / c.file, *run_shape(c, d / c.file)))
+        cast = cast_to is not None and c.dtype == CASTABLE
+        shape, unfit = run_shape(c, d / c.file, cast_to if cast else None)
+        calls.append(WorkloadCall(c, d / c.file, shape, unfit, cast and shape is not None))
     return Workload(d, manifest, calls)
 
 
@@ -159,10 +169,17 @@ def cu_lengths(file: Path, name: str) -> tuple[int, ...]:
     return tuple(b - a for a, b in zip(starts, starts[1:], strict=False))
 
 
-def varlen_shape(call: Call, file: Path | None) -> tuple[Shape | None, str | None]:
+def _dtype(dtype_name: str, cast_to: str | None) -> str | None:
+    """The run's dtype of a call's: its own, or `cast_to` (a float32 call cast)."""
+    return cast_to if cast_to is not None and dtype_name == CASTABLE \
+        else SHAPE_DTYPES.get(dtype_name)
+
+
+def varlen_shape(call: Call, file: Path | None,
+                 cast_to: str | None = None) -> tuple[Shape | None, str | None]:
     """A sageattn_varlen call as a run of packed sequences (Shape.seqlens)."""
     q, k = call.tensors["q"].shape, call.tensors["k"].shape
-    dtype = SHAPE_DTYPES.get(call.dtype)
+    dtype = _dtype(call.dtype, cast_to)
     if file is None or len(q) != 3 or len(k) != 3 or dtype is None:
         return None, "a varlen call whose packed lengths or tensors a run does not take"
     try:
@@ -177,19 +194,21 @@ def varlen_shape(call: Call, file: Path | None) -> tuple[Shape | None, str | Non
         return None, validation_line(exc)
 
 
-def run_shape(call: Call, file: Path | None = None) -> tuple[Shape | None, str | None]:
+def run_shape(call: Call, file: Path | None = None,
+              cast_to: str | None = None) -> tuple[Shape | None, str | None]:
     """The run shape of a call (sagetui's Shape: what `sagetui run` measures), or None and
-    why it has none. A varlen call's packed lengths are read from its `file`'s cu_seqlens."""
+    why it has none. A varlen call's packed lengths are read from its `file`'s cu_seqlens.
+    `cast_to`: the dtype a float32 call is replayed in (none: it is unfit)."""
     if call.varlen is not None:
-        return varlen_shape(call, file)
+        return varlen_shape(call, file, cast_to)
     q, k, v = (call.tensors[n].shape for n in ("q", "k", "v"))
     return call_shape(q, k, v, call.dtype, call.layout, call.is_causal, call.mask,
-                      call.dropout_p)
+                      call.dropout_p, cast_to)
 
 
 def call_shape(q: Sequence[int], k: Sequence[int], v: Sequence[int], dtype_name: str,
-               layout: str, causal: bool, mask: str, dropout_p: float
-               ) -> tuple[Shape | None, str | None]:
+               layout: str, causal: bool, mask: str, dropout_p: float,
+               cast_to: str | None = None) -> tuple[Shape | None, str | None]:
     """The run shape of a (fixed-length) call from its facts, or None and why it has none:
     what a replay runs and what `sagetui swap` sends to a variant (sagetui/swap)."""
     if mask in ("bool", "additive"):
@@ -200,9 +219,10 @@ def call_shape(q: Sequence[int], k: Sequence[int], v: Sequence[int], dtype_name:
         return None, f"q has {len(q)} dimensions; a run's q has 4"
     if list(v) != list(k):
         return None, f"v's shape {list(v)} is not k's {list(k)}"
-    dtype = SHAPE_DTYPES.get(dtype_name)
+    dtype = _dtype(dtype_name, cast_to)
     if dtype is None:
-        return None, f"{dtype_name}: a run is fp16 or bf16"
+        return None, f"{dtype_name}: a run is fp16 or bf16" + (
+            " (--dtype fp16|bf16 replays it cast)" if dtype_name == CASTABLE else "")
     if layout == "HND":
         (b, h, n, d), (_, hk, nk, _) = q, k
     else:

@@ -14,13 +14,14 @@ from sagetui.core.compare.runs import run_table
 from sagetui.core.compare.swaps import swap_table
 from sagetui.core.compare.sweeps import sweep_table
 from sagetui.core.compare.table import Column, Delta, Line
+from sagetui.core.compare.workloads import workload_table
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
 
 
 @dataclass
 class Comparison:
-    kind: str  # "run", "sweep", "profile" or "swap"
+    kind: str  # "run", "sweep", "workload", "profile" or "swap"
     labels: list[str]
     columns: list[Column]
     lines: list[Line]
@@ -56,4 +57,5 @@ def compare_reports(labelled: list[tuple[str, Report]]) -> Comparison:
                       refusals + table.refusals, differences + table.builds)
 
 
-TABLES = {"run": run_table, "sweep": sweep_table, "profile": profile_table, "swap": swap_table}
+TABLES = {"run": run_table, "sweep": sweep_table, "profile": profile_table,
+          "workload": workload_table, "swap": swap_table}

@@ -21,8 +21,9 @@ says what differs; the console's Compare tab shows the same line as a warning):
 - **Kinds never mix**: a sweep, a run and a profile report have nothing to line up, so they
   are refused even with `--force` (NotComparable).
 
-A sweep's shapes are its points (matched point by point, sweeps.py), so for sweeps only dtype,
-layout and hardware are compared here.
+A sweep's shapes are its points (matched point by point, sweeps.py), a workload's its calls
+(workloads.py: another capture is refused there), so for these only dtype, layout and
+hardware are compared here.
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ from sagetui.core.report.base import Provenance
 from sagetui.core.report.model import Report
 
 KINDS = {"run": "a run report", "sweep": "a sweep report", "profile": "a profile report",
-         "swap": "a swap report"}
+         "workload": "a workload report", "swap": "a swap report"}
+
+
+POINTS = ("sweep", "workload")  # kinds whose shapes are their points' (matched there)
 
 
 class NotComparable(ValueError):
@@ -45,6 +49,8 @@ class NotComparable(ValueError):
 def kind(report: Report) -> str:
     if report.swap is not None:
         return "swap"
+    if report.workload is not None:
+        return "workload"
     if report.sweep is not None:
         return "sweep"
     if report.variants or report.phase_timings or report.tail_study:
@@ -90,13 +96,13 @@ def facts(report: Report) -> Facts:
     shape = config_shape(report)
     layout = report.layout or (shape.layout if shape else None)
     tensors: dict[str, tuple[int, ...]] = {}
-    if k != "sweep":
+    if k not in POINTS:
         raw = {"q": report.q_shape, "k": report.k_shape, "v": report.v_shape}
         if report.q_shape is None and shape is not None:
             raw = {t[0]: s for t, s in shape.tensor_shapes().items()}
         tensors = {n: _nhd(s, layout) for n, s in raw.items() if s is not None}
     causal = None
-    if k != "sweep":  # a sweep's causal is one of its axes: its points say
+    if k not in POINTS:  # a sweep's causal is one of its axes, a workload's calls' own
         causal = shape.causal if shape else (report.scheduler.causal if report.scheduler
                                              else None)
     env = report.environment or {}

@@ -34,7 +34,7 @@ from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.statistics.unpaired import unpaired_speedup
-from sagetui.core.sweep.model import Sweep, SweepVariantPoint
+from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
 
 NOTES = ["faster %: + = faster than A (A p50 / p50 - 1, the whole call)", CROSS_NOTE,
          "points match by shape; at a point, variants match by name, else baseline with "
@@ -57,7 +57,7 @@ def point_label(s: Shape) -> str:
 
 
 @dataclass
-class _Cell:
+class PointCell:
     v: SweepVariantPoint
 
     @property
@@ -91,38 +91,49 @@ def sweep_table(labelled: list[tuple[str, Report]]) -> Table:
     table = Table(cols, [], NOTES if many else [])
     for key in dict.fromkeys(k for ps in points for k in ps):
         shape = next(ps[key].shape for ps in points if key in ps)
-        where = point_label(shape)
-        # per report: A's name of each variant at this point -> its cell, and how it matched
-        at: list[dict[str, tuple[_Cell, str]]] = []
-        for i, ps in enumerate(points):
-            p = ps.get(key)
-            at.append({})
-            for v in p.variants if p else []:
-                to, how = pairs[i].get(v.name, (v.name, "-")) if i else (v.name, "")
-                at[i][to] = (_Cell(v), how)
-        for name in dict.fromkeys(n for cells in at for n in cells):
-            mine = [cells[name][0] if name in cells else None for cells in at]
-            row = [where, one_line(" / ".join(dict.fromkeys(c.v.name for c in mine if c)))]
-            if many:
-                hows = [cells[name][1] for cells in at[1:] if name in cells]
-                row.append(next((h for h in hows if h != "name"), "name")
-                           if hows and mine[0] else "-")
-            row += _cells(table, mine, where, thresholds)
-            table.lines.append(Line(row))
+        table.lines += point_lines(table, [ps.get(key) for ps in points], pairs,
+                                   point_label(shape), thresholds)
     table.refusals = [f"{letter(i)} ({label}) has no point of A's shapes"
                       for i, (label, _) in enumerate(labelled) if i
                       and not set(points[0]) & set(points[i])]
     return table
 
 
-def _cells(table: Table, mine: list[_Cell | None], where: str,
-           thresholds: list[Threshold]) -> list[str]:
-    """One variant's cells at one point, in every report; B, C, ... against A's (deltas)."""
+def point_lines(table: Table, at: list[SweepPoint | None],
+                pairs: list[dict[str, tuple[str, str]]], where: str,
+                thresholds: list[Threshold], tops: bool = True) -> list[Line]:
+    """A line per variant at one point (`at`: each report's, or None), its variants matched
+    with A's by `pairs` (match.py); its cells point_cells'."""
+    many = len(at) > 1
+    # per report: A's name of each variant at this point -> its cell, and how it matched
+    cells: list[dict[str, tuple[PointCell, str]]] = []
+    for i, p in enumerate(at):
+        cells.append({})
+        for v in p.variants if p else []:
+            to, how = pairs[i].get(v.name, (v.name, "-")) if i else (v.name, "")
+            cells[i][to] = (PointCell(v), how)
+    lines = []
+    for name in dict.fromkeys(n for each in cells for n in each):
+        mine = [each[name][0] if name in each else None for each in cells]
+        row = [where, one_line(" / ".join(dict.fromkeys(c.v.name for c in mine if c)))]
+        if many:
+            hows = [each[name][1] for each in cells[1:] if name in each]
+            row.append(next((h for h in hows if h != "name"), "name")
+                       if hows and mine[0] else "-")
+        lines.append(Line(row + point_cells(table, mine, where, thresholds, tops)))
+    return lines
+
+
+def point_cells(table: Table, mine: list[PointCell | None], where: str,
+                thresholds: list[Threshold], tops: bool = True) -> list[str]:
+    """One variant's cells at one point, in every report (its kernel TOPS unless `tops` is
+    False); B, C, ... against A's (deltas)."""
     first = mine[0]
     out: list[str] = []
     for i, c in enumerate(mine):
-        out += ["failed" if c and c.v.status != "ok" else fmt.ms(c.p50 if c else None),
-                fmt.tops(c.v.kernel_tops if c else None)]
+        out.append("failed" if c and c.v.status != "ok" else fmt.ms(c.p50 if c else None))
+        if tops:
+            out.append(fmt.tops(c.v.kernel_tops if c else None))
         if not i:
             continue
         faster = speedup_or_none(first.p50 if first else None, c.p50 if c else None)

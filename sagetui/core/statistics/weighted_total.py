@@ -36,7 +36,13 @@ import numpy as np
 
 from sagetui.core.derived import speedup_percent
 from sagetui.core.statistics.intervals import CONFIDENCE, t_quantile
-from sagetui.core.statistics.verdict import json_float, pct_of_log
+from sagetui.core.statistics.verdict import (
+    Verdict,
+    VerdictState,
+    decide,
+    json_float,
+    pct_of_log,
+)
 
 TOTAL_METHOD = "delta method on ln(total ratio), paired by round within each call " \
                "(Welch-Satterthwaite df)"
@@ -91,3 +97,52 @@ def total_speedup(calls: Sequence[CallTimes], confidence: float = CONFIDENCE) ->
     half = t_quantile(1 - (1 - confidence) / 2, df) * math.sqrt(se2)
     return TotalSpeedup(tb, tv, speedup_percent(tb, tv), json_float(pct_of_log(centre - half)),
                         json_float(pct_of_log(centre + half)), df)
+
+
+UNPAIRED_TOTAL_METHOD = "delta method on ln(total ratio) of two replays (unpaired: Welch-" \
+                        "Satterthwaite df over both replays' calls)"
+
+
+@dataclass(frozen=True)
+class ReplayedCallTimes:
+    """One call of a workload as one replay measured one variant: its weight, p50 and round
+    medians (seconds)."""
+
+    weight: float
+    p50: float
+    rounds: Sequence[float]
+
+
+def unpaired_total_speedup(a: Sequence[ReplayedCallTimes], b: Sequence[ReplayedCallTimes], *,
+                           threshold_percent: float, confidence: float = CONFIDENCE) -> Verdict:
+    """B's total over A's, two replays of one workload (`sagetui compare`): the speedup of
+    T_b against T_a (+ = B faster) and its interval, as total_speedup's delta method on
+    L = ln(T_a / T_b), but unpaired (the replays' rounds share nothing; unpaired.py): each
+    call of each replay adds its own variance,
+
+        se² = Σ_c w_c² (var(a_c) / (n_a,c T_a²) + var(b_c) / (n_b,c T_b²))
+
+    with Welch-Satterthwaite df over those parts; judged by verdict.decide at the threshold.
+    A call with under two rounds on a side: the estimate alone, INCONCLUSIVE."""
+    ta = total_seconds((c.weight, c.p50) for c in a)
+    tb = total_seconds((c.weight, c.p50) for c in b)
+    centre = math.log(ta / tb)
+    nan = float("nan")
+    parts = []  # (s², n) per call and replay
+    for calls, total in ((a, ta), (b, tb)):
+        for c in calls:
+            n = len(c.rounds)
+            if n < 2:
+                return Verdict(VerdictState.INCONCLUSIVE, pct_of_log(centre), nan, nan,
+                               threshold_percent, confidence, n, UNPAIRED_TOTAL_METHOD)
+            r = np.asarray(c.rounds, dtype=np.float64) * (c.weight / total)
+            parts.append((float(r.var(ddof=1)) / n, n))
+    rounds = min(n for _, n in parts) if parts else 0
+    se2 = math.fsum(s for s, _ in parts)
+    half = 0.0
+    if se2 > 0:
+        df = se2 ** 2 / math.fsum(s ** 2 / (n - 1) for s, n in parts)
+        half = t_quantile(1 - (1 - confidence) / 2, df) * math.sqrt(se2)
+    lo, hi = pct_of_log(centre - half), pct_of_log(centre + half)
+    return Verdict(decide(lo, hi, threshold_percent), pct_of_log(centre), lo, hi,
+                   threshold_percent, confidence, rounds, UNPAIRED_TOTAL_METHOD)

@@ -70,15 +70,20 @@ def point(index: int, shape: Shape, axes: sw.Axes, rep: Report | None, *,
     variants = [variant_point(v, rep, data["ops"], rep.baseline,
                               gpu if isinstance(gpu, dict) else None, shape.dtype)
                 for v in rep.variants or []]
-    ok = [v for v in variants if v["status"] == "ok"]
     data.update(variants=variants, scheduler=_grid(rep), input_sha256=next(
         (v.input_sha256 for v in rep.variants or [] if v.input_sha256), None),
-        faults=rep.faults or None,
-        status="ok" if len(ok) == len(variants) and ok else ("partial" if ok else "failed"))
+        faults=rep.faults or None, status=point_status([v["status"] for v in variants]))
     if rep.faults and not fault_kind:
         data["fault_kind"] = rep.faults[0].kind
         data["error"] = data["error"] or rep.faults[0].message
     return SweepPoint.model_validate(drop_none(data))
+
+
+def point_status(variants: list[str]) -> str:
+    """A measured point's status from its variants' (each "ok" exactly when it has timings):
+    ok when every one is, partial when some is, else failed."""
+    ok = variants.count("ok")
+    return "ok" if variants and ok == len(variants) else ("partial" if ok else "failed")
 
 
 def sweep_block(config: RunConfig, axes: sw.Axes, points: list[SweepPoint]) -> Sweep:
@@ -108,35 +113,49 @@ def drop_none(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
 
-def points_status(points: list[SweepPoint], planned: int) -> str:
-    """A sweep's status from its points: complete when every planned point is there and ok,
-    partial when some point measured something, else failed."""
+def points_status(points: list[SweepPoint], planned: int, *, stopped: bool = False) -> str:
+    """A sweep's (a workload's) status from its points: complete when every planned point is
+    there and ok, partial when some point measured something, else failed; `stopped` (a
+    signal, the user) before every point ran: partial when some point measured something,
+    else cancelled."""
+    kept = any(p.status in ("ok", "partial") for p in points)
+    if stopped:
+        return "partial" if kept else "cancelled"
     ok = [p for p in points if p.status == "ok"]
     if len(ok) == len(points) == planned:
         return "complete"
-    return "partial" if any(p.status in ("ok", "partial") for p in points) else "failed"
+    return "partial" if kept else "failed"
+
+
+def stopped_detail(stopped_by: str, kept: int, planned: int, unit: str = "points",
+                   dropped: bool = True) -> str:
+    """Why a sweep (a workload: unit "calls") that was stopped is not complete; `dropped`:
+    one was being measured, and is not kept (its rounds cut short)."""
+    return (f"stopped by {stopped_by} after {kept} of {planned} {unit}"
+            + ("; the one in progress is not kept" if dropped else ""))
 
 
 def sweep_report(base: RunConfig, axes: sw.Axes, points: list[SweepPoint], *,
                  environment: dict[str, Any], created: str, status: str,
-                 faults: list[Fault]) -> Report:
+                 faults: list[Fault], detail: list[str] | None = None) -> Report:
     """The sweep report (a single runner's, several runners' merged, or Slurm jobs' joined):
     its points in index order and the block derived from them."""
     points = sorted(points, key=lambda p: p.index)
     return points_report(base, {"sweep": sweep_block(base, axes, points)},
                          environment=environment, created=created, status=status,
-                         faults=faults)
+                         faults=faults, detail=detail)
 
 
 def points_report(base: RunConfig, block: dict[str, Any], *, environment: dict[str, Any],
-                  created: str, status: str, faults: list[Fault]) -> Report:
+                  created: str, status: str, faults: list[Fault],
+                  detail: list[str] | None = None) -> Report:
     """A report made of points (a sweep's, a workload's: `block`), with the envelope a run's
     has: its tool, status, environment, configuration and inputs."""
     from sagetui import __version__
 
     data = {"schema_version": SCHEMA_VERSION,
             "tool": {"name": "sagetui", "version": __version__},
-            "created_utc": created, "status": status,
+            "created_utc": created, "status": status, "status_detail": detail or None,
             "environment": environment, "config": base.model_dump(mode="json"),
             "inputs": base.inputs_block(), "metadata": base.metadata or None, **block,
             "faults": [f.model_dump() for f in faults] or None}

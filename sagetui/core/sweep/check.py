@@ -69,8 +69,18 @@ def _point(c: MismatchCollector, path: str, p: SweepPoint, sweep: Sweep,
     c.eq(f"{path}.x", p.x, sw.x_of(s, sweep.x_axis), f"the point's {sweep.x_axis}")
     if axes is not None:
         c.eq(f"{path}.group", p.group, sw.group_of(s, sweep.x_axis, axes), "what is fixed")
-    sch = p.scheduler
-    if sch is None or sch.kernel not in geo.TILES:
+    check_grid(c, path, p)
+
+
+def check_grid(c: MismatchCollector, path: str, p: SweepPoint) -> None:
+    """A point's grid facts (its baseline's kernel's tiles at its shape), where it has them
+    (a sweep's point, a workload's call)."""
+    s, sch = p.shape, p.scheduler
+    if sch is None:
+        return
+    if sch.causal is not None:
+        c.eq(f"{path}.scheduler.causal", sch.causal, s.causal, "the point's shape")
+    if sch.kernel not in geo.TILES:
         return
     want = geo.grid_facts(sch.kernel, batch=s.batch, heads=s.heads, q_len=s.q_len,
                           kv_len=s.n_kv_len, head_dim=s.head_dim, causal=s.causal)

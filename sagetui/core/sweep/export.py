@@ -15,10 +15,11 @@ from sagetui.core import variant_facts as facts
 from sagetui.core.palette import OKABE_ITO
 from sagetui.core.report.csv_cell import (
     inert_cell,  # names from a report, made inert for spreadsheets
+    markdown_row,
 )
 from sagetui.core.report.model import Report
 from sagetui.core.sweep.model import Sweep, SweepVariantPoint
-from sagetui.core.sweep.plan import NOISY_CI_PERCENT, NOISY_RULE, noisy, series_of
+from sagetui.core.sweep.plan import NOISY_CI_PERCENT, NOISY_MARK, NOISY_RULE, noisy, series_of
 
 CSV_FIELDS = ("point", "group", "x", "batch", "heads", "q_len", "kv_len", "head_dim", "causal",
               "dtype", "variant", "status", "kernel_phase", "p50_s", "p50_ci_percent",
@@ -67,6 +68,12 @@ def _num(x: Any) -> str:
     return "" if x is None else repr(x)
 
 
+def p50_cell(v: SweepVariantPoint) -> str:
+    """The p50 with its interval, and NOISY_MARK after it where the interval is too wide to
+    trust (plan.noisy; noisy_note says what the mark means)."""
+    return p50_text(v) + (f" {NOISY_MARK}" if noisy(v) else "")
+
+
 def p50_text(v: SweepVariantPoint) -> str:
     if v.timing is None:
         return "-"
@@ -77,8 +84,8 @@ def p50_text(v: SweepVariantPoint) -> str:
 def noisy_note(points: list[Any]) -> str | None:
     """What "noisy" beside a p50 means, and how many are, where any is."""
     flagged = sum(noisy(v) for p in points for v in p.variants)
-    return f"noisy: {NOISY_RULE} ({flagged} marked): their TOPS may be off by as much; " \
-        "more rounds or iterations narrow it" if flagged else None
+    return f"{NOISY_MARK} noisy: {NOISY_RULE} ({flagged} marked): their figures may be off " \
+        "by as much; more rounds or iterations narrow it" if flagged else None
 
 
 def accuracy_text(acc: dict[str, Any] | None) -> str:
@@ -134,18 +141,17 @@ def to_markdown(report: Report, title: str = "sagetui sweep") -> str:
     for p in sw.points:
         label = f"{sw.x_axis} {p.x}, {p.group}"
         if not p.variants:
-            lines.append(f"| {label} | - | failed: {p.error} | | | | |")
+            lines.append(markdown_row((label, "-", f"failed: {p.error}", "", "", "", "")))
         for v in p.variants:
             if v.status != "ok":
-                lines.append(f"| {label} | {v.name} | failed: {v.error} | | | | |")
+                lines.append(markdown_row((label, v.name, f"failed: {v.error}", "", "", "",
+                                           "")))
                 continue
             share = "-" if v.kernel_share_of_peak is None else \
                 f"{100 * v.kernel_share_of_peak:.1f} %"
-            mark = " noisy" if noisy(v) else ""
-            lines.append(f"| {label} | {v.name} | {p50_text(v)}{mark} | {v.kernel_tops:.3f} | "
-                         f"{v.e2e_tops:.3f} | {share} | {accuracy_text(v.accuracy)} |"
-                         + "".join(f" {c} |" for c in (facts.cells(v, facts.MARKDOWN)
-                                                        if host else ())))
+            lines.append(markdown_row((label, v.name, p50_cell(v), f"{v.kernel_tops:.3f}",
+                                       f"{v.e2e_tops:.3f}", share, accuracy_text(v.accuracy),
+                                       *(facts.cells(v, facts.MARKDOWN) if host else ()))))
     lines.append("")
     if note := noisy_note(sw.points):
         lines.append(f"- {note}")

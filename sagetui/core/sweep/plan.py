@@ -27,6 +27,7 @@ KERNEL_PHASE = "fused_mainloop"
 # and flash at 1k (±92.9 %, ±65.0 %: a GPU still warming up); the next, ±7.7 %.
 NOISY_CI_PERCENT = 10.0
 NOISY_RULE = f"the p50's 95 % interval is wider than ±{NOISY_CI_PERCENT:g} %"
+NOISY_MARK = "!"  # after a noisy p50, in every table: the console's, the CLI's, the exports'
 
 
 @dataclass(frozen=True)

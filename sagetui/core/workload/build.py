@@ -6,10 +6,12 @@ here once."""
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from sagetui.core.accuracy import error_rank
 from sagetui.core.capture.manifest import MANIFEST
 from sagetui.core.capture.workload import Workload as Capture
 from sagetui.core.capture.workload import WorkloadCall
@@ -27,9 +29,10 @@ from sagetui.core.sweep.model import SweepPoint, SweepVariantPoint
 from sagetui.core.workload.model import ReplayedCall, Workload, WorkloadTotal, WorstOf
 
 
-def call_label(call: WorkloadCall) -> str:
-    """A replayed call's name in tables and as its point's group: "call 3 blocks.3.attn"."""
-    return f"call {call.index}" + (f" {call.module}" if call.module else "")
+def call_label(call: WorkloadCall, prefix: str = "call ") -> str:
+    """A replayed call's name in tables and as its point's group: "call 3 blocks.3.attn"
+    (prefix "#": "#3 blocks.3.attn", in the progress lines)."""
+    return f"{prefix}{call.index}" + (f" {call.module}" if call.module else "")
 
 
 def share_weights(calls: Sequence[ReplayedCall]) -> list[float | None]:
@@ -46,7 +49,8 @@ def replayed_calls(capture: Capture, selected: Sequence[WorkloadCall]) -> list[R
     for c in selected:
         entry = ReplayedCall(index=c.index, module=c.module, signature=c.facts.signature,
                              count=c.weight, scale=c.scale, file=c.facts.file, shape=c.shape,
-                             skipped=c.unfit, point=None if c.unfit else n)
+                             skipped=c.unfit, point=None if c.unfit else n,
+                             cast=True if c.cast else None)
         n += c.unfit is None
         out.append(entry)
     return [c.model_copy(update={"weight": w}) for c, w in zip(out, share_weights(out),
@@ -58,9 +62,9 @@ def _measured(v: SweepVariantPoint | None) -> bool:
 
 
 def _of(points: Sequence[SweepPoint], call: ReplayedCall, name: str) -> SweepVariantPoint | None:
-    if call.point is None or call.point >= len(points):
-        return None
-    return next((v for v in points[call.point].variants if v.name == name), None)
+    p = next((p for p in points if p.index == call.point), None) \
+        if call.point is not None else None
+    return next((v for v in p.variants if v.name == name), None) if p is not None else None
 
 
 def totals(calls: Sequence[ReplayedCall], points: Sequence[SweepPoint], variants: Sequence[str],
@@ -131,27 +135,45 @@ def worst(calls: Sequence[ReplayedCall], points: Sequence[SweepPoint], variants:
             if b is not None and b.timing is not None and _measured(b):
                 speed.append((speedup_or_none(b.timing.p50_s, v.timing.p50_s), c.index))
             a = v.accuracy or {}
-            if a.get("relative_l1") is not None:
-                acc.append((a["relative_l1"], c.index))
-            if a.get("worst_head_relative_l1") is not None:
-                head.append((a["worst_head_relative_l1"], c.index, a["worst_head"]))
+            if computed(a):  # a figure not finite (None in the report) is the worst
+                acc.append((a.get("relative_l1"), c.index))
+            if a.get("worst_head") is not None:
+                head.append((a.get("worst_head_relative_l1"), c.index, a["worst_head"]))
         if speed:
             s, i = min(speed, key=lambda x: (x[0], x[1]))
             row.update(slowest_call=i, slowest_speedup_percent=s)
         if acc:
-            r, i = max(acc, key=lambda x: (x[0], -x[1]))
-            row.update(least_accurate_call=i, relative_l1=r)
+            r, i = max(acc, key=lambda x: (*error_rank(x[0]), -x[1]))
+            row.update(least_accurate_call=i, relative_l1=_finite(r))
         if head:
-            r, i, h = max(head, key=lambda x: (x[0], -x[1]))
-            row.update(worst_head_call=i, worst_head=h, worst_head_relative_l1=r)
+            r, i, h = max(head, key=lambda x: (*error_rank(x[0]), -x[1]))
+            row.update(worst_head_call=i, worst_head=h, worst_head_relative_l1=_finite(r))
         out.append(WorstOf.model_validate(drop_none(row)))
     return out
+
+
+ACCURACY_FIGURES = ("cosine_similarity", "relative_l1", "rmse", "max_abs_error", "worst_head")
+
+
+def computed(acc: dict[str, Any]) -> bool:
+    """Whether a point's accuracy against fp32 attention was computed (a figure that was not
+    finite is left out of it: a NaN output keeps its worst head and no relative L1)."""
+    return any(acc.get(k) is not None for k in ACCURACY_FIGURES)
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
 
 
 def manifest_sha256(directory: str) -> str:
     from pathlib import Path
 
     return hashlib.sha256((Path(directory) / MANIFEST).read_bytes()).hexdigest()
+
+
+def cast_to(calls: Sequence[ReplayedCall]) -> str | None:
+    """The dtype float32 calls were replayed cast to (`--dtype`), where any was."""
+    return next((c.shape.dtype for c in calls if c.cast and c.shape is not None), None)
 
 
 def workload_block(config: RunConfig, capture: Capture, calls: list[ReplayedCall],
@@ -162,15 +184,17 @@ def workload_block(config: RunConfig, capture: Capture, calls: list[ReplayedCall
     return Workload.model_validate(drop_none({
         "directory": str(capture.directory), "manifest_sha256": manifest_sha256(
             str(capture.directory)), "calls_seen": capture.manifest.calls_seen,
-        "selection": selection, **measured_with(config), "calls": calls,
+        "selection": selection, "cast_to": cast_to(calls), **measured_with(config),
+        "calls": calls,
         "points": points, "totals": totals(calls, points, names, base),
         "worst": worst(calls, points, names, base)}))
 
 
 def workload_report(base: RunConfig, block: Workload, *, environment: dict[str, Any],
-                    created: str, status: str, faults: list[Fault]) -> Report:
+                    created: str, status: str, faults: list[Fault],
+                    detail: list[str] | None = None) -> Report:
     """The workload report: its configuration is the run's as given, at the first call's shape,
     its inputs the capture's directory (a file per call: the block's calls name them)."""
     base = base.model_copy(update={"inputs_path": block.directory})
     return points_report(base, {"workload": block}, environment=environment, created=created,
-                         status=status, faults=faults)
+                         status=status, faults=faults, detail=detail)

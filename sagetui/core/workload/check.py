@@ -6,14 +6,18 @@ functions)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sagetui.core.derived import OPS_FORMULA, shape_ops
+from sagetui.core.report.io import one_line
+from sagetui.core.report.mismatch import Mismatch
 from sagetui.core.report.model import Report
+from sagetui.core.run.status import CANCELLED, COMPLETE, FAILED, PARTIAL
 from sagetui.core.statistics.verdict import paired_speedup
 from sagetui.core.sweep import plan as sw
-from sagetui.core.sweep.build import call_round_medians
-from sagetui.core.sweep.check import check_variant_point
+from sagetui.core.sweep.build import call_round_medians, point_status, points_status
+from sagetui.core.sweep.check import check_grid, check_variant_point
 from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.workload import build as wb
 
@@ -29,40 +33,107 @@ def check_workload(c: MismatchCollector, report: Report) -> None:
     for i, p in enumerate(wl.points):
         path = f"$.workload.points[{i}]"
         c.eq(f"{path}.ops", p.ops, shape_ops(p.shape), OPS_FORMULA)
+        check_grid(c, path, p)
+        _against_baseline(c, path, p, wl.baseline)
+        words = ["ok" if v.timing is not None and v.kernel is not None else "failed"
+                 for v in p.variants]
+        for j, (v, word) in enumerate(zip(p.variants, words, strict=True)):
+            c.eq(f"{path}.variants[{j}].status", v.status, word, "ok exactly when it has timings")
+        if p.variants:
+            c.eq(f"{path}.status", p.status, point_status(words),
+                 "from its variants' (sweep/build.point_status)")
         for j, v in enumerate(p.variants):
             peak = sw.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
                 else v.peak_tops
             check_variant_point(c, f"{path}.variants[{j}]", v, p.ops, peak)
         _verdicts(c, path, p, wl.baseline)
+    indices = [call.index for call in wl.calls]
+    if indices != sorted(set(indices)):
+        c.out.append(Mismatch("$.workload.calls", indices, "increasing, each once",
+                              "the calls in the program's order (the manifest's)"))
     for i, (call, w) in enumerate(zip(wl.calls, wb.share_weights(wl.calls), strict=True)):
-        c.eq(f"$.workload.calls[{i}].weight", call.weight, w,
+        path = f"$.workload.calls[{i}]"
+        c.eq(f"{path}.weight", call.weight, w,
              "its signature's count shared among the replayed calls of that signature")
-        if call.point is not None and call.point < len(wl.points) and call.shape is not None:
-            c.eq(f"$.workload.calls[{i}].shape", call.shape.describe(),
-                 wl.points[call.point].shape.describe(), "its point's shape")
+        point = wl.point_of(call)
+        if point is not None and call.shape is not None:
+            c.eq(f"{path}.shape", call.shape.describe(), point.shape.describe(),
+                 "its point's shape")
+        if (call.point is None) == (call.skipped is None):
+            c.out.append(Mismatch(f"{path}.skipped", call.skipped, "why, where it has no point",
+                                  "a call is replayed (a point) or skipped (why), not both"))
+        if call.cast and (call.shape is None or call.shape.dtype != wl.cast_to):
+            c.out.append(Mismatch(f"{path}.cast", call.cast, f"replayed in {wl.cast_to}",
+                                  "a cast call is replayed in the workload's cast_to (--dtype)"))
+    c.eq("$.workload.cast_to", wl.cast_to, wb.cast_to(wl.calls) or "(none)",
+         "the dtype the cast calls were replayed in")
+    _status(c, report)
     names = list(wl.variants)
     _rows(c, "$.workload.totals", [t.model_dump() for t in wl.totals],
-          [t.model_dump() for t in wb.totals(wl.calls, wl.points, names, wl.baseline)],
+          lambda: [t.model_dump() for t in wb.totals(wl.calls, wl.points, names, wl.baseline)],
           "Σ weight x p50 over the replayed calls; the speedup of that total and its interval "
           "(statistics/weighted_total.py)")
     _rows(c, "$.workload.worst", [w.model_dump() for w in wl.worst],
-          [w.model_dump() for w in wb.worst(wl.calls, wl.points, names, wl.baseline)],
+          lambda: [w.model_dump() for w in wb.worst(wl.calls, wl.points, names, wl.baseline)],
           "the lowest p50 speedup, the largest relative L1, the largest head's relative L1")
 
 
 def _rows(c: MismatchCollector, path: str, got: list[dict[str, Any]],
-          want: list[dict[str, Any]], why: str) -> None:
-    from sagetui.core.report.mismatch import Mismatch
-
+          recompute: Callable[[], list[dict[str, Any]]], why: str) -> None:
+    try:
+        want = recompute()
+    except ValueError as exc:  # the points hold what no figure can be made of (an edit)
+        c.out.append(Mismatch(path, "recorded", f"cannot be recomputed: {one_line(str(exc))}",
+                              why))
+        return
     if len(got) != len(want):
         c.out.append(Mismatch(path, len(got), len(want), f"one per variant: {why}"))
         return
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
         for k, val in w.items():
-            if (g[k] is None) != (val is None):  # eq() skips a None: a figure given or not
+            # eq() skips a None (a figure given or not) and compares numbers and words
+            if (g[k] is None) != (val is None) or (isinstance(val, list) and g[k] != val):
                 c.out.append(Mismatch(f"{path}[{i}].{k}", g[k], val, why))
-            else:
+            elif not isinstance(val, list):
                 c.eq(f"{path}[{i}].{k}", g[k], val, why)
+
+
+def _status(c: MismatchCollector, report: Report) -> None:
+    """The status against the points (sweep/build.points_status): `complete` only when every
+    call to replay has its point and every variant measured it; a replay cut short (stopped,
+    or its recovery file) is `partial` when a point was kept, else cancelled or failed; one
+    with a variant left out (`variants`: never ran) is never complete. Who stopped it and when
+    (status_detail) is taken as recorded."""
+    wl = report.workload
+    assert wl is not None
+    planned = sum(call.point is not None for call in wl.calls)
+    cut = len(wl.points) < planned
+    want = points_status(wl.points, planned, stopped=cut)
+    if want == COMPLETE and any(v.status == "failed" for v in report.variants or []):
+        want = PARTIAL  # a variant left out (its build failed: run/build.with_left_out)
+    allowed = {want, FAILED} if want == CANCELLED else {want}
+    if report.status in (COMPLETE, PARTIAL, FAILED, CANCELLED) and report.status not in allowed:
+        c.out.append(Mismatch("$.status", report.status, want,
+                              f"from the {len(wl.points)} points of {planned} calls to replay"))
+
+
+def _against_baseline(c: MismatchCollector, path: str, p: SweepPoint,
+                      baseline: str | None) -> None:
+    """Each variant's output against the baseline's at the call: byte-exact exactly when the
+    two outputs' sha256 are one, and then no difference at all."""
+    base = next((v for v in p.variants if v.name == baseline), None)
+    for j, v in enumerate(p.variants):
+        acc = v.accuracy or {}
+        exact = acc.get("byte_exact")
+        if exact is None or base is None:
+            continue
+        if base.output_sha256 and v.output_sha256:
+            c.eq(f"{path}.variants[{j}].accuracy.byte_exact", exact,
+                 v.output_sha256 == base.output_sha256, "its output's sha256 is the baseline's")
+        if exact:
+            for k in ("max_abs_diff", "mean_abs_diff"):
+                c.eq(f"{path}.variants[{j}].accuracy.{k}", acc.get(k), 0.0,
+                     "a byte-exact output differs nowhere")
 
 
 def _verdicts(c: MismatchCollector, path: str, p: SweepPoint, baseline: str | None) -> None:
@@ -77,8 +148,14 @@ def _verdicts(c: MismatchCollector, path: str, p: SweepPoint, baseline: str | No
             continue
         mine = call_round_medians(v)
         n = min(len(b), len(mine))
-        want = paired_speedup(b[:n], mine[:n], threshold_percent=v.verdict.threshold_percent,
-                              confidence=v.verdict.confidence)
+        try:
+            want = paired_speedup(b[:n], mine[:n],
+                                  threshold_percent=v.verdict.threshold_percent,
+                                  confidence=v.verdict.confidence)
+        except ValueError as exc:  # a threshold or confidence no verdict can have
+            c.out.append(Mismatch(f"{path}.variants[{j}].verdict", v.verdict.model_dump(),
+                                  str(exc), "paired-t on log ratios of the round medians"))
+            continue
         for k, val in want.to_dict().items():
             if k not in ("threshold_percent", "confidence"):
                 c.eq(f"{path}.variants[{j}].verdict.{k}", getattr(v.verdict, k), val,

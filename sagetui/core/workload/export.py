@@ -11,17 +11,18 @@ from typing import Any
 
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts as facts
-from sagetui.core.report.csv_cell import inert_cell
+from sagetui.core.report.csv_cell import inert_cell, markdown_row
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.verdict import MIN_THRESHOLD_PERCENT, decide
-from sagetui.core.sweep.export import accuracy_text, device_name, p50_text
+from sagetui.core.sweep.export import accuracy_text, device_name, noisy_note, p50_cell
+from sagetui.core.sweep.plan import noisy
 from sagetui.core.workload.model import ReplayedCall, Workload
 
 CALL_COLUMNS = ("call", "weight", "shape", "variant", "p50 ms ± CI", "verdict", "accuracy")
 TOTAL_COLUMNS = ("variant", "total ms (Σ weight x p50)", "speedup % [95% CI]")
-CSV_FIELDS = ("call", "module", "count", "weight", "shape", "file", "variant", "status",
-              "p50_s", "p50_ci_percent", "verdict", "estimate_percent", "ci_low_percent",
-              "ci_high_percent", "cosine_similarity", "relative_l1", "worst_head",
+CSV_FIELDS = ("call", "module", "count", "weight", "shape", "cast", "file", "variant",
+              "status", "p50_s", "p50_ci_percent", "noisy", "verdict", "estimate_percent",
+              "ci_low_percent", "ci_high_percent", "cosine_similarity", "relative_l1", "worst_head",
               "worst_head_relative_l1", "skipped", "error")
 
 
@@ -50,18 +51,29 @@ def call_columns(wl: Workload) -> tuple[str, ...]:
     return CALL_COLUMNS + (tuple(facts.headers(facts.TABLE)) if host_measured(wl) else ())
 
 
+NOT_REACHED = "not measured: the replay stopped before it"
+
+
+def shape_text(c: ReplayedCall) -> str:
+    """The call's run shape; a float32 call replayed cast to --dtype says so."""
+    if c.shape is None:
+        return fmt.DASH
+    return c.shape.describe() + (" (cast from float32)" if c.cast else "")
+
+
 def call_rows(wl: Workload) -> list[tuple[str, ...]]:
-    """call_columns per replayed call and variant; a skipped or failed call says why."""
+    """call_columns per replayed call and variant; a skipped, failed or not reached call says
+    why. A noisy p50 carries the noise mark (sweep/export.p50_cell)."""
     host = host_measured(wl)
     blank = ("",) * len(facts.shown_in(facts.TABLE)) if host else ()
     rows: list[tuple[str, ...]] = []
     for c in wl.calls:
-        shape = c.shape.describe() if c.shape else fmt.DASH
-        head = (label(c), weight_text(c.weight), shape)
-        if c.point is None:
-            rows.append((*head, fmt.DASH, f"skipped: {c.skipped}", "", "", *blank))
+        head = (label(c), weight_text(c.weight), shape_text(c))
+        p = wl.point_of(c)
+        if c.point is None or p is None:
+            rows.append((*head, fmt.DASH, f"skipped: {c.skipped}" if c.point is None
+                         else NOT_REACHED, "", "", *blank))
             continue
-        p = wl.points[c.point]
         if not p.variants:
             rows.append((*head, fmt.DASH, f"failed: {p.error}", "", "", *blank))
         for v in p.variants:
@@ -70,9 +82,21 @@ def call_rows(wl: Workload) -> list[tuple[str, ...]]:
                 continue
             verdict = fmt.verdict(v.verdict.model_dump()) if v.verdict else (
                 "baseline" if v.name == wl.baseline else fmt.DASH)
-            rows.append((*head, v.name, p50_text(v), verdict, accuracy_text(v.accuracy),
+            rows.append((*head, v.name, p50_cell(v), verdict, accuracy_text(v.accuracy),
                          *(facts.cells(v, facts.TABLE) if host else ())))
     return rows
+
+
+def notes(wl: Workload) -> list[str]:
+    """What the marks in the calls' table mean, where any is there."""
+    out = []
+    if note := noisy_note(wl.points):
+        out.append(note)
+    if wl.cast_to:
+        out.append(f"cast from float32: the program passed the call in float32; it was "
+                   f"replayed in {wl.cast_to} (--dtype {wl.cast_to}), its accuracy against "
+                   f"fp32 attention of the cast inputs")
+    return out
 
 
 BACK_TO_BACK_COLUMNS = ("total b2b ms (Σ weight x back-to-back)", "b2b speedup % [95% CI]")
@@ -133,18 +157,22 @@ def worst_lines(wl: Workload) -> list[str]:
                          f"({fmt.pct(w.slowest_speedup_percent)} % against {wl.baseline})")
         if w.least_accurate_call is not None:
             parts.append(f"least accurate on call {w.least_accurate_call} "
-                         f"(relative L1 {fmt.fraction_pct(w.relative_l1)} %)")
+                         f"(relative L1 {_l1(w.relative_l1)})")
         if w.worst_head is not None:
             parts.append(f"worst head {w.worst_head} of call {w.worst_head_call} "
-                         f"(relative L1 {fmt.fraction_pct(w.worst_head_relative_l1)} %)")
+                         f"(relative L1 {_l1(w.worst_head_relative_l1)})")
         if parts:
             out.append(f"{w.variant}: " + "; ".join(parts))
     return out
 
 
+def _l1(x: float | None) -> str:
+    return "not finite" if x is None else f"{fmt.fraction_pct(x)} %"
+
+
 def summary_line(report: Report) -> str:
     wl = workload_of(report)
-    replayed = sum(c.point is not None for c in wl.calls)
+    replayed = sum(wl.point_of(c) is not None for c in wl.calls)
     return (f"{replayed} of {len(wl.calls)} saved calls replayed ({wl.calls_seen} calls in the "
             f"program) from {wl.directory} on {device_name(report)}: {wl.rounds} rounds x "
             f"{wl.iterations} iterations per call; status {report.status}")
@@ -154,12 +182,14 @@ def to_markdown(report: Report) -> str:
     wl = workload_of(report)
 
     def table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
-        return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns),
-                *("| " + " | ".join(r) + " |" for r in rows), ""]
+        return [markdown_row(columns), "|" + "---|" * len(columns),
+                *(markdown_row(r) for r in rows), ""]
 
-    lines = ["## sagetui workload", "", f"- {summary_line(report)}", "",
-             *table(call_columns(wl), call_rows(wl)),
-             *table(total_columns(wl), total_rows(wl))]
+    lines = ["## sagetui workload", "", f"- {summary_line(report)}"]
+    lines += [f"- {x}" for x in report.status_detail or []]
+    lines += ["", *table(call_columns(wl), call_rows(wl))]
+    lines += [f"- {x}" for x in notes(wl)]
+    lines += ["" if notes(wl) else "", *table(total_columns(wl), total_rows(wl))]
     lines += [f"- {x}" for x in worst_lines(wl)]
     lines += [f"- interval of the total's speedup: {wl.total_method}"]
     lines += [f"- fault: {f.kind}: {f.message}" for f in report.faults or []]
@@ -171,26 +201,35 @@ def _num(x: Any) -> str:
 
 
 def to_csv(report: Report) -> str:
-    """A row per call and variant (a skipped call: one row saying why)."""
+    """A row per call and variant (a call skipped, failed or not reached: a row per variant
+    saying why)."""
     wl = workload_of(report)
     host = host_measured(wl)
     extra = [f.key for f in facts.shown_in(facts.CSV)] if host else []
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([*CSV_FIELDS, *extra])
+    names = list(wl.variants)
     for c in wl.calls:
         fixed = [c.index, inert_cell(c.module or ""), c.count, _num(c.weight),
-                 c.shape.describe() if c.shape else "", inert_cell(c.file)]
-        p = wl.points[c.point] if c.point is not None else None
-        if p is None or not p.variants:
-            w.writerow([*fixed, "", "skipped" if p is None else p.status, *[""] * 10,
-                        inert_cell(c.skipped or ""), inert_cell((p.error if p else None) or ""),
-                        *[""] * len(extra)])
-            continue
-        for v in p.variants:
+                 c.shape.describe() if c.shape else "", bool(c.cast), inert_cell(c.file)]
+        p = wl.point_of(c)
+        measured = {v.name: v for v in p.variants} if p is not None else {}
+        for name in dict.fromkeys([*names, *measured]):
+            v = measured.get(name)
+            if v is None:
+                if c.point is None:
+                    status, skipped, error = "skipped", c.skipped or "", ""
+                else:
+                    status, skipped, error = ("not measured", "", NOT_REACHED) if p is None \
+                        else (p.status, "", p.error or "")
+                w.writerow([*fixed, inert_cell(name), status, *[""] * 11, inert_cell(skipped),
+                            inert_cell(error), *[""] * len(extra)])
+                continue
             acc, vd = v.accuracy or {}, v.verdict
             w.writerow([*fixed, inert_cell(v.name), v.status, *(_num(x) for x in (
                 v.timing.p50_s if v.timing else None, v.p50_ci_percent)),
+                noisy(v) if v.status == "ok" else "",
                 vd.state if vd else "", *(_num(x) for x in (
                     vd.estimate_percent if vd else None, vd.ci_low_percent if vd else None,
                     vd.ci_high_percent if vd else None, acc.get("cosine_similarity"),

@@ -6,7 +6,7 @@ call and head from the points (core/workload/check.py)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -32,7 +32,10 @@ class ReplayedCall(Model):
     file: str
     shape: Shape | None = None
     skipped: str | None = None  # why it was not replayed (varlen, a mask...)
-    point: Count | None = None  # its index in `points`
+    point: Count | None = None  # its index in `points` (a replay stopped early lacks some)
+    # True: the program passed it in float32 and it was replayed cast to the workload's
+    # `cast_to` (`--dtype`); None: replayed as it was passed
+    cast: Literal[True] | None = None
 
 
 class WorkloadTotal(Model):
@@ -64,6 +67,8 @@ class WorstOf(Model):
     slowest_call: Count | None = None
     slowest_speedup_percent: float | None = None
     least_accurate_call: Count | None = None
+    # None beside a least accurate call: its output was not finite, the worst of all
+    # (accuracy.error_rank); the same for the worst head
     relative_l1: Annotated[float, Field(ge=0)] | None = None
     worst_head_call: Count | None = None
     worst_head: Count | None = None
@@ -75,8 +80,15 @@ class Workload(Measured):
     manifest_sha256: Sha256  # of manifest.json's bytes: which capture this is
     calls_seen: Count  # the program's attention calls, saved or not
     selection: str | None = None  # --calls, as given
+    cast_to: Literal["fp16", "bf16"] | None = None  # --dtype: what float32 calls ran as
     calls: list[ReplayedCall]
     points: list[SweepPoint]
     totals: list[WorkloadTotal] = Field(default_factory=list)
     total_method: str = TOTAL_METHOD
     worst: list[WorstOf] = Field(default_factory=list)
+
+    def point_of(self, call: ReplayedCall) -> SweepPoint | None:
+        """The call's point; None: not replayed, or not reached (a replay stopped early)."""
+        if call.point is None:
+            return None
+        return next((p for p in self.points if p.index == call.point), None)

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from sagetui.core.config import Shape
 from sagetui.core.format import printable
-from sagetui.core.sweep.export import accuracy_text, length_label, p50_text
+from sagetui.core.sweep.export import accuracy_text, length_label, p50_cell, p50_text
 from sagetui.core.sweep.plan import noisy
 from sagetui.tui.sweep_view import SweepView
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -79,7 +79,7 @@ class SweepTable(SteadyTable):
                     continue
                 share = "-" if v.kernel_share_of_peak is None else \
                     f"{100 * v.kernel_share_of_peak:.1f} %"
-                p50 = Text(f"{p50_text(v)} !", style="bold red") if noisy(v) else p50_text(v)
+                p50 = Text(p50_cell(v), style="bold red") if noisy(v) else p50_text(v)
                 tops = (f"{v.kernel_tops:.3f}", f"{v.e2e_tops:.3f}")
                 accuracy = printable(accuracy_text(v.accuracy))
                 row(*head, printable(v.name), *facts, p50, *tops,
