@@ -20,6 +20,7 @@ from sagetui.core.derived import speedup_percent
 from sagetui.core.kernel_facts import derive
 from sagetui.core.profile.check import check_diff, check_profiles
 from sagetui.core.report.check_accuracy_peak import check_kernel_fields
+from sagetui.core.report.check_run import check_run
 from sagetui.core.report.check_sol import check_sol
 from sagetui.core.report.mismatch import Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, TailRow, Variant
@@ -171,6 +172,7 @@ def check_report(report: Report) -> list[Mismatch]:
     check_sol(c, report)
     check_sweep(c, report)
     check_workload(c, report)
+    check_run(c, report)
     return c.out
 
 

@@ -237,6 +237,13 @@ def analysis(m: RunModel, *, drift: bool = True, outliers: bool = True) -> Analy
     return analyse(**analysis_inputs(m, drift=drift, outliers=outliers))
 
 
+def outlier_where(v: VariantModel, flags: list[int]) -> list[tuple[int, int]]:
+    """(round, iteration) of each flagged sample of the whole call (indices into its kept
+    samples, as the analysis flags them)."""
+    total = v.samples[TOTAL].series()
+    return [(v.completed_rounds[r_i], it) for r_i, it in map(total.locate, flags)]
+
+
 def tail_rows(m: RunModel) -> list[dict[str, Any]]:
     """The tail study's rows as the report keeps them: each row's geometry (its variant's
     kernel's tiles) and the summary of its main-loop times."""

@@ -1,0 +1,188 @@
+"""`sagetui check` of a run's claims: each variant's verdict, drift and outlier flags from its raw
+samples through the one analysis (core/run/figures.analysis over the report loaded as a run
+model: the session's own path), the threshold from the rule of its source, and the run's status
+and its detail from the variants' rounds asked and kept, their failures, the variants left out
+and how the run ended, through the status state machine (core/run/status.decide, which the
+session calls too). A profile report's status is checked here as well; a sweep's in
+core/sweep/check.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from sagetui.core.config import RunConfig
+from sagetui.core.report.mismatch import Mismatch, MismatchCollector
+from sagetui.core.report.model import Report, Variant
+from sagetui.core.run import figures as fig
+from sagetui.core.run import status as st
+from sagetui.core.run.load import from_report
+from sagetui.core.statistics import outliers as outlier_rule
+from sagetui.core.statistics.analysis import VariantAnalysis
+from sagetui.core.statistics.threshold import rule_percent
+
+VERDICT_WHY = "the paired verdict on the round medians of the raw samples (statistics/verdict.py)"
+DRIFT_WHY = "drift of the round medians of the raw samples (statistics/drift.py)"
+
+
+def check_run(c: MismatchCollector, report: Report) -> None:
+    """Every claim of a run report's variants and its status (a sweep's or a workload's
+    points are checked by their own modules)."""
+    if report.sweep is not None or report.workload is not None:
+        return
+    if report.variants:
+        _analysis(c, report)
+        _thresholds(c, report)
+    _status(c, report)
+
+
+def _analysis(c: MismatchCollector, report: Report) -> None:
+    m = from_report(report)
+    try:
+        an = fig.analysis(m)
+    except ValueError as exc:  # round medians that are no durations (a report made elsewhere)
+        c.out.append(Mismatch("$.variants", "its round medians", "positive durations",
+                              f"the analysis cannot be recomputed: {exc}"))
+        return
+    variants = report.variants or []
+    for i, v in enumerate(variants):
+        p = f"$.variants[{i}]"
+        a = an.variants.get(v.name)
+        want = _verdict_claims(a)
+        made_here = report.tool is not None  # else: what another tool chose to record
+        if v.verdict is not None or (want is not None and made_here):
+            got = v.verdict.model_dump(exclude_none=True) if v.verdict else None
+            _fields(c, f"{p}.verdict", {k: got[k] for k in want if k in got}
+                    if got and want else got, want, VERDICT_WHY)
+        if a is None:
+            continue
+        if v.drift is not None or (a.drift is not None and made_here):
+            _fields(c, f"{p}.drift", v.drift.model_dump(exclude_none=True) if v.drift else None,
+                    {k: x for k, x in a.drift.to_dict().items() if x is not None}
+                    if a.drift else None, DRIFT_WHY)
+        if v.outliers is not None and a.outliers is not None:
+            why = "the modified z-scores of the raw samples (statistics/outliers.py)"
+            c.eq(f"{p}.outliers.count", v.outliers.count, len(a.outliers), why)
+            c.eq(f"{p}.outliers.threshold", v.outliers.threshold, outlier_rule.THRESHOLD, why)
+            c.eq(f"{p}.outliers.method", v.outliers.method, outlier_rule.METHOD, why)
+            where = fig.outlier_where(m.variants[v.name], a.outliers)
+            got = [list(w) for w in v.outliers.where]
+            c.eq(f"{p}.outliers.where", str(got), str([list(w) for w in where]),
+                 why + ": (round, iteration) of each")
+            for j, _ in enumerate(got):
+                c.recomputed.add(f"{p}.outliers.where[{j}]")
+
+
+def _verdict_claims(a: VariantAnalysis | None) -> dict[str, Any] | None:
+    """The recomputed verdict's own fields as a report keeps them (None fields left out); where
+    its threshold came from is the run's (checked by `_thresholds`)."""
+    if a is None or a.verdict is None:
+        return None
+    return {k: x for k, x in a.verdict.to_dict().items() if x is not None}
+
+
+def _fields(c: MismatchCollector, path: str, got: dict[str, Any] | None,
+            want: dict[str, Any] | None, why: str) -> None:
+    """Every field of a recorded block against the recomputed one; a block recorded where none
+    follows (or missing where one does) is one line."""
+    if got is None or want is None:
+        c.same(path, "present" if got else None, "present" if want else None, why)
+        return
+    for k in dict.fromkeys([*want, *got]):
+        c.same(f"{path}.{k}", got.get(k), want.get(k), why)
+
+
+def _thresholds(c: MismatchCollector, report: Report) -> None:
+    """Each verdict's threshold from the rule of its source, and the run's own the same."""
+    cfg = report.config if isinstance(report.config, dict) else None
+    blocks: list[tuple[str, Any]] = [("$.threshold", report.threshold)] + [
+        (f"$.variants[{i}].verdict", v.verdict) for i, v in enumerate(report.variants or [])]
+    for path, t in blocks:
+        if t is None:
+            continue
+        want = rule_percent(t.threshold_source, t.noise_floor_percent, cfg)
+        c.eq(f"{path}.threshold_percent", t.threshold_percent, want,
+             f"the threshold rule for its source ({t.threshold_source or 'the configuration'})"
+             ": max(1 %, 2 x noise floor), or --threshold's")
+        if report.threshold is not None and path != "$.threshold":
+            for k in ("threshold_percent", "threshold_source", "noise_floor_percent",
+                      "calibration_key", "calibrated_utc"):
+                c.eq(f"{path}.{k}", getattr(t, k), getattr(report.threshold, k),
+                     "the run's threshold ($.threshold)")
+
+
+# -- status ------------------------------------------------------------------------------------
+
+def is_left_out(v: Variant) -> bool:
+    """A variant asked for that never ran: its build failed (run/build.with_left_out)."""
+    return v.status == "failed" and (v.error or "").startswith(st.BUILD_FAILED) \
+        and v.rounds_asked is None and not v.rounds
+
+
+def _config(report: Report) -> RunConfig | None:
+    try:
+        return RunConfig.model_validate(report.config) if report.config else None
+    except ValidationError:
+        return None
+
+
+def rounds_done(report: Report) -> int:
+    """The rounds the run completed: every round some variant kept (by the schedule's round
+    numbers, else the longest variant's)."""
+    numbers = report.round_numbers()
+    kept = {r for v in report.variants or [] if v.rounds for r in numbers.get(v.name, [])}
+    return len(kept) if kept else max((len(v.rounds or []) for v in report.variants or []),
+                                      default=0)
+
+
+def expected_status(report: Report) -> tuple[str, list[str]] | None:
+    """The status and detail the state machine decides from the report (None: a report that
+    sagetui did not make, or of a kind decided elsewhere)."""
+    if report.tool is None or report.status is None:
+        return None
+    variants = report.variants or []
+    left = [(v.name, (v.error or "").removeprefix(st.BUILD_FAILED)) for v in variants
+            if is_left_out(v)]
+    detail = list(report.status_detail or [])
+    ran = [v for v in variants if not is_left_out(v)]
+    if report.mainloop_profiles is not None and not any(v.rounds for v in ran):
+        return st.with_left_out(st.COMPLETE, [], left)  # a profile pass (cli/profile.py)
+    done = rounds_done(report)
+    if detail and detail[0].startswith(st.UNFINISHED):  # a recovery file, mid-run
+        status, lines = st.unfinished(done)
+        return st.with_left_out(status, lines, left)
+    cfg = _config(report)
+    planned = cfg.rounds if cfg is not None and cfg.until_ci_percent is None else None
+    outcomes = [st.VariantOutcome(v.name, v.status or "ok", v.error, v.failed_round,
+                                  v.rounds_asked if v.rounds_asked is not None
+                                  else len(v.rounds or []), len(v.rounds or []))
+                for v in ran]
+    status, lines = st.decide(outcomes, done, st.parse_ending(detail, planned))
+    return st.with_left_out(status, lines, left)
+
+
+def _status(c: MismatchCollector, report: Report) -> None:
+    want = expected_status(report)
+    if want is None:
+        return
+    why = "the status state machine on the variants' rounds, failures and left-out builds " \
+          "and how the run ended (run/status.py)"
+    c.same("$.status", report.status, want[0], why)
+    got = list(report.status_detail or [])
+    if got != want[1]:
+        c.out.append(Mismatch("$.status_detail", got, want[1], why))
+    for i in range(len(got)):
+        c.recomputed.add(f"$.status_detail[{i}]")
+    ending = st.parse_ending(got, None)
+    if ending.error is not None and ending.error not in {f.message for f in report.faults or []}:
+        c.out.append(Mismatch("$.status_detail", ending.error, "a fault's message",
+                              "the session's failure is one of its faults"))
+    variants = report.variants or []
+    if report.rounds is not None and any(v.rounds for v in variants):
+        c.eq("$.rounds", report.rounds, rounds_done(report), "the rounds some variant kept")
+    for i, v in enumerate(variants):
+        word = "failed" if v.error else (v.status if v.status in ("ok", "failed") else "ok")
+        c.eq(f"$.variants[{i}].status", v.status, word,
+             "a variant with an error failed; sagetui's variants are ok or failed")
