@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from sagetui.core import accuracy as acc
 from sagetui.core import distributions
-from sagetui.core.derived import OPS_FORMULA, attention_ops
+from sagetui.core.derived import OPS_FORMULA, attention_ops, call_and_mainloop
+from sagetui.core.run.figures import MAINLOOP
 from sagetui.core.peaks import kernel_peak
 
 if TYPE_CHECKING:
@@ -83,6 +84,13 @@ def check_kernel_fields(c: MismatchCollector, report: Report) -> None:
         if tops is not None and top:
             c.eq(f"{p}.achieved.call_share_of_peak", ach.get("call_share_of_peak"),
                  tops / top, "call_tops / peak_tops")
+        ml = (v.phase_timings or {}).get(MAINLOOP)
+        if ml is not None:
+            want = call_and_mainloop(ops, v.timing.p50_s, ml.p50_s, top)
+            for key in ("mainloop_tops", "mainloop_share_of_peak"):
+                c.eq(f"{p}.achieved.{key}", ach.get(key), want.get(key),
+                     f"{OPS_FORMULA} / p50 of {MAINLOOP}"
+                     + (", over peak_tops" if "share" in key else ""))
 
 
 METRICS = ("cosine_similarity", "relative_l1", "rmse")  # from the sums (max_abs_error is not)

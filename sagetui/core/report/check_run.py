@@ -19,6 +19,7 @@ from sagetui.core.report.model import Report, Variant
 from sagetui.core.run import figures as fig
 from sagetui.core.run import status as st
 from sagetui.core.run.load import from_report
+from sagetui.core.run.model import RunModel
 from sagetui.core.statistics import outliers as outlier_rule
 from sagetui.core.statistics.analysis import VariantAnalysis
 from sagetui.core.statistics.threshold import rule_percent
@@ -35,7 +36,99 @@ def check_run(c: MismatchCollector, report: Report) -> None:
     if report.variants:
         _analysis(c, report)
         _thresholds(c, report)
+        _as_configured(c, report)
+        _schedule(c, report)
     _status(c, report)
+
+
+def _as_configured(c: MismatchCollector, report: Report) -> None:
+    """What the configuration fixes: the tensors' shapes, the iterations and warm-up, the
+    inputs block; each variant's options as they ran, its own grid, its intervals."""
+    cfg = _config(report)
+    if cfg is not None:
+        why = "the configuration"
+        for key, want in cfg.shape.tensor_shapes().items():
+            got = getattr(report, key)
+            if got is not None:
+                for j, (a, b) in enumerate(zip(got, want, strict=False)):
+                    c.eq(f"$.{key}[{j}]", a, b, f"{why}'s shape, in its layout")
+        for key, want in (("warmup", cfg.warmup), ("iterations", cfg.iterations),
+                          ("iterations_per_round", cfg.iterations), ("layout", cfg.shape.layout)):
+            c.eq(f"$.{key}", getattr(report, key), want, why)
+        if report.inputs is not None:
+            block = cfg.inputs_block()
+            for k, x in report.inputs.model_dump(exclude_none=True).items():
+                if isinstance(x, dict):
+                    for kk, xx in x.items():
+                        c.same(f"$.inputs.{k}.{kk}", xx, (block.get(k) or {}).get(kk), why)
+                else:
+                    c.same(f"$.inputs.{k}", x, block.get(k), why)
+    m = from_report(report)
+    _top_level(c, report, m, cfg)
+    for i, v in enumerate(report.variants or []):
+        p, mv = f"$.variants[{i}]", m.variants[v.name]
+        if v.options is not None and v.backend and cfg is not None:
+            want_opts = fig.options_as_ran(mv)
+            for k in v.options:  # an option added since (its default) is not in older ones
+                c.same(f"{p}.options.{k}", v.options.get(k), want_opts.get(k),
+                       "the configured options over the backend's defaults")
+        if v.scheduler is not None and cfg is not None and v.backend:
+            grid = fig.own_grid(m, mv)
+            if grid is not None:
+                got = v.scheduler.model_dump(exclude_none=True)
+                for k in dict.fromkeys([*grid, *got]):
+                    c.same(f"{p}.scheduler.{k}", got.get(k), grid.get(k),
+                           f"{grid.get('kernel')} tiles at the run's shape on its GPU")
+        if v.intervals is not None and mv.samples:
+            want_iv = fig.measured_intervals(mv)
+            for k in dict.fromkeys([*want_iv, *v.intervals]):
+                c.same(f"{p}.intervals.{k}", v.intervals.get(k), want_iv.get(k),
+                       "95 % t half-width of the phase's log round medians")
+        if v.failed_round is not None:
+            rounds = [f.round for f in report.faults or [] if f.variant == v.name
+                      and f.round is not None]
+            c.same(f"{p}.failed_round", v.failed_round, rounds[-1] if rounds else None,
+                   "the round of its fault")
+
+
+def _top_level(c: MismatchCollector, report: Report, m: RunModel,
+               cfg: RunConfig | None) -> None:
+    """A sagetui report before schema 3 kept its baseline's grid and achieved at the top; the
+    tail study ran the configured iterations."""
+    if report.tool is None or cfg is None:
+        return
+    rv = report.variant(m.baseline or "")
+    first = next(iter(m.variants.values()), None)  # its grid was the report's (load.py)
+    if report.scheduler is not None and first is not None:
+        # a report before schema 3 named no kernel per variant: the grid's own, as recorded
+        grid = fig.own_grid(m, first) or fig.own_grid(m, first, report.scheduler.kernel)
+        if grid is not None:
+            got = report.scheduler.model_dump(exclude_none=True)
+            for k in dict.fromkeys([*grid, *got]):
+                c.same(f"$.scheduler.{k}", got.get(k), grid.get(k),
+                       f"the first variant's {grid.get('kernel')} tiles at the run's shape")
+    if report.achieved is not None and rv is not None and rv.achieved is not None:
+        for k in dict.fromkeys([*report.achieved, *rv.achieved]):
+            c.same(f"$.achieved.{k}", report.achieved.get(k), rv.achieved.get(k),
+                   "the baseline's achieved")
+    for i, row in enumerate(report.tail_study or []):
+        c.eq(f"$.tail_study[{i}].mainloop.count", row.mainloop.count, cfg.tail_iterations,
+             "config.tail_iterations")
+
+
+def _schedule(c: MismatchCollector, report: Report) -> None:
+    """Each block's iterations: a variant's blocks of a round add up to that round's count."""
+    got: dict[tuple[str, int], int] = {}
+    for e in report.schedule or []:
+        got[(e.variant, e.round)] = got.get((e.variant, e.round), 0) + e.iterations
+    numbers = report.round_numbers()
+    for v in report.variants or []:
+        for j, (r, s) in enumerate(zip(numbers.get(v.name, []), v.rounds or [], strict=False)):
+            n = got.get((v.name, r))
+            c.eq(f"$.variants[{report.variants.index(v)}].rounds[{j}].count", s.count, n,
+                 "its blocks' iterations in the schedule")
+    for i, e in enumerate(report.schedule or []):
+        c.recomputed.add(f"$.schedule[{i}].iterations")
 
 
 def _analysis(c: MismatchCollector, report: Report) -> None:
