@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from sagetui.core.report import mutation
-from sagetui.core.report.recorded import inventory
+from sagetui.core.report.check import audit
+from sagetui.core.report.model import Report
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted((ROOT / "sample_results").glob("*.json"))
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.files:
         data = json.loads(path.read_text())
         n, missed = mutation.run(data)
-        rec = len(inventory(data).recorded)
+        rec = len(audit(Report.model_validate(data)).recorded)
         total, caught = total + n, caught + n - len(missed)
         share = f"{(n - len(missed)) / n:.1%}" if n else "-"
         print(f"{path.name:44} {n:9,} {n - len(missed):7,} {share:>8} {rec:8,}")

@@ -104,6 +104,7 @@ def _check_heads(c: MismatchCollector, p: str, a: Accuracy, total_heads: int | N
         return
     heads = [h.head for h in a.per_head]
     compared = list(range(total_heads)) if a.heads == "all" and total_heads else a.heads
+    c.recomputed.update(f"{p}.per_head[{j}].head" for j in range(len(heads)))
     if isinstance(compared, list) and heads != compared:
         c.out.append(Mismatch(f"{p}.per_head", heads, compared, "one entry per head compared "
                               "(accuracy.heads), in head order"))
@@ -124,6 +125,7 @@ def _check_heads(c: MismatchCollector, p: str, a: Accuracy, total_heads: int | N
                  "the largest of the heads'" if key == "max_abs_error"
                  else "from the heads' sums added")
     worst = acc.worst_heads({e["head"]: e["relative_l1"] for e in entries})
+    c.recomputed.update(f"{p}.worst_heads[{j}]" for j in range(len(a.worst_heads or [])))
     if a.worst_heads is not None and a.worst_heads != worst:
         c.out.append(Mismatch(f"{p}.worst_heads", a.worst_heads, worst,
                               f"the {acc.WORST_HEADS} largest relative L1, worst first"))

@@ -164,8 +164,8 @@ def _analysis(c: MismatchCollector, report: Report) -> None:
             got = [list(w) for w in v.outliers.where]
             c.eq(f"{p}.outliers.where", str(got), str([list(w) for w in where]),
                  why + ": (round, iteration) of each")
-            for j, _ in enumerate(got):
-                c.recomputed.add(f"{p}.outliers.where[{j}]")
+            c.recomputed.update(f"{p}.outliers.where[{j}][{k}]" for j in range(len(got))
+                                for k in (0, 1))
 
 
 def _verdict_claims(a: VariantAnalysis | None) -> dict[str, Any] | None:
@@ -276,6 +276,7 @@ def _status(c: MismatchCollector, report: Report) -> None:
     if report.rounds is not None and any(v.rounds for v in variants):
         c.eq("$.rounds", report.rounds, rounds_done(report), "the rounds some variant kept")
     for i, v in enumerate(variants):
+        c.recomputed.add(f"$.variants[{i}].rounds_asked")  # held against its rounds above
         word = "failed" if v.error else (v.status if v.status in ("ok", "failed") else "ok")
         c.eq(f"$.variants[{i}].status", v.status, word,
              "a variant with an error failed; sagetui's variants are ok or failed")

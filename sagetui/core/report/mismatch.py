@@ -85,6 +85,7 @@ class MismatchCollector:
             return
         w["max_s"] = 1.0
         vals = {k: getattr(s, k) for k in w}
+        self.recomputed.update(f"{path}.{k}" for k in w)  # each from the other three
 
         def predict(known: list[str], target: str) -> float:
             (a, wa), (b, wb) = [(vals[k], w[k]) for k in known]

@@ -79,6 +79,7 @@ RULES: list[Rule] = [
     _rule(_P + r"\.(elapsed_s)$", "a clock reading"),
     _rule(_P + r"\.measured_on\.", "the runner that measured it"),
     _rule(r"\.profile_wall_s$", "a clock reading"),
+    _rule(r"^\$\.sweep\.axes\.", "the sweep's axes, as asked"),
     _rule(_V + r"\.deterministic$", "the runner's hashes of every block's output"),
     _rule(_V + r"\.accuracy\.per_head\[\d+\]\.(max_abs_error|elements)$",
           "the runner's measurement of the head's output (a max is no sum)"),
@@ -99,6 +100,15 @@ RULES: list[Rule] = [
     _rule(r"^\$\.scheduler\.(explicit_pipeline_stages|cta_q|cta_k|warp_q|warp_k)$",
           "the kernel's tile configuration, as the report made elsewhere gives it",
           lambda d, p: "tool" not in d),
+    _rule(_P + r"\.variants\[\d+\]\.accuracy\.(cosine_similarity|relative_l1|rmse|"
+          r"max_abs_error|worst_head|worst_head_relative_l1)$",
+          "the runner's measurement of the output (a point keeps no sums)"),
+    _rule(_P + r"\.scheduler\.(sm_count|ctas_per_sm)$", "the GPU's, as the runner said"),
+    _rule(_V + r"\.achieved\.peak_tops$", "the datasheet peak as recorded (a report before "
+          "the per-type peaks names no peak types to look it up by)",
+          lambda d, p: "peak" not in d["variants"][int(p.split("[")[1].split("]")[0])]),
+    _rule(r"^\$\.achieved\.peak_tops$", "the datasheet peak as recorded (a report before the "
+          "per-type peaks)", lambda d, p: not any("peak" in v for v in d.get("variants") or [])),
     # a summary of samples the report does not keep: what its neighbours cannot fix
     _rule(r"\.(rounds\[\d+\]|phase_timings\.[^.]+)\.(min_s|mean_s|p50_s)$",
           "a summary of samples the report does not keep", _no_samples),
@@ -143,9 +153,17 @@ class Inventory:
     derived: list[str]  # every other leaf: `check` recomputes it
 
 
-def inventory(data: Json) -> Inventory:
+# the words `check` always decides again: never taken as recorded
+WORDS = re.compile(r"(^\$\.status|\.verdict\.state|^\$\.variants\[\d+\]\.status|"
+                   r"^\$\.sweep\.points\[\d+\](\.variants\[\d+\])?\.status)$")
+NAME = "a name or a word, as given"
+
+
+def inventory(data: Json, recomputed: set[str] | frozenset[str] = frozenset()) -> Inventory:
     """Every leaf of a report's JSON (to_json_dict) as a raw sample, a recorded fact or a
-    derived figure."""
+    derived figure. A string that `check` did not recompute (`recomputed`: its paths) is a
+    name or a word as given (a variant's name, an error, a kernel's), except the statuses and
+    verdict states, which are always derived."""
     raw, recorded, derived = 0, [], []
     for path, value in leaves(data):
         if value is None:
@@ -154,6 +172,8 @@ def inventory(data: Json) -> Inventory:
             raw += 1
         elif (why := recorded_why(data, path)) is not None:
             recorded.append(Recorded(path, why))
+        elif isinstance(value, str) and path not in recomputed and not WORDS.search(path):
+            recorded.append(Recorded(path, NAME))
         else:
             derived.append(path)
     return Inventory(raw, recorded, derived)
