@@ -277,6 +277,10 @@ def _status(c: MismatchCollector, report: Report) -> None:
         c.eq("$.rounds", report.rounds, rounds_done(report), "the rounds some variant kept")
     for i, v in enumerate(variants):
         c.recomputed.add(f"$.variants[{i}].rounds_asked")  # held against its rounds above
+        if v.rounds_asked is not None and len(v.rounds or []) > v.rounds_asked:
+            c.out.append(Mismatch(f"$.variants[{i}].rounds_asked", v.rounds_asked,
+                                  f">= {len(v.rounds or [])}", "a variant keeps at most the "
+                                  "rounds it was asked to run"))
         word = "failed" if v.error else (v.status if v.status in ("ok", "failed") else "ok")
         c.eq(f"$.variants[{i}].status", v.status, word,
              "a variant with an error failed; sagetui's variants are ok or failed")
