@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from sagetui.core import accuracy as acc
 from sagetui.core import distributions
 from sagetui.core.derived import OPS_FORMULA, attention_ops, call_and_mainloop
-from sagetui.core.run.figures import MAINLOOP
 from sagetui.core.peaks import kernel_peak
+from sagetui.core.run.figures import MAINLOOP
 
 if TYPE_CHECKING:
     from sagetui.core.report.mismatch import MismatchCollector

@@ -47,14 +47,16 @@ def _as_configured(c: MismatchCollector, report: Report) -> None:
     cfg = _config(report)
     if cfg is not None:
         why = "the configuration"
-        for key, want in cfg.shape.tensor_shapes().items():
+        for key, dims in cfg.shape.tensor_shapes().items():
             got = getattr(report, key)
             if got is not None:
-                for j, (a, b) in enumerate(zip(got, want, strict=False)):
+                for j, (a, b) in enumerate(zip(got, dims, strict=False)):
                     c.eq(f"$.{key}[{j}]", a, b, f"{why}'s shape, in its layout")
-        for key, want in (("warmup", cfg.warmup), ("iterations", cfg.iterations),
-                          ("iterations_per_round", cfg.iterations), ("layout", cfg.shape.layout)):
-            c.eq(f"$.{key}", getattr(report, key), want, why)
+        fixed: tuple[tuple[str, object], ...] = (
+            ("warmup", cfg.warmup), ("iterations", cfg.iterations),
+            ("iterations_per_round", cfg.iterations), ("layout", cfg.shape.layout))
+        for key, value in fixed:
+            c.eq(f"$.{key}", getattr(report, key), value, why)
         if report.inputs is not None:
             block = cfg.inputs_block()
             for k, x in report.inputs.model_dump(exclude_none=True).items():
@@ -122,13 +124,11 @@ def _schedule(c: MismatchCollector, report: Report) -> None:
     for e in report.schedule or []:
         got[(e.variant, e.round)] = got.get((e.variant, e.round), 0) + e.iterations
     numbers = report.round_numbers()
-    for v in report.variants or []:
+    for i, v in enumerate(report.variants or []):
         for j, (r, s) in enumerate(zip(numbers.get(v.name, []), v.rounds or [], strict=False)):
-            n = got.get((v.name, r))
-            c.eq(f"$.variants[{report.variants.index(v)}].rounds[{j}].count", s.count, n,
+            c.eq(f"$.variants[{i}].rounds[{j}].count", s.count, got.get((v.name, r)),
                  "its blocks' iterations in the schedule")
-    for i, e in enumerate(report.schedule or []):
-        c.recomputed.add(f"$.schedule[{i}].iterations")
+    c.recomputed.update(f"$.schedule[{i}].iterations" for i in range(len(report.schedule or [])))
 
 
 def _analysis(c: MismatchCollector, report: Report) -> None:
@@ -161,10 +161,10 @@ def _analysis(c: MismatchCollector, report: Report) -> None:
             c.eq(f"{p}.outliers.threshold", v.outliers.threshold, outlier_rule.THRESHOLD, why)
             c.eq(f"{p}.outliers.method", v.outliers.method, outlier_rule.METHOD, why)
             where = fig.outlier_where(m.variants[v.name], a.outliers)
-            got = [list(w) for w in v.outliers.where]
-            c.eq(f"{p}.outliers.where", str(got), str([list(w) for w in where]),
+            flagged = [list(w) for w in v.outliers.where]
+            c.eq(f"{p}.outliers.where", str(flagged), str([list(w) for w in where]),
                  why + ": (round, iteration) of each")
-            c.recomputed.update(f"{p}.outliers.where[{j}][{k}]" for j in range(len(got))
+            c.recomputed.update(f"{p}.outliers.where[{j}][{k}]" for j in range(len(flagged))
                                 for k in (0, 1))
 
 

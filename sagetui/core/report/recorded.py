@@ -46,8 +46,8 @@ def _no_samples(data: Json, path: str) -> bool:
 
 def _per_head(data: Json, path: str) -> bool:
     m = re.match(r"^\$\.variants\[(\d+)\]", path)
-    return m is not None and bool(((data["variants"][int(m[1])].get("accuracy") or {})
-                                   .get("per_head")))
+    return m is not None and bool((data["variants"][int(m[1])].get("accuracy") or {})
+                                   .get("per_head"))
 
 
 Rule = tuple[re.Pattern[str], str, Callable[[Json, str], bool] | None]

@@ -37,9 +37,9 @@ def check_sweep(c: MismatchCollector, report: Report) -> None:
     shapes = _plan(report, axes) if report.workload is None else None
     for i, p in enumerate(sweep.points):
         if shapes is not None and p.index < len(shapes):
-            want = shapes[p.index].model_dump()
+            planned = shapes[p.index].model_dump()
             for k, x in p.shape.model_dump().items():
-                c.same(f"$.sweep.points[{p.index}].shape.{k}", x, want.get(k),
+                c.same(f"$.sweep.points[{p.index}].shape.{k}", x, planned.get(k),
                        "the sweep's plan at this index (sweep/plan.plan)")
         path = f"$.sweep.points[{p.index}]"
         c.eq(f"$.sweep.points[{i}].index", p.index, i, "the points in index order")
