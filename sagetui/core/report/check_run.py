@@ -34,17 +34,18 @@ def check_run(c: MismatchCollector, report: Report) -> None:
     if report.sweep is not None or report.workload is not None:
         return
     if report.variants:
-        _analysis(c, report)
+        m = from_report(report)  # the report as the session's model: figures.py computes
+        _analysis(c, report, m)
         _thresholds(c, report)
-        _as_configured(c, report)
+        _as_configured(c, report, m)
         _schedule(c, report)
     _status(c, report)
 
 
-def _as_configured(c: MismatchCollector, report: Report) -> None:
+def _as_configured(c: MismatchCollector, report: Report, m: RunModel) -> None:
     """What the configuration fixes: the tensors' shapes, the iterations and warm-up, the
     inputs block; each variant's options as they ran, its own grid, its intervals."""
-    cfg = _config(report)
+    cfg = run_config(report)
     if cfg is not None:
         why = "the configuration"
         for key, dims in cfg.shape.tensor_shapes().items():
@@ -65,7 +66,6 @@ def _as_configured(c: MismatchCollector, report: Report) -> None:
                         c.same(f"$.inputs.{k}.{kk}", xx, (block.get(k) or {}).get(kk), why)
                 else:
                     c.same(f"$.inputs.{k}", x, block.get(k), why)
-    m = from_report(report)
     _top_level(c, report, m, cfg)
     for i, v in enumerate(report.variants or []):
         p, mv = f"$.variants[{i}]", m.variants[v.name]
@@ -131,8 +131,7 @@ def _schedule(c: MismatchCollector, report: Report) -> None:
     c.recomputed.update(f"$.schedule[{i}].iterations" for i in range(len(report.schedule or [])))
 
 
-def _analysis(c: MismatchCollector, report: Report) -> None:
-    m = from_report(report)
+def _analysis(c: MismatchCollector, report: Report, m: RunModel) -> None:
     try:
         an = fig.analysis(m)
     except ValueError as exc:  # round medians that are no durations (a report made elsewhere)
@@ -214,7 +213,8 @@ def is_left_out(v: Variant) -> bool:
         and v.rounds_asked is None and not v.rounds
 
 
-def _config(report: Report) -> RunConfig | None:
+def run_config(report: Report) -> RunConfig | None:
+    """The report's configuration as a RunConfig (None: none, or another version's)."""
     try:
         return RunConfig.model_validate(report.config) if report.config else None
     except ValidationError:
@@ -246,7 +246,7 @@ def expected_status(report: Report) -> tuple[str, list[str]] | None:
     if detail and detail[0].startswith(st.UNFINISHED):  # a recovery file, mid-run
         status, lines = st.unfinished(done)
         return st.with_left_out(status, lines, left)
-    cfg = _config(report)
+    cfg = run_config(report)
     planned = cfg.rounds if cfg is not None and cfg.until_ci_percent is None else None
     outcomes = [st.VariantOutcome(v.name, v.status or "ok", v.error, v.failed_round,
                                   v.rounds_asked if v.rounds_asked is not None

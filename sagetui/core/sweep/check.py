@@ -185,15 +185,10 @@ def _plan(report: Report, axes: sw.Axes | None) -> list[Shape] | None:
 
 def _measured_with(c: MismatchCollector, report: Report, sweep: Sweep) -> None:
     """The block's warm-up, rounds and iterations: the configuration's."""
-    from pydantic import ValidationError
-
-    from sagetui.core.config import RunConfig
+    from sagetui.core.report.check_run import run_config
     from sagetui.core.sweep.build import measured_with
 
-    try:
-        cfg = RunConfig.model_validate(report.config) if report.config else None
-    except ValidationError:
-        return
+    cfg = run_config(report)
     if cfg is None:
         return
     for k, x in measured_with(cfg).items():
