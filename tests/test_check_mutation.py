@@ -60,9 +60,9 @@ def test_seeded_mutations_of_every_sample_report_are_caught():
             words = rng.sample(words, 2 * NUMBERS_PER_FILE)
         rest = [m for m in todo if not m.path.endswith(WORD_PATHS)]
         sample = words + rng.sample(rest, min(NUMBERS_PER_FILE, len(rest)))
-        n, lost = mutation.run(data, sample)
-        tried += n
-        missed += [(path.name, m) for m in lost]
+        out = mutation.run(data, sample)
+        tried += out.tried
+        missed += [(path.name, m) for m in out.missed]
     assert tried > 200
     assert missed == []
 

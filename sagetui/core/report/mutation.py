@@ -107,15 +107,24 @@ def caught(data: Json) -> str | None:
     return "mismatch" if check_report(report) else None
 
 
-def run(data: Json, todo: list[Mutation] | None = None) -> tuple[int, list[Mutation]]:
-    """(mutations tried, the ones check missed); each change is made in place and undone."""
+@dataclass(frozen=True)
+class Outcome:
+    tried: int
+    missed: list[Mutation]  # check passed the changed report
+    refused: int  # caught at load: the report model refuses the changed value
+
+
+def run(data: Json, todo: list[Mutation] | None = None) -> Outcome:
+    """Each change made in place, checked and undone."""
     todo = mutations(data) if todo is None else todo
-    missed = []
+    missed, refused = [], 0
     for m in todo:
         _set(data, m.path, m.new)
         try:
-            if caught(data) is None:
-                missed.append(m)
+            how = caught(data)
         finally:
             _set(data, m.path, m.old)
-    return len(todo), missed
+        if how is None:
+            missed.append(m)
+        refused += how == "refused"
+    return Outcome(len(todo), missed, refused)
