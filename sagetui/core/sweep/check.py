@@ -35,14 +35,21 @@ def check_sweep(c: MismatchCollector, report: Report) -> None:
         axes = None
     gpu = (report.environment or {}).get("gpu")
     shapes = _plan(report, axes) if report.workload is None else None
+    last = -1
     for i, p in enumerate(sweep.points):
+        # in index order, each once, within the plan (a Slurm job's part holds some of them)
+        c.recomputed.add(f"$.sweep.points[{i}].index")
+        if p.index <= last or (shapes is not None and p.index >= len(shapes)):
+            c.out.append(_mismatch(f"$.sweep.points[{i}].index", p.index,
+                                   f"above {last}" + (f", below {len(shapes)}" if shapes else ""),
+                                   "the points in index order, each once, within the plan"))
+        last = p.index
         if shapes is not None and p.index < len(shapes):
             planned = shapes[p.index].model_dump()
             for k, x in p.shape.model_dump().items():
                 c.same(f"$.sweep.points[{p.index}].shape.{k}", x, planned.get(k),
                        "the sweep's plan at this index (sweep/plan.plan)")
         path = f"$.sweep.points[{p.index}]"
-        c.eq(f"$.sweep.points[{i}].index", p.index, i, "the points in index order")
         _point(c, path, p, sweep, axes)
         for j, v in enumerate(p.variants):
             peak = sw.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
