@@ -88,3 +88,23 @@ def test_merge_refuses_parts_of_different_sweeps_and_twice_measured_points(two_j
     # one part alone: merged, but incomplete (a point is missing), exit 1
     one = cli("merge", parts[0], "--json", d / "z.json")
     assert one.returncode == 1 and load_report(d / "z.json").status == "partial"
+
+
+def test_check_derives_each_parts_status_and_the_merged_sweeps(two_jobs):
+    """Issue 28: a job's part (its points all ran: complete, fewer points than the plan) passes
+    check; the merged report's status relabelled does not."""
+    from sagetui.core.report.check import check_report
+    from sagetui.core.report.model import Report
+
+    d, _ = two_jobs
+    parts = sorted((d / "sagetui-slurm").glob("part-*.json"))
+    assert len(parts) == 2
+    for p in parts:
+        r = load_report(p)
+        assert r.status == "complete" and len(r.sweep.points) < 3
+        assert check_report(r) == [], p
+    merged = json.loads((d / "s.json").read_text())
+    assert check_report(Report.model_validate(merged)) == []
+    for status in ("partial", "cancelled", "failed"):
+        bad = Report.model_validate({**merged, "status": status})
+        assert [m.path for m in check_report(bad)] == ["$.status"]

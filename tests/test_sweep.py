@@ -301,3 +301,29 @@ def test_end_to_end_crossovers_are_found_where_the_kernel_lines_do_not_cross():
     (x,) = sw.all_crossovers(pts)
     assert (x["metric"], x["before"], x["after"]) == ("e2e_tops", "sdpa", "sage")
     assert (x["x_low"], x["x_high"]) == (4096, 8192)
+
+
+@pytest.mark.parametrize(("where", "value", "path"), [
+    (["points", 0, "variants", 1, "verdict", "state"], "FASTER",
+     "$.sweep.points[0].variants[1].verdict.state"),
+    (["points", 1, "variants", 1, "verdict", "estimate_percent"], 3.0,
+     "$.sweep.points[1].variants[1].verdict.estimate_percent"),
+    (["points", 2, "variants", 1, "verdict", "threshold_percent"], 2.5,
+     "$.sweep.points[2].variants[1].verdict.threshold_percent"),
+    (["points", 3, "status"], "partial", "$.sweep.points[3].status"),
+    (["points", 3, "variants", 0, "status"], "failed", "$.sweep.points[3].variants[0].status"),
+])
+def test_check_rederives_each_points_verdict_and_status(sweep_report, where, value, path):
+    """Issue 28: a point's verdict from its variants' round medians through the one analysis,
+    its status from its variants', and the sweep's from its points."""
+    assert all(p.variants[1].verdict is not None for p in sweep_report.sweep.points)
+    data = sweep_report.to_json_dict()
+    node = data["sweep"]
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    assert path in [m.path for m in check_report(Report.model_validate(data))]
+    for status in ("partial", "failed", "cancelled"):
+        found = [m.path for m in check_report(Report.model_validate(
+            {**sweep_report.to_json_dict(), "status": status}))]
+        assert found == ["$.status"], (status, found)

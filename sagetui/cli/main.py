@@ -142,6 +142,8 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
 
     k = sub.add_parser("check", help="validate reports and recompute every derived number")
     k.add_argument("files", nargs="+", metavar="FILE")
+    k.add_argument("--recorded", action="store_true", help="list every fact taken as "
+                   "recorded (what no other figure of the report can re-derive), and why")
 
     doc = sub.add_parser("doctor", help="GPU, driver, CUDA, torch, SageAttention, NVML, "
                          "baselines, terminal")

@@ -15,6 +15,8 @@ checked in core/sweep/check.py, a workload block in core/workload/check.py.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sagetui.core import scheduler as geo
 from sagetui.core.config import MAX_HEAD_DIM
 from sagetui.core.derived import speedup_percent
@@ -22,9 +24,11 @@ from sagetui.core.kernel_facts import derive
 from sagetui.core.profile.check import check_diff, check_profiles
 from sagetui.core.report.check_accuracy_peak import check_kernel_fields
 from sagetui.core.report.check_host import check_host
+from sagetui.core.report.check_run import check_run
 from sagetui.core.report.check_sol import check_sol
 from sagetui.core.report.mismatch import Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, TailRow, Variant
+from sagetui.core.report.recorded import Recorded, inventory
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.summary import merge_round_summaries
 from sagetui.core.swap.check import check_swap
@@ -59,8 +63,40 @@ def _kernel_for(report: Report) -> str:
     return "sm89"
 
 
-def check_report(report: Report) -> list[Mismatch]:
+@dataclass(frozen=True)
+class Audit:
+    """What `sagetui check` says of a report: the figures that disagree with their
+    recomputation, how many it recomputed, the raw samples they came from, and what it took as
+    recorded (recorded.py: the one definition)."""
+
+    mismatches: list[Mismatch]
+    recomputed: int
+    raw_samples: int
+    recorded: list[Recorded]
+    derived: list[str]  # every other leaf (recorded.inventory)
+    recomputed_paths: set[str]
+
+    def unaccounted(self) -> list[str]:
+        """Derived leaves that no figure of check's recomputes (none, in a report it covers)."""
+        return [p for p in self.derived if p not in self.recomputed_paths]
+
+
+def audit(report: Report) -> Audit:
     c = MismatchCollector()
+    _check(c, report)
+    inv = inventory(report.to_json_dict(), c.recomputed)
+    return Audit(c.out, len(c.recomputed), inv.raw_samples, inv.recorded, inv.derived,
+                 c.recomputed)
+
+
+def check_report(report: Report) -> list[Mismatch]:
+    """The figures of a report that disagree with their recomputation."""
+    c = MismatchCollector()
+    _check(c, report)
+    return c.out
+
+
+def _check(c: MismatchCollector, report: Report) -> None:
     dims = _dims(report)
     kernel = _kernel_for(report)
     causal = bool(report.scheduler.causal) if report.scheduler else False
@@ -145,6 +181,12 @@ def check_report(report: Report) -> list[Mismatch]:
             n = max(getattr(r, key) for _, r in rows)
             want = geo.tail_points(n, tile)
             got = [getattr(r, key) for _, r in rows]
+            c.recomputed.update(f"$.tail_study[{i}].{key}" for i, _ in rows)
+            fixed = "kv_len" if key == "q_len" else "q_len"
+            if dims and dims.get(fixed):
+                for i, r in rows:
+                    c.eq(f"$.tail_study[{i}].{fixed}", getattr(r, fixed), dims[fixed],
+                         f"{sweep}: the run's {fixed}")
             if sorted(set(got)) != want:
                 c.out.append(Mismatch(f"$.tail_study[{rows[0][0]}].{key}", got, want,
                                       f"{sweep}: multiple of {tile} at or below {n}, +1, and {n}"))
@@ -155,6 +197,7 @@ def check_report(report: Report) -> list[Mismatch]:
             if report.samples is None:
                 c.eq(f"$.phase_timings.{name}.count", summary.count, report.iterations,
                      "one sample per iteration")
+                c.recomputed.add("$.iterations")
 
     d = report.manual_decomposition_vs_public_sage2
     if d is not None:
@@ -166,6 +209,8 @@ def check_report(report: Report) -> list[Mismatch]:
         if d.equal:
             c.eq("$.reference_checksum", report.reference_checksum, report.manual_checksum,
                  "equal outputs have equal checksums")
+            c.eq("$.manual_checksum", report.manual_checksum, report.reference_checksum,
+                 "equal outputs have equal checksums")
 
     _check_variants(c, report)
     check_profiles(report.mainloop_profiles or [], c.eq)
@@ -176,7 +221,7 @@ def check_report(report: Report) -> list[Mismatch]:
     check_sweep(c, report)
     check_workload(c, report)
     check_swap(c, report)
-    return c.out
+    check_run(c, report)
 
 
 def _check_variants(c: MismatchCollector, report: Report) -> None:
@@ -196,12 +241,16 @@ def _check_variants(c: MismatchCollector, report: Report) -> None:
                 if v.status in (None, "ok"):
                     c.eq(f"{p}.rounds[{r}].count", s.count, report.iterations_per_round,
                          "iterations_per_round")
+                    c.eq("$.iterations_per_round", report.iterations_per_round, s.count,
+                         f"{p}.rounds[{r}].count")
             if v.timing is not None:
                 merged = merge_round_summaries([s.model_dump() for s in v.rounds])
                 for k, val in merged.items():
                     c.eq(f"{p}.timing.{k}", getattr(v.timing, k), val, "from the rounds")
-            if report.rounds is not None and v.status in (None, "ok"):
+            if report.rounds is not None and v.status in (None, "ok") \
+                    and report.status in (None, "complete"):  # else: what it lost is its detail
                 c.eq(f"{p}.rounds", len(v.rounds), report.rounds, "one summary per round")
+                c.eq("$.rounds", report.rounds, len(v.rounds), f"{p}.rounds: one per round")
         if v.timing is not None:
             c.summary_shape(f"{p}.timing", v.timing)
             if totals:

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from sagetui.core import accuracy as acc
 from sagetui.core import distributions
-from sagetui.core.derived import OPS_FORMULA, attention_ops
+from sagetui.core.derived import OPS_FORMULA, attention_ops, call_and_mainloop
 from sagetui.core.peaks import kernel_peak
+from sagetui.core.run.figures import MAINLOOP
 
 if TYPE_CHECKING:
     from sagetui.core.report.mismatch import MismatchCollector
@@ -83,6 +84,13 @@ def check_kernel_fields(c: MismatchCollector, report: Report) -> None:
         if tops is not None and top:
             c.eq(f"{p}.achieved.call_share_of_peak", ach.get("call_share_of_peak"),
                  tops / top, "call_tops / peak_tops")
+        ml = (v.phase_timings or {}).get(MAINLOOP)
+        if ml is not None:
+            want = call_and_mainloop(ops, v.timing.p50_s, ml.p50_s, top)
+            for key in ("mainloop_tops", "mainloop_share_of_peak"):
+                c.eq(f"{p}.achieved.{key}", ach.get(key), want.get(key),
+                     f"{OPS_FORMULA} / p50 of {MAINLOOP}"
+                     + (", over peak_tops" if "share" in key else ""))
 
 
 METRICS = ("cosine_similarity", "relative_l1", "rmse")  # from the sums (max_abs_error is not)
@@ -96,6 +104,7 @@ def _check_heads(c: MismatchCollector, p: str, a: Accuracy, total_heads: int | N
         return
     heads = [h.head for h in a.per_head]
     compared = list(range(total_heads)) if a.heads == "all" and total_heads else a.heads
+    c.recomputed.update(f"{p}.per_head[{j}].head" for j in range(len(heads)))
     if isinstance(compared, list) and heads != compared:
         c.out.append(Mismatch(f"{p}.per_head", heads, compared, "one entry per head compared "
                               "(accuracy.heads), in head order"))
@@ -116,6 +125,7 @@ def _check_heads(c: MismatchCollector, p: str, a: Accuracy, total_heads: int | N
                  "the largest of the heads'" if key == "max_abs_error"
                  else "from the heads' sums added")
     worst = acc.worst_heads({e["head"]: e["relative_l1"] for e in entries})
+    c.recomputed.update(f"{p}.worst_heads[{j}]" for j in range(len(a.worst_heads or [])))
     if a.worst_heads is not None and a.worst_heads != worst:
         c.out.append(Mismatch(f"{p}.worst_heads", a.worst_heads, worst,
                               f"the {acc.WORST_HEADS} largest relative L1, worst first"))

@@ -40,9 +40,22 @@ def _close(a: Any, b: Any) -> bool:
 class MismatchCollector:
     def __init__(self) -> None:
         self.out: list[Mismatch] = []
+        self.recomputed: set[str] = set()  # the paths of every figure held against its own
 
     def eq(self, path: str, recorded: Any, expected: Any, why: str) -> None:
-        if recorded is not None and expected is not None and not _close(recorded, expected):
+        if recorded is None or expected is None:
+            return
+        self.recomputed.add(path)
+        if not _close(recorded, expected):
+            self.out.append(Mismatch(path, recorded, expected, why))
+
+    def same(self, path: str, recorded: Any, expected: Any, why: str) -> None:
+        """Equal, None included (a figure recomputed as absent must be absent)."""
+        self.recomputed.add(path)
+        if recorded is None or expected is None:
+            if recorded is not expected:
+                self.out.append(Mismatch(path, recorded, expected, why))
+        elif not _close(recorded, expected):
             self.out.append(Mismatch(path, recorded, expected, why))
 
     def summary_from_samples(self, path: str, s: Summary | None, samples: np.ndarray) -> None:
@@ -72,6 +85,7 @@ class MismatchCollector:
             return
         w["max_s"] = 1.0
         vals = {k: getattr(s, k) for k in w}
+        self.recomputed.update(f"{path}.{k}" for k in w)  # each from the other three
 
         def predict(known: list[str], target: str) -> float:
             (a, wa), (b, wb) = [(vals[k], w[k]) for k in known]

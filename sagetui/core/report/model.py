@@ -36,6 +36,7 @@ from sagetui.core.report.base import (
     Verdict,
 )
 from sagetui.core.samples import RoundSeries, Samples
+from sagetui.core.statistics import outliers as outlier_rule
 from sagetui.core.swap.model import Swap
 from sagetui.core.sweep.model import Sweep
 from sagetui.core.workload.model import Workload
@@ -151,8 +152,8 @@ class Drift(Model):
 
 
 class Outliers(Model):
-    method: str = "modified z-score (Iglewicz-Hoaglin), |z| > 3.5"
-    threshold: float = 3.5
+    method: str = outlier_rule.METHOD
+    threshold: float = outlier_rule.THRESHOLD
     count: Count = 0
     # (round, iteration) of each flagged total-latency sample; none is ever dropped
     where: list[tuple[int, int]] = Field(default_factory=list)

@@ -31,9 +31,8 @@ def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Re
     clocks = fig.clocks(m, an)
     variants = [_variant(m, v, base, an, samples, clocks.get(v.name))
                 for v in m.variants.values()]
-    status, detail = ending or ((m.status, m.status_detail) if m.status in st.TERMINAL else (
-        st.PARTIAL, [f"the run had not ended when this was written ({len(m.completed_rounds)}"
-                     f" rounds so far)"]))
+    status, detail = ending or ((m.status, m.status_detail) if m.status in st.TERMINAL
+                                else st.unfinished(len(m.completed_rounds)))
     data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "sagetui", "version": __version__},
@@ -99,12 +98,7 @@ def _variant(m: RunModel, v: VariantModel, base: VariantModel | None, an: Analys
         samples[v.name] = kept
         a = an.variants.get(v.name)
         flags = (a.outliers if a else None) or []
-        total = kept[TOTAL]
-        where = []
-        for i in flags:
-            r_i, it = total.locate(i)
-            where.append((v.completed_rounds[r_i], it))
-        entry["outliers"] = {"count": len(flags), "where": where}
+        entry["outliers"] = {"count": len(flags), "where": fig.outlier_where(v, flags)}
         if a is not None and a.drift is not None:
             entry["drift"] = a.drift.to_dict()
         entry.update(fig.host_figures(v))
@@ -138,10 +132,10 @@ def with_left_out(report: Report, left_out: Mapping[str, LeftOut]) -> Report:
     if not left_out:
         return report
     failed = [Variant(name=name, backend=lo.backend, spec=lo.spec, status="failed",
-                      error=f"its build failed: {lo.why}") for name, lo in left_out.items()]
-    detail = [f"variant {name} never ran: its build failed ({lo.why})"
-              for name, lo in left_out.items()]
-    status = st.PARTIAL if report.status == st.COMPLETE else report.status
+                      error=f"{st.BUILD_FAILED}{lo.why}") for name, lo in left_out.items()]
+    status, detail = st.with_left_out(report.status or st.COMPLETE,
+                                      list(report.status_detail or []),
+                                      [(name, lo.why) for name, lo in left_out.items()])
     return report.model_copy(update={
         "variants": [*(report.variants or []), *failed], "status": status,
-        "status_detail": [*(report.status_detail or []), *detail]})
+        "status_detail": detail})

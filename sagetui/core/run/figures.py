@@ -90,6 +90,11 @@ def intervals(v: VariantModel) -> dict[str, float]:
     """The 95 % half-width (percent) of each phase's and the total's typical round median."""
     if v.recorded is not None:
         return dict(v.recorded.intervals or {})
+    return measured_intervals(v)
+
+
+def measured_intervals(v: VariantModel) -> dict[str, float]:
+    """intervals() from the samples, whatever a report recorded (`sagetui check`)."""
     out = {}
     for phase in [*phase_order(v), TOTAL]:
         h = half_percent(list(round_medians(v, phase).values()))
@@ -142,6 +147,12 @@ def resolved_options(v: VariantModel) -> dict[str, Any]:
     sage2-auto, those its dispatch ran with (the runner's `dispatch` fact)."""
     if v.recorded is not None and v.recorded.options is not None:
         return dict(v.recorded.options)
+    return options_as_ran(v)
+
+
+def options_as_ran(v: VariantModel) -> dict[str, Any]:
+    """resolved_options() from the configuration and the dispatch, whatever a report recorded
+    (`sagetui check`)."""
     dispatched = v.facts.dispatch.options if v.facts.dispatch else {}
     return {**dispatched, **with_defaults(v.backend or "", v.options)}
 
@@ -159,7 +170,13 @@ def scheduler(m: RunModel, v: VariantModel) -> dict[str, Any] | None:
     """Its own grid: its kernel's tiles over the run's shape, waves over this GPU's SMs."""
     if v.recorded is not None and v.recorded.scheduler is not None:
         return v.recorded.scheduler.model_dump(exclude_none=True)
-    k, s = kernel(m, v), shape(m)
+    return own_grid(m, v)
+
+
+def own_grid(m: RunModel, v: VariantModel, k: str | None = None) -> dict[str, Any] | None:
+    """scheduler() from the kernel (its own, or `k`), the shape and the GPU, whatever a report
+    recorded (`sagetui check`)."""
+    k, s = k or kernel(m, v), shape(m)
     if k is None and v.backend is None and m.report is not None and m.report.scheduler:
         # a report made elsewhere (reference 001) keeps one grid for builds of one kernel
         return m.report.scheduler.model_dump(exclude_none=True)
@@ -296,6 +313,13 @@ def analysis(m: RunModel, *, drift: bool = True, outliers: bool = True) -> Analy
     outliers cost time a round of milliseconds does not wait for: the session asks for them
     at most every half second, and for the report)."""
     return analyse(**analysis_inputs(m, drift=drift, outliers=outliers))
+
+
+def outlier_where(v: VariantModel, flags: list[int]) -> list[tuple[int, int]]:
+    """(round, iteration) of each flagged sample of the whole call (indices into its kept
+    samples, as the analysis flags them)."""
+    total = v.samples[TOTAL].series()
+    return [(v.completed_rounds[r_i], it) for r_i, it in map(total.locate, flags)]
 
 
 def tail_rows(m: RunModel) -> list[dict[str, Any]]:

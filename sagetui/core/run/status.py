@@ -25,6 +25,10 @@ runner starts.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
 from sagetui.core.run import late
 from sagetui.core.run.model import RunModel
 
@@ -36,55 +40,144 @@ CANCELLED = "cancelled"
 FAILED = "failed"
 TERMINAL = (COMPLETE, PARTIAL, CANCELLED, FAILED)
 
+BUILD_FAILED = "its build failed: "  # a left-out variant's error: its build's failure follows
+
+
+@dataclass(frozen=True)
+class VariantOutcome:
+    """What the decision reads of one variant: the same facts from a live model
+    (`final_status`) and from a saved report (`report_outcomes`, for `sagetui check`)."""
+
+    name: str
+    status: str  # ok, failed (excluded: turned off; report 001's partial)
+    error: str | None
+    failed_round: int | None  # the round it failed in (None: at set-up, or not failed)
+    asked: int  # the rounds it was asked to run
+    kept: int  # the rounds of it kept
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a run ended, besides its variants: the facts no report field holds but its
+    status_detail (so `sagetui check` takes them as recorded, `parse_ending`).
+    stopped_by: who stopped it early ("the user", "SIGTERM", "every variant turned off");
+    error: the session's own failure; rounds_planned: the rounds it meant to make (None: as
+    many as it made, e.g. adaptive stopping that stopped itself); computing: the late figures
+    never computed (late.describe), None when none was left."""
+
+    stopped_by: str | None = None
+    error: str | None = None
+    rounds_planned: int | None = None
+    computing: str | None = None
+
 
 def final_status(m: RunModel, *, stopped_by: str | None = None, error: str | None = None,
                  rounds_planned: int | None = None) -> tuple[str, list[str]]:
-    """The terminal state of a run that ended, and why it is not complete (one line each).
-    stopped_by: who stopped it early ("the user", "SIGTERM", "every variant turned off");
-    error: the session's own failure; rounds_planned: the rounds it meant to make (None: as
-    many as it made, e.g. adaptive stopping that stopped itself)."""
+    """The terminal state of a run that ended, and why it is not complete (one line each)."""
+    outcomes = [VariantOutcome(v.name, v.status, v.error, v.failed_round, len(v.asked),
+                               len(v.completed_rounds)) for v in m.variants.values()]
+    computing = late.describe(m.computing) if m.measured and m.computing else None
+    return decide(outcomes, len(m.completed_rounds),
+                  Ending(stopped_by, error, rounds_planned, computing))
+
+
+def decide(variants: Sequence[VariantOutcome], done: int,
+           ending: Ending) -> tuple[str, list[str]]:
+    """The state machine's terminal decision (the module docstring's rules) from each variant's
+    rounds asked and kept, how many rounds the run completed (`done`) and how it ended.
+    A run that was stopped cut its last round short: a variant that kept one round fewer than
+    it was asked to lost none (the round cut short is not lost)."""
     detail: list[str] = []
-    kept_any = False
-    trouble = error is not None
-    last = max((r for v in m.variants.values() for r in v.asked), default=None)
-    for v in m.variants.values():
-        kept = v.completed_rounds
-        kept_any = kept_any or bool(kept)
-        asked = [r for r in v.asked if not (stopped_by and r == last)]  # the round cut short
+    kept_any = any(v.kept for v in variants)
+    trouble = ending.error is not None
+    stopped = ending.stopped_by is not None
+    for v in variants:
         if v.status == "failed":
             trouble = True
             when = (f"in round {v.failed_round + 1}" if v.failed_round is not None
                     else "before its first round")
-            kept_text = f"{len(kept)} of {len(v.asked)} rounds kept" if v.asked \
-                else "no round kept"
+            kept_text = f"{v.kept} of {v.asked} rounds kept" if v.asked else "no round kept"
             why = (v.error or "no reason given").rstrip(".")  # a sentence, then "; kept"
             detail.append(f"variant {v.name} failed {when}: {why}; {kept_text}")
-        elif missing := [r for r in asked if r not in kept]:
+        elif (lost := v.asked - v.kept - (1 if stopped and v.asked > v.kept else 0)) > 0:
             trouble = True
-            detail.append(f"variant {v.name} lost round{'s' * (len(missing) > 1)} "
-                          f"{', '.join(str(r + 1) for r in missing)}")
-    done = len(m.completed_rounds)
-    if m.measured and m.computing and kept_any:  # stopped or lost after its last round
+            detail.append(f"variant {v.name} lost {lost} of the {v.asked} rounds it was asked "
+                          "to run")
+    if ending.computing is not None and kept_any:  # stopped or lost after its last round
         trouble = True
-        detail.append(f"not computed: {late.describe(m.computing)}")
-    if error is not None:
-        detail.append(f"the session failed: {error}")
-    if stopped_by is not None:
-        of = f" of {rounds_planned}" if rounds_planned else ""
-        late_part = ", while computing the late figures" if m.measured and m.computing else ""
-        detail.append(f"stopped by {stopped_by} after {done}{of} rounds{late_part}")
-    elif rounds_planned is not None and done < rounds_planned and m.active():
+        detail.append(f"{NOT_COMPUTED}{ending.computing}")
+    if ending.error is not None:
+        detail.append(f"{SESSION_FAILED}{ending.error}")
+    if ending.stopped_by is not None:
+        of = f" of {ending.rounds_planned}" if ending.rounds_planned else ""
+        late_part = LATE_PART if ending.computing is not None else ""
+        detail.append(f"{STOPPED_BY}{ending.stopped_by} after {done}{of} rounds{late_part}")
+    elif ending.rounds_planned is not None and done < ending.rounds_planned \
+            and any(v.status == "ok" for v in variants):
         trouble = True
-        detail.append(f"{done} of {rounds_planned} rounds ran")
+        detail.append(f"{done} of {ending.rounds_planned} rounds ran")
     if not kept_any:
-        status = CANCELLED if stopped_by is not None and not trouble else FAILED
+        status = CANCELLED if stopped and not trouble else FAILED
     elif trouble:
         status = PARTIAL
-    elif stopped_by is not None:
+    elif stopped:
         status = CANCELLED
     else:
         status = COMPLETE
     return status, detail
+
+
+NOT_COMPUTED = "not computed: "
+SESSION_FAILED = "the session failed: "
+STOPPED_BY = "stopped by "
+LATE_PART = ", while computing the late figures"
+_STOP = re.compile(rf"^{STOPPED_BY}(?P<who>.*) after \d+(?: of \d+)? rounds(?P<late>{LATE_PART})?$")
+
+
+def parse_ending(detail: Iterable[str], rounds_planned: int | None) -> Ending:
+    """The Ending a status_detail says, for `sagetui check`: who stopped the run, the session's
+    failure and the late figures never computed are the run's own facts (taken as recorded);
+    every other line is decided again from the variants (`decide`)."""
+    stopped_by = error = computing = None
+    for line in detail:
+        if line.startswith(NOT_COMPUTED):
+            computing = line.removeprefix(NOT_COMPUTED)
+        elif line.startswith(SESSION_FAILED):
+            error = line.removeprefix(SESSION_FAILED)
+        elif m := _STOP.match(line):
+            stopped_by = m["who"]
+            if m["late"] and computing is None:
+                computing = ""
+    return Ending(stopped_by, error, rounds_planned, computing)
+
+
+def recorded_lines(detail: Iterable[str]) -> list[int]:
+    """The status_detail lines that carry what `parse_ending` takes as recorded."""
+    return [i for i, line in enumerate(detail) if line.startswith((NOT_COMPUTED, SESSION_FAILED))
+            or _STOP.match(line)]
+
+
+def unfinished(rounds: int) -> tuple[str, list[str]]:
+    """The status of a report written before its run ended (a recovery file)."""
+    return PARTIAL, [f"{UNFINISHED}{rounds} rounds so far)"]
+
+
+UNFINISHED = "the run had not ended when this was written ("
+
+
+def left_out(name: str, why: str) -> str:
+    """The status line of a variant asked for that never ran: its build failed."""
+    return f"variant {name} never ran: {BUILD_FAILED.rstrip(': ')} ({why})"
+
+
+def with_left_out(status: str, detail: list[str],
+                  left: Iterable[tuple[str, str]]) -> tuple[str, list[str]]:
+    """A status and its detail with the variants left out (name, why): a complete run is
+    partial then, since complete means every variant asked for ran."""
+    lines = [left_out(name, why) for name, why in left]
+    if not lines:
+        return status, detail
+    return (PARTIAL if status == COMPLETE else status), [*detail, *lines]
 
 
 def exit_status(status: str | None, faults: int) -> int:

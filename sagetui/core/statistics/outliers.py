@@ -6,8 +6,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+THRESHOLD = 3.5  # |modified z| above it is flagged
+METHOD = f"modified z-score (Iglewicz-Hoaglin), |z| > {THRESHOLD:g}"
 
-def outliers(samples: Sequence[float] | np.ndarray, threshold: float = 3.5) -> list[int]:
+
+def outliers(samples: Sequence[float] | np.ndarray, threshold: float = THRESHOLD) -> list[int]:
     """Indices whose modified z-score |0.6745 (x - median) / MAD| exceeds threshold.
 
     Iglewicz & Hoaglin (1993). Flags only; the caller keeps every sample. When MAD is 0 (more

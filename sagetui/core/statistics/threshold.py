@@ -135,6 +135,27 @@ def calibrated(noise_floor_percent: float, key: str, utc: str | None) -> Thresho
                      noise_floor_percent, key, utc)
 
 
+def rule_percent(source: str | None, noise_floor_percent: float | None,
+                 config: Mapping[str, Any] | None) -> float | None:
+    """The threshold a verdict's source implies (`sagetui check`): the default's, twice a
+    calibration's or --noise-floor's floor (at least 1 %), --threshold's as configured; a
+    verdict that names no source (before schema 3) was judged with its configuration's."""
+    cfg = config or {}
+    if source == SOURCE_DEFAULT:
+        return vd.default_threshold_percent(None)
+    if source in (SOURCE_CALIBRATION, SOURCE_NOISE_FLOOR):
+        return vd.default_threshold_percent(noise_floor_percent)
+    if source == SOURCE_THRESHOLD:
+        return _number(cfg.get("threshold_percent"))
+    if source in (None, SOURCE_RECORDED):
+        thr, noise = _number(cfg.get("threshold_percent")), _number(cfg.get("noise_floor_percent"))
+        try:
+            return resolve_threshold(thr, noise).percent
+        except ValueError:
+            return None
+    return None
+
+
 def _number(x: Any) -> float | None:
     return float(x) if isinstance(x, int | float) and not isinstance(x, bool) \
         and math.isfinite(x) else None

@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sagetui.core import scheduler as geo
+from sagetui.core.config import Shape
 from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.sweep import plan as sw
+from sagetui.core.sweep.build import call_round_medians
 from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
 
 if TYPE_CHECKING:
@@ -32,13 +34,30 @@ def check_sweep(c: MismatchCollector, report: Report) -> None:
     except TypeError:
         axes = None
     gpu = (report.environment or {}).get("gpu")
-    for p in sweep.points:
+    shapes = _plan(report, axes) if report.workload is None else None
+    last = -1
+    for i, p in enumerate(sweep.points):
+        # in index order, each once, within the plan (a Slurm job's part holds some of them)
+        c.recomputed.add(f"$.sweep.points[{i}].index")
+        if p.index <= last or (shapes is not None and p.index >= len(shapes)):
+            c.out.append(_mismatch(f"$.sweep.points[{i}].index", p.index,
+                                   f"above {last}" + (f", below {len(shapes)}" if shapes else ""),
+                                   "the points in index order, each once, within the plan"))
+        last = p.index
+        if shapes is not None and p.index < len(shapes):
+            planned = shapes[p.index].model_dump()
+            for k, x in p.shape.model_dump().items():
+                c.same(f"$.sweep.points[{p.index}].shape.{k}", x, planned.get(k),
+                       "the sweep's plan at this index (sweep/plan.plan)")
         path = f"$.sweep.points[{p.index}]"
         _point(c, path, p, sweep, axes)
         for j, v in enumerate(p.variants):
             peak = sw.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
                 else v.peak_tops
             check_variant_point(c, f"{path}.variants[{j}]", v, p.ops, peak)
+        check_point_claims(c, path, p, sweep.baseline)
+    _measured_with(c, report, sweep)
+    _sweep_status(c, report, sweep, axes)
     want = sw.all_crossovers(sweep.points)
     got = [x.model_dump() for x in sweep.crossovers]
     if len(got) != len(want):
@@ -117,3 +136,104 @@ def check_variant_point(c: MismatchCollector, path: str, v: SweepVariantPoint, o
 _WHY = {"kernel_tops": "ops / p50 of the kernel phase", "e2e_tops": "ops / p50 of the call",
         "peak_tops": "the GPU's datasheet peak", "kernel_share_of_peak": "kernel TOPS / peak",
         "e2e_share_of_peak": "end-to-end TOPS / peak"}
+
+
+def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint,
+                       baseline: str | None) -> None:
+    """A point's words and verdicts: each variant ok exactly when it has timings, the point's
+    status from its variants', byte-exact against the baseline's output at the point, and
+    each verdict from the variants' round medians through the one analysis."""
+    from sagetui.core.statistics.analysis import analyse
+    from sagetui.core.statistics.threshold import Threshold, rule_percent
+
+    words = []
+    for j, v in enumerate(p.variants):
+        if v.samples and v.kernel_phase is not None:
+            c.eq(f"{path}.variants[{j}].kernel_phase", v.kernel_phase,
+                 sw.kernel_phase([k for k in v.samples if k != "total"]),
+                 "the main loop's phase where the backend has one, else the whole call")
+        word = "ok" if v.timing is not None and v.kernel is not None else "failed"
+        c.eq(f"{path}.variants[{j}].status", v.status, word, "ok exactly when it has timings")
+        words.append(word)
+    ok = words.count("ok")
+    want = "ok" if p.variants and ok == len(p.variants) else "partial" if ok else "failed"
+    if not (p.status == "skipped" and not p.variants):
+        c.eq(f"{path}.status", p.status, want, "from its variants' (sweep/build.point)")
+    base = next((v for v in p.variants if v.name == baseline), None)
+    for j, v in enumerate(p.variants):
+        exact = (v.accuracy or {}).get("byte_exact")
+        if exact is not None and base is not None and base.output_sha256 and v.output_sha256:
+            c.eq(f"{path}.variants[{j}].accuracy.byte_exact", exact,
+                 v.output_sha256 == base.output_sha256, "its output's sha256 is the baseline's")
+    if base is None or not any(v.verdict for v in p.variants):
+        return
+    medians = {v.name: dict(enumerate(call_round_medians(v))) for v in p.variants}
+    p50s = {v.name: v.timing.p50_s if v.timing else None for v in p.variants}
+    for j, v in enumerate(p.variants):
+        if v.verdict is None:
+            continue
+        vp = f"{path}.variants[{j}].verdict"
+        t = Threshold.from_fields(v.verdict.model_dump())
+        c.eq(f"{vp}.threshold_percent", v.verdict.threshold_percent,
+             rule_percent(v.verdict.threshold_source, v.verdict.noise_floor_percent, None),
+             "the threshold rule for its source")
+        if t is None or not medians.get(v.name):
+            continue
+        try:
+            an = analyse(medians, p50s, baseline, t, drift_of=())
+        except ValueError:
+            continue
+        a = an.variants.get(v.name)
+        want_v = a.verdict.to_dict() if a is not None and a.verdict is not None else {}
+        got = v.verdict.model_dump()
+        for k, x in want_v.items():
+            c.same(f"{vp}.{k}", got.get(k), x,
+                   "the paired verdict on the round medians of the raw samples")
+
+
+def _plan(report: Report, axes: sw.Axes | None) -> list[Shape] | None:
+    """The shapes the sweep planned, from its configuration's shape and its axes."""
+    try:
+        return sw.plan(Shape.model_validate((report.config or {}).get("shape")), axes) \
+            if axes is not None else None
+    except (ValueError, TypeError):
+        return None
+
+
+def _measured_with(c: MismatchCollector, report: Report, sweep: Sweep) -> None:
+    """The block's warm-up, rounds and iterations: the configuration's."""
+    from sagetui.core.report.check_run import run_config
+    from sagetui.core.sweep.build import measured_with
+
+    cfg = run_config(report)
+    if cfg is None:
+        return
+    for k, x in measured_with(cfg).items():
+        c.eq(f"$.sweep.{k}", str(getattr(sweep, k)) if isinstance(x, dict) else getattr(sweep, k),
+             str(x) if isinstance(x, dict) else x, "the configuration")
+
+
+def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
+                  axes: sw.Axes | None) -> None:
+    """A sweep's status from its points (sweep/build.points_status) against its plan: stopped
+    by the user, it is cancelled unless every point ran; cut short by an error, partial where
+    it kept a point. A part of a sweep (a Slurm job's) does not say which points it was given:
+    one whose points all ran may be complete with fewer points than the plan."""
+    from sagetui.core.sweep.build import points_status
+
+    if report.status is None or report.workload is not None:
+        return
+    shapes = _plan(report, axes)
+    want = points_status(sweep.points, len(shapes) if shapes is not None else len(sweep.points))
+    allowed = {want}
+    if want != "complete":
+        allowed.add("cancelled")
+    if want == "failed" and sweep.points:
+        allowed.add("partial")
+    if want == "partial" and sweep.points and all(p.status == "ok" for p in sweep.points):
+        allowed.add("complete")  # a part of the sweep
+    c.recomputed.add("$.status")
+    if report.status not in allowed:
+        c.out.append(_mismatch("$.status", report.status, " or ".join(sorted(allowed)),
+                               "from the points against the sweep's plan "
+                               "(sweep/build.points_status)"))

@@ -1,0 +1,179 @@
+"""What `sagetui check` cannot re-derive from a report, defined once: the raw samples (what
+everything else is recomputed from) and the recorded facts (a clock reading, the environment, a
+hash the runner took, the configuration asked for...), which `check` lists as "taken as
+recorded" and counts. Every other leaf of a report is a derived figure or word that `check`
+recomputes; the mutation benchmark (benchmarks/check_mutation.py) changes each of those in turn
+and counts how many `check` catches.
+
+A rule is a regular expression over a leaf's JSON path ("$.variants[0].timing.p50_s") and the
+reason it is taken as recorded. Rules that hold only in some reports (a summary whose samples
+the report does not keep) say so with a condition on the report's JSON.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+Json = dict[str, Any]
+
+# the raw per-iteration seconds: a run's samples[variant][phase][round][i], a sweep point's
+# variants[j].samples[phase][round][i]
+RAW_SAMPLES = re.compile(r"^\$(\.sweep\.points\[\d+\]\.variants\[\d+\])?\.samples\.")
+
+_V = r"^\$\.variants\[\d+\]"
+_P = r"^\$\.sweep\.points\[\d+\]"
+_SUMMARY = r"\.(count|mean_s|p50_s|p90_s|p95_s|p99_s|min_s|max_s)$"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    path: str
+    why: str
+
+
+def _no_samples(data: Json, path: str) -> bool:
+    """A summary of a variant whose raw samples the report does not keep (report 001's, and
+    every summary of a report made elsewhere)."""
+    m = re.match(r"^\$\.variants\[(\d+)\]", path)
+    if m is None:
+        return not data.get("samples")
+    v = data["variants"][int(m[1])]
+    return not (data.get("samples") or {}).get(v.get("name"))
+
+
+def _per_head(data: Json, path: str) -> bool:
+    m = re.match(r"^\$\.variants\[(\d+)\]", path)
+    return m is not None and bool((data["variants"][int(m[1])].get("accuracy") or {})
+                                   .get("per_head"))
+
+
+Rule = tuple[re.Pattern[str], str, Callable[[Json, str], bool] | None]
+
+
+def _rule(pattern: str, why: str, when: Callable[[Json, str], bool] | None = None) -> Rule:
+    return re.compile(pattern), why, when
+
+
+RULES: list[Rule] = [
+    _rule(r"^\$\.(schema_version|created_utc|source_commit)$", "the report's envelope"),
+    _rule(r"^\$\.tool\.", "the report's envelope"),
+    _rule(r"^\$\.environment\.", "the machine it ran on, as the runner and the host said"),
+    _rule(r"^\$\.config\.", "the configuration asked for"),
+    _rule(r"^\$\.metadata\.", "the workload's own facts, as given"),
+    _rule(r"sha256$", "a hash the runner took"),
+    _rule(r"\.provenance\.", "the build's files as the runner found them"),
+    _rule(r"\.telemetry\[\d+\]\.", "NVML's readings during the round"),
+    _rule(r"^\$\.faults\[\d+\]\.", "what went wrong, as it was seen"),
+    _rule(_P + r"\.faults\[\d+\]\.", "what went wrong, as it was seen"),
+    _rule(r"^\$\.schedule\[\d+\]\.(round|half|variant)$", "the interleaving that ran"),
+    _rule(_V + r"\.(checksum|max_abs_diff|mean_abs_diff)$", "the runner's reading of the output"),
+    _rule(r"^\$\.manual_decomposition_vs_public_sage2\.(max_abs|mean_abs)$",
+          "the runner's comparison of the outputs"),
+    _rule(r"^\$\.tail_study\[\d+\]\.checksum$", "the runner's reading of the output"),
+    _rule(_P + r"\.variants\[\d+\]\.checksum$", "the runner's reading of the output"),
+    _rule(_P + r"\.variants\[\d+\]\.accuracy\.(max_abs_diff|mean_abs_diff)$",
+          "the runner's comparison of the outputs"),
+    _rule(_P + r"\.(elapsed_s)$", "a clock reading"),
+    _rule(_P + r"\.measured_on\.", "the runner that measured it"),
+    _rule(r"\.profile_wall_s$", "a clock reading"),
+    _rule(r"^\$\.sweep\.axes\.", "the sweep's axes, as asked"),
+    _rule(_V + r"\.deterministic$", "the runner's hashes of every block's output"),
+    _rule(_V + r"\.accuracy\.per_head\[\d+\]\.(max_abs_error|elements)$",
+          "the runner's measurement of the head's output (a max is no sum)"),
+    _rule(_V + r"\.accuracy\.per_head\[\d+\]\.sums\.", "the runner's sums of the head's output"),
+    _rule(_V + r"\.accuracy\.(cosine_similarity|relative_l1|rmse|max_abs_error|elements)$",
+          "the runner's measurement of the output (no per-head sums kept)",
+          lambda d, p: not _per_head(d, p)),
+    _rule(_V + r"\.accuracy\.lse_max_abs_error$", "the runner's measurement of the lse"),
+    _rule(r"\.noise_floor_percent$", "the calibration's measurement (an A/A run before it)"),
+    _rule(r"^\$\.mainloop_profiles\[\d+\]\..*\.(samples|instructions_executed)$",
+          "Nsight Compute's counts"),
+    _rule(r"^\$\.mainloop_profiles\[\d+\]\.hot_lines\[\d+\]\.line$",
+          "the source line Nsight Compute placed the samples on"),
+    _rule(r"^\$\.mainloop_profiles\[\d+\]\.(line_info|sampling_interval)$",
+          "the build and the profiler's settings, as found"),
+    _rule(r"^\$\.([qkv]_shape\[\d+\]|warmup)$", "the run's shape and warm-up, as the report "
+          "made elsewhere gives them", lambda d, p: "tool" not in d),
+    _rule(r"^\$\.scheduler\.(explicit_pipeline_stages|cta_q|cta_k|warp_q|warp_k)$",
+          "the kernel's tile configuration, as the report made elsewhere gives it",
+          lambda d, p: "tool" not in d),
+    _rule(_P + r"\.variants\[\d+\]\.accuracy\.(cosine_similarity|relative_l1|rmse|"
+          r"max_abs_error|worst_head|worst_head_relative_l1)$",
+          "the runner's measurement of the output (a point keeps no sums)"),
+    _rule(_P + r"\.scheduler\.(sm_count|ctas_per_sm)$", "the GPU's, as the runner said"),
+    _rule(_V + r"\.achieved\.peak_tops$", "the datasheet peak as recorded (a report before "
+          "the per-type peaks names no peak types to look it up by)",
+          lambda d, p: "peak" not in d["variants"][int(p.split("[")[1].split("]")[0])]),
+    _rule(r"^\$\.achieved\.peak_tops$", "the datasheet peak as recorded (a report before the "
+          "per-type peaks)", lambda d, p: not any("peak" in v for v in d.get("variants") or [])),
+    # a summary of samples the report does not keep: what its neighbours cannot fix
+    _rule(r"\.(rounds\[\d+\]|phase_timings\.[^.]+)\.(min_s|mean_s|p50_s)$",
+          "a summary of samples the report does not keep", _no_samples),
+    _rule(_V + r"\.timing\.(p50_s|p90_s|p95_s|p99_s)$",
+          "a summary of samples the report does not keep", _no_samples),
+    _rule(r"^\$\.tail_study\[\d+\]\.mainloop\.(min_s|mean_s|p50_s)$",
+          "a summary of the tail study's samples, which the report does not keep"),
+    _rule(r"^\$\.tail_study\[\d+\]\.mainloop\.count$",
+          "the tail study's iterations, as the report made elsewhere ran them",
+          lambda d, p: "tool" not in d),
+]
+
+
+def leaves(x: Any, path: str = "$") -> Iterator[tuple[str, Any]]:
+    """Every leaf of a JSON value with its path."""
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield from leaves(v, f"{path}.{k}")
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield from leaves(v, f"{path}[{i}]")
+    else:
+        yield path, x
+
+
+def is_raw_sample(path: str) -> bool:
+    return RAW_SAMPLES.match(path) is not None
+
+
+def recorded_why(data: Json, path: str) -> str | None:
+    """Why this leaf is taken as recorded (None: a raw sample, or derived)."""
+    for pattern, why, when in RULES:
+        if pattern.search(path) and (when is None or when(data, path)):
+            return why
+    return None
+
+
+@dataclass(frozen=True)
+class Inventory:
+    raw_samples: int
+    recorded: list[Recorded]
+    derived: list[str]  # every other leaf: `check` recomputes it
+
+
+# the words `check` always decides again: never taken as recorded
+WORDS = re.compile(r"(^\$\.status|\.verdict\.state|^\$\.variants\[\d+\]\.status|"
+                   r"^\$\.sweep\.points\[\d+\](\.variants\[\d+\])?\.status)$")
+NAME = "a name or a word, as given"
+
+
+def inventory(data: Json, recomputed: set[str] | frozenset[str] = frozenset()) -> Inventory:
+    """Every leaf of a report's JSON (to_json_dict) as a raw sample, a recorded fact or a
+    derived figure. A string that `check` did not recompute (`recomputed`: its paths) is a
+    name or a word as given (a variant's name, an error, a kernel's), except the statuses and
+    verdict states, which are always derived."""
+    raw, recorded, derived = 0, [], []
+    for path, value in leaves(data):
+        if value is None:
+            continue
+        if is_raw_sample(path):
+            raw += 1
+        elif (why := recorded_why(data, path)) is not None:
+            recorded.append(Recorded(path, why))
+        elif isinstance(value, str) and path not in recomputed and not WORDS.search(path):
+            recorded.append(Recorded(path, NAME))
+        else:
+            derived.append(path)
+    return Inventory(raw, recorded, derived)
