@@ -371,3 +371,16 @@ def test_an_arch_the_toolkit_does_not_know_is_refused(
     with pytest.raises(BuildInputError, match="--arch 99.9: not an architecture"):
         tools.target_arch("99.9", {}, str(old))
     assert tools.target_arch("9.0a", {}, str(old)) == ("9.0a", "--arch")
+
+
+def test_a_file_where_a_cache_folder_belongs_is_replaced_saying_so(tmp_path: Path) -> None:
+    (tmp_path / "trees").write_text("not a folder")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    lines: list[str] = []
+    for name in ("trees", "dangling"):
+        assert cache.folder(tmp_path / name, lines.append).is_dir()
+    assert lines == [f"{tmp_path / 'trees'} was not a folder: removed",
+                     f"{tmp_path / 'dangling'} was not a folder: removed"]
+    assert cache.folder(tmp_path / "trees", pytest.fail).is_dir()  # a folder: nothing said
+    (tmp_path / "last_build.json").write_text("[]")
+    assert cache.last_build_s(tmp_path) is None

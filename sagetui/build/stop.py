@@ -21,7 +21,7 @@ import signal
 import time
 from collections.abc import Iterator
 
-from sagetui.build.errors import BuildInterrupted
+from sagetui.build.errors import BuildFailed, BuildInterrupted
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 GRACE_S = 10.0  # after the signal, how long the group has to end before it is killed
@@ -66,6 +66,10 @@ def forward_signals() -> Iterator[None]:
     try:
         yield
         check("between builds (no compiler was running)")
+    except (OSError, BuildFailed) as exc:  # what failed after a signal, as a hangup's EIO
+        if _received:  # on a write to the terminal, is the signal's doing
+            raise BuildInterrupted(_received[0], f"the build ({exc})") from None
+        raise
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

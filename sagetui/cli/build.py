@@ -4,6 +4,7 @@ CLI's side of sagetui/build (its progress lines, its failures as exit statuses).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 
@@ -37,7 +38,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         with forward_signals():
             return _build(args)
     except BuildInterrupted as exc:
-        _say(f"sagetui: {exc}")
+        with contextlib.suppress(OSError):  # a terminal that hung up takes no line
+            _say(f"sagetui: {exc}")
         return exc.status
 
 

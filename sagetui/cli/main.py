@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -374,7 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         report_failure(exc)
         return 1
     except BuildInterrupted as exc:  # a signal during a `backend@src:PATH` variant's build
-        print(f"sagetui: {exc}", file=sys.stderr)
+        with contextlib.suppress(OSError):  # a terminal that hung up takes no line
+            print(f"sagetui: {exc}", file=sys.stderr)
         return exc.status
     except KeyboardInterrupt:
         return 130
