@@ -262,12 +262,10 @@ def test_a_source_edited_during_the_build_leaves_no_entry_under_the_old_key(
         tmp_path: Path) -> None:
     """The cache-poisoning case: setup.py edits a source as the build starts (build_tree.HOOKS),
     the test puts it back after; the next build of the original tree must compile it, not load
-    the edited code from an entry under the original's key. Then an edit put back by setup.py
-    itself before the build ends (the hash after the build is the one before): the entry is
-    still what the compiler read."""
+    the edited code from an entry under the original's key."""
     from sagetui.build.tree import hash_sources
 
-    from .build_tree import EDIT, PUT_BACK, write_tree
+    from .build_tree import EDIT, write_tree
 
     tree, root = write_tree(tmp_path / "tree", hooks=True), tmp_path / "cache"
     original, _ = hash_sources(tree)
@@ -285,15 +283,33 @@ def test_a_source_edited_during_the_build_leaves_no_entry_under_the_old_key(
                   cache_root=root)
     assert not again.cache_hit and again.source_sha256 == original
     assert answer(again.entry) == 89
-    # edited and put back within the build: the same hash after as before, yet the compiler
-    # read the edit (91); a new flag makes it a miss, so that setup.py runs
+    assert not list(root.glob(".staging-*"))
+
+
+def test_a_source_written_during_the_build_but_left_as_it_was(tmp_path: Path) -> None:
+    """Edited and put back within the build: the same hash after as before, yet the compiler
+    read the edit, so no entry is kept from that build. And a setup.py that writes a source
+    with the same text on every run: the second build reads what the first left, and its
+    entry is kept under the edited tree's key (two builds, not a failure)."""
+    from sagetui.build.tree import hash_sources
+
+    from .build_tree import ALWAYS, EDIT, PUT_BACK, write_tree
+
+    tree, root = write_tree(tmp_path / "tree", hooks=True), tmp_path / "cache"
+    original, _ = hash_sources(tree)
     (tree / EDIT).write_text(MODULE.format(value=91))
     (tree / PUT_BACK).touch()
+    lines: list[str] = []
+    facts = build(plan(tree, "sage2-sm89", arch=ARCH), progress=lines.append, cache_root=root)
+    assert len([ln for ln in lines if "changed during the build" in ln]) == 1, lines
+    assert facts.source_sha256 == original and answer(facts.entry) == 89
+    shutil.rmtree(facts.entry)  # a miss again, so that setup.py runs
+    (tree / ALWAYS).write_text(MODULE.format(value=92))
     lines.clear()
-    flagged = build(plan(tree, "sage2-sm89", arch=ARCH, cxx_flags="-DBONUS=0"),
-                    progress=lines.append, cache_root=root)
-    assert any("changed during the build" in ln for ln in lines), lines
-    assert flagged.source_sha256 == original and answer(flagged.entry) == 89
+    always = build(plan(tree, "sage2-sm89", arch=ARCH), progress=lines.append, cache_root=root)
+    assert len([ln for ln in lines if "changed during the build" in ln]) == 1, lines
+    assert always.source_sha256 == hash_sources(tree)[0] != original
+    assert answer(always.entry) == 92 and _keys_of(root, original) == []
     assert not list(root.glob(".staging-*"))
 
 

@@ -112,9 +112,12 @@ def _signature(tree: Path) -> Signature:
 
 
 def _changed(before: Signature, after: Signature, hashed: dict[str, str],
-             rehashed: dict[str, str]) -> list[str]:
+             rehashed: dict[str, str], *, by_stat: bool) -> list[str]:
+    """The source files whose content changed during the build, and with `by_stat` those
+    written (their stat moved) though their content ended as it was."""
     return sorted(rel for rel in before.keys() | after.keys() | hashed.keys() | rehashed.keys()
-                  if before.get(rel) != after.get(rel) or hashed.get(rel) != rehashed.get(rel))
+                  if hashed.get(rel) != rehashed.get(rel)
+                  or by_stat and before.get(rel) != after.get(rel))
 
 
 MAX_ATTEMPTS = 3  # builds of a tree whose sources change during each: then it fails
@@ -169,14 +172,18 @@ def build(p: Plan, *, progress: Progress, cache_root: Path | None = None,
     did, no entry is kept under the old key (what the compiler read of the changed files is not
     known), the changed files are touched (so that ninja recompiles them even where an object
     is newer than the edit) and the tree is built again as it is now; MAX_ATTEMPTS builds that
-    each see a change fail. The tree's build-temp is locked for the build (cache.tree_lock)."""
+    each see a change fail. A file written but left as it was (its content the same, its stat
+    not: an edit put back before the build ended, whose edited text the compiler may have
+    read) counts as a change in the first build only: a setup.py that writes a source with the
+    same text on every run then builds in two. The tree's build-temp is locked for the build
+    (cache.tree_lock)."""
     root = cache_root or paths.builds_dir()
     if root.exists() and not root.is_dir():
         raise BuildInputError(f"the build cache {root} is not a folder")
     root.mkdir(parents=True, exist_ok=True)
     _sweep(root, progress)
     changed: list[str] = []
-    for _ in range(MAX_ATTEMPTS):
+    for attempt in range(MAX_ATTEMPTS):
         k = _keyed(p, root, hash_sources(p.tree)[0])
         hit = _cached(k, p.modules, progress)
         if hit is not None:
@@ -190,7 +197,7 @@ def build(p: Plan, *, progress: Progress, cache_root: Path | None = None,
             hit = _cached(k, p.modules, progress)
             if hit is not None:
                 return hit
-            built = _build_entry(p, k, trees, env, progress, before, hashed)
+            built = _build_entry(p, k, trees, env, progress, before, hashed, attempt == 0)
         if isinstance(built, BuildFacts):
             return built
         changed = built
@@ -204,8 +211,8 @@ def build(p: Plan, *, progress: Progress, cache_root: Path | None = None,
 
 
 def _build_entry(p: Plan, k: _Keyed, trees: Path, env: Mapping[str, str] | None,
-                 progress: Progress, before: Signature,
-                 hashed: dict[str, str]) -> BuildFacts | list[str]:
+                 progress: Progress, before: Signature, hashed: dict[str, str],
+                 by_stat: bool) -> BuildFacts | list[str]:
     """Run setup.py into a staging folder and rename it into k's entry, when the sources after
     the compile are those hashed before it; else the files that changed (no entry)."""
     staging = cache.staging_dir(k.entry.parent, k.key)
@@ -216,7 +223,8 @@ def _build_entry(p: Plan, k: _Keyed, trees: Path, env: Mapping[str, str] | None,
         run_setup(p.tree, p.modules, staging / "lib",
                   cache.folder(trees / "build-temp", progress), _build_env(p, env),
                   cache.last_build_s(trees), progress)
-        changed = _changed(before, _signature(p.tree), hashed, hash_sources(p.tree)[1])
+        changed = _changed(before, _signature(p.tree), hashed, hash_sources(p.tree)[1],
+                           by_stat=by_stat)
         if changed:
             return changed
         files = {f"lib/{rel}": digest
