@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -400,3 +402,20 @@ def test_a_file_where_a_cache_folder_belongs_is_replaced_saying_so(tmp_path: Pat
     assert cache.folder(tmp_path / "trees", pytest.fail).is_dir()  # a folder: nothing said
     (tmp_path / "last_build.json").write_text("[]")
     assert cache.last_build_s(tmp_path) is None
+
+
+def test_a_cache_hit_sweeps_the_staging_of_gone_processes_only(built) -> None:
+    tree, root, facts = built
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = root / f".staging-{facts.key}-{int(gone.stdout)}"  # its process has ended
+    live = root / f".staging-{facts.key}-{os.getppid()}"  # a process still there
+    (dead / "lib").mkdir(parents=True)
+    live.mkdir()
+    lines: list[str] = []
+    again = build(plan(tree, "sage2-sm89", arch=ARCH), progress=lines.append, cache_root=root)
+    assert again.cache_hit
+    assert lines == [f"removed 1 staging folder left in {root} by a build whose sagetui is gone "
+                     f"(pid {int(gone.stdout)})"]
+    assert not dead.exists() and live.is_dir()
+    live.rmdir()

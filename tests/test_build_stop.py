@@ -92,6 +92,19 @@ def started_pids(tree: Path) -> list[int]:
     return [int(p) for p in marker.read_text().split() if int(p)] if marker.exists() else []
 
 
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (Linux: /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
 def builds(xdg: Path) -> Path:
     return xdg / "sagetui" / "builds"
 
@@ -141,7 +154,8 @@ def test_sigterm_to_run_mid_build_is_one_line_and_its_status(hooked) -> None:
     tree, xdg = hooked
     run = blocked_build(tree, xdg, ["run", "--variant", f"mine=sage2-sm89@src:{tree}",
                                     "--device", "cpu", "--json", str(tree.parent / "r.json")])
-    pids = started_pids(tree)
+    pids = started_pids(tree) + children(run.proc.pid)  # setup.py's, and the runner run starts
+    assert len(set(pids)) == 3
     run.proc.send_signal(signal.SIGTERM)
     rc, _, err = run.finish()
     assert rc == 128 + signal.SIGTERM, err

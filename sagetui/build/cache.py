@@ -119,7 +119,7 @@ def folder(path: Path, progress: Callable[[str], None]) -> Path:
     return path
 
 
-_STAGING = re.compile(r"^\.staging-[0-9a-f]+-(\d+)$")
+_STAGING = re.compile(r"^\.staging-.+-(\d+)$")  # staging_dir's names
 
 
 def sweep_staging(root: Path) -> list[tuple[Path, int]]:

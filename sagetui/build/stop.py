@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
 
@@ -59,6 +60,9 @@ def forward_signals() -> Iterator[None]:
     """SIGINT, SIGTERM and SIGHUP sent on to every build's group while the block runs (main
     thread only); on leaving it, BuildInterrupted if one came (where the block did not raise
     it already: a signal during a cache hit or between two builds still ends the command)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals are the main thread's: elsewhere a build runs as the console's do
+        return
     previous = {sig: signal.getsignal(sig) for sig in SIGNALS}
     _received.clear()
     for sig in SIGNALS:
