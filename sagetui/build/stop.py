@@ -31,11 +31,6 @@ _groups: set[int] = set()  # the process groups of builds running now
 _received: list[int] = []  # the signals forward_signals' handler took, first first
 
 
-def received() -> int | None:
-    """The first signal the handler took while forward_signals is on; None if none."""
-    return _received[0] if _received else None
-
-
 def check(what: str) -> None:
     """BuildInterrupted when a signal came: `what` is what it stopped."""
     if _received:
