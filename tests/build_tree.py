@@ -51,6 +51,10 @@ import atexit, os, subprocess, sys
 kid = 0
 if os.path.exists("spawn-child"):  # a second process in the build's group, besides setup.py
     kid = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid
+if os.path.exists(DEAF):  # setup.py deaf to SIGTERM (the driver's own handler replaced;
+    # after its child starts: an ignored signal stays ignored across exec)
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 with open(".started.part", "w") as f:  # "setup.py's pid and its child's": it has started
     f.write("%d %d" % (os.getpid(), kid))
 os.replace(".started.part", STARTED)
@@ -73,9 +77,9 @@ if os.path.exists(ALWAYS):  # the source written with the text ALWAYS holds, on 
     with open(ALWAYS) as f, open("csrc/qattn/pybind_sm89.cpp", "w") as out:
         out.write(f.read())
 '''
-STARTED, GATE, EDIT, PUT_BACK, ALWAYS = ("setup-started", "gate", "edit-once", "put-back",
-                                         "edit-always")
-for _name in ("STARTED", "GATE", "EDIT", "PUT_BACK", "ALWAYS"):
+STARTED, GATE, EDIT, PUT_BACK, ALWAYS, DEAF = ("setup-started", "gate", "edit-once",
+                                               "put-back", "edit-always", "deaf-to-sigterm")
+for _name in ("STARTED", "GATE", "EDIT", "PUT_BACK", "ALWAYS", "DEAF"):
     HOOKS = HOOKS.replace(_name, repr(globals()[_name]))
 
 SOURCES = {"qattn/pybind_sm89.cpp": 89, "fused/pybind.cpp": 1}

@@ -20,7 +20,7 @@ import pytest
 
 from sagetui.core.paths import pid_alive
 
-from .build_tree import GATE, STARTED, write_tree
+from .build_tree import DEAF, GATE, STARTED, write_tree
 from .conftest import TINY_ARCH
 
 pytestmark = pytest.mark.skipif(shutil.which("c++") is None or shutil.which("ninja") is None,
@@ -105,6 +105,14 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def running(pid: int) -> bool:
+    """Alive and not a zombie (a child its blocked parent has not reaped yet is one)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def builds(xdg: Path) -> Path:
     return xdg / "sagetui" / "builds"
 
@@ -148,6 +156,22 @@ def test_a_signal_to_sagetui_build_ends_the_build_and_its_staging(hooked, sig) -
     assert out == ""
     assert not any(pid_alive(pid) for pid in pids)  # setup.py and its child: waited for
     assert staging(xdg) == [] and entries(xdg) == []
+
+
+def test_a_second_signal_kills_a_build_deaf_to_the_first(hooked) -> None:
+    """setup.py ignores SIGTERM: the first SIGTERM ends the rest of its group (its child) and
+    sagetui waits for setup.py; a second one kills the group at once."""
+    tree, xdg = hooked
+    (tree / DEAF).touch()
+    build = blocked_build(tree, xdg)
+    setup_pid, kid = started_pids(tree)
+    build.proc.send_signal(signal.SIGTERM)
+    wait_for(lambda: not running(kid), "setup.py's child to end on the first SIGTERM")
+    assert pid_alive(setup_pid) and build.proc.poll() is None  # waiting for setup.py
+    build.proc.send_signal(signal.SIGTERM)
+    rc, _, err = build.finish()
+    assert rc == 128 + signal.SIGTERM and err[-1].startswith("sagetui: SIGTERM: stopped"), err
+    assert not pid_alive(setup_pid) and staging(xdg) == []
 
 
 def test_sigterm_to_run_mid_build_is_one_line_and_its_status(hooked) -> None:

@@ -45,7 +45,9 @@ try:
     ctypes.CDLL(None).prctl(1, signal.SIGTERM)
 except Exception:
     pass
-if os.getppid() != int(sys.argv[4]):
+try:  # sagetui died before the line above: nothing will send the signal
+    os.kill(int(sys.argv[4]), 0)
+except ProcessLookupError:
     _end(signal.SIGTERM, None)
 import runpy, setuptools
 wanted, out, temp = sys.argv[1].split(","), sys.argv[2], sys.argv[3]
