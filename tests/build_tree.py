@@ -44,15 +44,53 @@ static PyModuleDef module = {{PyModuleDef_HEAD_INIT, STR(TORCH_EXTENSION_NAME), 
 PyMODINIT_FUNC CAT(PyInit_, TORCH_EXTENSION_NAME)() {{ return PyModule_Create(&module); }}
 '''
 
+# What a test can make the tree's setup.py do (write_tree(hooks=True)), each asked for by a file
+# in the tree's root (none of them a source the build hashes), before it declares anything:
+HOOKS = '''
+import atexit, os, subprocess, sys
+kid = 0
+if os.path.exists("spawn-child"):  # a second process in the build's group, besides setup.py
+    kid = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid
+if os.path.exists(DEAF):  # setup.py deaf to SIGTERM (the driver's own handler replaced;
+    # after its child starts: an ignored signal stays ignored across exec)
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+with open(".started.part", "w") as f:  # "setup.py's pid and its child's": it has started
+    f.write("%d %d" % (os.getpid(), kid))
+os.replace(".started.part", STARTED)
+if os.path.exists(GATE):  # a FIFO: setup.py waits until the test writes to it
+    with open(GATE) as f:
+        f.read()
+if os.path.exists(EDIT):  # the source edited during the build, to the text EDIT holds
+    qattn = "csrc/qattn/pybind_sm89.cpp"
+    with open(qattn) as f:
+        original = f.read()
+    with open(EDIT) as f:
+        edited = f.read()
+    os.remove(EDIT)
+    with open(qattn, "w") as f:
+        f.write(edited)
+    if os.path.exists(PUT_BACK):  # and put back as it was when setup.py ends: a hash of the
+        os.remove(PUT_BACK)       # tree after the build cannot tell, the compiler read it
+        atexit.register(lambda: open(qattn, "w").write(original))
+if os.path.exists(ALWAYS):  # the source written with the text ALWAYS holds, on every run
+    with open(ALWAYS) as f, open("csrc/qattn/pybind_sm89.cpp", "w") as out:
+        out.write(f.read())
+'''
+STARTED, GATE, EDIT, PUT_BACK, ALWAYS, DEAF = ("setup-started", "gate", "edit-once",
+                                               "put-back", "edit-always", "deaf-to-sigterm")
+for _name in ("STARTED", "GATE", "EDIT", "PUT_BACK", "ALWAYS", "DEAF"):
+    HOOKS = HOOKS.replace(_name, repr(globals()[_name]))
+
 SOURCES = {"qattn/pybind_sm89.cpp": 89, "fused/pybind.cpp": 1}
 
 
-def write_tree(root: Path, qattn_value: int = 89) -> Path:
+def write_tree(root: Path, qattn_value: int = 89, hooks: bool = False) -> Path:
     """The tree under `root`; `_qattn_sm89.answer()` returns `qattn_value`, `_fused`'s 1 (plus
-    -DBONUS=N from CXX_APPEND_FLAGS)."""
+    -DBONUS=N from CXX_APPEND_FLAGS). `hooks`: its setup.py runs HOOKS first."""
     (root / "sageattention").mkdir(parents=True, exist_ok=True)
     (root / "sageattention" / "__init__.py").write_text("")
-    (root / "setup.py").write_text(SETUP)
+    (root / "setup.py").write_text((HOOKS if hooks else "") + SETUP)
     for rel, value in SOURCES.items():
         path = root / "csrc" / rel
         path.parent.mkdir(parents=True, exist_ok=True)

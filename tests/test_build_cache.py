@@ -4,8 +4,11 @@ BuildExtension, cached, checked, rebuilt; and the bad inputs refused with one li
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -246,3 +249,173 @@ def test_a_source_variant_of_a_non_tree_is_one_line(
     assert main(["run", "--variant", f"x=sage2-sm89@src:{tmp_path}"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "not a SageAttention tree" in err
+
+
+# issue 29: an entry is what was compiled; malformed entries, failures and archs in one line
+
+
+def _keys_of(root: Path, source_sha256: str) -> list[str]:
+    """The entries whose manifest says they were built from this source hash."""
+    return [p.name for p in root.glob("[0-9a-f]*")
+            if cache.read_manifest(p)["inputs"]["source_sha256"] == source_sha256]
+
+
+def test_a_source_edited_during_the_build_leaves_no_entry_under_the_old_key(
+        tmp_path: Path) -> None:
+    """The cache-poisoning case: setup.py edits a source as the build starts (build_tree.HOOKS),
+    the test puts it back after; the next build of the original tree must compile it, not load
+    the edited code from an entry under the original's key."""
+    from sagetui.build.tree import hash_sources
+
+    from .build_tree import EDIT, write_tree
+
+    tree, root = write_tree(tmp_path / "tree", hooks=True), tmp_path / "cache"
+    original, _ = hash_sources(tree)
+    (tree / EDIT).write_text(MODULE.format(value=90))
+    lines: list[str] = []
+    edited = build(plan(tree, "sage2-sm89", arch=ARCH), progress=lines.append, cache_root=root)
+    said = [ln for ln in lines if "changed during the build" in ln]
+    assert len(said) == 1 and said[0].startswith("csrc/qattn/pybind_sm89.cpp changed"), lines
+    assert "no cache entry kept for key" in said[0]
+    # what ran is the edited code, under the key of the edited tree; nothing under the original's
+    assert edited.source_sha256 == hash_sources(tree)[0] != original
+    assert answer(edited.entry) == 90 and _keys_of(root, original) == []
+    set_qattn_source(tree, MODULE.format(value=89))  # the test puts it back
+    again = build(plan(tree, "sage2-sm89", arch=ARCH), progress=lambda _: None,
+                  cache_root=root)
+    assert not again.cache_hit and again.source_sha256 == original
+    assert answer(again.entry) == 89
+    assert not list(root.glob(".staging-*"))
+
+
+def test_a_source_written_during_the_build_but_left_as_it_was(tmp_path: Path) -> None:
+    """Edited and put back within the build: the same hash after as before, yet the compiler
+    read the edit, so no entry is kept from that build. And a setup.py that writes a source
+    with the same text on every run: the second build reads what the first left, and its
+    entry is kept under the edited tree's key (two builds, not a failure)."""
+    from sagetui.build.tree import hash_sources
+
+    from .build_tree import ALWAYS, EDIT, PUT_BACK, write_tree
+
+    tree, root = write_tree(tmp_path / "tree", hooks=True), tmp_path / "cache"
+    original, _ = hash_sources(tree)
+    (tree / EDIT).write_text(MODULE.format(value=91))
+    (tree / PUT_BACK).touch()
+    lines: list[str] = []
+    facts = build(plan(tree, "sage2-sm89", arch=ARCH), progress=lines.append, cache_root=root)
+    assert len([ln for ln in lines if "changed during the build" in ln]) == 1, lines
+    assert facts.source_sha256 == original and answer(facts.entry) == 89
+    shutil.rmtree(facts.entry)  # a miss again, so that setup.py runs
+    (tree / ALWAYS).write_text(MODULE.format(value=92))
+    lines.clear()
+    always = build(plan(tree, "sage2-sm89", arch=ARCH), progress=lines.append, cache_root=root)
+    assert len([ln for ln in lines if "changed during the build" in ln]) == 1, lines
+    assert always.source_sha256 == hash_sources(tree)[0] != original
+    assert answer(always.entry) == 92 and _keys_of(root, original) == []
+    assert not list(root.glob(".staging-*"))
+
+
+def _damage(entry: Path, how: str) -> None:
+    manifest = entry / "manifest.json"
+    data = json.loads(manifest.read_text())
+    if how == "manifest []":
+        manifest.write_text("[]")
+    elif how == "files a list":
+        manifest.write_text(json.dumps({**data, "files": list(data["files"])}))
+    elif how == "a module missing":
+        data["files"] = {k: v for k, v in data["files"].items() if "_fused" not in k}
+        manifest.write_text(json.dumps(data))
+    elif how == "a file outside lib/":
+        data["files"] = {"../../x.so": "0" * 64}
+        manifest.write_text(json.dumps(data))
+    elif how == "build_s a string":
+        manifest.write_text(json.dumps({**data, "build_s": "soon"}))
+    elif how == "manifest a folder":
+        manifest.unlink()
+        manifest.mkdir()
+    elif how == "entry a file":
+        shutil.rmtree(entry)
+        entry.write_text("not a folder")
+
+
+@pytest.mark.parametrize("how", ["manifest []", "files a list", "a module missing",
+                                 "a file outside lib/", "build_s a string",
+                                 "manifest a folder", "entry a file"])
+def test_a_malformed_entry_is_rebuilt_with_one_line(built, how: str) -> None:
+    tree, root, facts = built
+    _damage(Path(facts.entry), how)
+    lines: list[str] = []
+    again = build(plan(tree, "sage2-sm89", arch=ARCH), progress=lines.append, cache_root=root)
+    assert not again.cache_hit and again.key == facts.key
+    said = [ln for ln in lines if "corrupted" in ln]
+    assert len(said) == 1 and said[0].endswith(": rebuilding"), lines
+    assert cache.stale_reason(Path(again.entry), again.key, again.modules) is None
+    assert answer(again.entry) == 89 and answer(again.entry, "_fused") == 1
+
+
+def test_a_setup_py_that_fails_silently_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """setup.py exits 3 (the driver's own status for an undeclared module) and prints nothing:
+    the failure still has a reason, never an empty one."""
+    from .build_tree import write_tree
+
+    tree = write_tree(tmp_path / "tree")
+    (tree / "setup.py").write_text("# sageattention._qattn_sm89, sageattention._fused\n"
+                                   "import sys\nsys.exit(3)\n")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert main(["build", str(tree), "--arch", ARCH, "--backend", "sage2-sm89"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].endswith("failed: setup.py exited with status 3 and printed nothing"), err
+    assert not list((tmp_path / "xdg" / "sagetui" / "builds").glob(".staging-*"))
+
+
+def test_an_arch_the_toolkit_does_not_know_is_refused(
+        built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    tree, _, _ = built
+    line = _refused(capsys, str(tree), "--arch", "99.9")
+    assert line.startswith("sagetui: --arch 99.9: not an architecture this CUDA toolkit builds ") \
+        or "--arch 99.9: not an architecture this CUDA toolkit builds for" in line
+    assert "8.9" in line  # the list it knows
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "99.9")
+    assert "TORCH_CUDA_ARCH_LIST=99.9: not an architecture" in _refused(capsys, str(tree))
+    # an nvcc that cannot list its architectures (older than CUDA 11): the documented table
+    old = tmp_path / "nvcc"
+    old.write_text("#!/bin/sh\necho 'nvcc fatal : Unknown option' >&2\nexit 1\n")
+    old.chmod(0o755)
+    archs, how = tools.known_archs(str(old))
+    assert archs == tools.KNOWN_ARCHS and "CUDA 11.0 to 13.0" in how
+    with pytest.raises(BuildInputError, match="--arch 99.9: not an architecture"):
+        tools.target_arch("99.9", {}, str(old))
+    assert tools.target_arch("9.0a", {}, str(old)) == ("9.0a", "--arch")
+
+
+def test_a_file_where_a_cache_folder_belongs_is_replaced_saying_so(tmp_path: Path) -> None:
+    (tmp_path / "trees").write_text("not a folder")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    lines: list[str] = []
+    for name in ("trees", "dangling"):
+        assert cache.folder(tmp_path / name, lines.append).is_dir()
+    assert lines == [f"{tmp_path / 'trees'} was not a folder: removed",
+                     f"{tmp_path / 'dangling'} was not a folder: removed"]
+    assert cache.folder(tmp_path / "trees", pytest.fail).is_dir()  # a folder: nothing said
+    (tmp_path / "last_build.json").write_text("[]")
+    assert cache.last_build_s(tmp_path) is None
+
+
+def test_a_cache_hit_sweeps_the_staging_of_gone_processes_only(built) -> None:
+    tree, root, facts = built
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = root / f".staging-{facts.key}-{int(gone.stdout)}"  # its process has ended
+    live = root / f".staging-{facts.key}-{os.getppid()}"  # a process still there
+    (dead / "lib").mkdir(parents=True)
+    live.mkdir()
+    lines: list[str] = []
+    again = build(plan(tree, "sage2-sm89", arch=ARCH), progress=lines.append, cache_root=root)
+    assert again.cache_hit
+    assert lines == [f"removed 1 staging folder left in {root} by a build whose sagetui is gone "
+                     f"(pid {int(gone.stdout)})"]
+    assert not dead.exists() and live.is_dir()
+    live.rmdir()

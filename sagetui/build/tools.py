@@ -4,6 +4,7 @@ starts; their versions, and torch's, for the cache key (read without importing t
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import re
@@ -77,22 +78,56 @@ def torch_versions() -> tuple[str, str | None]:
 # a compute capability, with the arch-specific "a" (9.0a: wgmma) that CUDA images put in
 # TORCH_CUDA_ARCH_LIST; SageAttention's setup.py reads both as the same target
 ARCH = re.compile(r"^\d+\.\d+a?$")
+# The real architectures CUDA 11.0 to 13.0 build for, when the toolkit cannot list its own
+# (an nvcc older than 11, without --list-gpu-arch)
+KNOWN_ARCHS = ("7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0", "10.0", "10.1",
+               "10.3", "11.0", "12.0", "12.1")
+_COMPUTE = re.compile(r"^compute_(\d+)(\d)[af]?$")
 
 
-def target_arch(given: str | None, env: Mapping[str, str] | None = None) -> tuple[str, str]:
+@functools.lru_cache(maxsize=8)
+def known_archs(nvcc_path: str | None) -> tuple[tuple[str, ...], str]:
+    """The architectures the toolkit builds for (`nvcc --list-gpu-arch`: compute_90 is 9.0)
+    and where the list came from; KNOWN_ARCHS without an nvcc that lists them."""
+    if nvcc_path is not None:
+        try:
+            out = subprocess.run([nvcc_path, "--list-gpu-arch"], capture_output=True,
+                                 text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            out = None
+        found = [f"{m.group(1)}.{m.group(2)}" for ln in (out.stdout.split() if out else [])
+                 if (m := _COMPUTE.match(ln))]
+        if out is not None and out.returncode == 0 and found:
+            return tuple(sorted(set(found), key=lambda a: tuple(map(int, a.split("."))))), \
+                f"{nvcc_path} --list-gpu-arch"
+    return KNOWN_ARCHS, "the architectures CUDA 11.0 to 13.0 know"
+
+
+def _known(arch: str, how: str, nvcc_path: str | None) -> str:
+    archs, listed_by = known_archs(nvcc_path)
+    if arch.removesuffix("a") not in archs:
+        raise BuildInputError(f"{how}: not an architecture this CUDA toolkit builds for "
+                              f"({listed_by}: {', '.join(archs)})")
+    return arch
+
+
+def target_arch(given: str | None, env: Mapping[str, str] | None = None,
+                nvcc_path: str | None = None) -> tuple[str, str]:
     """The one architecture to build for and where it came from: --arch, else
-    TORCH_CUDA_ARCH_LIST (one entry), else this machine's GPU (torch.cuda, in a subprocess)."""
+    TORCH_CUDA_ARCH_LIST (one entry), else this machine's GPU (torch.cuda, in a subprocess);
+    each checked against the toolkit's architectures (known_archs)."""
     env = os.environ if env is None else env
     if given:
         if not ARCH.match(given):
             raise BuildInputError(f"--arch {given!r}: give a compute capability such as 9.0")
-        return given, "--arch"
+        return _known(given, f"--arch {given}", nvcc_path), "--arch"
     listed = env.get("TORCH_CUDA_ARCH_LIST", "").strip()
     if listed:
         if not ARCH.match(listed):
             raise BuildInputError(f"TORCH_CUDA_ARCH_LIST={listed!r}: sagetui builds for one "
                                   "architecture; give one such as 9.0 (or --arch)")
-        return listed, "TORCH_CUDA_ARCH_LIST"
+        return _known(listed, f"TORCH_CUDA_ARCH_LIST={listed}", nvcc_path), \
+            "TORCH_CUDA_ARCH_LIST"
     code = ("import torch; print('%d.%d' % torch.cuda.get_device_capability() "
             "if torch.cuda.is_available() else '')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -101,4 +136,4 @@ def target_arch(given: str | None, env: Mapping[str, str] | None = None) -> tupl
     if not arch:
         raise BuildInputError("no GPU here to take the architecture from: give --arch "
                               "(e.g. --arch 9.0)")
-    return arch, "gpu"
+    return _known(arch, f"this GPU's architecture {arch}", nvcc_path), "gpu"

@@ -4,12 +4,14 @@ CLI's side of sagetui/build (its progress lines, its failures as exit statuses).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 
 from sagetui.build.builder import build, plan
-from sagetui.build.errors import BuildFailed, BuildInputError
+from sagetui.build.errors import BuildFailed, BuildInputError, BuildInterrupted
 from sagetui.build.sources import plan_sources, resolve_sources
+from sagetui.build.stop import forward_signals
 from sagetui.cli.errors import UsageError
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
@@ -31,6 +33,17 @@ def report_failure(exc: BuildFailed) -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    """SIGINT, SIGTERM and SIGHUP stop the build (build/stop.py): one line, 128+N."""
+    try:
+        with forward_signals():
+            return _build(args)
+    except BuildInterrupted as exc:
+        with contextlib.suppress(OSError):  # a terminal that hung up takes no line
+            _say(f"sagetui: {exc}")
+        return exc.status
+
+
+def _build(args: argparse.Namespace) -> int:
     try:
         backends = args.backend or []
         if not backends:  # the arch decides: checked by a plan of any backend first
@@ -63,7 +76,8 @@ def build_sources(config: RunConfig, failed: dict[str, LeftOut] | None = None,
     """Every `backend@src:PATH` variant checked (UsageError) and built, its path then its
     cache entry; the progress on stderr. A variant whose build fails is left out with the
     compiler's error block, recorded in `failed` (its spec and why), and the others run
-    (BuildFailed when none is left). `arch`: --arch, as `sagetui build` takes it."""
+    (BuildFailed when none is left). `arch`: --arch, as `sagetui build` takes it. A signal
+    stops the builds and the command before any run (BuildInterrupted)."""
     specs = {v.name: v for v in config.variants}
 
     def left_out(name: str, exc: BuildFailed) -> None:
@@ -73,8 +87,11 @@ def build_sources(config: RunConfig, failed: dict[str, LeftOut] | None = None,
             failed[name] = LeftOut.of(specs[name], exc)
 
     try:
-        plans = plan_sources(config, arch=arch)
-        return resolve_sources(config, plans, lambda line: _say(f"build: {line}"),
-                               on_failure=left_out)
+        with forward_signals():
+            plans = plan_sources(config, arch=arch)
+            return resolve_sources(config, plans, lambda line: _say(f"build: {line}"),
+                                   on_failure=left_out)
     except BuildInputError as exc:
         raise UsageError(str(exc)) from None
+    except BuildInterrupted as exc:  # main.py says it in one line: the signal's status
+        raise BuildInterrupted(exc.signum, f"{exc.what}; the run never started") from None

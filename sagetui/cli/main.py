@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from sagetui import __version__
-from sagetui.build.errors import BuildFailed
+from sagetui.build.errors import BuildFailed, BuildInterrupted
 from sagetui.cli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -386,6 +387,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         report_failure(exc)
         return 1
+    except BuildInterrupted as exc:  # a signal during a `backend@src:PATH` variant's build
+        with contextlib.suppress(OSError):  # a terminal that hung up takes no line
+            print(f"sagetui: {exc}", file=sys.stderr)
+        return exc.status
     except KeyboardInterrupt:
         return 130
 

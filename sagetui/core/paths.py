@@ -48,7 +48,8 @@ RECOVERY_MAX_AGE_DAYS = 30
 _RECOVERY_NAME = re.compile(r"^run-\d{8}-\d{6}-(\d+)(?:-\d+)?\.json$")
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -80,7 +81,7 @@ def prune_recovery(folder: Path, spare: Path | None = None, now: float | None = 
     for i, (mtime, p, pid) in enumerate(found):
         if i < keep and now - mtime <= max_age_days * 86400:
             continue
-        if p == spare or pid == os.getpid() or _alive(pid):
+        if p == spare or pid == os.getpid() or pid_alive(pid):
             continue
         try:
             p.unlink()
