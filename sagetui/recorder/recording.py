@@ -1,13 +1,24 @@
 """A capture in progress: every call the wrappers hand over is counted and its signature
 tallied; the selected ones, within --max-calls and --max-bytes, are copied to the host and
-written at once, one safetensors file each; at the end, the manifest."""
+written at once, one safetensors file each; at the end, the manifest.
+
+A call made in a forked process (multiprocessing with fork, a DataLoader worker) is not
+recorded: the process shares the parent's recording as it was at the fork, and its saves would
+take the parent's indices and files. It is counted instead: a byte appended to a file of its
+own under FORKED (one per process, named by its pid), which `finish` reads into the manifest
+(`forked_calls`, `forked_pids`). `finish` renames FORKED away first, so a process still running
+after it counts nowhere and leaves nothing in the capture.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
+import shutil
 import sys
 import threading
+import weakref
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -36,6 +47,7 @@ from sagetui.recorder.module_path import ModulePaths
 from sagetui.recorder.targets import Target
 
 Signature = tuple[Any, ...]
+FORKED = ".forked"  # in the directory: a file per forked process that made calls, a byte a call
 
 
 class Recording:
@@ -43,7 +55,12 @@ class Recording:
     failure ends the capture, said by `finish`, and leaves the program alone)."""
 
     def __init__(self, directory: Path, settings: Settings) -> None:
-        self.directory, self.settings = directory, settings
+        # absolute: the program may change directory (Hydra does)
+        self.directory, self.settings = Path(os.path.abspath(directory)), settings
+        self.pid = os.getpid()
+        self.forked = False  # this is a forked copy of the recording: count, do not record
+        (self.directory / FORKED).mkdir(exist_ok=True)
+        _RECORDINGS.add(self)
         self.selection = Selection.parse(settings.calls)
         self.paths = ModulePaths()
         self.seen = self.selected = self.saved_bytes = 0
@@ -59,17 +76,49 @@ class Recording:
                  frame: FrameType | None) -> None:
         if self.failure is not None:
             return
+        if self.forked:
+            self._count_forked()
+            return
         try:
             self._record(target, args, kwargs, frame)
         except Exception as exc:  # the program must not see the capture fail
             self.failure = (f"the capture failed after {self.seen} calls: "
                             f"{type(exc).__name__}: {exc}")
 
+    def _in_forked_child(self) -> None:
+        self.forked = True
+        self._lock = threading.Lock()  # another thread may have held it at the fork
+
+    def _count_forked(self) -> None:
+        try:
+            fd = os.open(self.directory / FORKED / str(os.getpid()),
+                         os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, b".")
+            finally:
+                os.close(fd)
+        except OSError:  # the capture has ended (FORKED renamed away): counted nowhere
+            pass
+
+    def _forked_calls(self) -> tuple[int, list[int]]:
+        """The calls forked processes made (and their pids), FORKED taken away first."""
+        taken = self.directory / (FORKED + ".read")
+        try:
+            os.rename(self.directory / FORKED, taken)
+        except FileNotFoundError:
+            return 0, []
+        try:
+            counts = {int(p.name): p.stat().st_size for p in taken.iterdir()
+                      if p.name.isdigit()}
+        finally:
+            shutil.rmtree(taken, ignore_errors=True)
+        return sum(counts.values()), sorted(counts)
+
     def _record(self, target: Target, args: tuple[Any, ...], kwargs: dict[str, Any],
                 frame: FrameType | None) -> None:
         a = target.arguments(args, kwargs)
         q, k, v = a[target.params[0]], a[target.params[1]], a[target.params[2]]
-        module, root = self.paths.of(frame)
+        module, root = self.paths.at(frame)
         mask, scale = a.get("attn_mask"), a.get(target.scale)
         # the call's signature, from the arguments as given (cheap: every call has one, and
         # most are not saved); the manifest's facts are made only for a call that is saved
@@ -125,6 +174,7 @@ class Recording:
 
     def finish(self, argv: list[str]) -> Manifest:
         """The manifest, written into the directory; CaptureError where the capture failed."""
+        forked, pids = self._forked_calls()
         if self.failure is not None:
             raise CaptureError(self.failure)
         sage = sys.modules.get("sageattention")
@@ -138,7 +188,8 @@ class Recording:
                 torch=torch.__version__, sageattention=_version(sage) if sage else None,
                 device=self.device, device_name=self.device_name, argv=argv,
                 settings=self.settings, calls_seen=self.seen, calls_selected=self.selected,
-                bytes_saved=self.saved_bytes, budget_cut=self.cut, calls=calls)
+                bytes_saved=self.saved_bytes, budget_cut=self.cut, forked_calls=forked,
+                forked_pids=pids, calls=calls)
             (self.directory / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n",
                                                    encoding="utf-8")
         except ValidationError as exc:  # a dtype the manifest has no name for...
@@ -146,6 +197,18 @@ class Recording:
         except OSError as exc:
             raise CaptureError(one_line(f"the capture's manifest: {exc}")) from None
         return manifest
+
+
+_RECORDINGS: weakref.WeakSet[Recording] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for recording in list(_RECORDINGS):
+        if recording.pid != os.getpid():
+            recording._in_forked_child()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _facts(target: Target, a: dict[str, Any], q: torch.Tensor, k: torch.Tensor

@@ -153,6 +153,11 @@ class Manifest(Model):
                                   "--max-calls or the budget)")
     bytes_saved: Bytes = Field(description="the saved tensors' bytes")
     budget_cut: BudgetCut | None = None
+    forked_calls: Count = Field(0, description="attention calls made in forked processes "
+                                "(multiprocessing with fork, DataLoader workers): counted, not "
+                                "recorded, and not among calls_seen")
+    forked_pids: list[Annotated[int, Field(ge=1)]] = Field(
+        default_factory=list, description="the forked processes that made them")
     calls: list[Call]
 
     @model_validator(mode="after")
