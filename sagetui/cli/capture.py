@@ -38,12 +38,12 @@ FORMS = "python SCRIPT [ARGS], python -m MODULE [ARGS] or SCRIPT.py [ARGS]"
 
 def cmd_capture(args: argparse.Namespace) -> int:
     if args.verify:
-        if args.program or args.out:
+        if args.program or args.out is not None:
             raise UsageError("--verify DIR checks a capture: give no --out and no program")
         return _verify(Path(args.verify))
     if not args.program:
         raise UsageError("no program given: sagetui capture --out DIR -- python SCRIPT [ARGS]")
-    if not args.out:
+    if args.out is None:
         raise UsageError("--out DIR is required: where the capture goes")
     command = _command(args.program)
     try:

@@ -85,8 +85,8 @@ def cmd_workload(args: argparse.Namespace, prestarted: Spawned | None = None) ->
               f"variants from {escape(str(capture.directory))}", highlight=False)
     for c in calls:
         if c.unfit:
-            err.print(f"skipped call {c.index}{f' {c.module}' if c.module else ''}: "
-                      f"{escape(c.unfit)}", highlight=False)
+            err.print(escape(f"skipped call {c.index}{f' {c.module}' if c.module else ''}: "
+                             f"{c.unfit}"), highlight=False)
 
     def make(cfg: RunConfig, **kw):
         from sagetui.session.workload import WorkloadSession

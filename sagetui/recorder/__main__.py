@@ -41,8 +41,7 @@ def run_program(program: list[str]) -> int:
             return exc.code or 0
         print(exc.code, file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        traceback.print_exc()
+    except KeyboardInterrupt:  # Ctrl-C, sent on by sagetui capture, which says so in a line
         return 130
     except BaseException:
         traceback.print_exc()

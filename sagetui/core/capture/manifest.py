@@ -47,8 +47,11 @@ def file_name(index: int) -> str:
     return f"call-{index:06d}.safetensors"
 
 
+MAX_DIMS = 8  # a tensor of more dimensions is no attention call's
+
+
 class Tensor(Model):
-    shape: list[Count]
+    shape: list[Count] = Field(max_length=MAX_DIMS)
     dtype: DType
     sha256: Sha256 = Field(description="of the tensor's raw contiguous bytes, as stored")
 

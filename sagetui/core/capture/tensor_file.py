@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from typing import BinaryIO
 from pathlib import Path
 
-from sagetui.core.capture.manifest import DTYPES
+from sagetui.core.capture.manifest import DTYPES, MAX_DIMS
 
 MAX_HEADER = 100 * 1024 * 1024  # safetensors' own limit
-MAX_DIMS = 8  # a tensor of more dimensions is no attention call's
 _BY_CODE = {code: name for name, (code, _) in DTYPES.items()}
 
 

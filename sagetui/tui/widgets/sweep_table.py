@@ -38,20 +38,21 @@ class SweepTable(SteadyTable):
                               "report with `sagetui view`", style="dim"), *[""] * 6)
             return
         for p in view.points:
-            label = f"{length_label(p.x)} {p.group}"
+            # Text, never markup: a workload's group holds a module path (`[...]` in a key)
+            label = Text(printable(f"{length_label(p.x)} {p.group}"))
             if not p.variants:
                 self.add_row(label, "-", Text(f"failed: {printable(p.error or '')}",
                                               style="red"), *[""] * 4)
             for v in p.variants:
                 if v.status != "ok":
-                    self.add_row(label, printable(v.name),
+                    self.add_row(label, Text(printable(v.name)),
                                  Text(f"failed: {printable(v.error or '')}", style="red"),
                                  *[""] * 4)
                     continue
                 share = "-" if v.kernel_share_of_peak is None else \
                     f"{100 * v.kernel_share_of_peak:.1f} %"
                 p50 = Text(f"{p50_text(v)} !", style="bold red") if noisy(v) else p50_text(v)
-                self.add_row(label, printable(v.name), p50, f"{v.kernel_tops:.3f}",
+                self.add_row(label, Text(printable(v.name)), p50, f"{v.kernel_tops:.3f}",
                              f"{v.e2e_tops:.3f}", share, printable(accuracy_text(v.accuracy)))
         if view.planned > len(view.points):
             self.add_row(Text(f"{len(view.points)} of {view.planned} points", style="dim"),
