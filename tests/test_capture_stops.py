@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 import torch
@@ -208,8 +207,9 @@ def test_a_signal_stops_the_program_and_its_group_and_keeps_nothing(tmp_path, si
     assert len(leftovers(tmp_path)) == 1  # staging, being written
     p.send_signal(signum)  # to sagetui alone: it sends it on
     assert p.wait(timeout=60) == status
-    assert (tmp_path / "err.txt").read_text().splitlines() == [f"sagetui capture: stopped by {signal.Signals(signum).name}: "
-                                "the program was stopped and nothing was captured"]
+    assert (tmp_path / "err.txt").read_text().splitlines() == [
+        f"sagetui capture: stopped by {signal.Signals(signum).name}: the program was stopped "
+        "and nothing was captured"]
     wait_for(lambda: gone(program) and gone(child), what="the program's processes to end")
     assert not (tmp_path / "cap").exists() and leftovers(tmp_path) == []
 

@@ -21,6 +21,7 @@ keeps each module's path from its first call while the module lives: a module is
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from types import FrameType
 
 import torch
@@ -64,16 +65,17 @@ class ModulePaths:
                     return known[1]
                 found = self.of(start)
                 key = id(module)
-                self._known[key] = (weakref.ref(module, lambda _, k=key: self._forget(k)),
-                                    found)
+                self._known[key] = (weakref.ref(module, self._forgetter(key)), found)
                 return found
             frame = frame.f_back
         return None, None
 
-    def _forget(self, key: int) -> None:
-        known = self._known.get(key)
-        if known is not None and known[0]() is None:
-            del self._known[key]
+    def _forgetter(self, key: int) -> Callable[[weakref.ref[torch.nn.Module]], None]:
+        def forget(_: weakref.ref[torch.nn.Module]) -> None:
+            known = self._known.get(key)
+            if known is not None and known[0]() is None:
+                del self._known[key]
+        return forget
 
     def of(self, frame: FrameType | None) -> Found:
         """(path of the innermost module, class of the outermost) for a call made in `frame`;

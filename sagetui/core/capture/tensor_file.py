@@ -11,8 +11,8 @@ import json
 import os
 import stat
 from dataclasses import dataclass
-from typing import BinaryIO
 from pathlib import Path
+from typing import BinaryIO
 
 from sagetui.core.capture.manifest import DTYPES, MAX_DIMS
 
