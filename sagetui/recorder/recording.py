@@ -67,6 +67,11 @@ class Recording:
         # each raw key (the arguments as given, _record) with its signature and count
         self._tallies: dict[tuple[Any, ...], _Tally] = {}
         self._module_hits: dict[str | None, bool] = {}
+        # which parts of the selection a call is asked about (none of them costs a call that
+        # --calls module:GLOB leaves out more than a dict lookup)
+        self._by_index = self.selection.text is None or bool(self.selection.ranges
+                                                             or self.selection.every)
+        self._by_module = bool(self.selection.globs)
         self.cut: BudgetCut | None = None
         self.device: str | None = None
         self.device_name: str | None = None
@@ -168,7 +173,9 @@ class Recording:
                 q = a[target.params[0]]
                 self.device = str(q.device)
                 self.device_name = torch.cuda.get_device_name(q.device) if q.is_cuda else None
-            if not (self.selection.matches_index(index) or self._module_selected(module)):
+            if not ((self._by_index and self.selection.matches_index(index))
+                    or (self._by_module and (self._module_hits.get(module)
+                                             or self._module_selected(module)))):
                 return
             a = target.arguments(args, kwargs)
             q, k, v = a[target.params[0]], a[target.params[1]], a[target.params[2]]
