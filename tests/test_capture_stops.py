@@ -185,7 +185,16 @@ def test_the_context_manager_with_a_relative_dir_and_a_change_of_directory(tmp_p
 
 # --- 2. signals: forwarded to the program's group, staging removed --------------------------
 
-def _start_forever(tmp_path):
+def _end(*pids):
+    """A test that failed leaves no process of its own behind."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _start_forever(tmp_path, request):
     """`sagetui capture` of a program that runs until stopped, once it runs; its output in
     files (the program's own child holds them open as long as it lives)."""
     (tmp_path / "forever.py").write_text(FOREVER)
@@ -196,14 +205,16 @@ def _start_forever(tmp_path):
     wait_for(lambda: (tmp_path / "pids").exists() or p.poll() is not None, what="the program")
     assert p.poll() is None, (tmp_path / "err.txt").read_text()
     program, child = map(int, (tmp_path / "pids").read_text().split())
+    request.addfinalizer(lambda: _end(p.pid, program, child))
     return p, program, child
 
 
 @pytest.mark.parametrize(("signum", "status"), [
     (signal.SIGINT, 130), (signal.SIGTERM, 128 + signal.SIGTERM),
     (signal.SIGHUP, 128 + signal.SIGHUP)])
-def test_a_signal_stops_the_program_and_its_group_and_keeps_nothing(tmp_path, signum, status):
-    p, program, child = _start_forever(tmp_path)
+def test_a_signal_stops_the_program_and_its_group_and_keeps_nothing(tmp_path, request, signum,
+                                                                    status):
+    p, program, child = _start_forever(tmp_path, request)
     assert len(leftovers(tmp_path)) == 1  # staging, being written
     p.send_signal(signum)  # to sagetui alone: it sends it on
     assert p.wait(timeout=60) == status
@@ -214,21 +225,20 @@ def test_a_signal_stops_the_program_and_its_group_and_keeps_nothing(tmp_path, si
     assert not (tmp_path / "cap").exists() and leftovers(tmp_path) == []
 
 
-def test_staging_of_a_killed_sagetui_is_swept_by_the_next_capture(cli, tmp_path):
-    p, program, child = _start_forever(tmp_path)
+def test_staging_of_a_killed_sagetui_is_swept_by_the_next_capture(cli, tmp_path, request):
+    p, program, child = _start_forever(tmp_path, request)
     p.kill()  # SIGKILL: no handler runs
     p.wait(timeout=60)
-    wait_for(lambda: gone(program), what="the program to end with its parent")
+    # the program ends with its parent, and the program's own child with the program
+    wait_for(lambda: gone(program) and gone(child), what="the program to end with its parent")
     [left] = leftovers(tmp_path)
     assert f"-{p.pid}-" in left
-    os.kill(child, signal.SIGKILL)  # the program's own child: this test's to end
     out = cli("capture", "--out", "cap", "--", "python", MODEL, "--record", "r.json")
     assert out.returncode == 0, out.stderr
     assert out.stderr.splitlines() == [
         f"sagetui capture: removed 1 staging directory ({left}) left by sagetui process "
         f"{p.pid}, no longer running"]
     assert leftovers(tmp_path) == [] and len(load_workload(tmp_path / "cap").calls) == 8
-    wait_for(lambda: gone(child), what="the program's child to end")
 
 
 # --- 3. --out as typed ---------------------------------------------------------------------

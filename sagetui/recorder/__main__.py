@@ -7,7 +7,8 @@ capture itself failed, the line saying why, core/capture/outcome.FAILED). SETTIN
 manifest's Settings as JSON. Its exit status is the program's.
 
 It ends with the process that started it (`sagetui capture`): a parent gone, killed even,
-leaves no program running on as an orphan (Linux: the parent-death signal).
+leaves no program running on as an orphan (Linux: the parent-death signal), nor a process the
+program forked (each one ends with its own parent in turn).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ def end_with_parent() -> None:
 def main(argv: list[str]) -> int:
     directory, settings, program = Path(argv[0]), Settings.model_validate_json(argv[1]), argv[2:]
     end_with_parent()
+    os.register_at_fork(after_in_child=end_with_parent)
     recording = Recording(directory, settings)
     installed = Installed(recording)
     try:
