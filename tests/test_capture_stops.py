@@ -382,3 +382,17 @@ def test_calls_alike_given_differently_share_a_signature(tmp_path):
     assert m is not None
     assert [x.count for x in m.calls] == [3, 3, 3, 2, 2, 1]
     assert len({x.signature for x in m.calls}) == 3
+
+
+def test_files_that_appear_in_out_while_the_program_runs_are_kept(cli, tmp_path):
+    """DIR empty at the start (the staging inside it): a file the program puts there is never
+    replaced; the capture goes beside, said in a line, exit 1."""
+    (tmp_path / "cap").mkdir()
+    (tmp_path / "writes.py").write_text(HYDRA.replace(
+        "import os\n", "import os\nopen('cap/mine.txt', 'w').write('mine')\n"))
+    out = cli("capture", "--out", "cap", "--", "python", "writes.py")
+    assert out.returncode == 1
+    assert out.stderr.splitlines() == ["cap appeared during the capture and is kept; wrote "
+                                       f"{tmp_path / 'cap.1'} beside it"]
+    assert [p.name for p in (tmp_path / "cap").iterdir()] == ["mine.txt"]
+    assert len(load_workload(tmp_path / "cap.1").calls) == 1 and leftovers(tmp_path) == []

@@ -71,7 +71,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
                 return _stopped(forwarded.signum)
             manifest = _finished(status, staged)
             try:
-                publish(staged, out)
+                at = publish(staged, out, args.force)
             except OSError as exc:
                 raise UsageError(f"cannot put the capture at {args.out}: "
                                  f"{exc.strerror or exc}") from None
@@ -81,8 +81,11 @@ def cmd_capture(args: argparse.Namespace) -> int:
             discard(staged)
     for line in notes(manifest):
         print(line, file=sys.stderr)
-    print(summary(manifest, args.out))
-    return 0
+    if at != out:  # DIR got files (or became a file) while the program ran: kept
+        print(f"{args.out} appeared during the capture and is kept; wrote {at} beside it",
+              file=sys.stderr)
+    print(summary(manifest, args.out if at == out else str(at)))
+    return 0 if at == out else 1
 
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

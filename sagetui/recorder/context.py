@@ -79,7 +79,7 @@ def capture(directory: str | os.PathLike[str], calls: str | None = None,
         why = refusal(manifest)
         if why is not None:
             raise CaptureError(why)
-        publish(recording.directory, out)
+        result.directory = publish(recording.directory, out, force)
     except OSError as exc:
         discard(recording.directory)
         raise CaptureError(f"cannot put the capture at {out}: {exc.strerror or exc}") from None
@@ -87,5 +87,8 @@ def capture(directory: str | os.PathLike[str], calls: str | None = None,
         discard(recording.directory)
         raise
     result.manifest = manifest
+    if result.directory != out:  # files were put in it while the program ran: kept
+        print(f"{out} appeared during the capture and is kept; wrote {result.directory} "
+              "beside it", file=sys.stderr)
     for line in notes(manifest):
         print(line, file=sys.stderr)

@@ -8,7 +8,8 @@ Where DIR does not exist the staging directory is made beside it and renamed to 
 is a directory already (empty, or replaced with --force) the staging directory is made inside
 it (the same file system, whatever is mounted there) and its files are moved in, manifest.json
 last: a directory is a capture once its manifest is there, and DIR itself (a shell's working
-directory, a mount point) stays the same directory.
+directory, a mount point) stays the same directory. Files that appear in DIR while the program
+runs are never replaced without --force: the capture goes beside DIR instead (DIR.1, ...).
 
 A staging directory is named by the host and the pid of the process that made it, so that one
 left by a sagetui killed with SIGKILL (its pid gone) is found and removed by the next capture
@@ -17,6 +18,7 @@ into that folder (`sweep`).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -130,20 +132,40 @@ def checked(staged: Path) -> Manifest:
     return manifest
 
 
-def publish(staged: Path, out: Path) -> None:
-    """The staged capture becomes DIR (`out`); what DIR held before (allowed by `force`) is
-    removed after. OSError where it cannot be put there (staged is left to the caller)."""
-    if not out.is_dir():
-        os.rename(staged, out)  # where nothing is
-        return
+def publish(staged: Path, out: Path, force: bool) -> Path:
+    """The staged capture becomes DIR (`out`), which is returned. With `force`, what DIR held
+    before is removed after. Without, a DIR that got files while the program ran (or a file
+    put there) is kept, and the capture goes beside it (out.1, out.2, ...): the path returned
+    says where. OSError where it cannot be put anywhere (staged is left to the caller)."""
+    beside = [out.with_name(f"{out.name}.{i}") for i in range(1, 1000)]
+    if out.is_dir():
+        entries = [n for n in os.listdir(out) if n != staged.name and not _ours(n)]
+        if not entries or force:
+            _move_in(staged, out, entries)
+            return out
+        targets = beside  # files appeared in DIR while the program ran: kept
+    else:
+        targets = [out, *beside]
+    for target in targets:
+        try:
+            os.rename(staged, target)  # where nothing is (a rename onto files fails)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+                raise
+            continue
+        return target
+    raise FileExistsError(f"{out} and every name beside it are taken")
+
+
+def _move_in(staged: Path, out: Path, entries: list[str]) -> None:
+    """The staged files into the directory DIR, manifest.json last; DIR's `entries` (with
+    --force) moved aside first and removed after."""
     old = None
-    entries = [n for n in os.listdir(out) if n != staged.name and not _ours(n)]
     if entries:
         old = Path(tempfile.mkdtemp(prefix="." + _tag(), suffix=OLD, dir=out))
         for name in entries:
             os.rename(out / name, old / name)
-    names = sorted(os.listdir(staged), key=lambda n: n == MANIFEST)  # the manifest last
-    for name in names:
+    for name in sorted(os.listdir(staged), key=lambda n: n == MANIFEST):
         os.rename(staged / name, out / name)
     os.rmdir(staged)
     if old is not None:
