@@ -199,8 +199,9 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
                          "no program, a bad option, DIR not empty (--force), the program failing, "
                          "no call matched. --verify DIR checks a capture against its files.")
     if full("capture"):
-        cap.add_argument("--out", metavar="DIR", help="where the capture goes (written beside "
-                         "it, renamed into place when whole)")
+        cap.add_argument("--out", metavar="DIR", help="where the capture goes: a new or empty "
+                         "directory, `.` or a symlink to one (written beside or inside it, put "
+                         "in place when whole, its files hashed again)")
         cap.add_argument("--calls", metavar="SELECT", help="which calls to save (default all): "
                          "indices and ranges (0,3,5-9; every call the program makes counts, "
                          "from 0), every:N, module:GLOB (module:blocks.*.attn), joined by commas "

@@ -67,14 +67,16 @@ class SweepTable(SteadyTable):
             self.add_row(*cells, *[""] * (len(self._columns) - len(cells)))
 
         for p in sorted(view.points, key=view.call_of) if workload else view.points:
-            # (label, variant): a workload's call and its shape facts, a sweep's point
-            head: tuple[Any, ...] = (p.group,) if workload else (f"{length_label(p.x)} {p.group}",)
+            # (label, variant): a workload's call and its shape facts, a sweep's point; Text,
+            # never markup: a workload's group holds a module path (`[...]` in a key)
+            head: tuple[Any, ...] = (Text(printable(p.group)),) if workload else \
+                (Text(printable(f"{length_label(p.x)} {p.group}")),)
             facts = shape_cells(p.shape) if workload else ()
             if not p.variants:
                 row(*head, "-", *facts, Text(f"failed: {printable(p.error or '')}", style="red"))
             for v in p.variants:
                 if v.status != "ok":
-                    row(*head, printable(v.name), *facts,
+                    row(*head, Text(printable(v.name)), *facts,
                         Text(f"failed: {printable(v.error or '')}", style="red"))
                     continue
                 share = "-" if v.kernel_share_of_peak is None else \
@@ -82,7 +84,7 @@ class SweepTable(SteadyTable):
                 p50 = Text(p50_cell(v), style="bold red") if noisy(v) else p50_text(v)
                 tops = (f"{v.kernel_tops:.3f}", f"{v.e2e_tops:.3f}")
                 accuracy = printable(accuracy_text(v.accuracy))
-                row(*head, printable(v.name), *facts, p50, *tops,
+                row(*head, Text(printable(v.name)), *facts, p50, *tops,
                     *((accuracy,) if workload else (share, accuracy)))
         if view.planned > len(view.points):
             what = "calls" if workload else "points"
