@@ -79,7 +79,7 @@ def run_once(python: str, tree: str, backend: str | None, shape: str, rounds: in
     out, err = proc.communicate(timeout=900)
     t_exit = time.perf_counter() - t0
     reader.join(timeout=10)
-    marks: dict[str, float | str] = {"exit": t_exit, "rc": proc.returncode,
+    marks: dict[str, float | str] = {"exit": t_exit, "rc": proc.returncode, "stderr": err[-400:],
                                      "report_path": str(tmp / "report.json")}
     rounds_done = [t for t, e in arrivals if e["event"] == "round_done"]
     for t, e in arrivals:

@@ -100,7 +100,11 @@ def main() -> int:
         m = run_once(sys.executable, str(ROOT), None, "ref", args.rounds, args.extra_path,
                      extra_args=[*VARIANTS, *words])
         kept = out / f"run_{name.split()[0]}.json"
-        report = json.loads(Path(str(m["report_path"])).read_text())
+        made = Path(str(m["report_path"]))
+        if not made.exists():  # the run's own words are in its marks (exit status, events)
+            print(f"\n{name}: no report (exit {m.get('rc')}; marks {m})")
+            continue
+        report = json.loads(made.read_text())
         kept.write_text(json.dumps(report))
         late = float(m.get("report", "nan")) - float(m.get("verdict", "nan"))
         print(f"\n{name}: status {report.get('status')}, exit {m['rc']}; measured -> finished "

@@ -282,3 +282,37 @@ def test_the_replay_note_names_the_difference() -> None:
     assert replay_note(-20.0, -40.0).endswith("the model gains more than the replay predicts "
                                               "(caches, overlap)")
     assert replay_note(None, -40.0) is None
+
+
+def test_a_stock_backend_is_swapped_in_through_its_public_function(tmp_path) -> None:
+    """What a user's swap pays is the library's public function (its Python and launches), so
+    a variant without another build goes through `public`; one with a path runs its own build
+    through `run`. SageAttention's public functions need CUDA: a subclass of the reference
+    backend with a public function of its own stands in for one here."""
+    import torch
+    import torch.nn.functional as F
+
+    from sagetui.core.config import VariantSpec
+    from sagetui.core.swap.model import ProcessSettings
+    from sagetui.recorder.install import Installed
+    from sagetui.runner.backends.reference import ReferenceBackend
+    from sagetui.swap.inside import Swapper
+
+    class WithPublic(ReferenceBackend):
+        def public(self, inputs):  # a marked output: which path ran
+            return torch.full_like(inputs.q, 7.0)
+
+    q, k, v = (torch.randn(1, 2, 64, 64, dtype=torch.bfloat16) for _ in range(3))
+    outs = {}
+    for spec in ("s=reference", "s=reference@/some/build/_qattn_sm89.so"):
+        swapper = Swapper(ProcessSettings(arm="s", variant=VariantSpec.parse(spec),
+                                          result=str(tmp_path / "r.json"),
+                                          outputs=str(tmp_path / "o.safetensors")))
+        swapper.backend = WithPublic()
+        installed = Installed(lambda *_: None, wrap=swapper.wrap)
+        try:
+            outs[spec] = F.scaled_dot_product_attention(q, k, v)
+        finally:
+            installed.remove()
+    assert bool((outs["s=reference"] == 7.0).all())
+    assert not bool((outs["s=reference@/some/build/_qattn_sm89.so"] == 7.0).all())

@@ -213,8 +213,11 @@ def run_shape(call: Call, file: Path | None = None,
     if call.varlen is not None:
         return varlen_shape(call, file, cast_to)
     q, k, v = (call.tensors[n].shape for n in ("q", "k", "v"))
-    return call_shape(q, k, v, call.dtype, call.layout, call.is_causal, call.mask,
-                      call.dropout_p, cast_to)
+    shape, why = call_shape(q, k, v, call.dtype, call.layout, call.is_causal, call.mask,
+                            call.dropout_p, cast_to)
+    if why is not None and call.dtype == CASTABLE and cast_to is None:
+        why += " (--dtype fp16|bf16 replays it cast)"  # a replay's own option
+    return shape, why
 
 
 def call_shape(q: Sequence[int], k: Sequence[int], v: Sequence[int], dtype_name: str,
@@ -232,8 +235,7 @@ def call_shape(q: Sequence[int], k: Sequence[int], v: Sequence[int], dtype_name:
         return None, f"v's shape {list(v)} is not k's {list(k)}"
     dtype = _dtype(dtype_name, cast_to)
     if dtype is None:
-        return None, f"{dtype_name}: a run is fp16 or bf16" + (
-            " (--dtype fp16|bf16 replays it cast)" if dtype_name == CASTABLE else "")
+        return None, f"{dtype_name}: a run is fp16 or bf16"
     if layout == "HND":
         (b, h, n, d), (_, hk, nk, _) = q, k
     else:
