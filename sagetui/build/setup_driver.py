@@ -81,12 +81,18 @@ def run_setup(tree: Path, modules: tuple[str, ...], out: Path, temp: Path,
                              str(temp)], cwd=tree, env=dict(env), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, errors="replace")
     assert proc.stdout is not None
+    ext, before = 1, 0  # ninja runs once per extension, its steps counted from 1 each time
     for raw in proc.stdout:
         line = raw.rstrip("\n")
         lines.append(line)
         m = STEP.match(line)
         if m:
-            progress(f"step {m.group(1)}/{m.group(2)}  {time.monotonic() - t0:.1f} s{last}")
+            step = int(m.group(1))
+            if step <= before and ext < len(modules):
+                ext += 1
+            before = step
+            which = f"extension {ext}/{len(modules)}, " if len(modules) > 1 else ""
+            progress(f"{which}step {step}/{m.group(2)}  {time.monotonic() - t0:.1f} s{last}")
     rc = proc.wait()
     if rc == NOT_DECLARED:
         said = next((ln for ln in lines if ln.startswith(MARK)), "")

@@ -199,8 +199,9 @@ def options_text(backend: str, options: Mapping[str, Any],
     """Every option as it ran, `key=value, ...`, each that is not the public function's default
     marked `*`, and the note saying so (None when nothing is marked). `dispatched`: the function
     sage2-auto's dispatch called (its `dispatch` fact)."""
-    from sagetui.core.options import public_of
+    from sagetui.core.options import in_effect, public_of
 
+    options = in_effect(backend, options)
     public = public_of(backend, dispatched)
     defaults = public[1] if public else {}
     marked = [k for k, v in options.items() if k in defaults and defaults[k] != v]

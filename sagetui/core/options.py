@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sagetui.core.suggest import did_you_mean
+
 # the values of torch's SDPBackend this console pins sdpa to, plus the flash implementations
 # torch >= 2.11 can swap into its FLASH backend (`activate_flash_attention_impl`)
 SDPA_PINNED = ("cudnn", "flash", "efficient", "math")
@@ -130,6 +132,27 @@ def _fmt(v: Any) -> str:
     return "(unset)" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
 
 
+# the backends that run without a CUDA device (the runner's Backend.needs_gpu, False): every
+# other one is refused before a runner starts where torch has no CUDA (cli/options.py)
+CPU_BACKENDS = ("reference",)
+
+# options that are test knobs, not the kernel's: listed, in a report's tables and in messages,
+# only where given a value other than their default (where they are in effect)
+TEST_KNOBS = ("slowdown",)
+
+
+def shown_options(backend: str) -> list[str]:
+    """The options a user is told of: the backend's, less the test knobs."""
+    return [k for k in OPTIONS.get(backend, {}) if k not in TEST_KNOBS]
+
+
+def in_effect(backend: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options as a table shows them: a test knob only where it is not at its default."""
+    table = OPTIONS.get(backend, {})
+    return {k: v for k, v in options.items()
+            if k not in TEST_KNOBS or k not in table or v != table[k].default}
+
+
 def validate_options(backend: str, options: dict[str, Any]) -> None:
     """Raise ValueError (one line) for an option `backend` does not take or a value it does
     not handle."""
@@ -137,8 +160,10 @@ def validate_options(backend: str, options: dict[str, Any]) -> None:
     for key, value in options.items():
         opt = table.get(key)
         if opt is None:
-            known = ", ".join(table) or "none"
-            raise ValueError(f"{backend} has no option {key!r} (its options: {known})")
+            known = ", ".join(shown_options(backend)) or "none"
+            hint = did_you_mean(key, table)
+            raise ValueError(f"{backend} has no option {key!r}" + (f"; {hint}" if hint else "")
+                             + f" (its options: {known})")
         if key == "slowdown":
             if isinstance(value, bool) or not isinstance(value, (int, float)) \
                     or not 1.0 <= float(value) <= 10:
@@ -211,6 +236,6 @@ def with_defaults(backend: str, options: Mapping[str, Any]) -> dict[str, Any]:
     return {**{k: o.default for k, o in OPTIONS.get(backend, {}).items()}, **options}
 
 
-__all__ = ["AUTO_CALLS", "FLASH_ATTN_IMPLS", "FLASH_MODULES", "OPTIONS", "PUBLIC",
+__all__ = ["AUTO_CALLS", "CPU_BACKENDS", "TEST_KNOBS", "in_effect", "shown_options", "FLASH_ATTN_IMPLS", "FLASH_MODULES", "OPTIONS", "PUBLIC",
            "SDPA_FLASH_IMPLS", "SDPA_PINNED", "VARLEN_BACKENDS", "auto_call", "missing_module",
            "needed_module", "option", "public_of", "validate_options", "with_defaults"]
