@@ -264,7 +264,7 @@ class RunConfig(_Strict):
     device: str = Field(**about("device"))
     inputs_path: str | None = Field(**about("inputs_path"))
     metadata: dict[str, Any] = Field(**about("metadata"))
-    # comparisons (issue 4)
+    # comparisons
     threshold_percent: float | None = Field(**about("threshold_percent"), gt=0, le=100)
     # from `sagetui calibrate` (an A/A run): the default threshold is max(1 %, 2 x this)
     noise_floor_percent: float | None = Field(**about("noise_floor_percent"), ge=0, le=100)
