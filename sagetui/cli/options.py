@@ -24,8 +24,8 @@ from sagetui.core.config import (
 )
 from sagetui.core.options import CPU_BACKENDS, missing_module
 from sagetui.core.report.io import check_writable, loads_strict
-from sagetui.core.suggest import did_you_mean
 from sagetui.core.run_fields import FIELDS
+from sagetui.core.suggest import did_you_mean
 
 if TYPE_CHECKING:  # sagetui.build only where a tree is built
     from sagetui.core.build_facts import LeftOut

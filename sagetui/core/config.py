@@ -17,8 +17,7 @@ from pydantic import (
 
 from sagetui.core import distributions
 from sagetui.core.build_facts import SOURCE_PREFIX, BuildFacts
-from sagetui.core.format import option_value
-from sagetui.core.options import OPTIONS, VARLEN_BACKENDS, validate_options
+from sagetui.core.options import OPTIONS, VARLEN_BACKENDS, option_value, validate_options
 from sagetui.core.run_fields import CPU_DEFAULT_SHAPE, FIELDS, REFERENCE_SHAPE, REQUIRED
 from sagetui.core.suggest import did_you_mean
 

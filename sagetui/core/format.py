@@ -12,6 +12,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from sagetui.core.options import option_value
+
 DASH = "-"
 
 # Short labels for plot axes and narrow columns, where the reference reports' phase names are
@@ -187,11 +189,6 @@ def worst_heads(acc: Mapping[str, Any] | None) -> str:
     cells = [f"{h} ({fraction_pct(l1[h]) + ' %' if _finite(l1.get(h)) else 'not finite'})"
              for h in a.get("worst_heads") or []]
     return ", ".join(cells) or DASH
-
-
-def option_value(v: Any) -> str:
-    """An option's value as a spec writes it: true/false for booleans."""
-    return str(v).lower() if isinstance(v, bool) else str(v)
 
 
 def options_text(backend: str, options: Mapping[str, Any],

@@ -128,8 +128,13 @@ VARLEN_BACKENDS = ("reference", "sage2-varlen")
 SMOOTH_V_ACCUM = {"sage2-sm80": ("fp16",), "sage2-sm89": ("fp32",)}
 
 
+def option_value(v: Any) -> str:
+    """An option's value as a spec writes it (and as it is typed): true/false for booleans."""
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
 def _fmt(v: Any) -> str:
-    return "(unset)" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+    return "(unset)" if v is None else option_value(v)
 
 
 # the backends that run without a CUDA device (the runner's Backend.needs_gpu, False): every
@@ -236,6 +241,7 @@ def with_defaults(backend: str, options: Mapping[str, Any]) -> dict[str, Any]:
     return {**{k: o.default for k, o in OPTIONS.get(backend, {}).items()}, **options}
 
 
-__all__ = ["AUTO_CALLS", "CPU_BACKENDS", "TEST_KNOBS", "in_effect", "shown_options", "FLASH_ATTN_IMPLS", "FLASH_MODULES", "OPTIONS", "PUBLIC",
+__all__ = ["AUTO_CALLS", "CPU_BACKENDS", "FLASH_ATTN_IMPLS", "FLASH_MODULES", "OPTIONS", "PUBLIC",
+           "TEST_KNOBS", "in_effect", "option_value", "shown_options",
            "SDPA_FLASH_IMPLS", "SDPA_PINNED", "VARLEN_BACKENDS", "auto_call", "missing_module",
            "needed_module", "option", "public_of", "validate_options", "with_defaults"]

@@ -87,7 +87,8 @@ OPTIONS: tuple[Option, ...] = (
            "backend[opt=value,...], backend@/path/to/_qattn_sm89.so (another build) or "
            "backend@src:PATH (a SageAttention tree, built first and cached), e.g. "
            "fast=sage2-sm89[pv_accum=fp32+fp16], sage2-sm80[pv_accum=fp16], sdpa[backend=flash], "
-           "mine=sage2-sm90@src:~/SageAttention (options: docs/running-and-comparing.md)", REQUIRED, metavar="NAME=SPEC", kind="list"),
+           "mine=sage2-sm90@src:~/SageAttention (options: docs/running-and-comparing.md)",
+           REQUIRED, metavar="NAME=SPEC", kind="list"),
     Option("--baseline", "baseline", WHAT, "the variant others are compared with "
            "(default: the first)", metavar="NAME"),
     _shape("--batch", "batch", "batch size (default 1)", 1, parse=int),
@@ -110,8 +111,8 @@ OPTIONS: tuple[Option, ...] = (
            "[batch, heads, tokens, head_dim] (default NHD)", "NHD", choices=("NHD", "HND")),
     Option("--inputs", "inputs_path", SHAPE, "real q/k/v: .safetensors, .npz, .npy "
            "(stacked [3,...]) or .pt (loaded with weights_only); or synthetic:NAME, drawn "
-           "from the seed: kbias, outliers, sinks, heavytail (docs/running-and-comparing.md; default: "
-           "randn)",
+           "from the seed: kbias, outliers, sinks, heavytail (docs/running-and-comparing.md; "
+           "default: randn)",
            metavar="FILE|synthetic:NAME", label="inputs file"),
     Option("--metadata", "metadata", SHAPE, "workload facts carried into the report "
            "(repeatable)", {}, metavar="KEY=VALUE", kind="list"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+
 def capture_hint(folder: str) -> str:
     return f"check a capture with `sagetui capture --verify {folder}`"
 

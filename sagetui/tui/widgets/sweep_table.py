@@ -87,14 +87,17 @@ class SweepTable(SteadyTable):
 SHORTENED = (COLUMNS.index("accuracy"), COLUMNS.index("point"), COLUMNS.index("p50 ms ± CI"))
 
 
+def cell_len(cell: str | Text) -> int:
+    return cell.cell_len if isinstance(cell, Text) else Text(cell).cell_len
+
+
 def fit_columns(rows: list[list[str | Text]], width: int,
                 headers: tuple[str, ...] = COLUMNS) -> list[list[str | Text]]:
     """The rows with the long columns (accuracy, point, p50) cut to fit `width`, each cut cell
     ending in an ellipsis: the table's header does not scroll out of sight."""
     if width <= 0 or not rows:
         return rows
-    widths = [max(len(c), *(Text(r[i]).cell_len if isinstance(r[i], str) else r[i].cell_len
-                            for r in rows)) for i, c in enumerate(headers)]
+    widths = [max(len(c), *(cell_len(r[i]) for r in rows)) for i, c in enumerate(headers)]
     room = width - 2 * len(headers) - 2  # each cell's padding, the scrollbar
     for i in SHORTENED:
         over = sum(widths) - room
