@@ -1,10 +1,11 @@
 """Make docs/console.svg, the README's picture: the console's own SVG export (the key `s`
 writes the same), after a real run on this machine's CPU. Run from the repository's root:
 
-    python docs/screenshot.py [--size 120x36]
+    python docs/screenshot.py [--size 160x44]
 
 The run is the console's default on a CPU, with a second variant beside it: the reference
-backend with and without K smoothing at 1 x 1024 x 6 x 128 bf16, 4 rounds of 10.
+backend with and without K smoothing at 1 x 1024 x 6 x 128 bf16 on `synthetic:kbias` inputs
+(K with a channel-wise bias, where smoothing matters), 4 rounds of 10.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from sagetui.core import distributions
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.tui.app import SageTUI
 
@@ -22,7 +24,9 @@ OUT = Path(__file__).with_name("console.svg")
 
 
 async def shoot(size: tuple[int, int], out: Path) -> None:
-    config = RunConfig(shape=Shape(heads=6, q_len=1024, head_dim=128), rounds=4,
+    kbias = distributions.parse("synthetic:kbias")
+    config = RunConfig(shape=Shape(heads=6, q_len=1024, head_dim=128, distribution=kbias),
+                       rounds=4,
                        variants=[VariantSpec.parse("smooth=reference"),
                                  VariantSpec.parse("nosmooth=reference[smooth_k=false]")])
     with tempfile.TemporaryDirectory() as tmp:
@@ -45,7 +49,7 @@ async def shoot(size: tuple[int, int], out: Path) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--size", default="120x36", help="COLUMNSxROWS (120x36)")
+    p.add_argument("--size", default="160x44", help="COLUMNSxROWS (160x44)")
     p.add_argument("--out", type=Path, default=OUT)
     args = p.parse_args()
     w, h = (int(x) for x in args.size.split("x"))
