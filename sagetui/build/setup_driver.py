@@ -41,6 +41,7 @@ real(name=seen.get("name", "sageattention"), version=seen.get("version", "0"),
 """.replace("MARK", repr(MARK)).replace("NOT_DECLARED", str(NOT_DECLARED))
 
 STEP = re.compile(r"^\[(\d+)/(\d+)\]")
+BUILDING = re.compile(r"building '([^']+)' extension")  # setuptools' line before each one
 # gcc/clang `file:line:col: error:`, nvcc `file(line): error:`, `fatal error:`, a linker's
 _ERROR = re.compile(r"(\berror\b:|: error|\bundefined reference\b|^FAILED:)", re.I)
 CONTEXT_BEFORE, CONTEXT_AFTER, TAIL = 3, 12, 15
@@ -81,17 +82,23 @@ def run_setup(tree: Path, modules: tuple[str, ...], out: Path, temp: Path,
                              str(temp)], cwd=tree, env=dict(env), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, errors="replace")
     assert proc.stdout is not None
-    ext, before = 1, 0  # ninja runs once per extension, its steps counted from 1 each time
+    # ninja runs once per extension, its steps counted from 1 each time: each step is named
+    # with its extension (setuptools says which it builds), else counted
+    ext, before, name = 1, 0, ""
     for raw in proc.stdout:
         line = raw.rstrip("\n")
         lines.append(line)
+        building = BUILDING.search(line)
+        if building:
+            name = building.group(1).rsplit(".", 1)[-1]
         m = STEP.match(line)
         if m:
             step = int(m.group(1))
             if step <= before and ext < len(modules):
                 ext += 1
             before = step
-            which = f"extension {ext}/{len(modules)}, " if len(modules) > 1 else ""
+            which = f"{name}: " if name else \
+                f"extension {ext}/{len(modules)}, " if len(modules) > 1 else ""
             progress(f"{which}step {step}/{m.group(2)}  {time.monotonic() - t0:.1f} s{last}")
     rc = proc.wait()
     if rc == NOT_DECLARED:

@@ -9,15 +9,14 @@ from pathlib import Path
 
 from textual.widgets import Button, Input, Label
 
-from sagetui.cli.main import run_config
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.tui.app import SageTUI
-from sagetui.tui.run_editor import RunEditorScreen
 from sagetui.tui.widgets.phase_view import PhaseView
 from sagetui.tui.widgets.plots import RoundPlot
 from sagetui.tui.widgets.variant_table import VariantTable
 
 from .conftest import ROOT, THEME, aio, screen_text, settle, tiny_config, viewer, wait_for
+from .test_run_editor import console, open_editor
 
 KBIAS = ROOT / "sample_results" / "cpu_reference_kbias.json"
 SWEEP = ROOT / "sample_results" / "h200_sweep.json"
@@ -83,23 +82,15 @@ async def test_turning_off_the_only_variant_keeps_the_plots(tmp_path: Path) -> N
         assert "no rounds yet" not in screen_text(app)
 
 
-def editor_app(tmp_path: Path) -> SageTUI:
-    return SageTUI(config=tiny_config(variants=2), theme_name=THEME, build_config=run_config,
-                   recovery_path=tmp_path / "r.json", export_dir=tmp_path)
-
-
 @aio
 async def test_the_run_editor_at_80x24_keeps_what_is_typed(tmp_path: Path) -> None:
-    app = editor_app(tmp_path)
+    app = console(tmp_path, variants=2)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, app)
-        await pilot.press("E")
-        await wait_for(pilot, lambda: isinstance(app.screen, RunEditorScreen),
-                       what="the editor")
+        editor = await open_editor(pilot, app)
         await settle(pilot, app)
         text = screen_text(app)
         assert "Apply (enter)" in text and "Cancel (esc)" in text  # in sight at 80 x 24
-        editor = app.screen
 
         def hint() -> str:
             return str(editor.query_one("#ed-hint", Label).render())
