@@ -100,8 +100,9 @@ def said(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     return typed
 
 
-# the commands whose runs `refuse_predicted` can refuse before a runner starts (None: the console)
-PREDICTED = ("run", "sweep", "calibrate", "profile", "node-check", None)
+# the commands whose runs `refuse_predicted` can refuse before a runner starts (None: the
+# console); `profile` checks its tools (ncu, cuobjdump) first, itself
+PREDICTED = ("run", "sweep", "calibrate", "node-check", None)
 
 COMMANDS = ("run", "view", "compare", "check", "doctor", "calibrate", "profile", "sweep",
             "capture", "schema", "merge", "node-check", "build")

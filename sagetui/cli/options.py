@@ -106,10 +106,14 @@ def refuse_predicted(args: argparse.Namespace) -> None:
     runner (or builds a source variant that could not run here). Not where the runners run
     elsewhere (`sweep --slurm`: on the cluster's nodes) or none runs (`calibrate --list`)."""
     if getattr(args, "slurm", False) or getattr(args, "list", False) \
-            or getattr(args, "clear", False) or getattr(args, "variant", None) is None \
+            or getattr(args, "clear", False) or getattr(args, "workload", None) \
+            or getattr(args, "calls", None) or getattr(args, "variant", None) is None \
             and getattr(args, "backend", None) is None:
-        return
-    refuse_unrunnable(_variants(args), getattr(args, "device", None) or "auto")
+        return  # a replayed capture's calls are judged by its own rules first (workload.py)
+    # the options' own rules first (a shape, packed sequences), as they come without this;
+    # a sweep's lengths are axes, which its command reads
+    variants = _variants(args) if args.command == "sweep" else _config(args).variants
+    refuse_unrunnable(variants, getattr(args, "device", None) or "auto")
 
 
 def unknown_backend(name: str) -> str:
