@@ -108,9 +108,9 @@ COMMANDS = ("run", "view", "compare", "check", "doctor", "calibrate", "profile",
             "capture", "schema", "merge", "node-check", "build")
 
 
-RUN_EXIT = ("Exit 0: complete; 1: a variant failed (or its build did), the run was stopped, "
-            "or an output could not be written (the report is then partial, or in the "
-            "recovery file); 2: bad input, refused before anything runs; 130: interrupted.")
+RUN_EXIT = ("Exit 0: complete; 1: a variant failed (or its build did), a fault was recorded "
+            "(a NaN output, say), the run was stopped, or an output could not be written (the "
+            "report is then in the recovery file); 2: bad input, refused before anything runs.")
 
 BUILD_HELP = "build a backend's extension modules from a SageAttention tree (cached)"
 
