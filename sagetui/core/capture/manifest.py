@@ -125,7 +125,7 @@ class Call(Model):
 
 
 class Settings(Model):
-    """What was asked to be saved (README, "Capture your model's attention calls")."""
+    """What was asked to be saved (docs/workloads.md, "Capture your model's attention calls")."""
 
     calls: str | None = Field(description="--calls as given; None: every call")
     max_calls: Annotated[int, Field(ge=1)] | None = None
