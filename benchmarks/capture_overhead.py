@@ -18,6 +18,14 @@ Last, the fixed cost alone: one SDPA call at the smallest shape, in a module, wi
 a capture.
 
     python benchmarks/capture_overhead.py [--rounds 31] [--round-s 0.15] [--tokens 64,256,1024]
+    python benchmarks/capture_overhead.py --before main [--trials 6]
+
+`--before REF`: only the host cost of one unselected call, the recorder at git REF (exported
+into a temporary folder) against this tree's, side by side in one run: trials of a fresh
+process each, alternating REF and this tree; each process times rounds of passes of a model of
+8 nested blocks whose attention modules call SDPA at 1x1x1x8 (the fixed cost alone), without
+and with a capture that selects nothing, and gives the median difference per call. Printed:
+each tree's median over its trials and their range (issue 29's target: a few microseconds).
 
 Not a timed test: run it on an idle machine; it prints the load average.
 """
@@ -25,7 +33,11 @@ Not a timed test: run it on an idle machine; it prints the load average.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -162,12 +174,91 @@ def recording_in_model(model: Model, x: torch.Tensor, passes_n: int = 300) -> di
     return {"recording": full - empty, "module path": path - empty, "recording, warm": warm}
 
 
+class _Attn(nn.Module):
+    def forward(self, q: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, q, q, is_causal=True)
+
+
+class _Nested(nn.Module):
+    """8 blocks, each an attention module inside a block: a model's nesting, SDPA's work
+    negligible."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.ModuleDict({"attn": _Attn()}) for _ in range(BLOCKS))
+
+    def forward(self, q: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            q = block["attn"](q)
+        return q
+
+
+def unselected_call_us(rounds: int = 15, n: int = 1500) -> float:
+    """Median over rounds of (a pass with a capture selecting nothing - a pass without) per
+    attention call, microseconds of this thread's CPU time (other processes on a shared
+    machine inflate it less than wall time); rounds interleaved A B."""
+    model, q = _Nested(), torch.randn(1, 1, 1, 8)
+
+    def per_call() -> float:
+        t0 = time.thread_time()
+        for _ in range(n):
+            model(q)
+        return (time.thread_time() - t0) / n / BLOCKS * 1e6
+
+    diffs = []
+    with tempfile.TemporaryDirectory() as tmp, torch.no_grad():
+        per_call()  # warm
+        for r in range(rounds):
+            plain = per_call()
+            try:
+                with sagetui.capture(Path(tmp) / f"c{r}", calls=NOTHING):
+                    during = per_call()
+            except CaptureError:
+                pass
+            diffs.append(during - plain)
+    return statistics.median(diffs)
+
+
+def before_after(ref: str, trials: int) -> int:
+    """The recorder at `ref` against this tree's: an unselected call's host cost."""
+    here = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", str(here), "archive", ref, "sagetui"],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        trees = {f"before ({ref})": tmp, "after (this tree)": str(here)}
+        got: dict[str, list[float]] = {name: [] for name in trees}
+        for _ in range(trials):
+            for name, tree in trees.items():
+                env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+                    [tree, str(here / "benchmarks")]))
+                out = subprocess.run([sys.executable, __file__, "--unselected-call"], env=env,
+                                     capture_output=True, text=True, check=True)
+                got[name].append(json.loads(out.stdout)["us"])
+    print(f"an unselected call's host cost, CPU time (8 nested blocks, SDPA at 1x1x1x8, 1 thread; "
+          f"{trials} processes each, alternating; {load_average()}):")
+    for name, values in got.items():
+        print(f"  {name:20s} median {statistics.median(values):6.2f} us a call "
+              f"(processes: {min(values):.2f} to {max(values):.2f})")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=31)
     ap.add_argument("--round-s", type=float, default=0.15, help="seconds of passes per round")
     ap.add_argument("--tokens", default="64,256,1024")
+    ap.add_argument("--before", metavar="REF", help="only an unselected call's cost, the "
+                    "recorder at git REF against this tree's, side by side")
+    ap.add_argument("--trials", type=int, default=6, help="with --before: processes per tree")
+    ap.add_argument("--unselected-call", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    torch.set_num_threads(1)
+    if a.unselected_call:  # one trial of --before, in the tree PYTHONPATH names
+        print(json.dumps({"us": unselected_call_us(), "sagetui": sagetui.__file__}))
+        return 0
+    if a.before:
+        return before_after(a.before, a.trials)
     torch.set_num_threads(1)
     torch.manual_seed(0)
     model = Model()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything sagetui measures on an H200 for its README and sample_results/, in one go.
+# Everything sagetui measures on an H200 for docs/h200-results.md and sample_results/, in one go.
 # Needs: a SageAttention 2 build importable (PYTHONPATH), this repository on PYTHONPATH, and
 # SM89_VARIANT pointing at a second build of _qattn_sm89 (another compiler flag). It builds
 # nothing. Results go to $OUT (default /tmp/sagetui-h200): results.tar.gz and log.txt.

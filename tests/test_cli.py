@@ -71,7 +71,7 @@ def test_unknown_backend_lists_what_runs_here_and_why_not(cli):
     out = cli("run", "--backend", "nosuch")
     line = out.stderr.strip()
     assert "Available here: reference" in line
-    assert "sdpa (CUDA is not available to torch" in line  # why, not "asked for 'cpu'"
+    assert "sdpa, flash-attn" in line and line.count("CUDA is not available to torch") == 1
 
 
 def test_existing_output_is_not_overwritten_without_force(cli, tmp_path):
@@ -159,10 +159,14 @@ def test_calibrate_stores_the_noise_floor_that_later_runs_use(cli_here, tmp_path
     assert report.threshold.threshold_source == "calibration"
 
 
-def test_shape_and_backend_resolve_by_what_the_machine_has():
+def test_shape_and_backend_resolve_by_what_the_machine_has(monkeypatch):
     """No shape: the reference shape on a GPU, the small one on a CPU; no backend: the best
     available (decided once the runner has said what it can run)."""
+    from sagetui.cli import options
     from sagetui.cli.main import build_parser
+
+    # a machine whose torch has CUDA, which this one's does not: the only stand-in here
+    monkeypatch.setattr(options, "no_cuda_here", lambda device: None)
     from sagetui.cli.options import config_from_args
     from sagetui.core.config import resolve_auto
 

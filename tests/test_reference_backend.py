@@ -1,9 +1,10 @@
 """The embedded default: SageAttention2's algorithm in plain torch.
 
 Measured error against exact fp32 attention (torch SDPA on the fp32-upcast inputs), seeded
-standard-normal inputs, on this CPU (README, "The reference backend"), with the main loop online
-and blockwise as the kernel runs it (running maximum per 64-key block; before it quantized P
-against each row's final maximum: rel. L2 0.0389 / 0.0347 / 0.0382):
+standard-normal inputs, on this CPU (docs/running-and-comparing.md, "The reference
+backend"), with the main loop online and blockwise as the kernel runs it (running maximum per
+64-key block; before it quantized P against each row's final maximum: rel. L2 0.0389 / 0.0347 /
+0.0382):
 
   shape (B x N x Hq/Hkv x D, layout, causal)  rel. L2  rel. L1  cosine   RMSE     max |err|
   1 x 1024 x 8/8 x 128, NHD                    0.0382   0.0381   0.99927  0.00196  0.0145

@@ -67,6 +67,7 @@ real(name=seen.get("name", "sageattention"), version=seen.get("version", "0"),
 """.replace("MARK", repr(MARK)).replace("NOT_DECLARED", str(NOT_DECLARED))
 
 STEP = re.compile(r"^\[(\d+)/(\d+)\]")
+BUILDING = re.compile(r"building '([^']+)' extension")  # setuptools' line before each one
 # gcc/clang `file:line:col: error:`, nvcc `file(line): error:`, `fatal error:`, a linker's
 _ERROR = re.compile(r"(\berror\b:|: error|\bundefined reference\b|^FAILED:)", re.I)
 CONTEXT_BEFORE, CONTEXT_AFTER, TAIL = 3, 12, 15
@@ -151,12 +152,25 @@ def run_setup(tree: Path, modules: tuple[str, ...], out: Path, temp: Path,
                                 process_group=0)
     except OSError as exc:
         raise BuildFailed(f"{what} could not start setup.py: {exc}", []) from None
+    # ninja runs once per extension, its steps counted from 1 each time: each step is named
+    # with its extension (setuptools says which it builds), else counted
+    ext, before, name = 1, 0, ""
     with proc, stop.group(proc.pid):
         for line in _output(proc):
             lines.append(line)
+            building = BUILDING.search(line)
+            if building:
+                name = building.group(1).rsplit(".", 1)[-1]
             m = STEP.match(line)
             if m:
-                progress(f"step {m.group(1)}/{m.group(2)}  {time.monotonic() - t0:.1f} s{last}")
+                step = int(m.group(1))
+                if step <= before and ext < len(modules):
+                    ext += 1
+                before = step
+                which = f"{name}: " if name else \
+                    f"extension {ext}/{len(modules)}, " if len(modules) > 1 else ""
+                progress(f"{which}step {step}/{m.group(2)}  {time.monotonic() - t0:.1f} s"
+                         f"{last}")
         rc = proc.wait()
     stop.check(f"{what}: setup.py and its compilers have ended and nothing of it was cached")
     said = next((ln for ln in lines if ln.startswith(MARK)), None)

@@ -2,26 +2,33 @@
 recorded (`python -m sagetui.recorder`, sagetui/recorder), then check what it wrote and put it
 in place; `--verify DIR`: check a capture against its files and list its calls.
 
-The child writes into a staging directory beside DIR; only a whole capture is renamed to DIR,
-so that a refusal, a failing program or an interrupt leaves nothing behind.
+The child writes into a staging directory (core/capture/staging.py); only a whole capture, its
+files hashed again, is put in DIR, so that a refusal, a failing program or an interrupt leaves
+nothing behind. The program runs in a process group of its own: SIGINT, SIGTERM and SIGHUP
+sent to sagetui are sent on to that group, sagetui waits for it, removes the staging and ends
+with one line and 128 + the signal's number (130 for Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import FrameType
 
 from rich.table import Table
+from rich.text import Text
 
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.core import format as fmt
 from sagetui.core.capture.manifest import Manifest, Settings
-from sagetui.core.capture.outcome import FAILED, CaptureError, budget_note, refusal, summary
+from sagetui.core.capture.outcome import FAILED, CaptureError, notes, refusal, summary
 from sagetui.core.capture.selection import Selection
-from sagetui.core.capture.staging import discard, publish, stage
+from sagetui.core.capture.staging import checked, discard, publish, resolve, stage, sweep
 from sagetui.core.capture.workload import Workload, WorkloadError, load_workload, read_manifest
 from sagetui.core.report.io import one_line
 from sagetui.core.run_argv import command_line
@@ -31,41 +38,136 @@ FORMS = "python SCRIPT [ARGS], python -m MODULE [ARGS] or SCRIPT.py [ARGS]"
 
 def cmd_capture(args: argparse.Namespace) -> int:
     if args.verify:
-        if args.program or args.out:
+        if args.program or args.out is not None:
             raise UsageError("--verify DIR checks a capture: give no --out and no program")
         return _verify(Path(args.verify))
     if not args.program:
         raise UsageError("no program given: sagetui capture --out DIR -- python SCRIPT [ARGS]")
-    if not args.out:
+    if args.out is None:
         raise UsageError("--out DIR is required: where the capture goes")
     command = _command(args.program)
     try:
         Selection.parse(args.calls)
         settings = Settings(calls=args.calls, max_calls=args.max_calls, max_bytes=args.max_bytes)
-        staged = stage(Path(args.out), args.force)
+        out = resolve(args.out)
+        swept = sweep(out)
+        if swept:
+            print(swept, file=sys.stderr)
+        staged = stage(out, args.force)
     except (ValueError, CaptureError) as exc:
         raise UsageError(str(exc)) from None
     kept = False
     try:
-        try:
-            status = subprocess.call(command[:1] + ["-m", "sagetui.recorder", str(staged),
-                                                    settings.model_dump_json()] + command[1:])
-        except OSError as exc:
-            raise UsageError(f"cannot run {command[0]}: {exc.strerror or exc}") from None
-        manifest = _finished(status, staged)
-        at = publish(staged, Path(args.out), args.force)
-        kept = True
+        with Forwarded() as forwarded:
+            try:
+                child = subprocess.Popen(
+                    command[:1] + ["-m", "sagetui.recorder", str(staged),
+                                   settings.model_dump_json()] + command[1:],
+                    start_new_session=True)  # its group: what a signal to sagetui reaches
+            except OSError as exc:
+                raise UsageError(f"cannot run {command[0]}: {exc.strerror or exc}") from None
+            status = forwarded.wait(child)
+            if forwarded.signum is not None:
+                return _stopped(forwarded.signum)
+            manifest = _finished(status, staged)
+            try:
+                at = publish(staged, out, args.force)
+            except OSError as exc:
+                raise UsageError(f"cannot put the capture at {args.out}: "
+                                 f"{exc.strerror or exc}") from None
+            kept = True
     finally:
         if not kept:
             discard(staged)
-    note = budget_note(manifest)
-    if note:
-        print(note, file=sys.stderr)
-    if at != Path(args.out):  # DIR got files (or became a file) while the program ran
-        print(f"{args.out} appeared during the capture and is kept; wrote {at} beside it",
+    for line in notes(manifest):
+        print(line, file=sys.stderr)
+    shown = args.out if at == out else _as_typed(args.out, out, at)
+    if at != out:  # DIR got files (or became a file) while the program ran: kept
+        print(f"{args.out} appeared during the capture and is kept; wrote {shown} beside it",
               file=sys.stderr)
-    print(summary(manifest, str(at)))
-    return 0 if at == Path(args.out) else 1
+    print(summary(manifest, shown))
+    return 0 if at == out else 1
+
+
+def _as_typed(typed: str, out: Path, at: Path) -> str:
+    """`at` (DIR.1 beside DIR) written the way DIR was typed where that names it plainly
+    (`cap` -> `cap.1`, `runs/cap` -> `runs/cap.1`); else its absolute path (`.`, a symlink)."""
+    if at.parent == out.parent and os.path.basename(os.path.normpath(typed)) == out.name:
+        return os.path.join(os.path.dirname(os.path.normpath(typed)), at.name)
+    return str(at)
+
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+GRACE_S = 10.0  # after a signal, how long the program's group has before SIGKILL
+
+
+class Forwarded:
+    """SIGINT, SIGTERM and SIGHUP to this process, sent on to the child's process group while
+    the block runs (the first one kept in `signum`); a second one, or GRACE_S seconds without
+    the child ending, sends SIGKILL."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._child: subprocess.Popen[bytes] | None = None
+        self._kill_at: float | None = None
+        self._saved: dict[int, object] = {}
+
+    def __enter__(self) -> Forwarded:
+        for s in SIGNALS:
+            self._saved[s] = signal.signal(s, self._on_signal)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, handler in self._saved.items():
+            signal.signal(s, handler)  # type: ignore[arg-type]
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        again = self.signum is not None
+        if not again:
+            self.signum = signum
+            self._kill_at = time.monotonic() + GRACE_S
+        self._send(signal.SIGKILL if again else signum)
+
+    def _send(self, signum: int) -> None:
+        if self._child is not None:
+            try:
+                os.killpg(self._child.pid, signum)
+            except OSError:  # the group is gone
+                pass
+
+    def wait(self, child: subprocess.Popen[bytes]) -> int:
+        """The child's exit status; after a signal, once the child and its group are gone."""
+        self._child = child
+        if self.signum is not None:  # it came before the child started
+            self._send(self.signum)
+        while True:
+            try:  # a timeout: a blocking wait resumes after a signal's handler, unwoken
+                status = child.wait(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                if self._kill_at is not None and time.monotonic() > self._kill_at:
+                    self._send(signal.SIGKILL)
+        if self.signum is not None:  # what the program started in its group goes too
+            self._send(signal.SIGKILL)
+            until = time.monotonic() + 2  # a zombie (no init reaping it) counts as alive
+            while _group_alive(child.pid) and time.monotonic() < until:
+                time.sleep(0.01)
+        return status
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def _stopped(signum: int) -> int:
+    name = signal.Signals(signum).name
+    print(f"sagetui capture: stopped by {name}: the program was stopped and nothing was "
+          "captured", file=sys.stderr)
+    return 130 if signum == signal.SIGINT else 128 + signum
 
 
 def _command(words: list[str]) -> list[str]:
@@ -98,14 +200,17 @@ def _finished(status: int, staged: Path) -> Manifest:
     if (staged / FAILED).is_file():
         raise UsageError(one_line((staged / FAILED).read_text(encoding="utf-8").strip()))
     try:
-        manifest = read_manifest(staged)
+        written = read_manifest(staged)
     except WorkloadError:
         raise UsageError("the program ended without letting the capture finish (os._exit?); "
                          "nothing was captured") from None
-    why = refusal(manifest)
+    why = refusal(written)  # before the files are read: a capture of no call says why
     if why is not None:
         raise UsageError(why)
-    return manifest
+    try:
+        return checked(staged)
+    except CaptureError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _verify(directory: Path) -> int:
@@ -126,15 +231,18 @@ def _verify(directory: Path) -> int:
 
 
 def _table(workload: Workload) -> Table:
+    """A row per saved call; every cell a Text, never markup (a module path may hold `[...]`:
+    a ModuleDict's key)."""
     t = Table(show_edge=False)
     for name in ("call", "function", "module", "q", "k", "dtype", "layout", "mask", "scale",
                  "gqa", "count", "as a run"):
         t.add_column(name, justify="right" if name in ("call", "count") else "left")
     for c in workload.calls:
         f = c.facts
-        t.add_row(str(f.index), f.function.rsplit(".", 1)[-1], fmt.printable(f.module or "-"),
-                  str(f.tensors["q"].shape), str(f.tensors["k"].shape), f.dtype, f.layout,
-                  f.mask, "default" if f.scale is None else f"{f.scale:g}",
-                  "yes" if f.gqa else "no", fmt.count(f.count),
-                  c.shape.describe() if c.shape else f"no: {c.unfit}")
+        t.add_row(*(Text(fmt.printable(x)) for x in (
+            str(f.index), f.function.rsplit(".", 1)[-1], f.module or "-",
+            str(f.tensors["q"].shape), str(f.tensors["k"].shape), f.dtype, f.layout,
+            f.mask, "default" if f.scale is None else f"{f.scale:g}",
+            "yes" if f.gqa else "no", fmt.count(f.count),
+            c.shape.describe() if c.shape else f"no: {c.unfit}")))
     return t

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -21,7 +22,33 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, self.error_line(message) + "\n")
 
     def error_line(self, message: str) -> str:
-        return f"{self.prog}: error: {message} (see {self.prog} --help)"
+        hint = self.hint(message)
+        return f"{self.prog}: error: {message}" + (f"; {hint}" if hint else "") \
+            + f" (see {self.prog} --help)"
+
+    def hint(self, message: str) -> str:
+        """'did you mean ...?' for a mistyped choice (a command, --dtype's value) or option."""
+        from sagetui.core.suggest import did_you_mean
+
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:
+            return did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
+        if message.startswith("unrecognized arguments:"):
+            typed = [w for w in message.split(":", 1)[1].split() if w.startswith("--")]
+            return did_you_mean(typed[0].split("=")[0], self.option_names()) if typed else ""
+        return ""
+
+    def option_names(self) -> list[str]:
+        """Every long option of this parser and of its commands' (an unknown option is
+        reported by the top parser, which does not know which command it was meant for)."""
+        names: list[str] = []
+        for action in self._actions:
+            names += [o for o in action.option_strings if o.startswith("--")]
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    names += [o for a in sub._actions for o in a.option_strings
+                              if o.startswith("--")]
+        return list(dict.fromkeys(names))
 
 
 def usage_line(exc: UsageError) -> str:
@@ -78,9 +105,17 @@ def said(parse: Callable[[str], Any]) -> Callable[[str], Any]:
     return typed
 
 
+# the commands whose runs `refuse_predicted` can refuse before a runner starts (None: the
+# console); `profile` checks its tools (ncu, cuobjdump) first, itself
+PREDICTED = ("run", "sweep", "calibrate", "node-check", None)
+
 COMMANDS = ("run", "view", "compare", "check", "doctor", "calibrate", "profile", "sweep",
             "capture", "swap", "schema", "merge", "node-check", "build")
 
+
+RUN_EXIT = ("Exit 0: complete; 1: a variant failed (or its build did), a fault was recorded "
+            "(a NaN output, say), the run was stopped, or an output could not be written (the "
+            "report is then in the recovery file); 2: bad input, refused before anything runs.")
 
 BUILD_HELP = "build a backend's extension modules from a SageAttention tree (cached)"
 
@@ -108,15 +143,24 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
     _add_workload_options(p)  # the console's runs can replay a capture too
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
 
-    r = sub.add_parser("run", help="run headless with a progress display and a summary table")
+    r = sub.add_parser("run", help="run headless with a progress display and a summary table",
+                       description="Runs the variants interleaved in rounds (ABBA/BAAB) in a "
+                       "runner process, prints the progress on stderr and the summary tables on "
+                       "stdout, and writes the report (--json; CSV and Markdown on request). "
+                       "With no option: the best backend here at the machine's default shape. "
+                       f"{RUN_EXIT}")
     if full("run"):
         _add_run_options(r)
         _add_workload_options(r)
         _add_outputs(r)
         r.add_argument("--recovery-dir", metavar="DIR", help=argparse.SUPPRESS)
 
-    v = sub.add_parser("view", help="open saved reports in the console (two or more: compare)")
-    v.add_argument("files", nargs="*", metavar="FILE")
+    v = sub.add_parser("view", help="open saved reports in the console (two or more: compare)",
+                       description="Opens a report (a run, a sweep, a profile or a replayed "
+                       "workload) in the console's panels, read-only; two or more open in the "
+                       "Compare tab, B, C, ... against A. --recover reopens a run that did not "
+                       "complete from its autosave. Exit 2: a file is not a readable report.")
+    v.add_argument("files", nargs="*", metavar="FILE", help="the reports to open (JSON)")
     v.add_argument("--recover", nargs="?", const="newest", metavar="N|list",
                    help="reopen a run from its recovery file: the newest that is not complete, "
                    "the N-th of `--recover list` (1: the newest), or list them")
@@ -130,7 +174,8 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
                        "differs from A's; builds and software versions may differ (they are "
                        "listed). Exit 0: compared; 1: a --fail-if gate tripped; 2: refused or "
                        "not a readable report.")
-    c.add_argument("files", nargs="+", metavar="FILE")
+    c.add_argument("files", nargs="+", metavar="FILE", help="the reports: A first, then B, C, "
+                   "...")
     c.add_argument("--force", action="store_true", help="compare reports that differ in "
                    "workload or GPU model anyway (one line says what differs)")
     c.add_argument("--fail-if-slower", type=_percent, metavar="PCT", help="exit 1 when a "
@@ -141,13 +186,26 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
                    "is faster than A's by more than PCT %% in the same way (a change that "
                    "should not have sped anything up)")
 
-    k = sub.add_parser("check", help="validate reports and recompute every derived number")
-    k.add_argument("files", nargs="+", metavar="FILE")
+    k = sub.add_parser("check", help="validate reports and recompute every derived number",
+                       description="Validates each report against its schema and recomputes "
+                       "every derived number it holds (summaries, intervals, verdicts, TOPS, "
+                       "shares, accuracy, speed of light, statuses, ...) from its raw figures; "
+                       "prints `FILE: ok` or one line per number that disagrees, then how many "
+                       "figures it recomputed (from how many raw samples) and how many it took "
+                       "as recorded (--recorded lists those). Exit 0: every file passes; 1: a "
+                       "derived number disagrees; 2: a file is not a readable report (a capture "
+                       "is checked by `sagetui capture --verify DIR`).")
+    k.add_argument("files", nargs="+", metavar="FILE", help="the reports to check (JSON)")
     k.add_argument("--recorded", action="store_true", help="list every fact taken as "
                    "recorded (what no other figure of the report can re-derive), and why")
 
     doc = sub.add_parser("doctor", help="GPU, driver, CUDA, torch, SageAttention, NVML, "
-                         "baselines, terminal")
+                         "baselines, terminal",
+                         description="Starts a runner and lists what this machine has and "
+                         "what it can run: python, torch and its CUDA, the GPU, the driver "
+                         "(NVML), each SageAttention module (or its real import error), each "
+                         "backend and baseline (or why it cannot run here), the datasheet peak "
+                         "and the terminal's colours. Exit 0; 1 when the runner cannot start.")
     doc.add_argument("--peak", action="store_true", help="also time a dense int8 and a bf16 "
                      "matmul here: the measured ceiling beside the datasheet peak")
 
@@ -164,7 +222,13 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
                          "(all, or those of the --backend/--variant and shape given)")
 
     pr = sub.add_parser("profile", help="where the fused main loop's time goes: each variant's "
-                        "call once under Nsight Compute, shares of sampled warp time per phase")
+                        "call once under Nsight Compute, shares of sampled warp time per phase",
+                        description="Runs each variant's call once under Nsight Compute (ncu) "
+                        "and places the kernel's warp-stall samples in the main loop's phases "
+                        "by its source lines; with two variants or more, each against the "
+                        "baseline (phases, stall reasons, hot lines). Needs ncu, cuobjdump and "
+                        "nvdisasm, and a build with -lineinfo. Exit 0: profiled; 1: a variant "
+                        "failed; 2: bad input.")
     if full("profile"):
         _add_run_options(pr)
         _add_outputs(pr)
@@ -175,7 +239,13 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
         g.add_argument("--keep", metavar="DIR", help="keep ncu's report, logs and listings in DIR")
 
     sw = sub.add_parser("sweep", help="TOPS against sequence length (and head dim, causal) "
-                        "per backend: kernel-only and end to end")
+                        "per backend: kernel-only and end to end",
+                        description="Measures every variant at each point of the axes (q_len, "
+                        "kv_len, head dim, causal), interleaved in rounds as a run is: per point "
+                        "the p50 with its interval, kernel-only and end-to-end TOPS, share of "
+                        "peak and accuracy, and where one variant's line overtakes another's. "
+                        "Exit 0: every point measured; 1: a point or variant failed; 2: bad "
+                        "input.")
     if full("sweep"):
         _add_run_options(sw, sweep=True)
         _add_outputs(sw)
@@ -199,8 +269,9 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
                          "no program, a bad option, DIR not empty (--force), the program failing, "
                          "no call matched. --verify DIR checks a capture against its files.")
     if full("capture"):
-        cap.add_argument("--out", metavar="DIR", help="where the capture goes (written beside "
-                         "it, renamed into place when whole)")
+        cap.add_argument("--out", metavar="DIR", help="where the capture goes: a new or empty "
+                         "directory, `.` or a symlink to one (written beside or inside it, put "
+                         "in place when whole, its files hashed again)")
         cap.add_argument("--calls", metavar="SELECT", help="which calls to save (default all): "
                          "indices and ranges (0,3,5-9; every call the program makes counts, "
                          "from 0), every:N, module:GLOB (module:blocks.*.attn), joined by commas "
@@ -221,8 +292,11 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
 
     add_swap_command(sub, full("swap"))
     sch = sub.add_parser("schema", help="print the JSON Schema of a report (or of a capture's "
-                         "manifest)")
-    sch.add_argument("what", nargs="?", choices=["report", "capture"], default="report")
+                         "manifest)", description="Prints the JSON Schema that reports (or, "
+                         "with `capture`, a capture's manifest.json) are validated against, "
+                         "for tools of your own. Exit 0.")
+    sch.add_argument("what", nargs="?", choices=["report", "capture"], default="report",
+                     help="report (the default) or capture")
     if full("build"):
         from sagetui.cli.build_options import add_build_command
 
@@ -264,7 +338,7 @@ def _size(text: str) -> int:
 
 
 def _add_workload_options(p: argparse.ArgumentParser) -> None:
-    w = p.add_argument_group("workload (a capture replayed: README, Workloads)")
+    w = p.add_argument_group("workload (a capture replayed: docs/workloads.md)")
     w.add_argument("--workload", metavar="DIR", help="replay the calls `sagetui capture` saved "
                    "in DIR, each a point at its own shape on its own q/k/v, every variant "
                    "measured on each; per call and in total (each call weighted by how often "
@@ -316,6 +390,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(next((w for w in words if w in COMMANDS), "")).parse_args(words)
     try:
+        if args.command in PREDICTED:
+            from sagetui.cli.options import refuse_predicted
+
+            refuse_predicted(args)  # what needs no runner to know is refused before one starts
         if args.command == "run":
             # the runner first: its start-up (torch, CUDA) overlaps this process's imports
             from sagetui.session.spawn import spawn_runner

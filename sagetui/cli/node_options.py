@@ -14,7 +14,7 @@ from sagetui.cli.errors import UsageError
 
 SLURM_HELP = ("KEY=VALUE passed to submitit as slurm_KEY (repeatable): partition, time "
               "(minutes), gpus_per_node, cpus_per_task, mem_gb, account, qos, constraint, "
-              "array_parallelism, additional_parameters ... (README, Slurm)")
+              "array_parallelism, additional_parameters ... (docs/running-and-comparing.md, Slurm)")
 
 
 def add_node_options(p: argparse.ArgumentParser) -> None:
@@ -55,13 +55,23 @@ def add_node_commands(sub: Any, add_run_options: Callable[..., None],
                       add_outputs: Callable[[argparse.ArgumentParser], None],
                       full: Callable[[str], bool] = lambda name: True) -> None:
     m = sub.add_parser("merge", help="join sweep reports (Slurm jobs', or runs of parts of "
-                       "one sweep) into one report")
-    m.add_argument("files", nargs="+", metavar="FILE")
+                       "one sweep) into one report", description="Joins sweep reports that "
+                       "are parts of one sweep (the same axes, variants, rounds, iterations, "
+                       "warm-up and base shape; no point in two parts) into one report, built "
+                       "as a single runner's and checked as `sagetui check` does. Exit 0: "
+                       "merged and checked; 1: merged with failed points or a number that "
+                       "disagrees; 2: not parts of one sweep, or a file not a readable report.")
+    m.add_argument("files", nargs="+", metavar="FILE", help="the parts' reports (JSON)")
     m.add_argument("--json", metavar="PATH", required=True, help="the merged report")
     m.add_argument("--force", action="store_true", help="overwrite it if it exists")
 
     n = sub.add_parser("node-check", help="the same kernel on every GPU: per-GPU p50, clocks, "
-                       "power, temperature, throttling; flags a GPU unlike the others")
+                       "power, temperature, throttling; flags a GPU unlike the others",
+                       description="Runs the same kernel on every GPU at once, one runner per "
+                       "GPU, and prints per GPU the p50 with its 95 %% interval, clocks, power, "
+                       "temperature and throttle reasons; a GPU whose p50 lies outside the "
+                       "others' intervals (widened by the noise floor) is flagged. Exit 0: "
+                       "every GPU agrees; 1: a GPU is flagged or failed; 2: bad input.")
     if not full("node-check"):
         return
     add_run_options(n)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,9 +22,10 @@ from sagetui.core.config import (
     VariantSpec,
     default_config,
 )
-from sagetui.core.options import missing_module
+from sagetui.core.options import CPU_BACKENDS, missing_module
 from sagetui.core.report.io import loads_strict
 from sagetui.core.run_fields import FIELDS
+from sagetui.core.suggest import did_you_mean
 
 if TYPE_CHECKING:  # sagetui.build only where a tree is built
     from sagetui.core.build_facts import LeftOut
@@ -54,7 +56,8 @@ def _variants(args: argparse.Namespace) -> list[VariantSpec]:
         except ValidationError as exc:
             msg = _one_line(exc, {})
             if "unknown backend" in msg:
-                raise UsageError(unknown_backend(text.partition("=")[2] or text)) from None
+                spec = text.partition("=")[2] or text
+                raise UsageError(unknown_backend(re.split(r"[\[@]", spec)[0])) from None
             raise UsageError(f"--variant {text}: {msg}") from None
         except ValueError as exc:
             raise UsageError(f"--variant: {exc}") from None
@@ -68,9 +71,57 @@ def _variants(args: argparse.Namespace) -> list[VariantSpec]:
     return out
 
 
+def no_cuda_here(device: str) -> str | None:
+    """Why no CUDA backend can run here, known without starting a runner (what `sagetui
+    doctor` would say): `--device cpu`, or a CPU-only build of torch (its version.py, read,
+    not imported). None when CUDA may be there (the runner then finds out)."""
+    if device == "cpu":
+        return "needs a CUDA device; asked for 'cpu'"
+    from sagetui.build.errors import BuildInputError
+    from sagetui.build.tools import torch_versions
+
+    try:
+        version, cuda = torch_versions()
+    except (BuildInputError, OSError):
+        return None
+    return None if cuda else f"CUDA is not available to torch {version} (it is a CPU-only build)"
+
+
+def refuse_unrunnable(variants: list[VariantSpec], device: str) -> None:
+    """UsageError before a runner starts when no variant can run on this machine, as the
+    runner would find after its start-up; with a variant that can, the run goes on and the
+    others are reported failed, as they would be."""
+    if not variants or any(v.backend in CPU_BACKENDS or v.source for v in variants):
+        return  # a source variant's tree and build are checked first, as they are elsewhere
+    why = no_cuda_here(device)
+    if why is None:
+        return
+    names = ", ".join(dict.fromkeys(v.spec for v in variants))
+    raise UsageError(f"nothing can run here: {names}: {why}; the reference backend runs on "
+                     "the CPU (--backend reference), and `sagetui doctor` says what runs here")
+
+
+def refuse_predicted(args: argparse.Namespace) -> None:
+    """The refusals known from the options alone, made by main.py before a command starts a
+    runner (or builds a source variant that could not run here). Not where the runners run
+    elsewhere (`sweep --slurm`: on the cluster's nodes) or none runs (`calibrate --list`)."""
+    if getattr(args, "slurm", False) or getattr(args, "list", False) \
+            or getattr(args, "clear", False) or getattr(args, "workload", None) \
+            or getattr(args, "calls", None) or getattr(args, "variant", None) is None \
+            and getattr(args, "backend", None) is None:
+        return  # a replayed capture's calls are judged by its own rules first (workload.py)
+    # the options' own rules first (a shape, packed sequences), as they come without this;
+    # a sweep's lengths are axes, which its command reads
+    variants = _variants(args) if args.command == "sweep" else _config(args).variants
+    refuse_unrunnable(variants, getattr(args, "device", None) or "auto")
+
+
 def unknown_backend(name: str) -> str:
-    """List the backends, and why those that cannot run here cannot (asks the runner)."""
-    line = f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}"
+    """The closest backends' names, every backend, and what runs here: those that cannot,
+    grouped by why (asks the runner), so that one reason is said once."""
+    hint = did_you_mean(name, BACKEND_NAMES)
+    line = f"unknown backend {name!r}" + (f"; {hint}" if hint else "") \
+        + f" (known: {', '.join(BACKEND_NAMES)})"
     try:
         from sagetui.session.probe import probe
 
@@ -78,9 +129,13 @@ def unknown_backend(name: str) -> str:
     except Exception:
         return line
     here = [n for n, why in avail.items() if why is None]
-    not_here = [f"{n} ({why})" for n, why in avail.items() if why is not None]
+    by_why: dict[str, list[str]] = {}
+    for n, why in avail.items():
+        if why is not None:
+            by_why.setdefault(str(why), []).append(n)
+    not_here = "; ".join(f"{', '.join(names)}: {why}" for why, names in by_why.items())
     return f"{line}. Available here: {', '.join(here) or 'none'}" + (
-        f"; not here: {'; '.join(not_here)}" if not_here else "")
+        f"; not here: {not_here}" if not_here else "")
 
 
 def _metadata(items: list[str] | None) -> dict[str, Any]:

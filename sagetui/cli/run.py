@@ -123,15 +123,17 @@ def kernel_table(report: Report) -> Table | None:
 
 
 def status_title(report: Report) -> str:
-    return f"sagetui: {report.status}, {report.rounds} rounds"
+    """The summary's title: the run's result, not another progress line."""
+    n = report.rounds or 0
+    return f"Result: {(report.status or 'unknown').upper()} run, {n} round{'' if n == 1 else 's'}"
 
 
 def print_verdicts(report: Report, computing: list[str]) -> None:
     """The verdicts as soon as the last round is in (`measured`), before the late figures."""
     what = late.describe(computing)
     _say(stdout_console(), summary_table(
-        report, f"sagetui: {report.rounds} rounds measured, verdicts final"
-        + (f" (computing {what})" if what else "")))
+        report, f"Verdicts (final): {report.rounds} rounds measured"
+        + (f"; computing {what}" if what else "")))
 
 
 def print_summary(report: Report, verdicts_shown: bool = False) -> None:

@@ -91,9 +91,10 @@ def cmd_workload(args: argparse.Namespace, prestarted: Spawned | None = None) ->
     for c in calls:
         where = f"call {c.index}{f' {c.module}' if c.module else ''}"
         if c.unfit:
-            err.print(f"skipped {where}: {escape(c.unfit)}", highlight=False)
+            err.print(escape(f"skipped {where}: {c.unfit}"), highlight=False)
         elif c.cast and c.shape is not None:
-            err.print(f"cast {where}: float32 replayed in {c.shape.dtype}", highlight=False)
+            err.print(escape(f"cast {where}: float32 replayed in {c.shape.dtype}"),
+                      highlight=False)
 
     def make(cfg: RunConfig, **kw):
         from sagetui.session.workload import WorkloadSession

@@ -10,7 +10,7 @@ The runner computes them on the GPU in chunks (runner/accuracy.py): it accumulat
 below, chunk by chunk, in float64 on the host, and `from_sums` turns them into the metrics, so
 that the chunked and the whole-array (`of_arrays`, numpy) computations share these formulas.
 
-Per query head (issue 21): each head's own sums give its metrics (`head_entry`), the heads'
+Per query head: each head's own sums give its metrics (`head_entry`), the heads'
 sums added in head order give the whole output's (`combine`), and `worst_heads` names the few
 worst; the report keeps each head's sums, so that `check` recomputes all of it.
 """

@@ -17,8 +17,9 @@ from pydantic import (
 
 from sagetui.core import distributions
 from sagetui.core.build_facts import SOURCE_PREFIX, BuildFacts
-from sagetui.core.options import OPTIONS, VARLEN_BACKENDS, validate_options
+from sagetui.core.options import OPTIONS, VARLEN_BACKENDS, option_value, validate_options
 from sagetui.core.run_fields import CPU_DEFAULT_SHAPE, FIELDS, REFERENCE_SHAPE, REQUIRED
+from sagetui.core.suggest import did_you_mean
 
 BACKEND_NAMES = tuple(OPTIONS)
 MAX_HEAD_DIM = 128
@@ -192,7 +193,9 @@ class VariantSpec(_Strict):
     @classmethod
     def _backend(cls, v: str) -> str:
         if v not in BACKEND_NAMES:
-            raise ValueError(f"unknown backend {v!r} (known: {', '.join(BACKEND_NAMES)})")
+            hint = did_you_mean(v, BACKEND_NAMES)
+            raise ValueError(f"unknown backend {v!r}" + (f"; {hint}" if hint else "")
+                             + f" (known: {', '.join(BACKEND_NAMES)})")
         return v
 
     @model_validator(mode="after")
@@ -202,7 +205,7 @@ class VariantSpec(_Strict):
 
     @property
     def spec(self) -> str:
-        opts = ",".join(f"{k}={v}" for k, v in self.options.items())
+        opts = ",".join(f"{k}={option_value(v)}" for k, v in self.options.items())  # as typed
         return self.backend + (f"[{opts}]" if opts else "") + (f"@{self.path}" if self.path else "")
 
     @classmethod
@@ -260,7 +263,7 @@ class RunConfig(_Strict):
     device: str = Field(**about("device"))
     inputs_path: str | None = Field(**about("inputs_path"))
     metadata: dict[str, Any] = Field(**about("metadata"))
-    # comparisons (issue 4)
+    # comparisons
     threshold_percent: float | None = Field(**about("threshold_percent"), gt=0, le=100)
     # from `sagetui calibrate` (an A/A run): the default threshold is max(1 %, 2 x this)
     noise_floor_percent: float | None = Field(**about("noise_floor_percent"), ge=0, le=100)
@@ -276,7 +279,10 @@ class RunConfig(_Strict):
         if dupes:
             raise ValueError(f"variant names must be unique: {', '.join(sorted(dupes))}")
         if self.baseline is not None and self.baseline not in names:
-            raise ValueError(f"baseline {self.baseline!r} is not a variant ({', '.join(names)})")
+            hint = did_you_mean(self.baseline, names)
+            raise ValueError(f"baseline {self.baseline!r} is not a variant"
+                             + (f"; {hint}" if hint else "") + f" (the variants: "
+                             f"{', '.join(names)})")
         if self.inputs_path and self.shape.distribution != distributions.DEFAULT:
             raise ValueError("inputs come from a file or from synthetic:NAME, not both")
         packed = self.shape.seqlens is not None

@@ -4,7 +4,8 @@ parameters, and the published observation it models.
 On standard-normal q/k/v every SageAttention path looks accurate; real models' activations do
 not look like that, and the differences are what quantization is sensitive to. The runner draws
 these from the run's seed (runner/inputs.py reads the parameters from here); the report's
-`inputs` block records the name and the parameters a run drew with, and the README lists them.
+`inputs` block records the name and the parameters a run drew with, and
+docs/running-and-comparing.md lists them.
 Plain data: the CLI and `--help` read it without torch.
 """
 

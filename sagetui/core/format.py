@@ -12,6 +12,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from sagetui.core.options import option_value
+
 DASH = "-"
 
 # Short labels for plot axes and narrow columns, where the reference reports' phase names are
@@ -189,18 +191,14 @@ def worst_heads(acc: Mapping[str, Any] | None) -> str:
     return ", ".join(cells) or DASH
 
 
-def option_value(v: Any) -> str:
-    """An option's value as a spec writes it: true/false for booleans."""
-    return str(v).lower() if isinstance(v, bool) else str(v)
-
-
 def options_text(backend: str, options: Mapping[str, Any],
                  dispatched: str | None = None) -> tuple[str, str | None]:
     """Every option as it ran, `key=value, ...`, each that is not the public function's default
     marked `*`, and the note saying so (None when nothing is marked). `dispatched`: the function
     sage2-auto's dispatch called (its `dispatch` fact)."""
-    from sagetui.core.options import public_of
+    from sagetui.core.options import in_effect, public_of
 
+    options = in_effect(backend, options)
     public = public_of(backend, dispatched)
     defaults = public[1] if public else {}
     marked = [k for k, v in options.items() if k in defaults and defaults[k] != v]

@@ -1,4 +1,4 @@
-"""Kernel facts of a variant (issue 24): the main-loop kernel's registers per thread, spills
+"""Kernel facts of a variant: the main-loop kernel's registers per thread, spills
 (local memory), stack and static shared memory as its binary says (`cuobjdump
 --dump-resource-usage`), its launch (threads per CTA and dynamic shared memory, core/scheduler.py's
 formula), and the CTAs per SM and theoretical occupancy these allow, by the CUDA occupancy

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sagetui.core.suggest import did_you_mean
+
 # the values of torch's SDPBackend this console pins sdpa to, plus the flash implementations
 # torch >= 2.11 can swap into its FLASH backend (`activate_flash_attention_impl`)
 SDPA_PINNED = ("cudnn", "flash", "efficient", "math")
@@ -134,8 +136,34 @@ VARLEN_BACKENDS = ("reference", "sage2-varlen")
 SMOOTH_V_ACCUM = {"sage2-sm80": ("fp16",), "sage2-sm89": ("fp32",)}
 
 
+def option_value(v: Any) -> str:
+    """An option's value as a spec writes it (and as it is typed): true/false for booleans."""
+    return str(v).lower() if isinstance(v, bool) else str(v)
+
+
 def _fmt(v: Any) -> str:
-    return "(unset)" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+    return "(unset)" if v is None else option_value(v)
+
+
+# the backends that run without a CUDA device (the runner's Backend.needs_gpu, False): every
+# other one is refused before a runner starts where torch has no CUDA (cli/options.py)
+CPU_BACKENDS = ("reference",)
+
+# options that are test knobs, not the kernel's: listed, in a report's tables and in messages,
+# only where given a value other than their default (where they are in effect)
+TEST_KNOBS = ("slowdown",)
+
+
+def shown_options(backend: str) -> list[str]:
+    """The options a user is told of: the backend's, less the test knobs."""
+    return [k for k in OPTIONS.get(backend, {}) if k not in TEST_KNOBS]
+
+
+def in_effect(backend: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options as a table shows them: a test knob only where it is not at its default."""
+    table = OPTIONS.get(backend, {})
+    return {k: v for k, v in options.items()
+            if k not in TEST_KNOBS or k not in table or v != table[k].default}
 
 
 def validate_options(backend: str, options: dict[str, Any]) -> None:
@@ -145,8 +173,10 @@ def validate_options(backend: str, options: dict[str, Any]) -> None:
     for key, value in options.items():
         opt = table.get(key)
         if opt is None:
-            known = ", ".join(table) or "none"
-            raise ValueError(f"{backend} has no option {key!r} (its options: {known})")
+            known = ", ".join(shown_options(backend)) or "none"
+            hint = did_you_mean(key, table)
+            raise ValueError(f"{backend} has no option {key!r}" + (f"; {hint}" if hint else "")
+                             + f" (its options: {known})")
         if key == "slowdown":
             if isinstance(value, bool) or not isinstance(value, (int, float)) \
                     or not 1.0 <= float(value) <= 10:
@@ -227,6 +257,7 @@ def with_defaults(backend: str, options: Mapping[str, Any]) -> dict[str, Any]:
                if k not in SIMULATED_DEVICE}, **options}
 
 
-__all__ = ["AUTO_CALLS", "FLASH_ATTN_IMPLS", "FLASH_MODULES", "OPTIONS", "PUBLIC",
+__all__ = ["AUTO_CALLS", "CPU_BACKENDS", "FLASH_ATTN_IMPLS", "FLASH_MODULES", "OPTIONS", "PUBLIC",
+           "TEST_KNOBS", "in_effect", "option_value", "shown_options",
            "SDPA_FLASH_IMPLS", "SDPA_PINNED", "VARLEN_BACKENDS", "auto_call", "missing_module",
            "needed_module", "option", "public_of", "validate_options", "with_defaults"]

@@ -84,15 +84,17 @@ OPTIONS: tuple[Option, ...] = (
            "sage-triton, sage2-sm80, sage2-sm89, sage2-sm90, sage2-varlen, sage2-auto. "
            "Default: the best one available here", metavar="NAME", kind="list"),
     Option("--variant", "variants", WHAT, "a named variant (repeatable); SPEC is "
-           "backend[opt=value,...] or backend@/path/to/_qattn_sm89.so, e.g. "
-           "fast=sage2-sm89[pv_accum=fp32+fp16], sage2-sm80[pv_accum=fp16], sdpa[backend=flash] "
-           "(options: README, Backends)", REQUIRED, metavar="NAME=SPEC", kind="list"),
+           "backend[opt=value,...], backend@/path/to/_qattn_sm89.so (another build) or "
+           "backend@src:PATH (a SageAttention tree, built first and cached), e.g. "
+           "fast=sage2-sm89[pv_accum=fp32+fp16], sage2-sm80[pv_accum=fp16], sdpa[backend=flash], "
+           "mine=sage2-sm90@src:~/SageAttention (options: docs/running-and-comparing.md)",
+           REQUIRED, metavar="NAME=SPEC", kind="list"),
     Option("--baseline", "baseline", WHAT, "the variant others are compared with "
            "(default: the first)", metavar="NAME"),
-    _shape("--batch", "batch", None, 1, parse=int),
+    _shape("--batch", "batch", "batch size (default 1)", 1, parse=int),
     _shape("--heads", "heads", "query heads", REQUIRED, parse=int),
     _shape("--kv-heads", "kv_heads", "key/value heads (GQA; default: --heads)", parse=int),
-    _shape("--q-len", "q_len", None, REQUIRED, parse=int),
+    _shape("--q-len", "q_len", "query tokens per sequence", REQUIRED, parse=int),
     _shape("--kv-len", "kv_len", "default: --q-len", parse=int),
     _shape("--seqlens", "seqlens", "packed sequences of these lengths, as sageattn_varlen "
            "takes them (NHD [tokens, heads, head_dim], --q-len their sum; backends "
@@ -101,12 +103,16 @@ OPTIONS: tuple[Option, ...] = (
            "--seqlens; --kv-len their sum)", parse=lengths, metavar="L1,L2,..."),
     _shape("--head-dim", "head_dim", "at most 128; others pad to 64 or 128", REQUIRED,
            parse=int),
-    _shape("--causal", "causal", None, False, kind="flag"),
-    _shape("--dtype", "dtype", None, "bf16", choices=("fp16", "bf16")),
-    _shape("--layout", "layout", None, "NHD", choices=("NHD", "HND")),
+    _shape("--causal", "causal", "causal attention (each query sees the keys up to its own)",
+           False, kind="flag"),
+    _shape("--dtype", "dtype", "q/k/v element type: fp16 or bf16 (default bf16)", "bf16",
+           choices=("fp16", "bf16")),
+    _shape("--layout", "layout", "tensor layout: NHD [batch, tokens, heads, head_dim] or HND "
+           "[batch, heads, tokens, head_dim] (default NHD)", "NHD", choices=("NHD", "HND")),
     Option("--inputs", "inputs_path", SHAPE, "real q/k/v: .safetensors, .npz, .npy "
            "(stacked [3,...]) or .pt (loaded with weights_only); or synthetic:NAME, drawn "
-           "from the seed: kbias, outliers, sinks, heavytail (README, Inputs; default: randn)",
+           "from the seed: kbias, outliers, sinks, heavytail (docs/running-and-comparing.md; "
+           "default: randn)",
            metavar="FILE|synthetic:NAME", label="inputs file"),
     Option("--metadata", "metadata", SHAPE, "workload facts carried into the report "
            "(repeatable)", {}, metavar="KEY=VALUE", kind="list"),

@@ -4,6 +4,8 @@ files, manifest, selection and budget), for a notebook or a script of one's own.
 (nothing made or matched, DIR not empty without force=True, bad arguments) raises
 CaptureError with the CLI's line and keeps nothing; an exception inside the block keeps
 nothing and goes on. `c.manifest` is set once the block has ended and the capture is in DIR.
+DIR is resolved when the block begins (the block may change directory). A process forked
+inside the block (a DataLoader worker) counts its calls and leaves the capture to its parent.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sagetui.core.capture.manifest import Manifest, Settings
-from sagetui.core.capture.outcome import CaptureError, budget_note, refusal
+from sagetui.core.capture.outcome import CaptureError, notes, refusal
 from sagetui.core.capture.selection import Selection, parse_size
-from sagetui.core.capture.staging import discard, publish, stage
+from sagetui.core.capture.staging import checked, discard, publish, resolve, stage, sweep
 from sagetui.recorder.install import Installed
 from sagetui.recorder.recording import Recording
 
@@ -53,31 +55,39 @@ def settings(calls: str | None, max_calls: int | None, max_bytes: int | str | No
 def capture(directory: str | os.PathLike[str], calls: str | None = None,
             max_calls: int | None = None, max_bytes: int | str | None = None,
             force: bool = False) -> Iterator[Captured]:
-    out = Path(directory)
-    checked = settings(calls, max_calls, max_bytes)
-    recording = Recording(stage(out, force), checked)
+    wanted = settings(calls, max_calls, max_bytes)
+    out = resolve(directory)
+    swept = sweep(out)
+    if swept:
+        print(swept, file=sys.stderr)
+    recording = Recording(stage(out, force), wanted)
     installed = Installed(recording)
     result = Captured(out)
     try:
         yield result
-        installed.remove()
-        manifest = recording.finish(list(sys.argv))
-        why = refusal(manifest)
-        if why is not None:
-            raise CaptureError(why)
     except BaseException:
         installed.remove()
-        discard(recording.directory)
+        if not recording.forked:
+            discard(recording.directory)
         raise
+    installed.remove()
+    if recording.forked:  # a forked process leaving the block: the capture is its parent's
+        return
     try:
+        why = refusal(recording.finish(list(sys.argv)))  # before the files are read again
+        if why is not None:
+            raise CaptureError(why)
+        manifest = checked(recording.directory)
         result.directory = publish(recording.directory, out, force)
     except OSError as exc:
         discard(recording.directory)
         raise CaptureError(f"cannot put the capture at {out}: {exc.strerror or exc}") from None
+    except BaseException:
+        discard(recording.directory)
+        raise
     result.manifest = manifest
     if result.directory != out:  # files were put in it while the program ran: kept
         print(f"{out} appeared during the capture and is kept; wrote {result.directory} "
               "beside it", file=sys.stderr)
-    note = budget_note(manifest)
-    if note:
-        print(note, file=sys.stderr)
+    for line in notes(manifest):
+        print(line, file=sys.stderr)

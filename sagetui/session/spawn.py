@@ -1,6 +1,6 @@
 """Starting the runner process, with the standard library alone: `sagetui run` starts it before
 it imports the rest of sagetui, so that the runner's start-up (importing torch and making a
-CUDA context: the floor of a cold start) overlaps the CLI's own imports (issue 22).
+CUDA context: the floor of a cold start) overlaps the CLI's own imports.
 
 The runner gets a process group of its own and dies with its parent (runner_client.py says why).
 """

@@ -13,11 +13,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
-from textual.widgets import DataTable, RichLog, TabbedContent, TabPane, Tabs
+from textual.widgets import DataTable, RichLog, Static, TabbedContent, TabPane, Tabs
 from textual.worker import Worker
 
 from sagetui.core.config import RunConfig
@@ -155,6 +156,7 @@ class SageTUI(App[int]):
         # (70-250 ms with every thread stopped: the console freezes) comes every ~3 s.
         # Now a young collection (a few ms) comes every second or so, and full ones seldom.
         self._gc_thresholds = gc.get_threshold()
+        self._notice_shown = 0  # notifications shown in the notice line
         gc.set_threshold(YOUNG_GC_OBJECTS, *self._gc_thresholds[1:])
         for wid, title in PANEL_TITLES.items():
             self.query_one(f"#{wid}").border_title = title
@@ -188,6 +190,25 @@ class SageTUI(App[int]):
                timeout: float | None = None, markup: bool = False) -> None:
         # plain text by default: file names, variant names and OS errors are never markup
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        self._show_notice(message, title, severity, timeout or self.NOTIFICATION_TIMEOUT)
+
+    def _show_notice(self, message: str, title: str, severity: SeverityLevel,
+                     timeout: float) -> None:
+        """The newest notification in the notice line over the footer, for `timeout` s."""
+        try:
+            notice = self.query_one("#notice", Static)
+        except NoMatches:  # not composed yet, or torn down
+            return
+        notice.update(Text((f"{title}: " if title else "") + message))
+        notice.set_classes(f"-{severity}")
+        notice.display = True
+        shown = self._notice_shown = self._notice_shown + 1
+
+        def hide() -> None:
+            if self._notice_shown == shown:  # not replaced by a newer one since
+                notice.display = False
+
+        self.set_timer(timeout, hide)
 
     # -- syncing ----------------------------------------------------------------------------
     @property

@@ -36,7 +36,7 @@ KEYS: tuple[KeyAction, ...] = (
               "Start a run with the configuration from the command line, or stop the "
               "running one (it stops between iterations and keeps what was measured); over a "
               "finished run not yet exported as JSON it asks first", "Run"),
-    KeyAction("E", "edit_run", "Edit run", "Edit the run: configure variants, shape, dtype, "
+    KeyAction("E", "edit_run", "Edit", "Edit the run: configure variants, shape, dtype, "
               "rounds", "The next run's options in a form, checked as `sagetui run` checks "
               "them", "Run"),
     KeyAction("u", "until_ci", "Until CI", "Run until the intervals are narrow",
@@ -72,7 +72,7 @@ KEYS: tuple[KeyAction, ...] = (
     KeyAction("o", "open_report", "Open", "Open a report file",
               "Load a saved report JSON beside what is shown (a bad file is reported, "
               "nothing else changes)", "Reports"),
-    KeyAction("n", "next_source", "Next report", "Show next report",
+    KeyAction("n", "next_source", "Next", "Show next report",
               "Switch the panels to the next open report (or the live run)", "Reports"),
     KeyAction("w", "watch", "Watch", "Watch source trees",
               "a change rebuilds its variant, then a run (--watch)", "Reports", show=False),
@@ -102,13 +102,19 @@ RUN_ONLY = frozenset({"toggle_run", "edit_run", "until_ci", "calibrate", "profil
 
 
 # The footer shows bindings in their order and cuts what does not fit the line: run, the run
-# editor, help and quit first, so that the way to everything else is always on screen; the tabs
-# and the exports each take one compact group ("1234567 Tabs", "ecms Export").
-FOOTER_FIRST = ("toggle_run", "edit_run", "help", "quit")
+# editor, help and quit first, so that the way to everything else is always on screen, then
+# the exports ("ecms Export", one compact group), open and next report, all within 80 columns;
+# then toggle and baseline (the Variants panel's title names them too), the others, and the
+# tabs ("12345678 Tabs", which the tab bar shows as well).
+FOOTER_FIRST = ("toggle_run", "edit_run", "help", "quit", "export('json')", "export('csv')",
+                "export('md')", "export('svg')", "open_report", "next_source", "toggle_variant",
+                "set_baseline")
+FOOTER_LAST = ("show_tab",)
 
 
 def bindings() -> list[BindingType]:
     ordered = sorted(KEYS, key=lambda k: (k.action not in FOOTER_FIRST,
+                                          k.action.startswith(FOOTER_LAST),
                                           FOOTER_FIRST.index(k.action)
                                           if k.action in FOOTER_FIRST else 0))
     return [Binding(k.keys, k.action, k.label, show=k.show, tooltip=k.help, group=k.footer)

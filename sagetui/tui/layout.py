@@ -80,4 +80,6 @@ def compose_console(initial: str) -> ComposeResult:
                 yield DataTable(id="watch-history", cursor_type="row", zebra_stripes=True)
         with TabPane(label["sweep"], id="sweep"):
             yield SweepPanel(id="sweep-body")
+    # the notifications, in a line of their own over the footer: a toast would cover numbers
+    yield Static(id="notice", markup=False)
     yield SteadyFooter(compact=True)

@@ -16,10 +16,11 @@ from pathlib import Path
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Grid, Horizontal, VerticalScroll
-from textual.events import DescendantFocus
+from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
+from textual.events import DescendantFocus, Key
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Select
+from textual.widgets.input import Selection
 
 from sagetui.core import run_fields
 from sagetui.core.config import BACKEND_NAMES, RunConfig
@@ -38,12 +39,22 @@ MEASURE = tuple((o.flag, LABELS[o.flag]) for o in _BOXES if o.group == run_field
 CHOICES = tuple((o.flag, LABELS[o.flag], o.choices or ()) for o in FORM if o.choices)
 CHECKS = tuple((o.flag, LABELS[o.flag]) for o in FORM if o.kind == "flag")
 HINT = "tab: next field  ·  enter: apply  ·  escape: cancel"
-# what the hint line calls the focused widget (beside the labelled fields)
-PLACES = {"ed-variants": "the variants", "ed-backend": "a new variant's backend",
-          "ed-new": "add a variant", "ed-browse": "browse for a build", "ed-add": "add",
-          "ed-apply": "apply", "ed-cancel": "cancel",
-          **{f"ed{flag}": label for flag, label in LABELS.items()},
-          **{f"ed-{key}": key for key in ("toggle", "baseline", "rename", "remove")}}
+# what the hint line calls the focused widget, in plain words
+PLACES = {"ed-variants": "the variants table (t toggles, b baseline, F2 renames, del removes)",
+          "ed-backend": "the backend list of a new variant",
+          "ed-new": "the new variant field (type NAME=SPEC, enter adds it)",
+          "ed-browse": "the Browse… button (pick a build's .so)",
+          "ed-add": "the Add button (adds the variant typed left of it)",
+          "ed-apply": "the Apply button", "ed-cancel": "the Cancel button",
+          **{f"ed{flag}": f"the {label} field" for flag, label in LABELS.items()},
+          **{f"ed-{key}": f"the {key.capitalize()} button (of the variant selected above)"
+             for key in ("toggle", "baseline", "rename", "remove")}}
+# the buttons beside the new variant field: what is typed on them goes into it
+BY_THE_NEW_FIELD = ("ed-toggle", "ed-baseline", "ed-rename", "ed-remove", "ed-browse", "ed-add",
+                    "ed-backend")
+# the form's rows under the fields, out of their scroll: command line, problem, hint, buttons,
+# the dialog's border and the title; the fields get what is left of the terminal's height
+BELOW_AND_ABOVE_FIELDS = 14
 
 
 @dataclass(frozen=True)
@@ -66,6 +77,9 @@ class RunEditorScreen(ModalScreen[Edit | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "apply", "Apply")]
     CSS = """
     RunEditorScreen #editor { height: auto; max-height: 100%; max-width: 110; padding: 0 1; }
+    RunEditorScreen #ed-fields { height: auto; }
+    RunEditorScreen .ed-row Button { min-width: 0; width: auto; }
+    RunEditorScreen .buttons Button { min-width: 0; width: auto; }
     RunEditorScreen .section { text-style: bold; margin-top: 1; }
     RunEditorScreen #ed-variants { height: auto; max-height: 7; border: none; }
     RunEditorScreen .ed-row { height: auto; }
@@ -77,6 +91,8 @@ class RunEditorScreen(ModalScreen[Edit | None]):
     #editor Input, #editor Select { margin: 0; }
     #editor #ed--inputs { width: 1fr; margin: 0 0 0 1; }
     RunEditorScreen #ed-command { color: $text-accent; margin-top: 1; width: 1fr; }
+    RunEditorScreen #ed-hint { width: 1fr; }
+    RunEditorScreen #editor .question { margin-bottom: 0; }
     RunEditorScreen .buttons { height: auto; margin-top: 1; }
     """
 
@@ -85,55 +101,63 @@ class RunEditorScreen(ModalScreen[Edit | None]):
         super().__init__(classes="modal")
         self.model = EditModel(config, enabled)
         self.build, self.refuse = build, refuse
+        self._typing_into: Input | None = None  # the field last focused
 
     # -- the form -----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         shown = self.model.shown
-        with VerticalScroll(id="editor", classes="dialog"):
+        with Vertical(id="editor", classes="dialog"):
             yield Label("Edit the next run: the options of `sagetui run`", classes="question")
-            yield Label("Variants  (t toggle · b baseline · F2 rename · del remove)",
-                        classes="section")
-            yield VariantList(id="ed-variants", cursor_type="row", zebra_stripes=True)
-            with Horizontal(classes="ed-row"):
-                for key, label in (("toggle", "Toggle"), ("baseline", "Baseline"),
-                                   ("rename", "Rename"), ("remove", "Remove")):
-                    yield Button(label, id=f"ed-{key}", compact=True)
-            with Horizontal(classes="ed-row"):
-                yield Select([(b, b) for b in BACKEND_NAMES], prompt="backend…",
-                             id="ed-backend", compact=True)
-                yield Input(placeholder="add NAME=SPEC, e.g. mine=sage2-sm89@/path/to/build",
-                            id="ed-new", compact=True)
-                yield Button("Browse…", id="ed-browse", compact=True)
-                yield Button("Add", id="ed-add", compact=True, variant="primary")
-            yield Label("Shape", classes="section")
-            with Grid(classes="ed-grid"):
-                for flag, label in SHAPE:
-                    yield Label(label)
-                    yield Input(str(shown[flag]), id=f"ed{flag}", compact=True)
-                for flag, label, values in CHOICES:
-                    yield Label(label)
-                    yield Select([(v, v) for v in values], value=shown[flag], id=f"ed{flag}",
-                                 allow_blank=False, compact=True)
-            with Horizontal(classes="ed-row"):
-                yield Label(LABELS[INPUTS])
-                yield Input(str(shown[INPUTS]), id=f"ed{INPUTS}", compact=True,
-                            placeholder="none: synthetic q/k/v from the seed")
-            yield Label("Measurement", classes="section")
-            with Grid(classes="ed-grid"):
-                for flag, label in MEASURE:
-                    yield Label(label)
-                    yield Input(str(shown[flag]), id=f"ed{flag}", compact=True)
-            with Horizontal(classes="ed-row"):
-                for flag, label in CHECKS:
-                    yield Checkbox(label, bool(shown[flag]), id=f"ed{flag}", compact=True)
+            with VerticalScroll(id="ed-fields"):
+                yield Label("Variants  (t toggle · b baseline · F2 rename · del remove)",
+                            classes="section")
+                yield VariantList(id="ed-variants", cursor_type="row", zebra_stripes=True)
+                with Horizontal(classes="ed-row"):
+                    for key, label in (("toggle", "Toggle"), ("baseline", "Baseline"),
+                                       ("rename", "Rename"), ("remove", "Remove")):
+                        yield Button(label, id=f"ed-{key}", compact=True)
+                with Horizontal(classes="ed-row"):
+                    yield Select([(b, b) for b in BACKEND_NAMES], prompt="backend…",
+                                 id="ed-backend", compact=True)
+                    yield Input(placeholder="add NAME=SPEC, e.g. mine=sage2-sm89@/path/to/"
+                                "build", id="ed-new", compact=True)
+                    yield Button("Browse…", id="ed-browse", compact=True)
+                    yield Button("Add", id="ed-add", compact=True, variant="primary")
+                yield Label("Shape", classes="section")
+                with Grid(classes="ed-grid"):
+                    for flag, label in SHAPE:
+                        yield Label(label)
+                        yield Input(str(shown[flag]), id=f"ed{flag}", compact=True)
+                    for flag, label, values in CHOICES:
+                        yield Label(label)
+                        yield Select([(v, v) for v in values], value=shown[flag],
+                                     id=f"ed{flag}", allow_blank=False, compact=True)
+                with Horizontal(classes="ed-row"):
+                    yield Label(LABELS[INPUTS])
+                    yield Input(str(shown[INPUTS]), id=f"ed{INPUTS}", compact=True,
+                                placeholder="none: synthetic q/k/v from the seed")
+                yield Label("Measurement", classes="section")
+                with Grid(classes="ed-grid"):
+                    for flag, label in MEASURE:
+                        yield Label(label)
+                        yield Input(str(shown[flag]), id=f"ed{flag}", compact=True)
+                with Horizontal(classes="ed-row"):
+                    for flag, label in CHECKS:
+                        yield Checkbox(label, bool(shown[flag]), id=f"ed{flag}", compact=True)
+            # out of the scroll: the command line and the way out stay in sight at 80 x 24
             yield Label("", id="ed-command", markup=False)
             yield Label("", id="ed-problem", classes="problem", markup=False)
             yield Label(HINT, id="ed-hint", classes="hint", markup=False)
             with Horizontal(classes="buttons"):
-                yield Button("Apply (enter)", id="ed-apply", variant="success")
-                yield Button("Cancel (esc)", id="ed-cancel", variant="primary")
+                yield Button("Apply (enter)", id="ed-apply", variant="success", compact=True)
+                yield Button("Cancel (esc)", id="ed-cancel", variant="primary", compact=True)
+
+    def on_resize(self) -> None:
+        self.query_one("#ed-fields").styles.max_height = max(
+            4, self.size.height - BELOW_AND_ABOVE_FIELDS)
 
     def on_mount(self) -> None:
+        self.on_resize()
         table = self.query_one(VariantList)
         table.add_columns("on", "name", "spec", "")
         self._show_variants()
@@ -182,7 +206,32 @@ class RunEditorScreen(ModalScreen[Edit | None]):
     # -- changes ------------------------------------------------------------------------------
     def on_descendant_focus(self, event: DescendantFocus) -> None:
         place = PLACES.get(event.widget.id or "")
-        self.query_one("#ed-hint", Label).update(HINT + (f"  ·  here: {place}" if place else ""))
+        if isinstance(event.widget, Input):
+            self._typing_into = event.widget
+        self.query_one("#ed-hint", Label).update(HINT + (f"  ·  you are on {place}"
+                                                        if place else ""))
+
+    def on_key(self, event: Key) -> None:
+        """A character typed while a button, a checkbox or the backend list has focus is not
+        lost: it goes into the field it was meant for (the new variant field beside the
+        variants' buttons, else the field last typed in), which takes the focus. Space and
+        enter still press what has focus."""
+        focused = self.focused
+        if not isinstance(focused, Button | Checkbox | Select) or not event.is_printable \
+                or event.character in (None, " "):
+            return
+        target = self.query_one("#ed-new", Input) if focused.id in BY_THE_NEW_FIELD \
+            else self._typing_into or self.query_one("#ed--q-len", Input)
+        event.stop()
+        event.prevent_default()
+        character = event.character or ""
+
+        def type_in() -> None:  # after the field's focus, which selects what it holds
+            target.selection = Selection.cursor(len(target.value))
+            target.insert_text_at_cursor(character)
+
+        self.set_focus(target)  # now: the keys after this one go to the field, in order
+        target.call_next(type_in)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id != "ed-new":

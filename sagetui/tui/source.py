@@ -194,6 +194,11 @@ class Source:
     def shown(self) -> list[VariantModel]:
         return [v for n, v in self.variants.items() if self.is_enabled(n)]
 
+    def plotted(self) -> list[VariantModel]:
+        """The variants the plots and the phase view draw: those on; with every one off, all
+        of them (turning the only variant off must not empty a finished run's plots)."""
+        return self.shown() or list(self.variants.values())
+
     def kind(self) -> str:
         if self.live:
             return "live run"

@@ -123,8 +123,8 @@ def test_sagetui_run_prints_its_verdicts_before_the_late_figures(tmp_path):
                   cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     text = out.stdout
-    verdicts = text.index("2 rounds measured, verdicts final (computing the accuracy of a, b;")
-    final = text.index("sagetui: complete, 2 rounds")
+    verdicts = text.index("Verdicts (final): 2 rounds measured; computing the accuracy of a, b;")
+    final = text.index("Result: COMPLETE run, 2 rounds")
     assert verdicts < final and "rel L1 %" in text[final:]
     assert "measured: the verdicts are final; computing the accuracy of a, b" in out.stderr
 
@@ -153,7 +153,7 @@ def test_a_stalled_late_figure_is_stopped_by_ctrl_c_with_exit_1(tmp_path):
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1, err
-    assert "sagetui: partial, 2 rounds" in out
+    assert "Result: PARTIAL run, 2 rounds" in out
     import json
 
     report = json.loads((tmp_path / "r.json").read_text())

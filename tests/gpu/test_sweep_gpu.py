@@ -1,6 +1,6 @@
 """Sweeps on a GPU: kernel-only TOPS agree with `sagetui run`'s main-loop TOPS, a second setup
 gives the first point's memory back. (Issue 14's H200 sweep time is measured, not asserted:
-README, "Sweeps", with its command.)"""
+docs/h200-results.md, "Sweep", with its command.)"""
 
 import threading
 

@@ -235,27 +235,28 @@ def test_a_new_user_edits_runs_compares_and_exports_in_tmux(tmp_path: Path) -> N
         """Once the hint line says the focus is on `place` (tab selected its text), type over
         that field's text and wait for the command line to show it. (Not End and C-u first:
         those are bindings, run after the typed characters when they come this fast.)"""
-        tmux.wait_for(f"here: {place} ")
+        tmux.wait_for(f"you are on the {place}")
         tmux("send-keys", "-t", tmux.target, "-l", text)
         tmux.wait_for(then)
 
     try:
         screen = tmux.wait_ready()
-        assert "E Edit run" in screen  # the footer names the editor's key
+        assert "E Edit" in screen  # the footer names the editor's key
         tmux.keys("E")
         tmux.wait_for("Edit the next run")
         # the focus starts in q len; six fields back is "add NAME=SPEC"
         tmux.keys(*["BTab"] * 6)
-        field("add a variant", "slow=reference[slowdown=1.5]", "slow=reference[slowdown=1.5]")
+        field("new variant field", "slow=reference[slowdown=1.5]",
+              "slow=reference[slowdown=1.5]")
         tmux.keys("Enter")  # added: the command line names both variants
         tmux.wait_for("--variant reference --variant 'slow=reference[slowdown=1.5]'")
         tmux.keys(*["Tab"] * 6)  # Browse, Add, batch, heads, kv heads, q len
-        field("q len", "256", "--q-len 256")
+        field("q len field", "256", "--q-len 256")
         # kv len, seqlens, kv seqlens, head dim, dtype, layout, inputs, warm-up, rounds
         tmux.keys(*["Tab"] * 9)
-        field("rounds", "2", "--rounds 2")
+        field("rounds field", "2", "--rounds 2")
         tmux.keys("Tab")
-        field("iterations", "3", "--iterations 3")
+        field("iterations field", "3", "--iterations 3")
         tmux.keys("Enter")  # apply
         tmux.wait_for("shape 1x256x6x128")  # applied: the header has the new shape
         tmux.keys("r")

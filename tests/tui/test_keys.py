@@ -13,7 +13,7 @@ from sagetui.tui.widgets.variant_table import VariantTable
 
 from .conftest import REF_001, THEME, aio, screen_text, settle, tiny_config, viewer
 
-RUN_KEYS = ("Run/Stop", "Edit run", "Until CI", "Calibrate", "Profile")
+RUN_KEYS = ("Run/Stop", "E Edit", "Until CI", "Calibrate", "Profile")
 
 
 @aio
@@ -22,13 +22,13 @@ async def test_footer_lists_every_key_and_ctrl_c_says_how_to_quit(tmp_path: Path
     async with live.run_test(size=(200, 40)) as pilot:
         await settle(pilot, live)
         footer = screen_text(live).splitlines()[-1]
-        for label in (*RUN_KEYS, "Open", "Next report", "Theme", "1234567", "Tabs", "Export"):
+        for label in (*RUN_KEYS, "Open", "n Next", "Theme", "1234567", "Tabs", "Export"):
             assert label in footer, footer
     app = viewer(REF_001)
     async with app.run_test(size=(200, 40)) as pilot:
         await settle(pilot, app)
         footer = screen_text(app).splitlines()[-1]
-        for label in ("Open", "Next report", "Theme", "1234567", "Tabs", "Export"):
+        for label in ("Open", "n Next", "Theme", "1234567", "Tabs", "Export"):
             assert label in footer, footer
         for label in RUN_KEYS:  # saved reports: nothing to run
             assert label not in footer, footer

@@ -82,7 +82,7 @@ async def test_the_editor_opens_from_its_footer_key_and_from_the_palette(
     app = console(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
-        assert "E Edit run" in screen_text(app).splitlines()[-1]
+        assert "E Edit" in screen_text(app).splitlines()[-1]
         await open_editor(pilot, app)
         assert "Edit the next run" in screen_text(app)
         await pilot.press("escape")

@@ -107,3 +107,18 @@ def test_run_editor(snap_compare, size) -> None:
 
     app = SageTUI(config=tiny_config(), theme_name=THEME, build_config=run_config)
     assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_phases_with_and_without_k_smoothing(snap_compare, size) -> None:
+    """smooth_k=false's own phase (k_int8_quantization) under qk_int8_quantization, beside
+    the smoothing variant's k_int8_subtract_mean_quantization."""
+    assert snap_compare(viewer(KBIAS), terminal_size=size, run_before=_settled("4"))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_sweep_tab_of_the_h200_sweep(snap_compare, size) -> None:
+    """The Sweep tab's table fits its width: short headers and cut cells (…) at 80 columns,
+    every header in sight at 160."""
+    sweep = ROOT / "sample_results" / "h200_sweep.json"
+    assert snap_compare(viewer(sweep), terminal_size=size, run_before=_settled("8"))

@@ -84,3 +84,31 @@ async def test_the_tab_shows_the_crossovers_and_flags_noisy_points() -> None:
         text = " ".join(screen_text(small).split())
         assert "2 of 60 results noisy" in text and "kernel: none" in text
         assert "sm80 overtakes flash at ≈4335" in text  # the last crossover line
+
+
+@aio
+async def test_a_workload_calls_module_path_shows_as_text_never_markup() -> None:
+    """A replayed call's group holds its module path; a ModuleDict key may be `[bold red]x[/]`
+    (issue 29): the table shows it as it is."""
+    from textual.app import App, ComposeResult
+    from textual.widgets._data_table import default_cell_formatter
+
+    from sagetui.core.config import Shape
+    from sagetui.core.sweep.model import SweepPoint
+    from sagetui.tui.sweep_view import SweepView
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield SweepTable()
+
+    group = "call 0 heads.[bold red]x[/]"
+    point = SweepPoint(index=0, x=16, group=group, status="failed", error="[red]boom[/]",
+                       ops=1.0, shape=Shape(batch=1, heads=1, q_len=16, head_dim=64))
+    app = One()
+    async with app.run_test(size=(160, 10)) as pilot:
+        table = app.query_one(SweepTable)
+        table.sync(SweepView(points=[point], planned=1, version=1))
+        await pilot.pause()
+        # what the table draws of each cell (a str would be read as markup)
+        cells = [default_cell_formatter(c).plain for c in table.get_row_at(0)]
+        assert cells[0].endswith(group) and "[red]boom[/]" in cells[2]

@@ -47,8 +47,11 @@ def file_name(index: int) -> str:
     return f"call-{index:06d}.safetensors"
 
 
+MAX_DIMS = 8  # a tensor of more dimensions is no attention call's
+
+
 class Tensor(Model):
-    shape: list[Count]
+    shape: list[Count] = Field(max_length=MAX_DIMS)
     dtype: DType
     sha256: Sha256 = Field(description="of the tensor's raw contiguous bytes, as stored")
 
@@ -122,7 +125,7 @@ class Call(Model):
 
 
 class Settings(Model):
-    """What was asked to be saved (README, "Capture your model's attention calls")."""
+    """What was asked to be saved (docs/workloads.md, "Capture your model's attention calls")."""
 
     calls: str | None = Field(description="--calls as given; None: every call")
     max_calls: Annotated[int, Field(ge=1)] | None = None
@@ -153,6 +156,11 @@ class Manifest(Model):
                                   "--max-calls or the budget)")
     bytes_saved: Bytes = Field(description="the saved tensors' bytes")
     budget_cut: BudgetCut | None = None
+    forked_calls: Count = Field(0, description="attention calls made in forked processes "
+                                "(multiprocessing with fork, DataLoader workers): counted, not "
+                                "recorded, and not among calls_seen")
+    forked_pids: list[Annotated[int, Field(ge=1)]] = Field(
+        default_factory=list, description="the forked processes that made them")
     calls: list[Call]
 
     @model_validator(mode="after")

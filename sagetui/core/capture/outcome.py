@@ -19,8 +19,9 @@ class CaptureError(ValueError):
 def refusal(m: Manifest) -> str | None:
     """Why nothing is kept, or None: the capture stands."""
     if m.calls_seen == 0:
+        forked = f" ({forked_note(m)})" if m.forked_calls else ""
         return ("the program made no attention call (torch's scaled_dot_product_attention or "
-                "sageattention's); nothing was captured")
+                f"sageattention's){forked}; nothing was captured")
     if m.calls_selected == 0:
         return f"no call matched --calls {m.settings.calls}: the program made {m.calls_seen} calls"
     if not m.calls and m.budget_cut is not None:
@@ -37,6 +38,21 @@ def budget_note(m: Manifest) -> str | None:
     return (f"sagetui capture: call {cut.index} ({size(cut.call_bytes)}) would pass --max-bytes "
             f"{size(cut.max_bytes)} with {size(cut.saved_bytes)} saved: saving stopped there, "
             f"{len(m.calls)} calls kept; the program ran to its end")
+
+
+def forked_note(m: Manifest) -> str | None:
+    """The manifest's count of calls in forked processes, in words."""
+    if not m.forked_calls:
+        return None
+    n = len(m.forked_pids)
+    return (f"{m.forked_calls} calls in forked processes, not recorded ({n} "
+            f"process{'es' * (n != 1)}: a capture records the program's own process)")
+
+
+def notes(m: Manifest) -> list[str]:
+    """The lines (stderr) beside the summary: the budget's cut, the forked processes' calls."""
+    forked = forked_note(m)
+    return [x for x in (budget_note(m), forked and f"sagetui capture: {forked}") if x]
 
 
 def summary(m: Manifest, where: str) -> str:

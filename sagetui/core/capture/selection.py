@@ -56,6 +56,10 @@ class Selection:
 
     def matches(self, index: int, module: str | None) -> bool:
         """Whether call `index`, made in `module` (None: outside every module), is selected."""
+        return self.matches_index(index) or self.matches_module(module)
+
+    def matches_index(self, index: int) -> bool:
+        """Whether call `index` is selected by its index (every call, a range, every:N)."""
         if self.text is None:
             return True
         for lo, hi in self.ranges:  # loops, not any(): this runs at every call of a program
@@ -64,6 +68,10 @@ class Selection:
         for n in self.every:
             if index % n == 0:
                 return True
+        return False
+
+    def matches_module(self, module: str | None) -> bool:
+        """Whether a call made in `module` is selected by a module:GLOB."""
         if module is not None:
             for glob in self.globs:
                 if glob.match(module):

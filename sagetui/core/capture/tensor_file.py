@@ -9,10 +9,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
-from sagetui.core.capture.manifest import DTYPES
+from sagetui.core.capture.manifest import DTYPES, MAX_DIMS
 
 MAX_HEADER = 100 * 1024 * 1024  # safetensors' own limit
 _BY_CODE = {code: name for name, (code, _) in DTYPES.items()}
@@ -32,9 +34,30 @@ class Stored:
     end: int
 
 
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """`path` opened for reading, where it is a regular file: a FIFO, a device or a socket is
+    refused (OSError naming it) without blocking on it (non-blocking open, then fstat)."""
+    kind = stat.S_IFMT(os.stat(path).st_mode)
+    if kind != stat.S_IFREG:
+        raise OSError(f"not a regular file (a {_KINDS.get(kind, 'special file')})")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced since the stat
+            raise OSError("not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+_KINDS = {stat.S_IFIFO: "FIFO", stat.S_IFCHR: "character device", stat.S_IFBLK: "block device",
+          stat.S_IFSOCK: "socket", stat.S_IFDIR: "directory"}
+
+
 def read_header(path: str | os.PathLike[str]) -> dict[str, Stored]:
-    size = os.stat(path).st_size
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
         raw = fh.read(8)
         if len(raw) < 8:
             raise TensorFileError("too short for a safetensors file")
@@ -65,6 +88,9 @@ def _stored(name: str, entry: object, start: int, size: int) -> Stored:
         begin, end = (int(x) for x in entry["data_offsets"])
     except (KeyError, TypeError, ValueError):
         raise unreadable from None
+    if len(shape) > MAX_DIMS or any(d < 0 for d in shape):
+        raise TensorFileError(f"tensor {name!r}: shape {shape[:MAX_DIMS + 1]} is no tensor's "
+                              f"(at most {MAX_DIMS} dimensions, none negative)")
     n = DTYPES[dtype][1]
     for d in shape:
         n *= d
@@ -77,7 +103,7 @@ def _stored(name: str, entry: object, start: int, size: int) -> Stored:
 def stored_sha256(path: Path, stored: Stored) -> str:
     """sha256 of one tensor's bytes, read a MiB at a time."""
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(stored.begin)
         left = stored.end - stored.begin
         while left:

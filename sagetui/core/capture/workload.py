@@ -16,13 +16,19 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from sagetui.core.capture.manifest import MANIFEST, Call, Manifest
-from sagetui.core.capture.tensor_file import TensorFileError, read_header, stored_sha256
+from sagetui.core.capture.tensor_file import (
+    TensorFileError,
+    open_regular,
+    read_header,
+    stored_sha256,
+)
 from sagetui.core.config import Shape, default_config
 from sagetui.core.report.io import one_line, validation_line, validation_problem
 from sagetui.core.run_argv import config_argv
 
 SHAPE_DTYPES = {"float16": "fp16", "bfloat16": "bf16"}  # torch's names -> a run's
 CASTABLE = "float32"  # a dtype a run takes only cast (`run --workload --dtype fp16|bf16`)
+MAX_MANIFEST = 256 << 20  # bytes: a manifest of millions of calls is no capture's
 
 
 class WorkloadError(ValueError):
@@ -104,7 +110,12 @@ def read_manifest(directory: Path) -> Manifest:
     if not directory.is_dir():
         raise WorkloadError(f"{directory}: no such directory")
     try:
-        text = path.read_text(encoding="utf-8")
+        with open_regular(path) as fh:
+            raw = fh.read(MAX_MANIFEST + 1)
+        if len(raw) > MAX_MANIFEST:
+            raise WorkloadError(f"{path}: over {MAX_MANIFEST >> 20} MiB, no capture's "
+                                "manifest")
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise WorkloadError(f"{directory}: no {MANIFEST} (not a capture)") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -161,7 +172,7 @@ def cu_lengths(file: Path, name: str) -> tuple[int, ...]:
     size = {"int32": 4, "int64": 8}.get(stored.dtype)
     if size is None or len(stored.shape) != 1:
         raise TensorFileError(f"{name} is {stored.dtype} {stored.shape}, not int32/int64 [n]")
-    with open(file, "rb") as fh:
+    with open_regular(file) as fh:
         fh.seek(stored.begin)
         raw = fh.read(stored.end - stored.begin)
     starts = [int.from_bytes(raw[i:i + size], "little", signed=True)

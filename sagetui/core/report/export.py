@@ -66,7 +66,7 @@ def specs(report: Report) -> dict[str, str]:
         opts = next((c.get("options") for c in _config(report).get("variants") or []
                      if isinstance(c, dict) and c.get("name") == v.name), None)
         if isinstance(opts, dict) and opts:
-            spec += "[" + ",".join(f"{k}={val}" for k, val in opts.items()) + "]"
+            spec += "[" + ",".join(f"{k}={fmt.option_value(val)}" for k, val in opts.items()) + "]"
         if v.path:
             spec += f"@{v.path}"
         out[v.name] = spec

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sagetui.core.report.foreign import capture_hint, foreign_kind
 from sagetui.core.report.model import Report
 from sagetui.core.samples import Samples
 
@@ -187,6 +188,8 @@ def load_report(path: str | os.PathLike) -> Report:
     try:
         st = p.stat()
         if stat.S_ISDIR(st.st_mode):
+            if (p / "manifest.json").is_file():
+                raise ReportError(p, "", f"is a capture, not a report: {capture_hint(str(p))}")
             raise ReportError(p, "", "is a directory, not a report file")
         if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
             raise ReportError(p, "", "is a device, not a report file")
@@ -236,6 +239,9 @@ def load_report(path: str | os.PathLike) -> Report:
         raise ReportError(p, "", "nested too deeply") from None
     if not isinstance(data, dict):
         raise ReportError(p, "$", f"expected a JSON object, got {_json_type(data)}")
+    foreign = foreign_kind(data, set(Report.model_fields), str(p.parent))
+    if foreign:
+        raise ReportError(p, "", foreign)
     return parse_report(data, p, text=text)
 
 

@@ -159,7 +159,7 @@ class Outliers(Model):
     where: list[tuple[int, int]] = Field(default_factory=list)
 
 
-# -- issue 13: accuracy, the backend SDPA ran, build provenance, the kernel's peak ------------
+# -- accuracy, the backend SDPA ran, build provenance, the kernel's peak ------------
 Cosine = Annotated[float, Field(ge=-1.000001, le=1.000001)]
 NonNegative = Annotated[float, Field(ge=0)]
 
@@ -201,7 +201,7 @@ class Accuracy(Model):
     rows: str | None = None  # "all", or which query rows were compared
     heads: Literal["all"] | list[Annotated[int, Field(ge=0)]] | None = None  # which were compared
     elements: Count | None = None
-    # issue 21: every compared query head's own figures, in head order, and the few worst of
+    # every compared query head's own figures, in head order, and the few worst of
     # them by relative L1, worst first (core/accuracy.worst_heads says why that metric)
     per_head: list[HeadAccuracy] | None = None
     worst_heads: list[Annotated[int, Field(ge=0)]] | None = None
@@ -240,7 +240,7 @@ class PhaseSol(Model):
 
 
 class SpeedOfLight(Model):
-    """Issue 24: each phase against the measured copy bandwidth, and the compute phase's TOPS
+    """Each phase against the measured copy bandwidth, and the compute phase's TOPS
     against the datasheet peak and against that peak at the clock its rounds ran at
     (core/sol.py states the model)."""
 
@@ -335,7 +335,7 @@ class Variant(VariantFacts):
     # schema 5: built from a source tree (`backend@src:PATH`): the tree, its hash, the flags,
     # the build's time, cache hit or not, the diff against the baseline's tree
     build: BuildFacts | None = None
-    # issue 24: speed of light per phase (core/sol.py)
+    # speed of light per phase (core/sol.py)
     sol: SpeedOfLight | None = None
     # what the user's model pays (core/host_time.py): each completed round's host time of one
     # call and back-to-back time per call (the mean of its blocks'), their medians, whether a
@@ -373,7 +373,7 @@ class Report(Model):
     threshold: SameThreshold | None = None  # schema 3: the run's, with or without verdicts
     environment: dict[str, Any] | None = None
     config: dict[str, Any] | None = None
-    inputs: InputsBlock | None = None  # issue 21: the inputs' distribution or file
+    inputs: InputsBlock | None = None  # the inputs' distribution or file
     # the reference reports' fields
     metadata: dict[str, Any] | None = None
     source_commit: str | None = None

@@ -13,8 +13,8 @@ at the end. Packed sequences (`--seqlens`) are quantized and attended each on it
 diagonal, causal within each), K's mean taken over every packed token as `sageattn_varlen` does;
 with `return_lse` it keeps each row's log-sum-exp (running maximum plus log of the row sum, plus
 q·mean(K)·sm_scale, which smoothing took away, as the public functions add it back). The error it
-keeps against exact fp32 attention is measured in
-tests/test_reference_backend.py and stated in the README.
+keeps against exact fp32 attention is measured in tests/test_reference_backend.py and stated
+in docs/running-and-comparing.md, "The reference backend".
 """
 
 from __future__ import annotations

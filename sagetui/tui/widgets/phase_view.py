@@ -64,24 +64,32 @@ class PhaseView(SteadyTable):
     def sync(self, data: Source, ctx: ViewContext) -> None:
         self._last = (data, ctx)
         self._width = width = self._bar_width()
-        names: list[str | None] = [v.name for v in data.shown()]
+        names: list[str | None] = [v.name for v in data.plotted()]
         if data.baseline in names:  # the baseline first: the others read against it
             names.remove(data.baseline)
             names.insert(0, data.baseline)
         # phase -> variant -> (p50, p90) in s; only what was measured: no empty rows
-        table: dict[str, dict[str, tuple[float, float | None]]] = {}
+        found: dict[str, dict[str, tuple[float, float | None]]] = {}
         depth: dict[str, int] = {}
+        order: list[str] = []  # every variant's phases in tree order, merged
         for name in names or [None]:
             whose, rows = data.phase_rows(name)
             if name is not None and whose != name:
                 rows = []  # no phases of its own (the report's are the baseline's)
             total = data.total_row(name)
+            before: str | None = None
             for r in [*rows, *([total] if total is not None else [])]:
                 if r.p50_s is not None and r.p50_s > 0:
                     depth.setdefault(r.name, r.depth)
-                    table.setdefault(r.name, {})[name or whose] = (r.p50_s, r.p90_s)
-        if "total (one call)" in table:  # the whole call last, under the phases
-            table["total (one call)"] = table.pop("total (one call)")
+                    found.setdefault(r.name, {})[name or whose] = (r.p50_s, r.p90_s)
+                    if r.name not in order:  # a phase only this variant has (smooth_k=false's
+                        # k_int8_quantization): after the phase it follows in its own tree
+                        order.insert(order.index(before) + 1 if before in order else
+                                     len(order), r.name)
+                    before = r.name
+        table = {n: found[n] for n in order if n != "total (one call)"}
+        if "total (one call)" in found:  # the whole call last, under the phases
+            table["total (one call)"] = found["total (one call)"]
         values = [s for per in table.values() for s, _ in per.values()]
         # from a decade under the smallest (its bar stays a fair length) to the largest (its
         # bar fills the column)

@@ -260,4 +260,4 @@ class SeriesPlot(PlotextPlot):
 
     @staticmethod
     def shown(data: Source) -> list[VariantModel]:
-        return data.shown()
+        return data.plotted()

@@ -135,7 +135,7 @@ class DecompositionInfo(SteadyStatic):
 
 
 class KernelFactsTable(SteadyTable):
-    """The variants' main-loop kernel facts side by side (issue 24), one column per variant;
+    """The variants' main-loop kernel facts side by side, one column per variant;
     a fact they do not all share is marked and bold. Hidden when no variant has them."""
 
     BINDINGS = VIM_KEYS

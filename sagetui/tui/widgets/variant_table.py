@@ -22,6 +22,20 @@ from sagetui.tui.widgets.verdict_table import drift_cell
 from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
 NONE_KEY = "__none__"
+HEADERS = ("", "on", "variant", "role", "status", "p50 ms", "p50 Δ %", "drift %/rnd")
+ACCURACY_HEADERS = ("cos sim", "rel L1 %")
+
+
+def _width(rows: list[tuple[str, list[Any]]], headers: tuple[str, ...]) -> int:
+    """The columns' width with their long `headers` (the run's, its host time's and its
+    accuracy's, in the rows' order): narrower than this, the table takes the short ones
+    ("Δ %", "drift", "cos", "L1 %", the baseline's role "base"), so that no column is cut."""
+    widths = [max([len(h), *(c.cell_len if isinstance(c, Text) else len(str(c))
+                              for _, cells in rows for c in cells[i:i + 1])])
+              for i, h in enumerate(headers)]
+    return sum(widths) + 2 * len(headers) + 2  # each cell's padding, and the scrollbar's room
+
+
 STATUS_STYLE = {"ok": "", "failed": "bold red", "excluded": "yellow", "partial": "yellow",
                 "pending": "dim"}
 
@@ -56,11 +70,14 @@ class VariantTable(SteadyTable):
         self._accuracy = False  # the accuracy columns are shown (only when a variant has them)
         self._host = False  # the host-time columns (core/variant_facts.py): likewise
         self._points: str | None = None  # a report of points' ("calls", "points"): by variant
+        self._narrow = False  # the short headers: the columns fit 80 columns with accuracy
+        self._last: tuple[Source, ViewContext] | None = None
 
     def on_mount(self) -> None:
         self._add_columns()
 
     def _add_columns(self) -> None:
+        short = self._narrow
         self.add_column("", key="swatch", width=1)
         self.add_column("on", key="on", width=3)
         self.add_column("variant", key="name")
@@ -73,13 +90,18 @@ class VariantTable(SteadyTable):
                 self.add_column("total Δ % [95% CI]", key="total_speedup")
             return
         self.add_column("p50 ms", key="p50")
-        self.add_column("p50 Δ %", key="speedup")  # report 001's p50 speedup, not "paired %"
-        self.add_column("drift %/rnd", key="drift")
+        # report 001's p50 speedup, not "paired %"
+        self.add_column("Δ %" if short else "p50 Δ %", key="speedup")
+        self.add_column("drift" if short else "drift %/rnd", key="drift")
         for f in facts.shown_in(facts.TABLE) if self._host else ():
             self.add_column(f.header(), key=f.key)
         if self._accuracy:
-            self.add_column("cos sim", key="cos")
-            self.add_column("rel L1 %", key="l1")
+            self.add_column("cos" if short else "cos sim", key="cos")
+            self.add_column("L1 %" if short else "rel L1 %", key="l1")
+
+    def on_resize(self) -> None:
+        if self._last is not None:
+            self.sync(*self._last)  # the columns short or long for the new width
 
     def selected(self) -> str | None:
         if not self.row_count:
@@ -95,16 +117,20 @@ class VariantTable(SteadyTable):
         except Exception:  # the name is not in this table (another source)
             pass
 
-    def _mode(self, accuracy: bool, points: str | None, host: bool = False) -> None:
+    def _mode(self, accuracy: bool, points: str | None, host: bool = False,
+              narrow: bool = False) -> None:
         """The columns: a run's (its accuracy's and host time's only when a variant has them: a
-        report without keeps 80 columns for timing), or a report of points'."""
-        if (accuracy, points, host) != (self._accuracy, self._points, self._host):
-            self._accuracy, self._points, self._host = accuracy, points, host
+        report without keeps 80 columns for timing; short headers where the long ones would not
+        fit), or a report of points'."""
+        mode = (accuracy, points, host, narrow)
+        if mode != (self._accuracy, self._points, self._host, self._narrow):
+            self._accuracy, self._points, self._host, self._narrow = mode
             self.clear(columns=True)
             self._add_columns()
             self._signature = ()
 
     def sync(self, data: Source, ctx: ViewContext) -> None:
+        self._last = (data, ctx)
         block = data.points_block()
         if block is not None:  # its variants are its points': none of the run's own
             self._mode(False, "calls" if isinstance(block, Workload) else "points")
@@ -117,8 +143,7 @@ class VariantTable(SteadyTable):
         p50s = {n: data.p50_s(v) for n, v in data.variants.items()}
         host = {n: host_figures(v, p50s[n]) for n, v in data.variants.items()}
         has_host = any(h.get("host_s") is not None for h in host.values())
-        self._mode(accuracy, None, has_host)
-        rows = []
+        rows: list[tuple[str, list[Any]]] = []
         for name, v in data.variants.items():
             colour = ctx.colour(data, name)
             role = "baseline" if name == data.baseline else ""
@@ -133,9 +158,18 @@ class VariantTable(SteadyTable):
                 drift_cell(v.drift), *_host_cells(host[name], has_host),
                 *(_accuracy(v.facts.accuracy, late_state if late.accuracy_key(name) in late_keys
                             else None) if accuracy else ())]))
+        headers = (*HEADERS, *(f.header() for f in facts.shown_in(facts.TABLE) if has_host),
+                   *(ACCURACY_HEADERS if accuracy else ()))
         if not rows:
             rows.append((NONE_KEY, ["", "", Text("(none)", style="dim"),
-                                    *[""] * (len(self.columns) - 3)]))
+                                    *[""] * (len(headers) - 3)]))
+        # the panel takes the table's own width, up to the terminal's (less its border): short
+        # headers when the long ones would not fit the terminal
+        narrow = 0 < self.app.size.width - 2 < _width(rows, headers)
+        self._mode(accuracy, None, has_host, narrow)
+        if narrow:
+            for _, cells in rows:
+                cells[3] = "base" if cells[3] else ""
         self._show(rows, ctx)
 
     def _show(self, rows: list[tuple[str, list[Any]]], ctx: ViewContext) -> None:
@@ -151,7 +185,7 @@ class VariantTable(SteadyTable):
             return
         for key, cells in rows:
             for col, value in zip(self.columns, cells, strict=True):
-                self.update_cell(key, col, value)
+                self.update_cell(key, col, value, update_width=True)
 
 
 def points_rows(data: Source, block: Workload | Sweep,

@@ -1,0 +1,163 @@
+"""What a new user meets first on the command line: each mistake is one line that names the way
+out ("did you mean", the command that does what was meant), a refusal that needs no runner is
+made before one starts, and every command's --help describes it."""
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from sagetui.core.suggest import did_you_mean
+
+
+def one_line(out) -> str:
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "Traceback" not in out.stderr
+    return lines[0]
+
+
+def test_did_you_mean_takes_a_near_spelling_or_a_part() -> None:
+    assert did_you_mean("referenc", ["reference", "sdpa"]) == "did you mean reference?"
+    assert did_you_mean("sm89", ["sage2-sm89", "sdpa"]) == "did you mean sage2-sm89?"
+    assert did_you_mean("zzz", ["reference", "sdpa"]) == ""
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--variant", "a=reference[smoth_k=false]"], "has no option 'smoth_k'; did you mean "
+                                                  "smooth_k?"),
+    (["--variant", "a=reference", "--baseline", "A"], "baseline 'A' is not a variant; did you "
+                                                      "mean a?"),
+    (["--dtype", "bf17"], "did you mean bf16?"),
+    (["--rouds", "3"], "did you mean --rounds"),
+])
+def test_a_mistyped_name_says_what_was_meant(cli_here, args, needle) -> None:
+    line = one_line(cli_here("run", *args))
+    assert needle in line
+
+
+def test_a_mistyped_command_says_what_was_meant(cli_here) -> None:
+    assert "did you mean run?" in one_line(cli_here("rn"))
+
+
+def test_a_mistyped_backend_says_what_was_meant_and_a_missing_cuda_once(cli) -> None:
+    """The reason the CUDA backends cannot run on this CPU machine is said once for all of
+    them, not once per backend."""
+    line = one_line(cli("run", "--backend", "sage2-sm98"))
+    assert "unknown backend 'sage2-sm98'; did you mean sage2-sm90 or sage2-sm89?" in line
+    assert line.count("CUDA is not available") == 1, line
+    assert "Available here: reference" in line
+
+
+def test_a_cuda_backend_without_cuda_is_refused_before_a_runner_starts(cli_here) -> None:
+    """`sagetui doctor` knows it (torch here is a CPU-only build): no runner is started to
+    find out, and the line says what does run here."""
+    t0 = time.monotonic()
+    line = one_line(cli_here("run", "--backend", "sdpa", "--heads", "2"))
+    assert time.monotonic() - t0 < 5
+    assert line.startswith("sagetui: error: nothing can run here: sdpa: CUDA is not available")
+    assert "--backend reference" in line and "sagetui doctor" in line
+    line = one_line(cli_here("sweep", "--backend", "sage2-sm89", "--q-len", "128"))
+    assert "nothing can run here: sage2-sm89" in line
+
+
+def test_without_cuda_a_cpu_variant_still_runs_beside_one_that_needs_it(cli_here) -> None:
+    """Only a run where nothing can run is refused: `--device cpu` with a reference variant
+    is not."""
+    from sagetui.cli.options import refuse_unrunnable
+    from sagetui.core.config import VariantSpec
+
+    refuse_unrunnable([VariantSpec.parse("a=reference"), VariantSpec.parse("b=sdpa")], "cpu")
+    from sagetui.cli.errors import UsageError
+
+    with pytest.raises(UsageError, match="asked for 'cpu'"):
+        refuse_unrunnable([VariantSpec.parse("b=sdpa")], "cpu")
+
+
+FOREIGN = {
+    "google": ({"context": {"date": "2026-12-01", "num_cpus": 2},
+                "benchmarks": [{"name": "BM_attn", "real_time": 1.5, "cpu_time": 1.5,
+                                "time_unit": "ms"}]}, "a Google Benchmark file"),
+    "pytest-benchmark": ({"machine_info": {}, "commit_info": {}, "benchmarks": [],
+                          "datetime": "2026-12-01", "version": "4.0.0"},
+                         "a pytest-benchmark file"),
+    "pyperf": ({"benchmarks": [{"runs": [{"values": [0.1]}]}], "metadata": {"name": "x"},
+                "version": "1.0"}, "a pyperf file"),
+    "nvbench": ({"meta": {"version": {}}, "devices": [{"id": 0}],
+                 "benchmarks": [{"name": "attn", "states": []}]}, "an nvbench file"),
+}
+
+
+@pytest.mark.parametrize("kind", FOREIGN)
+def test_another_tools_json_is_said_to_be_no_sagetui_report(cli_here, tmp_path, kind) -> None:
+    data, looks = FOREIGN[kind]
+    path = tmp_path / f"{kind}.json"
+    path.write_text(json.dumps(data))
+    out = cli_here("check", path)
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"{path}: not a sagetui report (it looks like {looks})"
+
+
+def test_check_of_a_capture_points_to_capture_verify(cli_here, tmp_path: Path) -> None:
+    cap = tmp_path / "cap"
+    cap.mkdir()
+    (cap / "manifest.json").write_text(json.dumps({"tool": "sagetui", "calls": [],
+                                                   "calls_seen": 0}))
+    for target in (cap, cap / "manifest.json"):
+        out = cli_here("check", target)
+        assert out.returncode == 2
+        assert out.stderr.strip().endswith(f"`sagetui capture --verify {cap}`"), out.stderr
+        assert out.stderr.count("\n") == 1
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    from sagetui.cli.main import build_parser
+
+    top = build_parser()
+    sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    return {"sagetui": top, **dict(sub.choices)}
+
+
+def test_every_command_and_option_has_a_sentence() -> None:
+    for name, parser in _commands().items():
+        assert parser.description, f"{name} --help has no description"
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                continue
+            assert action.help, f"{name}: {action.option_strings or action.dest} has no help"
+
+
+@pytest.mark.parametrize("command", ["run", "check", "compare", "merge", "node-check", "sweep"])
+def test_help_states_the_exit_codes(command) -> None:
+    text = " ".join(_commands()[command].format_help().split())
+    assert "Exit 0" in text and "1:" in text and "2:" in text
+
+
+def test_variant_help_names_a_source_tree() -> None:
+    assert "@src:PATH" in _commands()["run"].format_help()
+    assert "@src:PATH" in _commands()["sagetui"].format_help()
+
+
+def test_no_issue_numbers_in_help_or_messages() -> None:
+    for name, parser in _commands().items():
+        assert "issue" not in parser.format_help().lower(), name
+
+
+def test_options_are_written_as_typed_and_test_knobs_only_in_effect() -> None:
+    """`smooth_k=false` stays lowercase in the Markdown; the reference's slowdown (a test
+    knob) is listed only where it is not 1."""
+    from sagetui.core.config import VariantSpec
+    from sagetui.core.format import options_text
+    from sagetui.core.report.export import to_markdown
+    from sagetui.core.report.io import load_report
+
+    assert VariantSpec.parse("a=reference[smooth_k=false]").spec == "reference[smooth_k=false]"
+    md = to_markdown(load_report(Path(__file__).parent.parent / "sample_results"
+                                 / "cpu_reference_kbias.json"))
+    assert "`reference[smooth_k=false]`" in md and "smooth_k=False" not in md
+    assert "slowdown" not in md
+    assert options_text("reference", {"smooth_k": True, "slowdown": 1.0})[0] == "smooth_k=true"
+    assert "slowdown=3.0" in options_text("reference", {"slowdown": 3.0})[0]
