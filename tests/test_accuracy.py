@@ -116,6 +116,8 @@ def test_accuracy_and_sdpa_backend_reach_the_exports_and_the_console_views():
     from .conftest import SAMPLES
 
     data = json.loads((SAMPLES / "h200_backends.json").read_text())
+    for other in data["variants"]:  # the recording measured every variant's, on all heads:
+        other["accuracy"] = None    # here only this one's, on a subset of the heads
     v = data["variants"][1]
     v["accuracy"] = {"cosine_similarity": 0.999871, "relative_l1": 0.0123, "rmse": 0.002,
                      "max_abs_error": 0.05, "rows": "all", "heads": [0, 7],

@@ -89,28 +89,48 @@ def test_a_rare_stall_reason_beyond_three_errors_but_under_the_floor_is_not_a_ch
     assert not imc.beyond
 
 
-def test_another_kernel_moves_every_large_phase_and_its_hot_lines_by_call():
+def without_code_keys(p: MainloopProfile) -> MainloopProfile:
+    """The profile as a report recorded before code keys holds it: hot lines by file:line."""
+    return p.model_copy(update={"hot_lines": [h.model_copy(update={"code": None})
+                                              for h in p.hot_lines]})
+
+
+def test_another_kernel_moves_every_large_phase_and_its_hot_lines_by_code():
     """sm89 against sm90 at the reference shape (H200): the phases move by points, far
-    beyond their errors; reports recorded before code keys match hot lines by call and phase;
-    stall reasons are not compared (those profiles kept only each phase's top three)."""
-    d = variant_diff(sample("sm89_reference_shape"), sample("sm90_reference_shape"))
+    beyond their errors; the hot lines match by their code key across the two sources (and by
+    call and phase where a report recorded before code keys has none); every stall reason is
+    compared (these profiles keep them all) and the two kernels' stalls differ."""
+    a, b = sample("sm89_reference_shape"), sample("sm90_reference_shape")
+    d = variant_diff(a, b)
     moved = {p.phase for p in d.phases if p.beyond}
     assert {"int8_qk", "online_softmax", "pv_accumulation", "loads_and_pipeline"} <= moved
     pv = next(p for p in d.phases if p.phase == "pv_accumulation")
     assert pv.change < -0.4 and pv.beyond
-    assert d.stalls is None
+    assert d.stalls is not None and any(s.beyond for s in d.stalls)
     softmax = next(h for h in d.hot_lines if h.a and h.a.call == "update_mdo")
-    assert softmax.matched_by == "call" and softmax.moved and softmax.shares.beyond
+    assert softmax.matched_by == "code" and softmax.moved and softmax.shares.beyond
     assert softmax.b.file == "qk_int_sv_f8_cuda_sm90.cu"
     only_b = [h.b.call for h in d.hot_lines if h.a is None]
     assert "wgmma::wgmma_f8f8f32" in only_b
+    old = variant_diff(without_code_keys(a), without_code_keys(b))
+    softmax = next(h for h in old.hot_lines if h.a and h.a.call == "update_mdo")
+    assert softmax.matched_by == "call" and softmax.moved
+    assert softmax.b.file == "qk_int_sv_f8_cuda_sm90.cu"
 
 
-def test_an_old_blank_lines_rebuild_matches_its_moved_hottest_line_by_call():
-    d = variant_diff(sample("sm89_reference_shape"), sample("sm89_blank_lines_build"))
+def test_a_blank_lines_rebuild_matches_its_moved_hottest_line_by_code_else_by_call():
+    """The build with 7 blank lines inserted (`shifted`): every hot line moved by 7 and
+    matches by its code key; without code keys (a report recorded before them) the hottest
+    matches by call. No phase moves beyond its errors."""
+    a, b = sample("sm89_reference_shape"), sample("sm89_blank_lines_build")
+    d = variant_diff(a, b)
+    assert d.b == "shifted"
     hottest = next(h for h in d.hot_lines if h.a and h.a.call == "compute_fp8_sv_inst_buf")
-    assert (hottest.a.line, hottest.b.line, hottest.matched_by) == (352, 359, "call")
+    assert (hottest.a.line, hottest.b.line, hottest.matched_by) == (352, 359, "code")
     assert not [p for p in d.phases if p.beyond] and not hottest.shares.beyond
+    old = variant_diff(without_code_keys(a), without_code_keys(b))
+    hottest = next(h for h in old.hot_lines if h.a and h.a.call == "compute_fp8_sv_inst_buf")
+    assert (hottest.a.line, hottest.b.line, hottest.matched_by) == (352, 359, "call")
 
 
 def test_the_diff_in_a_report_checks_clean_and_a_changed_number_is_named(toy, tmp_path):

@@ -1,8 +1,9 @@
 """Issue 24: the speed of light per phase (core/sol.py), its check (core/report/check_sol.py)
 and its Markdown. The bytes model is checked term by term against the sizes SageAttention's
 quant.py and core.py allocate, worked out by hand here; the recomputation against a real
-H200 report (sagetui/sample_results/h200_sm89_reference_shape.json, recorded before the copy
-bandwidth existed: its copy block below is built here, said so where it is)."""
+H200 report (sagetui/sample_results/h200_sm89_reference_shape.json, which measured the copy
+bandwidth; where a test needs another copy block, or none, it is built here, said so where it
+is)."""
 
 from __future__ import annotations
 
@@ -172,9 +173,17 @@ def test_markdown_shows_bytes_bandwidth_and_the_clock_ceiling() -> None:
     assert "| phase | p50 ms | p90 ms | share | bytes | GB/s | % copy |" in md
     own = md[md.index("Phases of `sage2-sm89`"):]  # the top-level table (report 000's) has none
     row = next(line for line in own.splitlines() if line.startswith("| q_int8_quantization"))
-    assert "775.7 MiB | 3,086 | - |" in row  # no copy bandwidth measured in this report
-    assert "fused_mainloop TOPS 320.1; of clock ceiling 16.3 % of 1,965 TOPS at 1,966 of " \
-           "1,980 MHz; of datasheet 16.2 % of 1,979; copy GB/s not measured." in md
+    assert "775.7 MiB | 3,079 | 72.9 |" in row  # the copy bandwidth this report measured
+    assert "fused_mainloop TOPS 319.6; of clock ceiling 16.3 % of 1,959 TOPS at 1,960 of " \
+           "1,980 MHz; of datasheet 16.1 % of 1,979; copy GB/s 4,223." in md
+    # the same report without its copy bandwidth (as one recorded before it was measured)
+    data = _h200()
+    del data["environment"]["gpu"]["copy_bandwidth"]
+    md = to_markdown(Report.model_validate(_with_sol(data)))
+    own = md[md.index("Phases of `sage2-sm89`"):]
+    row = next(line for line in own.splitlines() if line.startswith("| q_int8_quantization"))
+    assert "775.7 MiB | 3,079 | - |" in row
+    assert "of datasheet 16.1 % of 1,979; copy GB/s not measured." in md
 
 
 def test_a_live_h200_run_gives_the_sol_check_recomputes() -> None:

@@ -19,8 +19,11 @@ from .conftest import SAMPLES
 H200 = SAMPLES / "h200_sweep.json"
 CPU = SAMPLES / "sweep_cpu_reference.json"
 SVG = "{http://www.w3.org/2000/svg}"
-# the H200 sweep's two wide intervals: cudnn ±92.9 %, flash ±65.0 % at q_len 1024, non-causal
-H200_NOISY = {("1024", "D128 non-causal", "cudnn"), ("1024", "D128 non-causal", "flash")}
+# the H200 sweep's three wide intervals: cudnn ±13.6 % at 16k causal, flash ±12.0 % at 8k
+# causal and ±10.9 % at 8k non-causal
+H200_NOISY = {("16384", "D128 causal", "cudnn"), ("8192", "D128 causal", "flash"),
+              ("8192", "D128 non-causal", "flash")}
+H200_NOISY_POINTS = ("8192 D128 non-causal", "8192 D128 causal", "16384 D128 causal")
 
 
 def test_the_rule_flags_a_half_width_over_ten_percent() -> None:
@@ -28,7 +31,7 @@ def test_the_rule_flags_a_half_width_over_ten_percent() -> None:
     assert sw.NOISY_CI_PERCENT == 10.0
     flagged = {(str(p.x), p.group, v.name) for p in report.sweep.points for v in p.variants
                if sw.noisy(v)}
-    assert flagged == H200_NOISY  # the next widest, cudnn at 16k causal, is ±7.7 %
+    assert flagged == H200_NOISY  # the next widest, sm80 at 8k causal, is ±9.1 %
     cpu = load_report(CPU)  # a busy 2-core machine: every point of it is noisy
     assert all(sw.noisy(v) for p in cpu.sweep.points for v in p.variants)
 
@@ -40,13 +43,15 @@ def test_markdown_and_csv_flag_the_noisy_points() -> None:
     # the console's mark (plan.NOISY_MARK), explained under the table
     marked = {tuple(r.split(" | ")[1:2]) + (r.split(" | ")[0],) for r in rows
               if r.split(" | ")[2].endswith(f" {sw.NOISY_MARK}")}
-    assert len(marked) == 2 and all("q_len 1024, D128 non-causal" in r for _, r in marked)
-    assert "| 0.121 ± 92.9 % ! |" in md
+    assert marked == {("cudnn", "| q_len 16384, D128 causal"),
+                      ("flash", "| q_len 8192, D128 causal"),
+                      ("flash", "| q_len 8192, D128 non-causal")}
+    assert "| 12.424 ± 10.9 % ! |" in md
     assert "! noisy: the p50's 95 % interval is wider than ±10 %" in md
     table = list(csv.DictReader(io.StringIO(to_csv(report))))
     assert {(r["x"], r["group"], r["variant"]) for r in table if r["noisy"] == "True"} \
         == H200_NOISY
-    assert sum(r["noisy"] == "False" for r in table) == len(table) - 2
+    assert sum(r["noisy"] == "False" for r in table) == len(table) - 3
 
 
 def test_the_svg_has_a_title_units_and_marks_noisy_points() -> None:
@@ -59,7 +64,7 @@ def test_the_svg_has_a_title_units_and_marks_noisy_points() -> None:
     assert "q_len (tokens, log2 scale)" in texts
     assert "TOPS (10¹² operations/s)" in texts
     noisy = [c for c in svg.iter(f"{SVG}circle") if c.get("class") == "noisy"]
-    assert len(noisy) == 2
+    assert len(noisy) == 3
     assert any("wider than ±10 %" in t for t in texts)  # the legend says what hollow means
     cpu = ET.fromstring(to_svg(load_report(CPU)))
     assert "on cpu" in next(cpu.iter(f"{SVG}text")).text
@@ -76,5 +81,7 @@ def test_sweep_prints_the_same_flag() -> None:
     console = Console(width=200, record=True, color_system=None, file=io.StringIO())
     console.print(sweep_table(report))
     rows = [line for line in console.export_text().splitlines() if " % ! " in line]
-    assert len(rows) == 2 and all("1024 D128 non-causal" in r for r in rows)
-    assert "(2 marked)" in (noisy_note(report.sweep.points) or "")
+    assert len(rows) == 3
+    assert sorted(next(p for p in H200_NOISY_POINTS if f"│ {p} " in r) for r in rows) \
+        == sorted(H200_NOISY_POINTS)
+    assert "(3 marked)" in (noisy_note(report.sweep.points) or "")

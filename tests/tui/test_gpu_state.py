@@ -2,9 +2,10 @@
 carries (runner/nvml.py's measurement_state) reaches the report's environment and the
 console's header, which relates each round's SM clock to the application clock.
 
-No GPU here, so the state is injected where the runner fills it (the ready event's gpu info):
-into a real H200 report (sample_results/h200_backends.json, real per-round telemetry) for the
-header, and into a run model fed synthetic events for the report path."""
+No GPU here, so a state is injected where the runner fills it (the ready event's gpu info):
+into a real H200 report (sample_results/h200_backends.json, real per-round telemetry and, since
+its re-recording, the runner's own state) for the header, and into a run model fed synthetic
+events for the report path."""
 
 from __future__ import annotations
 
@@ -65,8 +66,16 @@ def test_a_clock_set_away_from_its_default_and_unknown_fields(tmp_path) -> None:
     assert environment_line(data, CTX).plain == "GPU state: NVML did not say"  # type: ignore
 
 
-def test_reports_without_a_state_and_cpu_runs_show_no_line() -> None:
-    assert environment_line(saved_source(load_report(H200), "h200"), CTX) is None
+def test_reports_without_a_state_and_cpu_runs_show_no_line(tmp_path) -> None:
+    # the H200 recordings now carry the runner's state (it is said); the same report as one
+    # recorded before the state was (no state block) says nothing
+    recorded = environment_line(saved_source(load_report(H200), "h200"), CTX)
+    assert recorded is not None and recorded.plain.startswith("GPU state: persistence on")
+    d = json.loads(H200.read_text())
+    del d["environment"]["gpu"]["state"]
+    (tmp_path / "h200_no_state.json").write_text(json.dumps(d))
+    before = saved_source(load_report(tmp_path / "h200_no_state.json"), "h200")
+    assert environment_line(before, CTX) is None
     live = live_source(tiny_config())
     apply(live.model, ev.Ready(input_sha256="0" * 64, device="cpu", gpu=None))
     assert environment_line(live, CTX) is None

@@ -147,5 +147,6 @@ def _check_inputs(c: MismatchCollector, report: Report) -> None:
                  shape.get("distribution", distributions.DEFAULT), "config.shape.distribution"),
                 ("seed", block.seed, cfg.get("seed"), "config.seed")]
     for key, recorded, expected, why in want:
+        c.recomputed.add(f"$.inputs.{key}")
         if recorded != expected:
             c.out.append(Mismatch(f"$.inputs.{key}", recorded, expected, why))

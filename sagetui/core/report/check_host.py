@@ -68,7 +68,8 @@ def _check_clocks(c: MismatchCollector, report: Report, variants: list[Variant])
             c.eq(f"{at}.{k}", getattr(v.clocks, k), got.get(k), WHY_CLOCKS)
         cv = cycles.verdict_dict(v.name)
         recorded = v.clocks.cycles_verdict.model_dump() if v.clocks.cycles_verdict else None
-        for k in ("state", "estimate_percent", "ci_low_percent", "ci_high_percent"):
+        for k in ("state", "estimate_percent", "ci_low_percent", "ci_high_percent",
+                  "confidence", "rounds", "threshold_percent", "threshold_source", "method"):
             _eq(c, f"{at}.cycles_verdict.{k}", (recorded or {}).get(k), (cv or {}).get(k))
         verdict = v.verdict.model_dump() if v.verdict else None
         _eq(c, f"{at}.note", v.clocks.note, clock_note(v.name, got, base, verdict, cv))

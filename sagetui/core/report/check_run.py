@@ -30,8 +30,8 @@ DRIFT_WHY = "drift of the round medians of the raw samples (statistics/drift.py)
 
 def check_run(c: MismatchCollector, report: Report) -> None:
     """Every claim of a run report's variants and its status (a sweep's or a workload's
-    points are checked by their own modules)."""
-    if report.sweep is not None or report.workload is not None:
+    points, and a swap's arms, are checked by their own modules)."""
+    if report.sweep is not None or report.workload is not None or report.swap is not None:
         return
     if report.variants:
         m = from_report(report)  # the report as the session's model: figures.py computes

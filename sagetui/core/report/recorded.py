@@ -109,6 +109,23 @@ RULES: list[Rule] = [
           lambda d, p: "peak" not in d["variants"][int(p.split("[")[1].split("]")[0])]),
     _rule(r"^\$\.achieved\.peak_tops$", "the datasheet peak as recorded (a report before the "
           "per-type peaks)", lambda d, p: not any("peak" in v for v in d.get("variants") or [])),
+    _rule(r"^\$(\.sweep\.points\[\d+\])?\.variants\[\d+\]\.(host_times_s|back_to_back_times_s)"
+          r"\[\d+\]$", "the runner's per-block clock readings (host_s and back_to_back_s are "
+          "recomputed from them)"),
+    _rule(r"^\$(\.sweep\.points\[\d+\])?\.variants\[\d+\]\.(redone_blocks|drained_blocks)$",
+          "the runner's count of the blocks it redid or drained"),
+    _rule(_V + r"\.peak_memory_bytes$", "the CUDA allocator's peak, as the runner read it"),
+    _rule(_V + r"\.kernel_facts\.kernel\.", "the kernel's resources, as cuobjdump read them "
+          "from the module (the occupancy is recomputed from them)"),
+    _rule(_V + r"\.build\.(build_s|cache_hit)$", "the build's clock reading and the cache, as "
+          "the runner found them"),
+    _rule(_V + r"\.dispatch\.options\.", "the options sage2-auto dispatched to, as the runner "
+          "saw them"),
+    _rule(r"^\$\.swap\.processes\[\d+\]\.", "the process's own measurements, outputs' sums "
+          "and NVML telemetry, as it reported them (every figure is recomputed from them)"),
+    _rule(r"^\$\.swap\.replay\.totals_s\.", "the replay's totals (the replay's report holds "
+          "their samples)"),
+    _rule(r"^\$\.swap\.(rounds_asked|threshold_percent)$", "the swap asked for"),
     # a summary of samples the report does not keep: what its neighbours cannot fix
     _rule(r"\.(rounds\[\d+\]|phase_timings\.[^.]+)\.(min_s|mean_s|p50_s)$",
           "a summary of samples the report does not keep", _no_samples),

@@ -34,10 +34,18 @@ def check_swap(c: MismatchCollector, report: Report) -> None:
         return
     for i, (got, w) in enumerate(zip(s.figures, want, strict=True)):
         _same(c, f"$.swap.figures[{i}]", got.model_dump(), w.model_dump())
-    status, _ = derive.status_of(s.processes, [a.name for a in s.arms], s.rounds_asked,
-                                 interrupted=False)
-    if report.status == "complete":
-        c.eq("$.status", report.status, status, "every arm ran every round asked")
+    # how the session ended is its own word: "stopped after" in its detail (an interruption);
+    # everything else the status and its detail say follows from the processes
+    detail = list(report.status_detail or [])
+    interrupted = any(line.startswith("stopped after") for line in detail)
+    status, why = derive.status_of(s.processes, [a.name for a in s.arms], s.rounds_asked,
+                                   interrupted=interrupted)
+    said = "every arm ran every round asked, none failed, nothing interrupted it " \
+        "(core/swap/derive.status_of)"
+    c.eq("$.status", report.status, status, said)
+    if detail != why:
+        c.out.append(Mismatch("$.status_detail", detail, why, said))
+    c.recomputed.update(f"$.status_detail[{i}]" for i in range(len(detail)))
 
 
 def _same(c: MismatchCollector, path: str, got: Any, want: Any) -> None:
