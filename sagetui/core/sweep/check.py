@@ -225,6 +225,10 @@ def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
         return
     shapes = _plan(report, axes)
     want = points_status(sweep.points, len(shapes) if shapes is not None else len(sweep.points))
+    from sagetui.core.report.check_run import is_left_out
+
+    if any(is_left_out(v) for v in report.variants or []):  # a variant whose build failed
+        want = "partial" if want == "complete" else want  # never ran: run/status.with_left_out
     allowed = {want}
     if want != "complete":
         allowed.add("cancelled")
