@@ -61,7 +61,8 @@ def test_the_step_change_matches_the_injected_work_and_outputs_are_compared(swap
     slow = f["slow"]
     # the injected work: the swapped calls' extra time, against the baseline's step
     injected = slow.attention_added_s / f["ref"].step_s * 100
-    assert injected > 20
+    assert injected > 5  # measurable (about 25 % on an idle machine; a loaded one's step is
+    # longer in the parts the injection does not touch)
     assert slow.step_change_low_percent <= injected <= slow.step_change_high_percent
     assert slow.step_change_percent > 0 and slow.attention_change_percent > 20
     o = {x.name: x for x in slow.outputs}["latents"]  # against the unchanged arm's

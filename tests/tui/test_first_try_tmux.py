@@ -40,8 +40,9 @@ def test_a_first_try_by_the_readme(tmp_path: Path, size: tuple[int, int]) -> Non
         screen = tmux.wait_for("COMPLETE", timeout=RUN_S)
         assert "2/2 rounds" in screen
         tmux.keys("E")
-        editor = tmux.wait_for("Edit the next run")
-        assert "Apply (enter)" in editor and "Cancel (esc)" in editor  # in sight
+        # the dialog is painted top down: its buttons, at the bottom, come last
+        editor = tmux.wait_for("Apply (enter)")
+        assert "Edit the next run" in editor and "Cancel (esc)" in editor  # in sight
         tmux.keys("Escape")
         until(lambda: "Edit the next run" not in tmux.screen(), STEP_S, "the editor closed")
         tmux.keys("4")
