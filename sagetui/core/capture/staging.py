@@ -28,6 +28,7 @@ from pathlib import Path
 
 from sagetui.core.capture.manifest import MANIFEST, Manifest
 from sagetui.core.capture.outcome import CaptureError
+from sagetui.core.paths import pid_alive
 from sagetui.core.report.io import free_names
 
 PARTIAL, OLD = ".partial", ".old"  # being written; a replaced capture's files, being removed
@@ -55,16 +56,6 @@ def resolve(out: str | os.PathLike[str]) -> Path:
     return path
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's: alive
-        return True
-    return True
-
-
 def sweep(out: Path) -> str | None:
     """Remove the staging directories that sagetui processes now gone (on this host) left in
     DIR or beside it; the one line saying so, or None."""
@@ -79,7 +70,7 @@ def sweep(out: Path) -> str | None:
         for e in entries:
             m = _MINE.match(e.name)
             if (m is None or (m["beside"] or "") != beside or m["host"] != _host()
-                    or _alive(int(m["pid"]))):
+                    or pid_alive(int(m["pid"]))):
                 continue
             shutil.rmtree(e.path, ignore_errors=True)
             found.append((e.name, m["pid"]))
