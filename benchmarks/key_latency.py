@@ -105,7 +105,7 @@ def watch(out) -> None:  # type: ignore[no-untyped-def]
     import gc
     import threading
 
-    from sagetui.session import autosave as autosave_mod
+    from sagetui.session import autosave
 
     def on_gc(phase: str, info: dict) -> None:
         if info["generation"] == 2:
@@ -114,7 +114,7 @@ def watch(out) -> None:  # type: ignore[no-untyped-def]
             out.write(f"{tag} {time.monotonic():.6f}{extra}\n")
 
     gc.callbacks.append(on_gc)
-    save = autosave_mod.Autosaver._round_autosave
+    save = autosave.Autosaver._round_autosave
 
     def round_autosave(self) -> None:  # type: ignore[no-untyped-def]
         out.write(f"saves {time.monotonic():.6f}\n")
@@ -123,7 +123,7 @@ def watch(out) -> None:  # type: ignore[no-untyped-def]
         finally:
             out.write(f"savee {time.monotonic():.6f}\n")
 
-    autosave_mod.Autosaver._round_autosave = round_autosave  # type: ignore[method-assign]
+    autosave.Autosaver._round_autosave = round_autosave  # type: ignore[method-assign]
     main = threading.get_ident()
 
     def sample() -> None:

@@ -77,15 +77,15 @@ def console_uses_synthetic_runner(rate: float = 0.0, counter: str | None = None)
     this program: the console imports `Session` from sagetui.session.session when a run starts
     (run_control.py, sweep_tab.py), and that name is swapped for one that adds `runner_argv`.
     Nothing else changes."""
-    from sagetui.session import session as session_mod
+    from sagetui.session import session
 
-    real = session_mod.Session
-    session_mod.Session = functools.partial(  # type: ignore[misc]
+    real = session.Session
+    session.Session = functools.partial(  # type: ignore[misc]
         real, runner_argv=runner_argv(rate, counter))
     try:
         yield
     finally:
-        session_mod.Session = real  # type: ignore[misc]
+        session.Session = real  # type: ignore[misc]
 
 
 def read_counter(path: str) -> int:

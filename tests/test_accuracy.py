@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from sagetui.core import accuracy as acc
+from sagetui.core import accuracy
 from sagetui.core.report.check import check_report
 from sagetui.core.report.model import Report
-from sagetui.runner import accuracy as racc
+from sagetui.runner import exact_reference
 from sagetui.runner.backends.base import Inputs
 
 
@@ -26,25 +26,25 @@ def test_metrics_against_numpy():
     rng = np.random.default_rng(1)
     r = rng.standard_normal((3, 50, 16))
     o = r + 0.01 * rng.standard_normal(r.shape)
-    got, want = acc.of_arrays(o, r), _np_metrics(o, r)
+    got, want = accuracy.of_arrays(o, r), _np_metrics(o, r)
     for k in want:
         assert got[k] == pytest.approx(want[k], rel=1e-12)
     # known values: identical arrays, and o = 2 r
-    same = acc.of_arrays(r, r)
+    same = accuracy.of_arrays(r, r)
     assert same["cosine_similarity"] == pytest.approx(1.0) and same["rmse"] == 0.0
-    double = acc.of_arrays(2 * r, r)
+    double = accuracy.of_arrays(2 * r, r)
     assert double["relative_l1"] == pytest.approx(1.0)
     assert double["cosine_similarity"] == pytest.approx(1.0)
-    assert acc.of_arrays(-r, r)["cosine_similarity"] == pytest.approx(-1.0)
+    assert accuracy.of_arrays(-r, r)["cosine_similarity"] == pytest.approx(-1.0)
 
 
 def test_chunked_sums_equal_whole_array_sums():
     rng = np.random.default_rng(2)
     r, o = rng.standard_normal((4, 30)), rng.standard_normal((4, 30))
-    parts = [acc.sums_of(o[i], r[i]) for i in range(4)]
-    sums = {k: sum(p[k] for p in parts) for k in acc.SUMS}
-    chunked = acc.from_sums(sums, float(np.abs(o - r).max()), o.size)
-    assert chunked == pytest.approx(acc.of_arrays(o, r), rel=1e-12)
+    parts = [accuracy.sums_of(o[i], r[i]) for i in range(4)]
+    sums = {k: sum(p[k] for p in parts) for k in accuracy.SUMS}
+    chunked = accuracy.from_sums(sums, float(np.abs(o - r).max()), o.size)
+    assert chunked == pytest.approx(accuracy.of_arrays(o, r), rel=1e-12)
 
 
 def _np_attention(q, k, v, scale, causal):
@@ -61,34 +61,35 @@ def _np_attention(q, k, v, scale, causal):
 @pytest.mark.parametrize(("layout", "causal", "h_q", "h_kv"), [
     ("NHD", False, 4, 4), ("HND", True, 4, 2), ("NHD", True, 6, 3)])
 def test_exact_reference_in_chunks_matches_numpy(monkeypatch, layout, causal, h_q, h_kv):
-    monkeypatch.setattr(racc, "CHUNK_ELEMENTS", 37 * 97)  # several ragged row blocks
+    monkeypatch.setattr(exact_reference, "CHUNK_ELEMENTS", 37 * 97)  # several ragged row blocks
     g = torch.Generator().manual_seed(3)
     b, n, d = 2, 97, 32
     q, k, v = (torch.randn(b, h, n, d, generator=g) for h in (h_q, h_kv, h_kv))
     want = _np_attention(q.double().numpy(), k.double().numpy(), v.double().numpy(), 0.2, causal)
     to = (lambda x: x.transpose(1, 2).contiguous()) if layout == "NHD" else (lambda x: x)
     inputs = Inputs(q=to(q), k=to(k), v=to(v), layout=layout, causal=causal, sm_scale=0.2)
-    ref = racc.ExactReference(inputs)
+    ref = exact_reference.ExactReference(inputs)
     assert ref.all_heads
     np.testing.assert_allclose(ref.out.double().numpy(), want, rtol=1e-4, atol=1e-5)
     noisy = torch.from_numpy(want).float() + 0.001 * torch.randn(want.shape, generator=g)
     got = ref.compare(to(noisy), layout)
-    expected = acc.of_arrays(noisy.double().numpy(), want)
+    expected = accuracy.of_arrays(noisy.double().numpy(), want)
     for key in ("cosine_similarity", "relative_l1", "rmse", "max_abs_error"):
         assert got[key] == pytest.approx(expected[key], rel=1e-3)
     assert got["heads"] == "all" and got["elements"] == want.size
 
 
 def test_a_reference_that_does_not_fit_uses_evenly_spaced_heads(monkeypatch):
-    assert racc.plan_heads(56, 100, budget=56 * 100) == list(range(56))
-    subset = racc.plan_heads(56, 100, budget=8 * 100)
+    assert exact_reference.plan_heads(56, 100, budget=56 * 100) == list(range(56))
+    subset = exact_reference.plan_heads(56, 100, budget=8 * 100)
     assert len(subset) == 8 and subset[0] == 0 and subset == sorted(set(subset))
     assert subset[-1] >= 48  # spread over the heads, not the first eight
-    monkeypatch.setattr(racc, "REFERENCE_BUDGET_BYTES", 2 * 16 * 8 * 4)
-    monkeypatch.setattr(racc, "plan_heads",
+    monkeypatch.setattr(exact_reference, "REFERENCE_BUDGET_BYTES", 2 * 16 * 8 * 4)
+    monkeypatch.setattr(exact_reference, "plan_heads",
                         lambda h, per: [0, 2])  # what the budget above allows of 4 heads
     x = torch.randn(1, 4, 16, 8)
-    ref = racc.ExactReference(Inputs(q=x, k=x, v=x, layout="HND", causal=False, sm_scale=0.3))
+    ref = exact_reference.ExactReference(Inputs(q=x, k=x, v=x, layout="HND", causal=False,
+                                                sm_scale=0.3))
     got = ref.compare(x, "HND")
     assert got["heads"] == [0, 2] and got["elements"] == 2 * 16 * 8
 
@@ -104,7 +105,7 @@ def test_check_refuses_accuracy_out_of_range(tmp_path):
     data["variants"][0]["accuracy"] = {"cosine_similarity": 1.5}
     with pytest.raises(ValueError):
         Report.model_validate(data)  # the model's range refuses it before check runs
-    assert acc.problems({"cosine_similarity": 1.2, "rmse": -1.0}) == [
+    assert accuracy.problems({"cosine_similarity": 1.2, "rmse": -1.0}) == [
         "cosine_similarity 1.2 is outside [-1, 1]", "rmse -1.0 is negative"]
 
 
@@ -184,7 +185,7 @@ def test_per_head_accuracy_of_a_cpu_run_agrees_with_float64_numpy():
     for key, value in whole.items():
         assert getattr(got, key) == pytest.approx(value, rel=1e-4), key
     by_l1 = sorted(range(8), key=lambda i: -want[i]["relative_l1"])
-    assert got.worst_heads == by_l1[:acc.WORST_HEADS]
+    assert got.worst_heads == by_l1[:accuracy.WORST_HEADS]
     assert check_report(report) == []
 
 
@@ -194,10 +195,10 @@ def test_per_head_sums_give_the_whole_outputs_figures_as_before():
     g = torch.Generator().manual_seed(4)
     q, k, v = (torch.randn(2, h, 70, 16, generator=g) for h in (6, 3, 3))
     inputs = Inputs(q=q, k=k, v=v, layout="HND", causal=False, sm_scale=0.25)
-    ref = racc.ExactReference(inputs)
+    ref = exact_reference.ExactReference(inputs)
     out = ref.out + 0.01 * torch.randn(ref.out.shape, generator=g)
     got = ref.compare(out, "HND")
-    sums, max_abs = dict.fromkeys(acc.SUMS, 0.0), 0.0
+    sums, max_abs = dict.fromkeys(accuracy.SUMS, 0.0), 0.0
     for h in range(6):  # the loop of the code before issue 21
         oh, rh = out[:, h].float(), ref.out[:, h]
         d = oh - rh
@@ -206,17 +207,18 @@ def test_per_head_sums_give_the_whole_outputs_figures_as_before():
         for key, value in parts.items():
             sums[key] += float(value.double().item())
         max_abs = max(max_abs, float(d.abs().max().item()))
-    before = acc.from_sums(sums, max_abs, out.numel())
+    before = accuracy.from_sums(sums, max_abs, out.numel())
     assert {k: got[k] for k in before} == before
     assert len(got["per_head"]) == 6 and got["elements"] == out.numel()
 
 
 def test_worst_heads_by_relative_l1_a_non_finite_head_first():
-    assert acc.worst_heads({0: 0.01, 1: 0.05, 2: 0.03, 3: 0.02}) == [1, 2, 3]
-    assert acc.worst_heads({0: 0.01, 1: float("nan"), 2: 0.03}) == [1, 2, 0]
-    assert acc.worst_heads({0: 0.02, 1: None, 2: 0.02, 3: 0.02}) == [1, 0, 2]  # ties: lower head
-    assert acc.worst_heads({5: 0.1}) == [5]
-    assert acc.worst_heads({}) == []
+    assert accuracy.worst_heads({0: 0.01, 1: 0.05, 2: 0.03, 3: 0.02}) == [1, 2, 3]
+    assert accuracy.worst_heads({0: 0.01, 1: float("nan"), 2: 0.03}) == [1, 2, 0]
+    # ties: the lower head first
+    assert accuracy.worst_heads({0: 0.02, 1: None, 2: 0.02, 3: 0.02}) == [1, 0, 2]
+    assert accuracy.worst_heads({5: 0.1}) == [5]
+    assert accuracy.worst_heads({}) == []
 
 
 def _per_head_report():
@@ -270,7 +272,7 @@ def test_a_non_finite_head_is_kept_without_its_figures_and_ranked_worst():
         a[key] = None
     bad["sums"] = {k: None for k in bad["sums"]}
     l1 = {h["head"]: h["relative_l1"] for h in a["per_head"]}
-    a["worst_heads"] = acc.worst_heads(l1)
+    a["worst_heads"] = accuracy.worst_heads(l1)
     assert a["worst_heads"][0] == bad["head"]
     assert _found(data) == []
     from sagetui.core.format import worst_heads

@@ -11,7 +11,7 @@ from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.derived import speedup_percent
 from sagetui.core.report.io import load_report
 from sagetui.core.run import figures
-from sagetui.core.statistics import verdict as vd
+from sagetui.core.statistics import verdict
 from sagetui.core.statistics.analysis import analyse
 from sagetui.core.statistics.drift import drift
 from sagetui.core.statistics.outliers import outliers
@@ -32,7 +32,7 @@ def test_analyse_is_the_formulas_of_stats_and_verdict():
                                                         p50s["interleave-softmax"])
     assert other.speedup_p50_percent == r.variant("interleave-softmax").speedup_vs_baseline_percent
     b, v = (list(rounds[n].values()) for n in ("baseline", "interleave-softmax"))
-    assert other.verdict == vd.paired_speedup(b, v, threshold_percent=1.0)
+    assert other.verdict == verdict.paired_speedup(b, v, threshold_percent=1.0)
     assert other.drift == drift(v)
     d = a.verdict_dict("interleave-softmax")
     assert d["state"] == "SAME" and d["threshold_source"] == "default"

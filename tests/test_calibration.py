@@ -10,8 +10,8 @@ import pytest
 
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.report.io import load_report
-from sagetui.core.statistics import threshold as an
-from sagetui.session import calibration as cal
+from sagetui.core.statistics import threshold
+from sagetui.session import calibration
 
 from .conftest import TINY, fake_noise_floor
 
@@ -24,55 +24,56 @@ def cfg(spec: str = "reference", **kw) -> RunConfig:
 
 
 def test_the_rule_refuses_a_floor_whose_threshold_is_over_5_percent():
-    assert an.check_noise_floor(2.5) == 2.5  # threshold exactly 5 %
-    with pytest.raises(an.NoiseTooLarge) as exc:
-        an.check_noise_floor(30.399)
+    assert threshold.check_noise_floor(2.5) == 2.5  # threshold exactly 5 %
+    with pytest.raises(threshold.NoiseTooLarge) as exc:
+        threshold.check_noise_floor(30.399)
     msg = str(exc.value)
     assert "too noisy" in msg and "--iterations" in msg and "--cold" in msg and "60.80" in msg
-    with pytest.raises(an.NoiseTooLarge):
-        cal.store_noise_floor(cfg(), 30.399, GPU)
-    assert not cal.calibration_path().exists()  # nothing stored
-    with pytest.raises(an.NoiseTooLarge):
-        an.resolve_threshold(noise_floor_percent=3.0)
-    assert an.resolve_threshold(threshold_percent=8.0).source == "--threshold"  # asked for
+    with pytest.raises(threshold.NoiseTooLarge):
+        calibration.store_noise_floor(cfg(), 30.399, GPU)
+    assert not calibration.calibration_path().exists()  # nothing stored
+    with pytest.raises(threshold.NoiseTooLarge):
+        threshold.resolve_threshold(noise_floor_percent=3.0)
+    assert threshold.resolve_threshold(threshold_percent=8.0).source == "--threshold"  # asked for
 
 
 def test_a_calibration_is_keyed_by_host_gpu_backend_build_and_shape(tmp_path, monkeypatch):
-    cal.store_noise_floor(cfg(), 1.25, GPU, "cuda")
-    t = cal.stored_threshold(cfg(), GPU, "cuda")
+    calibration.store_noise_floor(cfg(), 1.25, GPU, "cuda")
+    t = calibration.stored_threshold(cfg(), GPU, "cuda")
     assert t is not None and t.source == "calibration" and t.percent == 2.5
     assert t.noise_floor_percent == 1.25 and t.calibrated_utc and "GPU-1111" in t.calibration_key
-    assert cal.stored_threshold(cfg(), {**GPU, "uuid": "GPU-2222"}, "cuda") is None
-    assert cal.stored_threshold(cfg(), None, "cpu") is None
-    assert cal.stored_threshold(cfg("reference[slowdown=2]"), GPU, "cuda") is None
+    assert calibration.stored_threshold(cfg(), {**GPU, "uuid": "GPU-2222"}, "cuda") is None
+    assert calibration.stored_threshold(cfg(), None, "cpu") is None
+    assert calibration.stored_threshold(cfg("reference[slowdown=2]"), GPU, "cuda") is None
     other = RunConfig(shape=Shape(heads=2, q_len=512, head_dim=64),
                       variants=[VariantSpec.parse("a=reference")])
-    assert cal.stored_threshold(other, GPU, "cuda") is None
+    assert calibration.stored_threshold(other, GPU, "cuda") is None
     monkeypatch.setattr("platform.node", lambda: "another-host")
-    assert cal.stored_threshold(cfg(), GPU, "cuda") is None  # a home shared between machines
+    # a home shared between machines
+    assert calibration.stored_threshold(cfg(), GPU, "cuda") is None
     monkeypatch.undo()
     so = tmp_path / "_qattn_sm90.so"
     so.write_bytes(b"one build")
     built = cfg(f"sage2-sm90@{so}")
-    cal.store_noise_floor(built, 0.5, GPU, "cuda")
-    assert cal.stored_threshold(built, GPU, "cuda") is not None
+    calibration.store_noise_floor(built, 0.5, GPU, "cuda")
+    assert calibration.stored_threshold(built, GPU, "cuda") is not None
     so.write_bytes(b"a rebuilt one")  # another size, another mtime: another build
     os.utime(so, (1, 1))
-    assert cal.stored_threshold(built, GPU, "cuda") is None
+    assert calibration.stored_threshold(built, GPU, "cuda") is None
 
 
 def test_an_unkeyed_entry_of_an_older_sagetui_is_never_used():
-    path = cal.calibration_path()
+    path = calibration.calibration_path()
     path.parent.mkdir(parents=True)
     old = {"reference | 1x256x2x64 bf16 NHD | auto": {"noise_floor_percent": 1.0, "gpu": None}}
     path.write_text(json.dumps(old))
-    assert cal.stored_threshold(cfg()) is None
-    assert "unused" in cal.describe_entry(next(iter(cal.entries().values())))
+    assert calibration.stored_threshold(cfg()) is None
+    assert "unused" in calibration.describe_entry(next(iter(calibration.entries().values())))
 
 
 def test_list_and_clear_from_the_command_line(cli_here):
-    cal.store_noise_floor(cfg(), 1.0, None, "cpu")
-    cal.store_noise_floor(RunConfig(shape=Shape(heads=2, q_len=512, head_dim=64),
+    calibration.store_noise_floor(cfg(), 1.0, None, "cpu")
+    calibration.store_noise_floor(RunConfig(shape=Shape(heads=2, q_len=512, head_dim=64),
                                     variants=[VariantSpec.parse("a=reference")]), 2.0, None, "cpu")
     out = cli_here("calibrate", "--list")
     assert out.returncode == 0 and "1x256x2x64" in out.stdout and "1x512x2x64" in out.stdout
@@ -80,13 +81,13 @@ def test_list_and_clear_from_the_command_line(cli_here):
     out = cli_here("calibrate", "--clear", "--backend", "reference", "--heads", "2",
                    "--q-len", "512", "--head-dim", "64")
     assert out.returncode == 0 and "removed 1 calibration" in out.stdout
-    assert [e["shape"] for e in cal.entries().values()] == [SHAPE.describe()]
+    assert [e["shape"] for e in calibration.entries().values()] == [SHAPE.describe()]
     out = cli_here("calibrate", "--clear")
-    assert "removed 1 calibration" in out.stdout and cal.entries() == {}
+    assert "removed 1 calibration" in out.stdout and calibration.entries() == {}
 
 
 def test_calibrating_again_needs_force(cli_here, tmp_path, monkeypatch):
-    cal.store_noise_floor(cfg(), 1.0, None, "cpu")
+    calibration.store_noise_floor(cfg(), 1.0, None, "cpu")
     out = cli_here("calibrate", "--backend", "reference", *TINY, "--json", "cal.json")
     assert out.returncode == 2
     assert "--force" in out.stderr and len(out.stderr.strip().splitlines()) == 1
@@ -95,7 +96,7 @@ def test_calibrating_again_needs_force(cli_here, tmp_path, monkeypatch):
     fake_noise_floor(monkeypatch, 0.9)
     out = cli_here("calibrate", "--backend", "reference", *TINY, "--json", "cal.json", "--force")
     assert out.returncode == 0, out.stderr
-    (entry,) = cal.entries().values()
+    (entry,) = calibration.entries().values()
     assert entry["noise_floor_percent"] == 0.9
 
 
@@ -107,7 +108,7 @@ def test_a_noisy_calibration_is_refused_and_a_2x_slower_copy_is_slower(cli_here,
     out = cli_here("calibrate", "--backend", "reference", *TINY, "--iterations", "3",
                    "--json", "cal.json")
     assert out.returncode == 1 and "too noisy" in out.stderr
-    assert cal.entries() == {}
+    assert calibration.entries() == {}
     run = cli_here("run", "--variant", "a=reference", "--variant", "b=reference[slowdown=2]",
                    *TINY, "--rounds", "10", "--iterations", "20", "--json", "r.json")
     assert run.returncode == 0, run.stderr
@@ -129,7 +130,7 @@ def test_every_report_says_where_its_threshold_came_from(cli_here, tmp_path, mon
     v, _ = verdict("--noise-floor", "1.5")
     assert (v.threshold_percent, v.threshold_source, v.noise_floor_percent) == (
         3.0, "--noise-floor", 1.5)
-    cal.store_noise_floor(cfg(), 2.0, None, "cpu")
+    calibration.store_noise_floor(cfg(), 2.0, None, "cpu")
     v, table = verdict()
     assert (v.threshold_percent, v.threshold_source, v.noise_floor_percent) == (
         4.0, "calibration", 2.0)

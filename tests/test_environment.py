@@ -102,7 +102,7 @@ def test_a_profile_on_the_cpu_stand_in_says_so(profiled) -> None:
 
 def test_sagetui_profile_writes_the_environment(monkeypatch, tmp_path, profiled) -> None:
     """cmd_profile hands the pass's environment to the report it writes."""
-    import sagetui.cli.profile as cli_profile
+    from sagetui.cli import profile
     from sagetui.cli.main import main
 
     done = profiled(json.dumps(GPU))
@@ -110,9 +110,9 @@ def test_sagetui_profile_writes_the_environment(monkeypatch, tmp_path, profiled)
     def fake_variant(config, spec, p):  # what profile_variant leaves in the pass it is given
         p.ran_on, p.ncu = done.ran_on, done.ncu
         return done.profiles[0]
-    monkeypatch.setattr(cli_profile, "profile_variant", fake_variant)
-    monkeypatch.setattr(cli_profile, "_resolved", lambda config: config)
-    monkeypatch.setattr(cli_profile.Tools, "find", classmethod(lambda cls: done.tools))
+    monkeypatch.setattr(profile, "profile_variant", fake_variant)
+    monkeypatch.setattr(profile, "_resolved", lambda config: config)
+    monkeypatch.setattr(profile.Tools, "find", classmethod(lambda cls: done.tools))
 
     out = tmp_path / "prof.json"
     assert main(["profile", "--backend", "sage2-sm89", "--json", str(out), "--quiet"]) == 0

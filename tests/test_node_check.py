@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from sagetui.core import node_check
-from sagetui.core.statistics.intervals import half_percent as ci_percent
+from sagetui.core.statistics.intervals import half_percent
 
 
 def _gpu(name: str, rounds_ms: list[float]) -> node_check.GpuResult:
     s = [x / 1e3 for x in rounds_ms]
-    return node_check.GpuResult(name, p50_s=sorted(s)[len(s) // 2], ci_percent=ci_percent(s),
+    return node_check.GpuResult(name, p50_s=sorted(s)[len(s) // 2], ci_percent=half_percent(s),
                         round_p50s=s)
 
 

@@ -195,13 +195,13 @@ def test_sagetui_profile_over_two_variants_writes_prints_and_checks_the_diff(
     and a GPU cannot run here: the pass's tools and each variant's profile, which is the one
     recorded on the H200 for that build; the command, the report, its check and its outputs
     are the real ones."""
-    import sagetui.cli.profile as cli_profile
+    from sagetui.cli import profile
     from sagetui.cli.main import main
     from sagetui.core.report.check import check_report
 
-    monkeypatch.setattr(cli_profile, "profile_variant", lambda config, spec, p: toy[spec.name])
-    monkeypatch.setattr(cli_profile, "_resolved", lambda config: config)
-    monkeypatch.setattr(cli_profile.Tools, "find", classmethod(lambda cls: None))
+    monkeypatch.setattr(profile, "profile_variant", lambda config, spec, p: toy[spec.name])
+    monkeypatch.setattr(profile, "_resolved", lambda config: config)
+    monkeypatch.setattr(profile.Tools, "find", classmethod(lambda cls: None))
     out, md = tmp_path / "prof.json", tmp_path / "prof.md"
     assert main(["profile", "--variant", "base=reference", "--variant", "moved=reference",
                  "--json", str(out), "--markdown", str(md)]) == 0

@@ -54,8 +54,7 @@ def test_a_dead_writer_is_reported_not_raised(tmp_path):
 
 def test_the_session_writes_itself_when_the_writer_is_gone(tmp_path, monkeypatch):
     from sagetui.core.config import RunConfig, Shape, VariantSpec
-    from sagetui.session import autosave
-    from sagetui.session import session as session_mod
+    from sagetui.session import autosave, session
 
     class Dead(RecoveryWriter):
         def __init__(self) -> None:
@@ -65,6 +64,6 @@ def test_the_session_writes_itself_when_the_writer_is_gone(tmp_path, monkeypatch
     cfg = RunConfig(shape=Shape(heads=1, q_len=64, head_dim=64),
                     variants=[VariantSpec(name="ref", backend="reference")], rounds=2,
                     iterations=2, warmup=1)
-    s = session_mod.Session(cfg, recovery_path=tmp_path / "rec.json")
+    s = session.Session(cfg, recovery_path=tmp_path / "rec.json")
     report = s.run()
     assert s.recovery_error is None and load_report(tmp_path / "rec.json") == report

@@ -163,7 +163,7 @@ def test_without_k_smoothing_a_k_channel_bias_costs_accuracy():
     on real-model-like K): on synthetic:kbias the reference loses accuracy without smooth_k,
     and not with it (it stays at the standard-normal inputs' error)."""
     from sagetui.core.config import RunConfig, Shape, VariantSpec
-    from sagetui.runner.accuracy import ExactReference
+    from sagetui.runner.exact_reference import ExactReference
     from sagetui.runner.inputs import build_inputs
 
     def rel_l1(distribution: str, smooth_k: bool) -> float:

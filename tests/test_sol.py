@@ -190,8 +190,8 @@ def test_a_live_h200_run_gives_the_sol_check_recomputes() -> None:
     """A real H200 run's recorded event stream (sm90, sm89, sdpa), folded as the session
     folds it: the report's sol blocks are figures.sol's, and check recomputes them; the
     console's phase rows carry the same GB/s."""
+    from sagetui.core.run import figures
     from sagetui.core.run.assemble import build_report
-    from sagetui.core.run.figures import sol as live_sol
     from sagetui.tui.source import Source
 
     from .test_parity import STREAMS, folded, replay
@@ -213,7 +213,7 @@ def test_a_live_h200_run_gives_the_sol_check_recomputes() -> None:
     src.reset(model)
     name = next(n for n, v in model.variants.items() if v.backend == "sage2-sm89")
     _, rows = src.phase_rows(name)
-    want = live_sol(model, model.variants[name]) or {}
+    want = figures.sol(model, model.variants[name]) or {}
     got = {r.name: r.gbps for r in rows}
     assert got == {n: p.get("gbps") for n, p in want["phases"].items()}
     from sagetui.tui.widgets.phase_table import COLUMNS, SOL_COLUMNS, _cells

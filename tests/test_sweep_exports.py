@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 from sagetui.core.report.export import to_csv, to_markdown
 from sagetui.core.report.io import load_report
-from sagetui.core.sweep import plan as sw
+from sagetui.core.sweep import plan
 from sagetui.core.sweep.export import to_svg
 
 from .conftest import SAMPLES
@@ -28,12 +28,12 @@ H200_NOISY_POINTS = ("8192 D128 non-causal", "8192 D128 causal", "16384 D128 cau
 
 def test_the_rule_flags_a_half_width_over_ten_percent() -> None:
     report = load_report(H200)
-    assert sw.NOISY_CI_PERCENT == 10.0
+    assert plan.NOISY_CI_PERCENT == 10.0
     flagged = {(str(p.x), p.group, v.name) for p in report.sweep.points for v in p.variants
-               if sw.noisy(v)}
+               if plan.noisy(v)}
     assert flagged == H200_NOISY  # the next widest, sm80 at 8k causal, is ±9.1 %
     cpu = load_report(CPU)  # a busy 2-core machine: every point of it is noisy
-    assert all(sw.noisy(v) for p in cpu.sweep.points for v in p.variants)
+    assert all(plan.noisy(v) for p in cpu.sweep.points for v in p.variants)
 
 
 def test_markdown_and_csv_flag_the_noisy_points() -> None:
@@ -42,7 +42,7 @@ def test_markdown_and_csv_flag_the_noisy_points() -> None:
     rows = [line for line in md.splitlines() if line.startswith("| q_len")]
     # the console's mark (plan.NOISY_MARK), explained under the table
     marked = {tuple(r.split(" | ")[1:2]) + (r.split(" | ")[0],) for r in rows
-              if r.split(" | ")[2].endswith(f" {sw.NOISY_MARK}")}
+              if r.split(" | ")[2].endswith(f" {plan.NOISY_MARK}")}
     assert marked == {("cudnn", "| q_len 16384, D128 causal"),
                       ("flash", "| q_len 8192, D128 causal"),
                       ("flash", "| q_len 8192, D128 non-causal")}

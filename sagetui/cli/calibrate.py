@@ -17,20 +17,20 @@ from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.options import SHAPE_OPTIONS, config_from_args
 from sagetui.cli.outputs import check_outputs
 from sagetui.core.config import VariantSpec
-from sagetui.session import calibration as cal
+from sagetui.session import calibration
 
 
 def list_table() -> Table:
-    t = Table(title=f"sagetui calibrations ({cal.calibration_path()})")
+    t = Table(title=f"sagetui calibrations ({calibration.calibration_path()})")
     for col in ("host", "gpu", "backend", "build", "shape", "noise floor, age"):
         t.add_column(col)
-    for k, e in cal.entries().items():
+    for k, e in calibration.entries().items():
         if not e.get("host"):  # before keys named the host: never used, --clear removes it
-            t.add_row("-", "-", escape(k), "-", "-", escape(cal.describe_entry(e)))
+            t.add_row("-", "-", escape(k), "-", "-", escape(calibration.describe_entry(e)))
             continue
         t.add_row(*(escape(str(e.get(n, "-"))) for n in ("host", "gpu", "backend", "build",
                                                           "shape")),
-                  escape(cal.describe_entry(e)))
+                  escape(calibration.describe_entry(e)))
     return t
 
 
@@ -52,10 +52,11 @@ def _filters(args: argparse.Namespace) -> tuple[str | None, str | None]:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     if args.list:
-        stdout_console().print(list_table() if cal.entries() else "no calibration is stored")
+        stdout_console().print(list_table() if calibration.entries()
+                               else "no calibration is stored")
         return 0
     if args.clear:
-        gone = cal.clear(*_filters(args))
+        gone = calibration.clear(*_filters(args))
         stdout_console().print(f"removed {len(gone)} calibration{'s' * (len(gone) != 1)}",
                                highlight=False)
         return 0
@@ -70,15 +71,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
         info = probe()
         config = resolve_auto(config, info["device"], info["backends"])
-    found = cal.earlier(config)
+    found = calibration.earlier(config)
     if found is not None and not args.force:
         base = next(v for v in config.variants if v.name == config.baseline_name)
         raise UsageError(f"a calibration of {base.spec} at {config.shape.describe()} on this "
-                         f"host is stored ({cal.describe_entry(found[1])}); pass --force to "
-                         "replace it (sagetui calibrate --list shows them all)")
-    config = cal.aa_config(config)
+                         f"host is stored ({calibration.describe_entry(found[1])}); pass --force "
+                         "to replace it (sagetui calibrate --list shows them all)")
+    config = calibration.aa_config(config)
     report, recovery, shown = run_session(config, args, err)
-    threshold, line = cal.conclude(config, report)
+    threshold, line = calibration.conclude(config, report)
     print_summary(report, verdicts_shown=shown)
     (stdout_console() if threshold else err).print(escape(line), highlight=False)
     if not outputs_kept(write_outputs(report, args, err), recovery, err):

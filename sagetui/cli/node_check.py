@@ -14,10 +14,9 @@ from rich.table import Table
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.node_options import slots_from_args
 from sagetui.cli.options import config_from_args
-from sagetui.cli.outputs import Written, check_outputs, write_files
-from sagetui.cli.outputs import say as _say
+from sagetui.cli.outputs import Written, check_outputs, say, write_files
 from sagetui.core import events as ev
-from sagetui.core import node_check as nc
+from sagetui.core import node_check
 from sagetui.session.node_check import run_node_check
 
 
@@ -29,7 +28,7 @@ def _mmm(t: dict[str, Any] | None, key: str, fmt: str = "{:.0f}") -> str:
     return lo if lo == hi else f"{lo}-{hi}"
 
 
-def node_table(rows: list[nc.GpuResult], title: str) -> Table:
+def node_table(rows: list[node_check.GpuResult], title: str) -> Table:
     t = Table(title=title)
     for col in ("runner", "GPU", "UUID", "p50 ms ± CI", "SM MHz", "mem MHz", "power W",
                 "temp °C", "throttling", "flag"):
@@ -76,22 +75,22 @@ def cmd_node_check(args: argparse.Namespace) -> int:
                 err.print(escape(f"[{who}] fault: {f.message}"))
 
     runs = run_node_check(config, slots, on_event=progress)
-    rows = [nc.gpu_result(s.label, rep, why) for s, rep, why in runs]
-    floor = args.noise_floor if args.noise_floor is not None else nc.DEFAULT_FLOOR_PERCENT
-    notes = nc.flag(rows, floor)
+    rows = [node_check.gpu_result(s.label, rep, why) for s, rep, why in runs]
+    floor = args.noise_floor if args.noise_floor is not None else node_check.DEFAULT_FLOOR_PERCENT
+    notes = node_check.flag(rows, floor)
     out = stdout_console()
     # an `auto` configuration is resolved by each runner: name what they ran
     ran = next((r.variants[0].spec for _, r, _ in runs if r and r.variants), chosen)
-    _say(out, node_table(rows, f"sagetui node-check: {ran}, "
+    say(out, node_table(rows, f"sagetui node-check: {ran}, "
                                f"{len(rows)} runner{'s' * (len(rows) > 1)}"))
     for n in notes:
-        _say(out, escape(n))
-    _say(out, escape(f"rule: {nc.FLAG_RULE} (noise floor {floor:g} %)"))
+        say(out, escape(n))
+    say(out, escape(f"rule: {node_check.FLAG_RULE} (noise floor {floor:g} %)"))
     written = Written()
     if args.json:
-        env = nc.environment([(s.label, rep) for s, rep, _ in runs])
-        written = write_files([(args.json, lambda: json.dumps(nc.to_dict(
+        env = node_check.environment([(s.label, rep) for s, rep, _ in runs])
+        written = write_files([(args.json, lambda: json.dumps(node_check.to_dict(
             rows, notes, floor, config.model_dump(mode="json"), env), indent=1))], args, err)
         for why in written.failed:
-            _say(err, f"[red]could not write[/] {escape(why)}")
+            say(err, f"[red]could not write[/] {escape(why)}")
     return 1 if any(r.flagged or r.p50_s is None for r in rows) or not written.kept_all else 0

@@ -17,8 +17,7 @@ from rich.text import Text
 
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.options import config_from_args, default_report_path, recovery_file
-from sagetui.cli.outputs import MakeText, Written, check_outputs, may_replace, write_files
-from sagetui.cli.outputs import say as _say
+from sagetui.cli.outputs import MakeText, Written, check_outputs, may_replace, say, write_files
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts
 from sagetui.core.config import RunConfig
@@ -131,7 +130,7 @@ def status_title(report: Report) -> str:
 def print_verdicts(report: Report, computing: list[str]) -> None:
     """The verdicts as soon as the last round is in (`measured`), before the late figures."""
     what = late.describe(computing)
-    _say(stdout_console(), summary_table(
+    say(stdout_console(), summary_table(
         report, f"Verdicts (final): {report.rounds} rounds measured"
         + (f"; computing {what}" if what else "")))
 
@@ -140,12 +139,12 @@ def print_summary(report: Report, verdicts_shown: bool = False) -> None:
     """The run's tables; after print_verdicts, its status and the late figures' table."""
     out = stdout_console()
     if verdicts_shown:
-        _say(out, Text(status_title(report), style="bold"))
+        say(out, Text(status_title(report), style="bold"))
     else:
-        _say(out, summary_table(report))
+        say(out, summary_table(report))
     kernels = kernel_table(report)
     if kernels is not None:
-        _say(out, kernels)
+        say(out, kernels)
 
 
 def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *,
@@ -189,7 +188,7 @@ def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *
         # terminal hung up
         if stops["n"] > 1:  # a second interrupt: stop waiting for the runner
             session.kill()
-        _say(console, f"[yellow]{signal.Signals(signum).name}: stopping; what was measured "
+        say(console, f"[yellow]{signal.Signals(signum).name}: stopping; what was measured "
                       f"is kept[/]")
 
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -206,15 +205,15 @@ def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *
     if isinstance(result.get("error"), NotRunnable):  # nothing ran: no report, exit 2
         raise UsageError(str(result["error"]))
     if "report" not in result:
-        _say(console, f"[red]the session failed[/]: {escape(repr(result.get('error')))}")
+        say(console, f"[red]the session failed[/]: {escape(repr(result.get('error')))}")
         report = session.save_recovery()
     else:
         report = result["report"]
     if session.recovery_error:
-        _say(console, f"[red]could not write the recovery file[/] {escape(str(recovery))}: "
+        say(console, f"[red]could not write the recovery file[/] {escape(str(recovery))}: "
                       f"{escape(session.recovery_error)}")
         return report, None, show.verdicts_shown
-    _say(console, f"[dim]recovery file: {escape(str(recovery))}[/]")
+    say(console, f"[dim]recovery file: {escape(str(recovery))}[/]")
     return report, recovery, show.verdicts_shown
 
 
@@ -239,7 +238,7 @@ def outputs_kept(written: Written, recovery: Path | None, console: Console) -> b
     kept = (f"the report is kept in the recovery file {recovery}" if recovery
             else "the recovery file could not be written either: nothing of this run is on disk")
     for why in written.failed:
-        _say(console, f"[red]could not write[/] {escape(why)}; {escape(kept)}")
+        say(console, f"[red]could not write[/] {escape(why)}; {escape(kept)}")
     return written.kept_all
 
 

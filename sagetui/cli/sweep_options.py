@@ -12,7 +12,7 @@ from sagetui.cli.errors import UsageError
 from sagetui.cli.options import SHAPE_OPTIONS, _one_line, config_from_args
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
-from sagetui.core.sweep import axes as ax
+from sagetui.core.sweep.axes import parse_axis, parse_causal
 from sagetui.core.sweep.plan import Axes, plan
 
 
@@ -21,12 +21,12 @@ def axes_from_args(args: argparse.Namespace) -> Axes:
         if text is None:
             return None
         try:
-            return ax.parse_axis(text)
+            return parse_axis(text)
         except ValueError as exc:
             raise UsageError(f"{option}: {exc}") from None
 
     try:
-        causal = ax.parse_causal(args.causal)
+        causal = parse_causal(args.causal)
     except ValueError as exc:
         raise UsageError(f"--causal: {exc}") from None
     if args.tokens is not None and args.tokens < 1:

@@ -10,8 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from sagetui.cli.errors import stdout_console
-from sagetui.cli.outputs import MakeText
-from sagetui.cli.run import _say, outputs_kept, write_outputs
+from sagetui.cli.outputs import MakeText, say
+from sagetui.cli.run import outputs_kept, write_outputs
 from sagetui.core.report.model import Report
 
 
@@ -45,19 +45,19 @@ def sweep_table(report: Report) -> Table:
 def finish_sweep(report: Report, args: argparse.Namespace, err: Console, recovery) -> int:
     """The table, crossovers and largest fit on stdout, then every output written."""
     out = stdout_console()
-    _say(out, sweep_table(report))
+    say(out, sweep_table(report))
     assert report.sweep is not None
     from sagetui.core.sweep.export import noisy_note
 
     if note := noisy_note(report.sweep.points):
-        _say(out, escape(note))
+        say(out, escape(note))
     for x in report.sweep.crossovers:
         what = "kernel" if x.metric == "kernel_tops" else "end-to-end"
-        _say(out, escape(f"{what} crossover ({x.group}): {x.after} overtakes {x.before} at "
+        say(out, escape(f"{what} crossover ({x.group}): {x.after} overtakes {x.before} at "
                          f"{report.sweep.x_axis} ~ {x.x:.0f} (between {x.x_low} and "
                          f"{x.x_high})"))
     if report.sweep.largest_fit:
-        _say(out, escape(report.sweep.largest_fit.note))
+        say(out, escape(report.sweep.largest_fit.note))
     from sagetui.core.sweep.export import to_svg
 
     svg: list[tuple[str, MakeText]] = [(args.svg, lambda: to_svg(report))] if args.svg else []

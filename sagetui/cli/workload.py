@@ -19,8 +19,8 @@ from sagetui.cli.options import (
     config_from_args,
     shape_options_given,
 )
-from sagetui.cli.outputs import check_outputs
-from sagetui.cli.run import _say, outputs_kept, run_session, write_outputs
+from sagetui.cli.outputs import check_outputs, say
+from sagetui.cli.run import outputs_kept, run_session, write_outputs
 from sagetui.cli.sweep_cli import SweepProgress
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.capture.loaded import LoadedCapture, WorkloadCall, WorkloadError, load_workload
@@ -125,6 +125,6 @@ def print_workload(report: Report) -> None:
             t.add_column(col, justify="right" if "ms" in col or "weight" in col else "left")
         for row in rows:
             t.add_row(*(escape(x) for x in row))
-        _say(out, t)
+        say(out, t)
     for line in [*(report.status_detail or []), *export.notes(wl), *export.worst_lines(wl)]:
-        _say(out, escape(line))
+        say(out, escape(line))

@@ -6,7 +6,7 @@ SageAttention's papers, defined once here.
 - RMSE: sqrt(mean((o - r)^2))
 - max absolute error: max|o - r|
 
-The runner computes them on the GPU in chunks (runner/accuracy.py): it accumulates the sums
+The runner computes them on the GPU in chunks (runner/exact_reference.py): it accumulates the sums
 below, chunk by chunk, in float64 on the host, and `from_sums` turns them into the metrics, so
 that the chunked and the whole-array (`of_arrays`, numpy) computations share these formulas.
 

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sagetui.core import scheduler as geo
+from sagetui.core import scheduler
 from sagetui.core.profile.rules import FAMILIES
 
 NonNeg = Annotated[int, Field(ge=0)]
@@ -167,8 +167,8 @@ def _u(n: int) -> str:
 def expected_arguments(launch: Launch) -> list[str] | None:
     """The main-loop kernel's template arguments as c++filt prints them, or None for a
     function the table does not know."""
-    d = geo.padded_head_dim(launch.head_dim)
-    t = geo.tiles(launch.kernel, d)
+    d = scheduler.padded_head_dim(launch.head_dim)
+    t = scheduler.tiles(launch.kernel, d)
     gran, out = GRAN[launch.qk_quant_gran], OUT_TYPE[launch.dtype]
     mask = "(MaskMode)1" if launch.causal else "(MaskMode)0"
     tiles = [_u(t.cta_q), _u(t.cta_k), _u(t.warp_q), _u(t.warp_k), _u(d), "(DataType)1", gran,
@@ -393,8 +393,8 @@ def kernel_facts(text: str, names: Mapping[str, str], launch: Launch, arch: str,
     hit = select_main_loop(usage, names, launch, arch_key(arch))
     if isinstance(hit, str):
         return KernelFacts(unavailable=hit, **base)
-    t = geo.tiles(launch.kernel, geo.padded_head_dim(launch.head_dim))
-    dynamic = t.shared_memory(geo.padded_head_dim(launch.head_dim))
+    t = scheduler.tiles(launch.kernel, scheduler.padded_head_dim(launch.head_dim))
+    dynamic = t.shared_memory(scheduler.padded_head_dim(launch.head_dim))
     return KernelFacts(kernel=hit, kernel_name=names.get(hit.function),
                        threads_per_cta=t.threads_per_cta, dynamic_shared_bytes=dynamic,
                        occupancy=derive(hit, arch, t.threads_per_cta, dynamic), **base)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from sagetui.core.report.model import Report
-from sagetui.core.statistics.intervals import half_percent as ci_percent
+from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.telemetry import merge_blocks
 
 FLAG_RULE = ("flag a GPU whose p50 lies outside [min lo, max hi] of the other GPUs' 95 % p50 "
@@ -67,7 +67,7 @@ def gpu_result(runner: str, report: Report | None, error: str | None = None) -> 
         return out
     out.round_p50s = [r.p50_s for r in v.rounds]
     out.p50_s = float(np.median(out.round_p50s))
-    out.ci_percent = ci_percent(out.round_p50s)
+    out.ci_percent = half_percent(out.round_p50s)
     out.telemetry = merge_blocks(t.model_dump() for t in v.telemetry or [])
     return out
 

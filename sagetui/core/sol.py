@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sagetui.core import scheduler as geo
+from sagetui.core import scheduler
 from sagetui.core.derived import share_of_peak, tops
 from sagetui.core.phases import PARENTS
 from sagetui.core.telemetry import merge_blocks
@@ -55,7 +55,7 @@ class Dims:
 
     @property
     def dp(self) -> int:
-        return geo.padded_head_dim(self.head_dim)
+        return scheduler.padded_head_dim(self.head_dim)
 
     @property
     def q_rows(self) -> int:
@@ -111,10 +111,10 @@ def _qk(d: Dims, kernel: str, gran: str, smooth_k: bool) -> Traffic:
     """quant.per_warp_int8 (per_warp) or per_thread_int8 (per_thread) with the path's BLKQ,
     WARPQ, BLKK (core/scheduler.py's CTA_Q, WARP_Q, CTA_K): Q and K in int8, float32 scales of
     the shapes quant.py allocates."""
-    t = geo.tiles(kernel, d.dp)
+    t = scheduler.tiles(kernel, d.dp)
     blkq, warpq, blkk = t.cta_q, t.warp_q, t.cta_k
-    q_blocks = geo.ceil_div(d.q_len, blkq) * (blkq // warpq)
-    k_blocks = geo.ceil_div(d.kv_len, blkk)
+    q_blocks = scheduler.ceil_div(d.q_len, blkq) * (blkq // warpq)
+    k_blocks = scheduler.ceil_div(d.kv_len, blkk)
     if gran == "per_thread":  # quant_per_thread.py: 8 scales per Q warp, 4 per K block
         q_blocks, k_blocks = q_blocks * 8, k_blocks * 4
     q_in, k_in = d.q_rows * d.dp * d.elem, d.kv_rows * d.dp * d.elem
@@ -144,10 +144,10 @@ def _fp8_v(d: Dims, kernel: str, smooth_v: bool) -> tuple[Traffic, int]:
     v_len = d.kv_len
     read = write = 0
     if kernel == "sm90" and d.kv_len % 128:
-        v_len = geo.ceil_div(d.kv_len, 128) * 128
+        v_len = scheduler.ceil_div(d.kv_len, 128) * 128
         zeros = (v_len - d.kv_len) * per_token * d.elem
         read, write = v_in + zeros, zeros + v_len * per_token * d.elem
-    padded = geo.ceil_div(v_len, 64) * 64  # per_channel_fp8's padded_len
+    padded = scheduler.ceil_div(v_len, 64) * 64  # per_channel_fp8's padded_len
     # transpose_pad_permute_cuda reads v_len tokens, writes (B, Hkv, Dp, padded) in V's dtype
     transpose = (read + v_len * per_token * d.elem, write + padded * per_token * d.elem)
     # (mean_)scale_fuse_quant_cuda: reads the transposed copy, writes fp8, v_scale (and vm)
@@ -178,7 +178,7 @@ def phase_traffic(backend: str, kernel: str | None, options: Mapping[str, Any],
     if backend in ONE_PHASE:  # the call's own inputs and output, each moved once
         return {"attention": ((d.q_rows + 2 * d.kv_rows) * d.head_dim * d.elem,
                               d.q_rows * d.head_dim * d.elem)}
-    if backend not in SAGE2_CUDA or kernel not in geo.TILES:
+    if backend not in SAGE2_CUDA or kernel not in scheduler.TILES:
         return None
     gran = str(options.get("qk_quant_gran", "per_warp"))
     smooth_k, smooth_v = bool(options.get("smooth_k", True)), bool(options.get("smooth_v"))

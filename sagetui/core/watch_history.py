@@ -18,7 +18,7 @@ from sagetui.core import format as fmt
 from sagetui.core.build_facts import FileDiff
 from sagetui.core.compare.runs import baseline_of
 from sagetui.core.report.model import Report
-from sagetui.core.run import figures as fig
+from sagetui.core.run import figures
 from sagetui.core.run.load import from_report
 from sagetui.core.statistics.analysis import VariantAnalysis, analyse
 from sagetui.core.statistics.threshold import report_threshold
@@ -63,10 +63,10 @@ def mainloop_delta(report: Report, variant: str) -> VariantAnalysis | None:
             or base not in model.variants:
         return None
     pair = {n: model.variants[n] for n in (base, variant)}
-    p50s = {n: fig.phase_timings(v).get(MAINLOOP, {}).get("p50_s") for n, v in pair.items()}
+    p50s = {n: figures.phase_timings(v).get(MAINLOOP, {}).get("p50_s") for n, v in pair.items()}
     if None in p50s.values():
         return None
-    medians = {n: fig.round_medians(v, MAINLOOP) for n, v in pair.items()}
+    medians = {n: figures.round_medians(v, MAINLOOP) for n, v in pair.items()}
     return analyse(medians, p50s, base, report_threshold(report)).variants.get(variant)
 
 

@@ -16,9 +16,8 @@ import traceback
 from typing import TYPE_CHECKING, TextIO
 
 from sagetui.core import events as ev
-from sagetui.core import protocol
+from sagetui.core import protocol, status_board
 from sagetui.core.config import RunConfig
-from sagetui.core.status_board import ENV as STATUS_ENV
 from sagetui.core.status_board import StatusBoard
 
 if TYPE_CHECKING:  # the engine imports torch: loaded after the hello, not at import
@@ -76,7 +75,7 @@ def main() -> int:
     cancel = threading.Event()
     commands: queue.Queue[Incoming] = queue.Queue()
     threading.Thread(target=_reader, args=(commands, cancel), daemon=True).start()
-    board = StatusBoard(os.environ.get(STATUS_ENV))
+    board = StatusBoard(os.environ.get(status_board.ENV))
 
     import torch
 

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from sagetui.core.status_board import ENV as STATUS_ENV
+from sagetui.core import status_board
 
 
 def _die_with_parent() -> None:
@@ -58,7 +58,7 @@ def spawn_runner(python: str | None = None, env: dict[str, str] | None = None,
     fd, status_path = tempfile.mkstemp(prefix="sagetui-status-")
     os.close(fd)
     child_env = dict(os.environ, **(env or {}))
-    child_env[STATUS_ENV] = status_path
+    child_env[status_board.ENV] = status_path
     child_env.setdefault("PYTHONUNBUFFERED", "1")
     proc = subprocess.Popen(
         argv or [python or sys.executable, "-m", "sagetui.runner"], stdin=subprocess.PIPE,

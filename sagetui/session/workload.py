@@ -14,7 +14,7 @@ from sagetui.core.config import RunConfig, Shape
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes
-from sagetui.core.workload import assemble as wb
+from sagetui.core.workload import assemble
 from sagetui.session.sweep import SweepSession
 
 
@@ -24,7 +24,7 @@ class WorkloadSession(SweepSession):
         # the points are the calls: no axes to plan from (x is each call's q_len)
         super().__init__(config, Axes(q_lens=[], head_dims=[], causal=[]), **kw)
         self.capture, self.selection = capture, selection
-        self.calls = wb.replayed_calls(capture, calls)
+        self.calls = assemble.replayed_calls(capture, calls)
         self.runnable = [c for c in calls if c.shape is not None]
         self.shapes = [c.shape for c in self.runnable if c.shape is not None]
 
@@ -35,15 +35,15 @@ class WorkloadSession(SweepSession):
     UNIT = "calls"
 
     def _group(self, index: int) -> str | None:
-        return wb.call_label(self.runnable[index])
+        return assemble.call_label(self.runnable[index])
 
     def _call(self, index: int) -> str | None:
-        return wb.call_label(self.runnable[index], "#")
+        return assemble.call_label(self.runnable[index], "#")
 
     def _points_report(self, base: RunConfig, points: list[SweepPoint], *,
                        environment: dict[str, Any], status: str, faults: list[Fault],
                        detail: list[str]) -> Report:
-        block = wb.workload_block(base, self.capture, self.calls, points, self.selection)
-        return wb.workload_report(base, block, environment=environment,
+        block = assemble.workload_block(base, self.capture, self.calls, points, self.selection)
+        return assemble.workload_report(base, block, environment=environment,
                                   created=self.created_utc, status=status, faults=faults,
                                   detail=detail)

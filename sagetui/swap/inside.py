@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from sagetui.core import accuracy as acc
+from sagetui.core import accuracy
 from sagetui.core.capture.loaded import call_shape
 from sagetui.core.capture.manifest import VARLEN
 from sagetui.core.capture.selection import Selection
@@ -302,7 +302,7 @@ def compare(out: dict[str, torch.Tensor], ref: dict[str, torch.Tensor]) -> dict[
         else:
             on, rn = o.float().numpy(), r.float().numpy()
             diff = abs(on.astype("float64") - rn.astype("float64"))
-            result[name] = OutputSums(sums=acc.sums_of(on, rn),
+            result[name] = OutputSums(sums=accuracy.sums_of(on, rn),
                                       max_abs=float(diff.max()) if diff.size else 0.0,
                                       elements=int(on.size))
     return result

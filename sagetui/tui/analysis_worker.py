@@ -12,7 +12,7 @@ from typing import Any
 from textual.app import App
 
 from sagetui.core import events as ev
-from sagetui.core.run import figures as fig
+from sagetui.core.run import figures
 from sagetui.core.run.fold import apply
 from sagetui.core.statistics.analysis import Analysis, analyse
 from sagetui.tui.messages import DerivedReady
@@ -29,7 +29,7 @@ def inputs(data: Source, recompute: bool) -> dict[str, Any] | None:
                                      for n, v in m.variants.items())
     if not m.variants or not (missing or need_verdicts):
         return None
-    args = fig.analysis_inputs(m, outliers=False)
+    args = figures.analysis_inputs(m, outliers=False)
     args["drift_of"] = missing if not data.live else set()
     args["verdicts"] = args["verdicts"] and need_verdicts
     return args

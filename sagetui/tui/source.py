@@ -19,7 +19,7 @@ from sagetui.core.config import RunConfig
 from sagetui.core.format import printable
 from sagetui.core.phases import PARENTS
 from sagetui.core.report.model import Report
-from sagetui.core.run import figures as fig
+from sagetui.core.run import figures
 from sagetui.core.run.fold import new_model
 from sagetui.core.run.load import from_report
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
@@ -243,7 +243,7 @@ class Source:
         rounds: the report's `intervals`)."""
         if v.recorded is not None:
             return (v.recorded.intervals or {}).get(phase)
-        return half_percent(list(fig.round_medians(v, phase).values()))
+        return half_percent(list(figures.round_medians(v, phase).values()))
 
     def totals(self, v: VariantModel) -> MinMaxSeries:
         """Every iteration's whole-call latency so far, for the iteration plot."""
@@ -282,7 +282,7 @@ class Source:
                 if q is not None:
                     stats[n] = (q[0], q[1], self.interval(v, n), self.count(v, n))
             if stats:
-                sol = fig.sol(self.model, v, {n: st[0] for n, st in stats.items()
+                sol = figures.sol(self.model, v, {n: st[0] for n, st in stats.items()
                                              if st[0] is not None}) or {}
                 return v.name, phase_rows(v.phases, stats, sol.get("phases") or {})
         report = self.model.report
@@ -320,11 +320,11 @@ class Source:
         if v.recorded is not None:
             got = self._round_telemetry.get(v.name)
             if got is None:
-                got = self._round_telemetry[v.name] = fig.round_telemetry(v)
+                got = self._round_telemetry[v.name] = figures.round_telemetry(v)
             return got
         got = self._round_telemetry.setdefault(v.name, {})
         for r in v.completed_rounds[len(got):]:
-            got[r] = fig.merged_telemetry(v, r)
+            got[r] = figures.merged_telemetry(v, r)
         return got
 
     def has_gpu_telemetry(self) -> bool:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sagetui.core.report.model import Report
-from sagetui.core.sweep import plan as sw
+from sagetui.core.sweep import plan
 from sagetui.core.sweep.model import SweepPoint
 
 
@@ -33,15 +33,15 @@ class SweepView:
         self.version += 1
 
     def crossovers(self, metric: str = "kernel_tops") -> list[dict[str, Any]]:
-        return [x for x in sw.all_crossovers(self.points) if x["metric"] == metric]
+        return [x for x in plan.all_crossovers(self.points) if x["metric"] == metric]
 
     def series(self, metric: str = "kernel_tops") -> dict[str, dict[str, list[tuple[int, float]]]]:
-        return sw.series_of(self.points, metric)
+        return plan.series_of(self.points, metric)
 
     def crossover_lines(self) -> list[str]:
         """Where one backend overtakes another as the length grows: a line per metric and
         series ("end to end, D128 causal: sm90 overtakes sm80 at ≈1478 · ...")."""
-        found = sw.all_crossovers(self.points)
+        found = plan.all_crossovers(self.points)
         lines = []
         for metric, what in (("kernel_tops", "kernel"), ("e2e_tops", "end to end")):
             mine = [x for x in found if x["metric"] == metric]
@@ -70,7 +70,7 @@ class SweepView:
     def noisy(self) -> list[tuple[SweepPoint, list[str]]]:
         """Each point with the variants whose interval is too wide to trust (plan.noisy)."""
         found = [(p, [f"{v.name} ±{max(v.p50_ci_percent or 0, v.kernel_p50_ci_percent or 0):.1f}"
-                      " %" for v in p.variants if sw.noisy(v)]) for p in self.points]
+                      " %" for v in p.variants if plan.noisy(v)]) for p in self.points]
         return [(p, names) for p, names in found if names]
 
     @classmethod

@@ -16,8 +16,8 @@ from test_sage2_gpu import CASES, _errors, _exact, backend, make_inputs, raw, ru
 
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.report.check import check_report
-from sagetui.runner.accuracy import ExactReference
 from sagetui.runner.backends.sdpa import SdpaBackend, which_backend_ran
+from sagetui.runner.exact_reference import ExactReference
 from sagetui.session.session import Session
 
 pytestmark = GPU_MARKS

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sagetui.core.eventlog import LogLine
-from sagetui.session import calibration as cal
+from sagetui.session import calibration
 from sagetui.tui.app import SageTUI
 from sagetui.tui.widgets.status_panel import state_line
 from sagetui.tui.widgets.variant_table import VariantTable
@@ -80,7 +80,7 @@ async def test_after_calibrating_the_verdict_table_shows_the_new_threshold(
         assert "Replace it" in screen_text(app) and not app.running
         await pilot.press("n")
         await pilot.pause()
-        assert not app.running and len(cal.entries()) == 1
+        assert not app.running and len(calibration.entries()) == 1
 
 
 @aio
@@ -97,7 +97,7 @@ async def test_a_noisy_calibration_is_refused_in_the_console(
         await wait_for(pilot, lambda: not app.running, timeout=120, what="the calibration")
         await settle(pilot, app)
         assert any("too noisy" in line for line in lines)
-        assert app.config.noise_floor_percent is None and cal.entries() == {}
+        assert app.config.noise_floor_percent is None and calibration.entries() == {}
 
 
 @aio
@@ -149,7 +149,7 @@ async def test_the_two_speedups_are_labelled_apart(tmp_path: Path) -> None:
 
 @aio
 async def test_calibrations_are_listed_and_cleared_from_the_console(tmp_path: Path) -> None:
-    cal.store_noise_floor(tiny_config(), 1.0, None, "cpu")
+    calibration.store_noise_floor(tiny_config(), 1.0, None, "cpu")
     app = SageTUI(config=tiny_config(), theme_name=THEME, export_dir=tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
@@ -159,4 +159,4 @@ async def test_calibrations_are_listed_and_cleared_from_the_console(tmp_path: Pa
         assert "Stored calibrations" in text and "noise floor 1.000 %" in text
         await pilot.press("y")
         await pilot.pause()
-        assert cal.entries() == {}
+        assert calibration.entries() == {}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sagetui.core.compare import facts as fx
+from sagetui.core.compare import facts
 from sagetui.core.compare.match import legend, letter
 from sagetui.core.compare.profiles import profile_table
 from sagetui.core.compare.runs import run_table
@@ -40,13 +40,13 @@ def compare_reports(labelled: list[tuple[str, Report]]) -> Comparison:
     labels = [one_line(label) for label, _ in labelled]
     if not labelled:
         return Comparison("run", [], [], [])
-    kinds = [fx.kind(r) for _, r in labelled]
+    kinds = [facts.kind(r) for _, r in labelled]
     if len(set(kinds)) > 1:
-        raise fx.NotComparable(fx.kinds_line(labels, kinds))
-    facts = [fx.facts(r) for _, r in labelled]
+        raise facts.NotComparable(facts.kinds_line(labels, kinds))
+    report_facts = [facts.facts(r) for _, r in labelled]
     refusals, differences = [], []
     for i in range(1, len(labelled)):
-        refuse, said = fx.differences(facts[0], facts[i])
+        refuse, said = facts.differences(report_facts[0], report_facts[i])
         who = f"{letter(i)} ({labels[i]})"
         if refuse:
             refusals.append(f"{who} differs from A ({labels[0]}) in {', '.join(refuse)}")

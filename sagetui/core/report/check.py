@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sagetui.core import scheduler as geo
+from sagetui.core import scheduler
 from sagetui.core.config import MAX_HEAD_DIM
 from sagetui.core.derived import speedup_percent
 from sagetui.core.kernel_facts import derive
@@ -54,10 +54,10 @@ def _dims(report: Report) -> dict[str, int] | None:
 
 def _kernel_for(report: Report) -> str:
     sch = report.scheduler
-    if sch and sch.kernel in geo.TILES:
+    if sch and sch.kernel in scheduler.TILES:
         return sch.kernel
     if sch:
-        for name, t in geo.TILES.items():
+        for name, t in scheduler.TILES.items():
             if (t.cta_q, t.cta_k) == (sch.cta_q, sch.cta_k):
                 return name
     return "sm89"
@@ -111,13 +111,13 @@ def _check(c: MismatchCollector, report: Report) -> None:
         if dims:
             kv_len = dims.get("kv_len") or s.kv_len
             if dims["head_dim"] <= MAX_HEAD_DIM:  # beyond it, no kernel: nothing to derive
-                hd = geo.padded_head_dim(dims["head_dim"])
-                t = geo.tiles(_kernel_for(report), hd)
+                hd = scheduler.padded_head_dim(dims["head_dim"])
+                t = scheduler.tiles(_kernel_for(report), hd)
                 smem = t.shared_memory(hd) if (t.cta_q, t.cta_k) == (s.cta_q, s.cta_k) \
                     else (s.cta_q + 2 * s.cta_k) * hd  # unknown tiles: the fp8 paths' formula
                 c.eq("$.scheduler.dynamic_shared_memory_bytes", s.dynamic_shared_memory_bytes,
                      smem, "the kernel's Q, K and V tiles (and staged output) in shared memory")
-            q_ctas = geo.ceil_div(dims["q_len"], s.cta_q)
+            q_ctas = scheduler.ceil_div(dims["q_len"], s.cta_q)
             c.eq("$.scheduler.q_ctas_per_head", s.q_ctas_per_head, q_ctas, "ceil(q_len / cta_q)")
             c.eq("$.scheduler.heads", s.heads, dims["heads"], "q heads of q_shape")
             c.eq("$.scheduler.grid_ctas", s.grid_ctas, q_ctas * dims["heads"] * dims["batch"],
@@ -129,14 +129,15 @@ def _check(c: MismatchCollector, report: Report) -> None:
             c.eq("$.scheduler.q_row_efficiency", s.q_row_efficiency,
                  dims["q_len"] / (q_ctas * s.cta_q), "q_len / scheduled rows")
             if kv_len:
-                if causal and kernel in geo.TILES:
+                if causal and kernel in scheduler.TILES:
                     if q_ctas > MAX_CAUSAL_CTAS:  # one entry per CTA: bound the work
                         k_it = k_total = None
                     else:
-                        per = geo.causal_k_iterations(dims["q_len"], kv_len, geo.TILES[kernel])
+                        per = scheduler.causal_k_iterations(dims["q_len"], kv_len,
+                                                            scheduler.TILES[kernel])
                         k_it, k_total = max(per), sum(per) * dims["heads"] * dims["batch"]
                 else:
-                    k_it = geo.ceil_div(kv_len, s.cta_k)
+                    k_it = scheduler.ceil_div(kv_len, s.cta_k)
                     k_total = k_it * q_ctas * dims["heads"] * dims["batch"]
                 c.eq("$.scheduler.k_iterations_per_cta", s.k_iterations_per_cta, k_it,
                      "ceil(kv_len / cta_k)" + (" for the longest causal CTA" if causal else ""))
@@ -150,7 +151,7 @@ def _check(c: MismatchCollector, report: Report) -> None:
 
     if report.tail_study:
         default = (report.scheduler.cta_q, report.scheduler.cta_k) if report.scheduler else \
-            (geo.TILES[kernel].cta_q, geo.TILES[kernel].cta_k)
+            (scheduler.TILES[kernel].cta_q, scheduler.TILES[kernel].cta_k)
         # each row at the tiles of the variant it timed (sagetui's reports carry a scheduler
         # per variant, the tail study's variant being the baseline, whichever kernel it runs)
         own = {v.name: (v.scheduler.cta_q, v.scheduler.cta_k) for v in report.variants or []
@@ -162,10 +163,10 @@ def _check(c: MismatchCollector, report: Report) -> None:
         for i, row in enumerate(report.tail_study):
             p = f"$.tail_study[{i}]"
             cta_q, cta_k = tiles_of(row)
-            q_ctas = geo.ceil_div(row.q_len, cta_q)
+            q_ctas = scheduler.ceil_div(row.q_len, cta_q)
             c.eq(f"{p}.q_ctas_per_head", row.q_ctas_per_head, q_ctas, "ceil(q_len / cta_q)")
             c.eq(f"{p}.k_iterations_per_cta", row.k_iterations_per_cta,
-                 geo.ceil_div(row.kv_len, cta_k), "ceil(kv_len / cta_k)")
+                 scheduler.ceil_div(row.kv_len, cta_k), "ceil(kv_len / cta_k)")
             c.eq(f"{p}.q_tail_rows", row.q_tail_rows, row.q_len % cta_q, "q_len mod cta_q")
             c.eq(f"{p}.k_tail_rows", row.k_tail_rows, row.kv_len % cta_k, "kv_len mod cta_k")
             c.eq(f"{p}.scheduled_q_rows", row.scheduled_q_rows, q_ctas * cta_q, "q CTAs x cta_q")
@@ -179,7 +180,7 @@ def _check(c: MismatchCollector, report: Report) -> None:
                 continue
             tile = tiles_of(rows[0][1])[which]
             n = max(getattr(r, key) for _, r in rows)
-            want = geo.tail_points(n, tile)
+            want = scheduler.tail_points(n, tile)
             got = [getattr(r, key) for _, r in rows]
             c.recomputed.update(f"$.tail_study[{i}].{key}" for i, _ in rows)
             fixed = "kv_len" if key == "q_len" else "q_len"

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sagetui.core import accuracy as acc
-from sagetui.core import distributions
+from sagetui.core import accuracy, distributions
 from sagetui.core.derived import OPS_FORMULA, attention_ops, call_and_mainloop
 from sagetui.core.peaks import kernel_peak
 from sagetui.core.run.figures import MAINLOOP
@@ -58,7 +57,7 @@ def check_kernel_fields(c: MismatchCollector, report: Report) -> None:
     for i, v in enumerate(report.variants or []):
         p = f"$.variants[{i}]"
         if v.accuracy is not None:
-            for why in acc.problems(v.accuracy.model_dump()):
+            for why in accuracy.problems(v.accuracy.model_dump()):
                 c.out.append(Mismatch(f"{p}.accuracy", why.split()[1], "in range", why))
             _check_heads(c, f"{p}.accuracy", v.accuracy, shape["heads"] if shape else None)
         ach = v.achieved or {}
@@ -113,22 +112,22 @@ def _check_heads(c: MismatchCollector, p: str, a: Accuracy, total_heads: int | N
                                                            e["max_abs_error"]))
     for j, e in enumerate(entries):
         if all(v is not None for v in e["sums"].values()):
-            want = acc.from_sums(e["sums"], 0.0, e["elements"])
+            want = accuracy.from_sums(e["sums"], 0.0, e["elements"])
             for key in METRICS:
                 c.eq(f"{p}.per_head[{j}].{key}", e[key], want[key], "from the head's sums")
     c.eq(f"{p}.elements", a.elements, sum(e["elements"] for e in entries),
          "the heads' elements added")
     if finite:
-        want = acc.combine(entries)
+        want = accuracy.combine(entries)
         for key in (*METRICS, "max_abs_error"):
             c.eq(f"{p}.{key}", getattr(a, key), want[key],
                  "the largest of the heads'" if key == "max_abs_error"
                  else "from the heads' sums added")
-    worst = acc.worst_heads({e["head"]: e["relative_l1"] for e in entries})
+    worst = accuracy.worst_heads({e["head"]: e["relative_l1"] for e in entries})
     c.recomputed.update(f"{p}.worst_heads[{j}]" for j in range(len(a.worst_heads or [])))
     if a.worst_heads is not None and a.worst_heads != worst:
         c.out.append(Mismatch(f"{p}.worst_heads", a.worst_heads, worst,
-                              f"the {acc.WORST_HEADS} largest relative L1, worst first"))
+                              f"the {accuracy.WORST_HEADS} largest relative L1, worst first"))
 
 
 def _check_inputs(c: MismatchCollector, report: Report) -> None:

@@ -16,11 +16,10 @@ from pydantic import ValidationError
 from sagetui.core.config import RunConfig
 from sagetui.core.report.mismatch import Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, Variant
-from sagetui.core.run import figures as fig
-from sagetui.core.run import status as st
+from sagetui.core.run import figures, status
 from sagetui.core.run.load import from_report
 from sagetui.core.run.model import RunModel
-from sagetui.core.statistics import outliers as outlier_rule
+from sagetui.core.statistics import outliers
 from sagetui.core.statistics.analysis import VariantAnalysis
 from sagetui.core.statistics.threshold import rule_percent
 
@@ -70,19 +69,19 @@ def _as_configured(c: MismatchCollector, report: Report, m: RunModel) -> None:
     for i, v in enumerate(report.variants or []):
         p, mv = f"$.variants[{i}]", m.variants[v.name]
         if v.options is not None and v.backend and cfg is not None:
-            want_opts = fig.options_as_ran(mv)
+            want_opts = figures.options_as_ran(mv)
             for k in v.options:  # an option added since (its default) is not in older ones
                 c.same(f"{p}.options.{k}", v.options.get(k), want_opts.get(k),
                        "the configured options over the backend's defaults")
         if v.scheduler is not None and cfg is not None and v.backend:
-            grid = fig.own_grid(m, mv)
+            grid = figures.own_grid(m, mv)
             if grid is not None:
                 got = v.scheduler.model_dump(exclude_none=True)
                 for k in dict.fromkeys([*grid, *got]):
                     c.same(f"{p}.scheduler.{k}", got.get(k), grid.get(k),
                            f"{grid.get('kernel')} tiles at the run's shape on its GPU")
         if v.intervals is not None and mv.samples:
-            want_iv = fig.measured_intervals(mv)
+            want_iv = figures.measured_intervals(mv)
             for k in dict.fromkeys([*want_iv, *v.intervals]):
                 c.same(f"{p}.intervals.{k}", v.intervals.get(k), want_iv.get(k),
                        "95 % t half-width of the phase's log round medians")
@@ -103,7 +102,7 @@ def _top_level(c: MismatchCollector, report: Report, m: RunModel,
     first = next(iter(m.variants.values()), None)  # its grid was the report's (load.py)
     if report.scheduler is not None and first is not None:
         # a report before schema 3 named no kernel per variant: the grid's own, as recorded
-        grid = fig.own_grid(m, first) or fig.own_grid(m, first, report.scheduler.kernel)
+        grid = figures.own_grid(m, first) or figures.own_grid(m, first, report.scheduler.kernel)
         if grid is not None:
             got = report.scheduler.model_dump(exclude_none=True)
             for k in dict.fromkeys([*grid, *got]):
@@ -133,7 +132,7 @@ def _schedule(c: MismatchCollector, report: Report) -> None:
 
 def _analysis(c: MismatchCollector, report: Report, m: RunModel) -> None:
     try:
-        an = fig.analysis(m)
+        an = figures.analysis(m)
     except ValueError as exc:  # round medians that are no durations (a report made elsewhere)
         c.out.append(Mismatch("$.variants", "its round medians", "positive durations",
                               f"the analysis cannot be recomputed: {exc}"))
@@ -157,9 +156,9 @@ def _analysis(c: MismatchCollector, report: Report, m: RunModel) -> None:
         if v.outliers is not None and a.outliers is not None:
             why = "the modified z-scores of the raw samples (statistics/outliers.py)"
             c.eq(f"{p}.outliers.count", v.outliers.count, len(a.outliers), why)
-            c.eq(f"{p}.outliers.threshold", v.outliers.threshold, outlier_rule.THRESHOLD, why)
-            c.eq(f"{p}.outliers.method", v.outliers.method, outlier_rule.METHOD, why)
-            where = fig.outlier_where(m.variants[v.name], a.outliers)
+            c.eq(f"{p}.outliers.threshold", v.outliers.threshold, outliers.THRESHOLD, why)
+            c.eq(f"{p}.outliers.method", v.outliers.method, outliers.METHOD, why)
+            where = figures.outlier_where(m.variants[v.name], a.outliers)
             flagged = [list(w) for w in v.outliers.where]
             c.eq(f"{p}.outliers.where", str(flagged), str([list(w) for w in where]),
                  why + ": (round, iteration) of each")
@@ -209,7 +208,7 @@ def _thresholds(c: MismatchCollector, report: Report) -> None:
 
 def is_left_out(v: Variant) -> bool:
     """A variant asked for that never ran: its build failed (run/build.with_left_out)."""
-    return v.status == "failed" and (v.error or "").startswith(st.BUILD_FAILED) \
+    return v.status == "failed" and (v.error or "").startswith(status.BUILD_FAILED) \
         and v.rounds_asked is None and not v.rounds
 
 
@@ -236,24 +235,24 @@ def expected_status(report: Report) -> tuple[str, list[str]] | None:
     if report.tool is None or report.status is None:
         return None
     variants = report.variants or []
-    left = [(v.name, (v.error or "").removeprefix(st.BUILD_FAILED)) for v in variants
+    left = [(v.name, (v.error or "").removeprefix(status.BUILD_FAILED)) for v in variants
             if is_left_out(v)]
     detail = list(report.status_detail or [])
     ran = [v for v in variants if not is_left_out(v)]
     if report.mainloop_profiles is not None and not any(v.rounds for v in ran):
-        return st.with_left_out(st.COMPLETE, [], left)  # a profile pass (cli/profile.py)
+        return status.with_left_out(status.COMPLETE, [], left)  # a profile pass (cli/profile.py)
     done = rounds_done(report)
-    if detail and detail[0].startswith(st.UNFINISHED):  # a recovery file, mid-run
-        status, lines = st.unfinished(done)
-        return st.with_left_out(status, lines, left)
+    if detail and detail[0].startswith(status.UNFINISHED):  # a recovery file, mid-run
+        decided, lines = status.unfinished(done)
+        return status.with_left_out(decided, lines, left)
     cfg = run_config(report)
     planned = cfg.rounds if cfg is not None and cfg.until_ci_percent is None else None
-    outcomes = [st.VariantOutcome(v.name, v.status or "ok", v.error, v.failed_round,
+    outcomes = [status.VariantOutcome(v.name, v.status or "ok", v.error, v.failed_round,
                                   v.rounds_asked if v.rounds_asked is not None
                                   else len(v.rounds or []), len(v.rounds or []))
                 for v in ran]
-    status, lines = st.decide(outcomes, done, st.parse_ending(detail, planned))
-    return st.with_left_out(status, lines, left)
+    decided, lines = status.decide(outcomes, done, status.parse_ending(detail, planned))
+    return status.with_left_out(decided, lines, left)
 
 
 def _status(c: MismatchCollector, report: Report) -> None:
@@ -268,7 +267,7 @@ def _status(c: MismatchCollector, report: Report) -> None:
         c.out.append(Mismatch("$.status_detail", got, want[1], why))
     for i in range(len(got)):
         c.recomputed.add(f"$.status_detail[{i}]")
-    ending = st.parse_ending(got, None)
+    ending = status.parse_ending(got, None)
     if ending.error is not None and ending.error not in {f.message for f in report.faults or []}:
         c.out.append(Mismatch("$.status_detail", ending.error, "a fault's message",
                               "the session's failure is one of its faults"))

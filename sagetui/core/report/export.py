@@ -25,13 +25,13 @@ def to_csv(report: Report) -> str:
     and variant, core/sweep/export.py; a workload: one per call and variant,
     core/workload/export.py.)"""
     if report.sweep is not None:
-        from sagetui.core.sweep.export import to_csv as sweep_csv
+        import sagetui.core.sweep.export
 
-        return sweep_csv(report)
+        return sagetui.core.sweep.export.to_csv(report)
     if report.workload is not None:
-        from sagetui.core.workload.export import to_csv as workload_csv
+        import sagetui.core.workload.export
 
-        return workload_csv(report)
+        return sagetui.core.workload.export.to_csv(report)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["variant", "phase", "round (from 1)", "iteration (from 1)", "seconds"])
@@ -86,17 +86,17 @@ def export_stem(report: Report, stamp: str) -> str:
 
 def to_markdown(report: Report, title: str = "sagetui report") -> str:
     if report.sweep is not None:
-        from sagetui.core.sweep.export import to_markdown as sweep_markdown
+        import sagetui.core.sweep.export
 
-        return sweep_markdown(report)
+        return sagetui.core.sweep.export.to_markdown(report)
     if report.workload is not None:
-        from sagetui.core.workload.export import to_markdown as workload_markdown
+        import sagetui.core.workload.export
 
-        return workload_markdown(report)
+        return sagetui.core.workload.export.to_markdown(report)
     if report.swap is not None:
-        from sagetui.core.swap.view import to_markdown as swap_markdown
+        import sagetui.core.swap.view
 
-        return swap_markdown(report)
+        return sagetui.core.swap.view.to_markdown(report)
     lines = [f"## {title}", ""]
     if report.q_shape:
         lines.append(f"- q shape `{report.q_shape}`"

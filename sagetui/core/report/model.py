@@ -36,7 +36,7 @@ from sagetui.core.report.base import (
     Verdict,
 )
 from sagetui.core.samples import RoundSeries, Samples
-from sagetui.core.statistics import outliers as outlier_rule
+from sagetui.core.statistics import outliers
 from sagetui.core.swap.model import Swap
 from sagetui.core.sweep.model import Sweep
 from sagetui.core.workload.model import Workload
@@ -152,8 +152,8 @@ class Drift(Model):
 
 
 class Outliers(Model):
-    method: str = outlier_rule.METHOD
-    threshold: float = outlier_rule.THRESHOLD
+    method: str = outliers.METHOD
+    threshold: float = outliers.THRESHOLD
     count: Count = 0
     # (round, iteration) of each flagged total-latency sample; none is ever dropped
     where: list[tuple[int, int]] = Field(default_factory=list)

@@ -10,8 +10,7 @@ from typing import Any
 from sagetui.core.build_facts import BuildFacts, LeftOut
 from sagetui.core.environment import environment_block
 from sagetui.core.report.model import SCHEMA_VERSION, Report, Variant
-from sagetui.core.run import figures
-from sagetui.core.run import status as st
+from sagetui.core.run import figures, status
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
 from sagetui.core.samples import RoundSeries, Samples
 from sagetui.core.statistics.analysis import Analysis
@@ -31,13 +30,13 @@ def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Re
     clocks = figures.clocks(m, an)
     variants = [_variant(m, v, base, an, samples, clocks.get(v.name))
                 for v in m.variants.values()]
-    status, detail = ending or ((m.status, m.status_detail) if m.status in st.TERMINAL
-                                else st.unfinished(len(m.completed_rounds)))
+    run_status, detail = ending or ((m.status, m.status_detail) if m.status in status.TERMINAL
+                                    else status.unfinished(len(m.completed_rounds)))
     data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "sagetui", "version": __version__},
         "created_utc": m.created_utc,
-        "status": status,
+        "status": run_status,
         "status_detail": detail or None,
         "environment": environment_block(runner=m.runner, ready=m.ready, host=m.host),
         "config": cfg.model_dump(mode="json"),
@@ -132,10 +131,10 @@ def with_left_out(report: Report, left_out: Mapping[str, LeftOut]) -> Report:
     if not left_out:
         return report
     failed = [Variant(name=name, backend=lo.backend, spec=lo.spec, status="failed",
-                      error=f"{st.BUILD_FAILED}{lo.why}") for name, lo in left_out.items()]
-    status, detail = st.with_left_out(report.status or st.COMPLETE,
-                                      list(report.status_detail or []),
-                                      [(name, lo.why) for name, lo in left_out.items()])
+                      error=f"{status.BUILD_FAILED}{lo.why}") for name, lo in left_out.items()]
+    run_status, detail = status.with_left_out(report.status or status.COMPLETE,
+                                              list(report.status_detail or []),
+                                              [(name, lo.why) for name, lo in left_out.items()])
     return report.model_copy(update={
-        "variants": [*(report.variants or []), *failed], "status": status,
+        "variants": [*(report.variants or []), *failed], "status": run_status,
         "status_detail": detail})

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from sagetui.core import scheduler as geo
 from sagetui.core.config import Shape
 from sagetui.core.derived import call_and_mainloop, shape_ops
 from sagetui.core.host_time import HOST_FIELDS, host_bound, typical
@@ -20,6 +19,7 @@ from sagetui.core.options import with_defaults
 from sagetui.core.peaks import KernelPeak, kernel_peak
 from sagetui.core.phases import FUSED_MAINLOOP_PHASES
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
+from sagetui.core.scheduler import TILES, grid_facts, kernel_of, tail_row
 from sagetui.core.sol import (
     compute_phase,
     gpu_copy_gbps,
@@ -163,7 +163,7 @@ def kernel(m: RunModel, v: VariantModel) -> str | None:
     if v.kernel:
         return v.kernel
     gpu = m.ready.get("gpu") or {}
-    return geo.kernel_of(v.backend, v.options, gpu.get("capability"))
+    return kernel_of(v.backend, v.options, gpu.get("capability"))
 
 
 def scheduler(m: RunModel, v: VariantModel) -> dict[str, Any] | None:
@@ -180,10 +180,10 @@ def own_grid(m: RunModel, v: VariantModel, k: str | None = None) -> dict[str, An
     if k is None and v.backend is None and m.report is not None and m.report.scheduler:
         # a report made elsewhere (reference 001) keeps one grid for builds of one kernel
         return m.report.scheduler.model_dump(exclude_none=True)
-    if k is None or s is None or k not in geo.TILES:
+    if k is None or s is None or k not in TILES:
         return None
     gpu = m.ready.get("gpu") or {}
-    return geo.grid_facts(k, batch=s.batch, heads=s.heads, q_len=s.q_len, kv_len=s.n_kv_len,
+    return grid_facts(k, batch=s.batch, heads=s.heads, q_len=s.q_len, kv_len=s.n_kv_len,
                           head_dim=s.head_dim, causal=s.causal, sm_count=gpu.get("sm_count"),
                           smem_per_sm=gpu.get("smem_per_sm"))
 
@@ -332,7 +332,7 @@ def tail_rows(m: RunModel) -> list[dict[str, Any]]:
         v = m.variants.get(row.get("variant") or "")
         k = (kernel(m, v) if v is not None else None) or "sm89"
         times = [t for t in row["mainloop"] if t is not None]
-        out.append({**geo.tail_row(row["sweep"], k, row["q_len"], row["kv_len"]),
+        out.append({**tail_row(row["sweep"], k, row["q_len"], row["kv_len"]),
                     "mainloop": summarize(times), "checksum": row.get("checksum"),
                     "variant": row.get("variant"), "phase": row.get("phase")})
     return out

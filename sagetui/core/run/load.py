@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from sagetui.core.config import RunConfig
 from sagetui.core.phases import PARENTS
 from sagetui.core.report.model import Report, VariantFacts
-from sagetui.core.run import figures as fig
+from sagetui.core.run import figures
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.threshold import report_threshold
@@ -90,7 +90,7 @@ def _samples(v: VariantModel, phases: dict[str, Any], numbers: list[int] | None)
         v.phase(phase).adopt(series, rounds)
     total = v.samples.get(TOTAL)
     if total is not None:
-        v.round_medians = fig.round_medians(v)
+        v.round_medians = figures.round_medians(v)
         v.asked = list(total.rounds)
     elif v.recorded is not None and v.recorded.rounds:
         v.asked = list(range(len(v.recorded.rounds)))

@@ -19,17 +19,17 @@ from typing import Any
 import numpy as np
 
 from sagetui.core.derived import speedup_percent
-from sagetui.core.statistics import drift as dr
-from sagetui.core.statistics import verdict as vd
+from sagetui.core.statistics.drift import Drift, drift
 from sagetui.core.statistics.outliers import outliers
 from sagetui.core.statistics.threshold import Threshold
+from sagetui.core.statistics.verdict import Verdict, paired_speedup
 
 
 @dataclass(frozen=True)
 class VariantAnalysis:
     speedup_p50_percent: float | None = None  # report 001's field: from the p50s
-    verdict: vd.Verdict | None = None  # paired: its estimate is the interval's centre
-    drift: dr.Drift | None = None
+    verdict: Verdict | None = None  # paired: its estimate is the interval's centre
+    drift: Drift | None = None
     outliers: list[int] | None = None  # indices into the samples given
 
 
@@ -55,7 +55,7 @@ class Analysis:
     def speedups(self) -> dict[str, float | None]:
         return {n: v.speedup_p50_percent for n, v in self.variants.items()}
 
-    def verdicts(self) -> dict[str, vd.Verdict]:
+    def verdicts(self) -> dict[str, Verdict]:
         return {n: v.verdict for n, v in self.variants.items() if v.verdict is not None}
 
 
@@ -78,12 +78,12 @@ def analyse(round_medians: Mapping[str, Mapping[int, float]],
         if verdicts and base and name != baseline:
             common = sorted(set(base) & set(rm))
             if common:
-                verdict = vd.paired_speedup([base[r] for r in common], [rm[r] for r in common],
-                                            threshold_percent=threshold.percent)
-        drift = None
+                verdict = paired_speedup([base[r] for r in common], [rm[r] for r in common],
+                                         threshold_percent=threshold.percent)
+        run_drift = None
         if len(rm) >= 2 and (drift_of is None or name in drift_of):
-            drift = dr.drift([rm[r] for r in sorted(rm)])
+            run_drift = drift([rm[r] for r in sorted(rm)])
         flat = (samples or {}).get(name)
         flags = outliers(flat) if flat is not None else None
-        out[name] = VariantAnalysis(speedup, verdict, drift, flags)
+        out[name] = VariantAnalysis(speedup, verdict, run_drift, flags)
     return Analysis(baseline, threshold, out)

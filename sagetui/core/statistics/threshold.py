@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sagetui.core.statistics import verdict as vd
+from sagetui.core.statistics import verdict
 
 if TYPE_CHECKING:
     from sagetui.core.report.model import Report
@@ -25,7 +25,7 @@ MAX_NOISE_FLOOR_PERCENT = MAX_THRESHOLD_PERCENT / 2
 QUIETING = ("stop other processes on this machine (and other jobs on this GPU), run more "
             "iterations per round (--iterations), leave --cold off, pin the GPU clocks "
             "(nvidia-smi -lgc), use a larger shape")
-THRESHOLD_RULE = (f"threshold = max({vd.MIN_THRESHOLD_PERCENT:g} %, 2 x noise floor); a noise "
+THRESHOLD_RULE = (f"threshold = max({verdict.MIN_THRESHOLD_PERCENT:g} %, 2 x noise floor); a noise "
                   f"floor over {MAX_NOISE_FLOOR_PERCENT:g} % (a threshold over "
                   f"{MAX_THRESHOLD_PERCENT:g} %) is refused")
 
@@ -123,15 +123,15 @@ def resolve_threshold(threshold_percent: float | None = None,
         return calibration
     if noise_floor_percent is not None:
         check_noise_floor(noise_floor_percent)
-        return Threshold(vd.default_threshold_percent(noise_floor_percent), SOURCE_NOISE_FLOOR,
+        return Threshold(verdict.default_threshold_percent(noise_floor_percent), SOURCE_NOISE_FLOOR,
                          noise_floor_percent)
-    return Threshold(vd.default_threshold_percent(None))
+    return Threshold(verdict.default_threshold_percent(None))
 
 
 def calibrated(noise_floor_percent: float, key: str, utc: str | None) -> Threshold:
     """The threshold of a stored calibration (NoiseTooLarge if its floor is over the rule)."""
     check_noise_floor(noise_floor_percent)
-    return Threshold(vd.default_threshold_percent(noise_floor_percent), SOURCE_CALIBRATION,
+    return Threshold(verdict.default_threshold_percent(noise_floor_percent), SOURCE_CALIBRATION,
                      noise_floor_percent, key, utc)
 
 
@@ -142,9 +142,9 @@ def rule_percent(source: str | None, noise_floor_percent: float | None,
     verdict that names no source (before schema 3) was judged with its configuration's."""
     cfg = config or {}
     if source == SOURCE_DEFAULT:
-        return vd.default_threshold_percent(None)
+        return verdict.default_threshold_percent(None)
     if source in (SOURCE_CALIBRATION, SOURCE_NOISE_FLOOR):
-        return vd.default_threshold_percent(noise_floor_percent)
+        return verdict.default_threshold_percent(noise_floor_percent)
     if source == SOURCE_THRESHOLD:
         return _number(cfg.get("threshold_percent"))
     if source in (None, SOURCE_RECORDED):

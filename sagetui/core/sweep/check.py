@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sagetui.core import scheduler as geo
+from sagetui.core import scheduler
 from sagetui.core.config import Shape
 from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.intervals import half_percent
-from sagetui.core.sweep import plan as sw
+from sagetui.core.sweep import plan
 from sagetui.core.sweep.assemble import call_round_medians
 from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
 
@@ -30,7 +30,7 @@ def check_sweep(c: MismatchCollector, report: Report) -> None:
     if sweep is None:
         return
     try:
-        axes = sw.Axes(**sweep.axes)
+        axes = plan.Axes(**sweep.axes)
     except TypeError:
         axes = None
     gpu = (report.environment or {}).get("gpu")
@@ -52,13 +52,13 @@ def check_sweep(c: MismatchCollector, report: Report) -> None:
         path = f"$.sweep.points[{p.index}]"
         _point(c, path, p, sweep, axes)
         for j, v in enumerate(p.variants):
-            peak = sw.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
+            peak = plan.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
                 else v.peak_tops
             check_variant_point(c, f"{path}.variants[{j}]", v, p.ops, peak)
         check_point_claims(c, path, p, sweep.baseline)
     _measured_with(c, report, sweep)
     _sweep_status(c, report, sweep, axes)
-    want = sw.all_crossovers(sweep.points)
+    want = plan.all_crossovers(sweep.points)
     got = [x.model_dump() for x in sweep.crossovers]
     if len(got) != len(want):
         c.out.append(_mismatch("$.sweep.crossovers", len(got), len(want),
@@ -67,7 +67,7 @@ def check_sweep(c: MismatchCollector, report: Report) -> None:
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
             for k, val in w.items():
                 c.eq(f"$.sweep.crossovers[{i}].{k}", g[k], val, "from the points' TOPS lines")
-    fit = sw.largest_fit(sweep.points)
+    fit = plan.largest_fit(sweep.points)
     got_fit = sweep.largest_fit.index if sweep.largest_fit else None
     if got_fit != (fit["index"] if fit else None):
         c.out.append(_mismatch("$.sweep.largest_fit.index", got_fit, fit and fit["index"],
@@ -82,12 +82,12 @@ def _mismatch(path: str, recorded: object, expected: object, why: str):
 
 
 def _point(c: MismatchCollector, path: str, p: SweepPoint, sweep: Sweep,
-           axes: sw.Axes | None) -> None:
+           axes: plan.Axes | None) -> None:
     s = p.shape
     c.eq(f"{path}.ops", p.ops, shape_ops(s), sweep.ops_formula)
-    c.eq(f"{path}.x", p.x, sw.x_of(s, sweep.x_axis), f"the point's {sweep.x_axis}")
+    c.eq(f"{path}.x", p.x, plan.x_of(s, sweep.x_axis), f"the point's {sweep.x_axis}")
     if axes is not None:
-        c.eq(f"{path}.group", p.group, sw.group_of(s, sweep.x_axis, axes), "what is fixed")
+        c.eq(f"{path}.group", p.group, plan.group_of(s, sweep.x_axis, axes), "what is fixed")
     check_grid(c, path, p)
 
 
@@ -99,9 +99,9 @@ def check_grid(c: MismatchCollector, path: str, p: SweepPoint) -> None:
         return
     if sch.causal is not None:
         c.eq(f"{path}.scheduler.causal", sch.causal, s.causal, "the point's shape")
-    if sch.kernel not in geo.TILES:
+    if sch.kernel not in scheduler.TILES:
         return
-    want = geo.grid_facts(sch.kernel, batch=s.batch, heads=s.heads, q_len=s.q_len,
+    want = scheduler.grid_facts(sch.kernel, batch=s.batch, heads=s.heads, q_len=s.q_len,
                           kv_len=s.n_kv_len, head_dim=s.head_dim, causal=s.causal)
     for k, val in want.items():
         c.eq(f"{path}.scheduler.{k}", getattr(sch, k), val, f"{sch.kernel} tiles at this shape")
@@ -150,7 +150,7 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint,
     for j, v in enumerate(p.variants):
         if v.samples and v.kernel_phase is not None:
             c.eq(f"{path}.variants[{j}].kernel_phase", v.kernel_phase,
-                 sw.kernel_phase([k for k in v.samples if k != "total"]),
+                 plan.kernel_phase([k for k in v.samples if k != "total"]),
                  "the main loop's phase where the backend has one, else the whole call")
         word = "ok" if v.timing is not None and v.kernel is not None else "failed"
         c.eq(f"{path}.variants[{j}].status", v.status, word, "ok exactly when it has timings")
@@ -191,10 +191,10 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint,
                    "the paired verdict on the round medians of the raw samples")
 
 
-def _plan(report: Report, axes: sw.Axes | None) -> list[Shape] | None:
+def _plan(report: Report, axes: plan.Axes | None) -> list[Shape] | None:
     """The shapes the sweep planned, from its configuration's shape and its axes."""
     try:
-        return sw.plan(Shape.model_validate((report.config or {}).get("shape")), axes) \
+        return plan.plan(Shape.model_validate((report.config or {}).get("shape")), axes) \
             if axes is not None else None
     except (ValueError, TypeError):
         return None
@@ -214,7 +214,7 @@ def _measured_with(c: MismatchCollector, report: Report, sweep: Sweep) -> None:
 
 
 def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
-                  axes: sw.Axes | None) -> None:
+                  axes: plan.Axes | None) -> None:
     """A sweep's status from its points (sweep/build.points_status) against its plan: stopped
     by the user, it is cancelled unless every point ran; cut short by an error, partial where
     it kept a point. A part of a sweep (a Slurm job's) does not say which points it was given:

@@ -17,7 +17,7 @@ from sagetui.core.capture.manifest import MANIFEST
 from sagetui.core.config import RunConfig
 from sagetui.core.derived import speedup_or_none
 from sagetui.core.report.model import Fault, Report
-from sagetui.core.statistics import weighted_total as wt
+from sagetui.core.statistics import weighted_total
 from sagetui.core.sweep.assemble import (
     call_round_medians,
     drop_none,
@@ -78,12 +78,12 @@ def totals(calls: Sequence[ReplayedCall], points: Sequence[SweepPoint], variants
         if missing:
             out.append(WorkloadTotal(variant=name, missing=missing))
             continue
-        row: dict[str, Any] = {"variant": name, "seconds": wt.total_seconds(
+        row: dict[str, Any] = {"variant": name, "seconds": weighted_total.total_seconds(
             (c.weight or 0.0, v.timing.p50_s) for c, v in mine if v and v.timing)}
         if baseline is not None and name != baseline:
             pairs = [(c, b, v) for c, v in mine if _measured(b := _of(points, c, baseline))]
             if len(pairs) == len(mine):
-                t = wt.total_speedup([wt.CallTimes(
+                t = weighted_total.total_speedup([weighted_total.CallTimes(
                     weight=c.weight or 0.0, baseline_p50=b.timing.p50_s,
                     variant_p50=v.timing.p50_s, baseline_rounds=call_round_medians(b),
                     variant_rounds=call_round_medians(v))
@@ -103,11 +103,11 @@ def _back_to_back(mine: list[tuple[ReplayedCall, SweepVariantPoint | None]],
     call has one."""
     if not all(v is not None and v.back_to_back_s for _, v in mine):
         return {}
-    row: dict[str, Any] = {"back_to_back_seconds": wt.total_seconds(
+    row: dict[str, Any] = {"back_to_back_seconds": weighted_total.total_seconds(
         (c.weight or 0.0, v.back_to_back_s) for c, v in mine if v and v.back_to_back_s)}
     if base is None or not all(b is not None and b.back_to_back_s for b in base):
         return row
-    t = wt.total_speedup([wt.CallTimes(
+    t = weighted_total.total_speedup([weighted_total.CallTimes(
         weight=c.weight or 0.0, baseline_p50=b.back_to_back_s, variant_p50=v.back_to_back_s,
         baseline_rounds=b.back_to_back_times_s or [], variant_rounds=v.back_to_back_times_s or [])
         for (c, v), b in zip(mine, base, strict=True)

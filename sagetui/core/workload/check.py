@@ -19,7 +19,7 @@ from sagetui.core.sweep import plan
 from sagetui.core.sweep.assemble import call_round_medians, point_status, points_status
 from sagetui.core.sweep.check import check_grid, check_variant_point
 from sagetui.core.sweep.model import SweepPoint
-from sagetui.core.workload import assemble as wb
+from sagetui.core.workload import assemble
 
 if TYPE_CHECKING:
     from sagetui.core.report.mismatch import MismatchCollector
@@ -51,7 +51,7 @@ def check_workload(c: MismatchCollector, report: Report) -> None:
     if indices != sorted(set(indices)):
         c.out.append(Mismatch("$.workload.calls", indices, "increasing, each once",
                               "the calls in the program's order (the manifest's)"))
-    for i, (call, w) in enumerate(zip(wl.calls, wb.share_weights(wl.calls), strict=True)):
+    for i, (call, w) in enumerate(zip(wl.calls, assemble.share_weights(wl.calls), strict=True)):
         path = f"$.workload.calls[{i}]"
         c.eq(f"{path}.weight", call.weight, w,
              "its signature's count shared among the replayed calls of that signature")
@@ -65,16 +65,17 @@ def check_workload(c: MismatchCollector, report: Report) -> None:
         if call.cast and (call.shape is None or call.shape.dtype != wl.cast_to):
             c.out.append(Mismatch(f"{path}.cast", call.cast, f"replayed in {wl.cast_to}",
                                   "a cast call is replayed in the workload's cast_to (--dtype)"))
-    c.eq("$.workload.cast_to", wl.cast_to, wb.cast_to(wl.calls) or "(none)",
+    c.eq("$.workload.cast_to", wl.cast_to, assemble.cast_to(wl.calls) or "(none)",
          "the dtype the cast calls were replayed in")
     _status(c, report)
     names = list(wl.variants)
     _rows(c, "$.workload.totals", [t.model_dump() for t in wl.totals],
-          lambda: [t.model_dump() for t in wb.totals(wl.calls, wl.points, names, wl.baseline)],
+          lambda: [t.model_dump()
+                   for t in assemble.totals(wl.calls, wl.points, names, wl.baseline)],
           "Σ weight x p50 over the replayed calls; the speedup of that total and its interval "
           "(statistics/weighted_total.py)")
     _rows(c, "$.workload.worst", [w.model_dump() for w in wl.worst],
-          lambda: [w.model_dump() for w in wb.worst(wl.calls, wl.points, names, wl.baseline)],
+          lambda: [w.model_dump() for w in assemble.worst(wl.calls, wl.points, names, wl.baseline)],
           "the lowest p50 speedup, the largest relative L1, the largest head's relative L1")
 
 

@@ -10,7 +10,7 @@ import io
 from typing import Any
 
 from sagetui.core import format as fmt
-from sagetui.core import variant_facts as facts
+from sagetui.core import variant_facts
 from sagetui.core.report.csv_cell import inert_cell, markdown_row
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.verdict import MIN_THRESHOLD_PERCENT, decide
@@ -42,13 +42,14 @@ def weight_text(w: float | None) -> str:
 
 def host_measured(wl: Workload) -> bool:
     """Whether the calls have host times (core/variant_facts.py's columns are shown)."""
-    return facts.measured(v for p in wl.points for v in p.variants)
+    return variant_facts.measured(v for p in wl.points for v in p.variants)
 
 
 def call_columns(wl: Workload) -> tuple[str, ...]:
     """CALL_COLUMNS, and the host-time facts where the calls have them: per call which time
     bounds it."""
-    return CALL_COLUMNS + (tuple(facts.headers(facts.TABLE)) if host_measured(wl) else ())
+    return CALL_COLUMNS + (tuple(variant_facts.headers(variant_facts.TABLE))
+                           if host_measured(wl) else ())
 
 
 NOT_REACHED = "not measured: the replay stopped before it"
@@ -65,7 +66,7 @@ def call_rows(wl: Workload) -> list[tuple[str, ...]]:
     """call_columns per replayed call and variant; a skipped, failed or not reached call says
     why. A noisy p50 carries the noise mark (sweep/export.p50_cell)."""
     host = host_measured(wl)
-    blank = ("",) * len(facts.shown_in(facts.TABLE)) if host else ()
+    blank = ("",) * len(variant_facts.shown_in(variant_facts.TABLE)) if host else ()
     rows: list[tuple[str, ...]] = []
     for c in wl.calls:
         head = (label(c), weight_text(c.weight), shape_text(c))
@@ -83,7 +84,7 @@ def call_rows(wl: Workload) -> list[tuple[str, ...]]:
             verdict = fmt.verdict(v.verdict.model_dump()) if v.verdict else (
                 "baseline" if v.name == wl.baseline else fmt.DASH)
             rows.append((*head, v.name, p50_cell(v), verdict, accuracy_text(v.accuracy),
-                         *(facts.cells(v, facts.TABLE) if host else ())))
+                         *(variant_facts.cells(v, variant_facts.TABLE) if host else ())))
     return rows
 
 
@@ -205,7 +206,7 @@ def to_csv(report: Report) -> str:
     saying why)."""
     wl = workload_of(report)
     host = host_measured(wl)
-    extra = [f.key for f in facts.shown_in(facts.CSV)] if host else []
+    extra = [f.key for f in variant_facts.shown_in(variant_facts.CSV)] if host else []
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([*CSV_FIELDS, *extra])
@@ -235,5 +236,5 @@ def to_csv(report: Report) -> str:
                     vd.ci_high_percent if vd else None, acc.get("cosine_similarity"),
                     acc.get("relative_l1"), acc.get("worst_head"),
                     acc.get("worst_head_relative_l1"))), "", inert_cell(v.error or ""),
-                *(facts.raw_cells(v) if host else ())])
+                *(variant_facts.raw_cells(v) if host else ())])
     return buf.getvalue()

@@ -7,13 +7,13 @@ from typing import Any
 from rich.text import Text
 
 from sagetui.core import format as fmt
-from sagetui.core import variant_facts as facts
+from sagetui.core import variant_facts
 from sagetui.core.format import ms, pct
 from sagetui.core.report.model import Accuracy
 from sagetui.core.run import late
 from sagetui.core.run.figures import host_figures
 from sagetui.core.sweep.model import Sweep
-from sagetui.core.workload import export as wx
+from sagetui.core.workload import export
 from sagetui.core.workload.model import Workload
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
@@ -55,8 +55,8 @@ def _host_cells(figures: dict[str, Any], shown: bool) -> list[Any]:
         return []
     style = "bold reverse" if figures.get("host_bound") else ""
     return [Text(c, style=style if f.key == "host_bound" else "")
-            for f, c in zip(facts.shown_in(facts.TABLE), facts.cells(figures, facts.TABLE),
-                            strict=True)]
+            for f, c in zip(variant_facts.shown_in(variant_facts.TABLE),
+                            variant_facts.cells(figures, variant_facts.TABLE), strict=True)]
 
 
 class VariantTable(SteadyTable):
@@ -93,7 +93,7 @@ class VariantTable(SteadyTable):
         # report 001's p50 speedup, not "paired %"
         self.add_column("Δ %" if short else "p50 Δ %", key="speedup")
         self.add_column("drift" if short else "drift %/rnd", key="drift")
-        for f in facts.shown_in(facts.TABLE) if self._host else ():
+        for f in variant_facts.shown_in(variant_facts.TABLE) if self._host else ():
             self.add_column(f.header(), key=f.key)
         if self._accuracy:
             self.add_column("cos" if short else "cos sim", key="cos")
@@ -158,7 +158,8 @@ class VariantTable(SteadyTable):
                 drift_cell(v.drift), *_host_cells(host[name], has_host),
                 *(_accuracy(v.facts.accuracy, late_state if late.accuracy_key(name) in late_keys
                             else None) if accuracy else ())]))
-        headers = (*HEADERS, *(f.header() for f in facts.shown_in(facts.TABLE) if has_host),
+        headers = (*HEADERS,
+                   *(f.header() for f in variant_facts.shown_in(variant_facts.TABLE) if has_host),
                    *(ACCURACY_HEADERS if accuracy else ()))
         if not rows:
             rows.append((NONE_KEY, ["", "", Text("(none)", style="dim"),
@@ -194,7 +195,7 @@ def points_rows(data: Source, block: Workload | Sweep,
     status over them (ok: a p50 on every one; partial: on some; failed: on none), how many it
     has a p50 of, and a workload's total with its speedup against the baseline (the cells
     `sagetui run --workload` prints: core/workload/export.total_rows)."""
-    totals = {row[0]: row[1:] for row in wx.total_rows(block)} \
+    totals = {row[0]: row[1:] for row in export.total_rows(block)} \
         if isinstance(block, Workload) else None
     rows: list[tuple[str, list[Any]]] = []
     for i, name in enumerate(block.variants):

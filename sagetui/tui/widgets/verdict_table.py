@@ -13,7 +13,15 @@ from rich.text import Text
 from sagetui.core import format as fmt
 from sagetui.core.format import ci, pct
 from sagetui.core.run import figures
-from sagetui.core.statistics import threshold as th
+from sagetui.core.statistics.threshold import (
+    SOURCE_CALIBRATION,
+    SOURCE_DEFAULT,
+    SOURCE_NOISE_FLOOR,
+    SOURCE_RECORDED,
+    SOURCE_THRESHOLD,
+    Threshold,
+    age,
+)
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -82,18 +90,18 @@ class VerdictTable(SteadyTable):
         return self._notes[2]
 
 
-def title(threshold: th.Threshold | None) -> str:
+def title(threshold: Threshold | None) -> str:
     """The panel's title: the SAME rule with its threshold, and where that came from."""
     if threshold is None:
         return "Verdicts vs baseline"
-    source = {th.SOURCE_DEFAULT: "default threshold",
-              th.SOURCE_THRESHOLD: "set by --threshold",
-              th.SOURCE_RECORDED: "the report's threshold"}.get(threshold.source,
+    source = {SOURCE_DEFAULT: "default threshold",
+              SOURCE_THRESHOLD: "set by --threshold",
+              SOURCE_RECORDED: "the report's threshold"}.get(threshold.source,
                                                                 f"from {threshold.source}")
     floor = threshold.noise_floor_percent
-    if floor is not None and threshold.source in (th.SOURCE_CALIBRATION, th.SOURCE_NOISE_FLOOR):
-        source = ("calibrated" if threshold.source == th.SOURCE_CALIBRATION else
+    if floor is not None and threshold.source in (SOURCE_CALIBRATION, SOURCE_NOISE_FLOOR):
+        source = ("calibrated" if threshold.source == SOURCE_CALIBRATION else
                   "--noise-floor") + f": noise floor {floor:.3f} %"
         if threshold.calibrated_utc:
-            source += f", {th.age(threshold.calibrated_utc)}"
+            source += f", {age(threshold.calibrated_utc)}"
     return f"Verdicts: SAME if the 95 % CI is within ±{threshold.percent:.2f} % ({source})"
