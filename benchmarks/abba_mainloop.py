@@ -1,5 +1,5 @@
 """A bare CUDA-event loop over two builds of `_qattn_sm89`'s main loop, interleaved ABBA, written
-apart from sagetui to check its A/B verdicts on builds (issue 24): no sagetui import, each build
+apart from sagetui to check its A/B verdicts on builds: no sagetui import, each build
 in a process of its own (its module loaded from its own file; the inputs drawn from one seed and
 quantized by the installed SageAttention), the two processes taking turns on the GPU.
 

@@ -13,7 +13,7 @@ per token count, in wall time and in the process's CPU time: a pass's median tim
 capture, the median over rounds of B against the mean of its two A's (a drift in the machine's
 load cancels) with the overhead per attention call it means, and the median A'/A: the noise
 floor of the measurement itself. Judged on CPU time, which other processes on a shared machine
-inflate less: under 1 % (issue 21's target) or not, and whether the A/A floor can resolve 1 %.
+inflate less: under 1 % (the target) or not, and whether the A/A floor can resolve 1 %.
 Last, the fixed cost alone: one SDPA call at the smallest shape, in a module, without and with
 a capture.
 
@@ -25,7 +25,7 @@ into a temporary folder) against this tree's, side by side in one run: trials of
 process each, alternating REF and this tree; each process times rounds of passes of a model of
 8 nested blocks whose attention modules call SDPA at 1x1x1x8 (the fixed cost alone), without
 and with a capture that selects nothing, and gives the median difference per call. Printed:
-each tree's median over its trials and their range (issue 29's target: a few microseconds).
+each tree's median over its trials and their range (the target: a few microseconds).
 
 Not a timed test: run it on an idle machine; it prints the load average.
 """

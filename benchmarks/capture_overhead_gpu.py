@@ -1,4 +1,4 @@
-"""What a capture that selects no call costs a GPU model's forward pass (issue 29).
+"""What a capture that selects no call costs a GPU model's forward pass.
 
 The model: 8 pre-norm transformer blocks (LayerNorm, a fused q/k/v projection,
 F.scaled_dot_product_attention with heads of 128, the output projection, an MLP of 4x), bf16,
@@ -10,7 +10,7 @@ pass timed on its own as synchronized wall time (synchronize, pass, synchronize:
 program's step waits for, host and GPU alike), after --warmup passes. Per round: the median
 pass of each side, and their ratio; over the rounds: the median of the ratios with a 95 %
 bootstrap interval (resampling rounds: a round's two sides are paired), and the A/A ratio of
-the plain side's first and second halves (the floor of this very measurement). Issue 29's
+the plain side's first and second halves (the floor of this very measurement). The
 targets: at most +3 % at 1,024 tokens, +1 % at 4,096.
 
     python benchmarks/capture_overhead_gpu.py                      # cuda if there is one

@@ -1,5 +1,5 @@
 """From `sagetui run` to the verdict, cold: the floor, the time to the first round and the tail
-after the last round, side by side in one run (issue 22).
+after the last round, side by side in one run.
 
 For each code tree (NAME=PATH, put first on PYTHONPATH), backend and shape it runs
 `python -m sagetui run --backend B --rounds R` in a fresh process, its event stream recorded into

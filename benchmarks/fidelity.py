@@ -11,7 +11,7 @@ same backend through its runner process (one pass, one event between consecutive
 gated blocks). The bare loop runs before and after sagetui and their medians are averaged, so
 slow drift does not bias the ratios.
 
-Targets (issue 5): main loop within 1 %, each phase of 0.1 ms or more within 3 %, and the sum
+Targets: main loop within 1 %, each phase of 0.1 ms or more within 3 %, and the sum
 of sagetui's phases within 2 % of the public API call.
 
     python benchmarks/fidelity.py                      # the reference shape, sm89 fp32+fp32

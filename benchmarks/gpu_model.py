@@ -1,4 +1,4 @@
-"""A DiT-like stack of attention blocks on the GPU, for `sagetui capture` (issue 21's H200 check:
+"""A DiT-like stack of attention blocks on the GPU, for `sagetui capture` (the H200 check:
 a workload captured from a torch model run on the GPU, replayed across the SageAttention paths).
 
 Joint attention over video and text tokens as in the reference reports' video model, bf16,

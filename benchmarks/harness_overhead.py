@@ -6,7 +6,7 @@ Two ratios, at the reference shape (1 x 37,810 x 56 x 128, bf16, NHD) by default
   checks between blocks);
 - whole run: the same over the wall time of the whole `Session.run()` (runner start, torch and
   CUDA initialisation, inputs, warm-up, decomposition check).
-Target (issue 7): rounds ratio under 1.10.
+Target: rounds ratio under 1.10.
 
     python benchmarks/harness_overhead.py --backend sage2-sm89
 """

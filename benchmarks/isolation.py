@@ -6,7 +6,7 @@ rate would: alternating quiet/busy runs, medians compared. For contrast, the sam
 timed in this process with CUDA events and the same busy thread beside it: the set-up
 docs/architecture.md rejects (measured on an H200: 0.11 ms became 0.54 ms).
 
-Target (issue 5): busy / quiet within 2 % for the runner.
+Target: busy / quiet within 2 % for the runner.
 
     python benchmarks/isolation.py
     python benchmarks/isolation.py --backend sage2-sm90 --q-len 4096

@@ -17,7 +17,7 @@ a separate tmux server) are timed alternately.
 
     python benchmarks/key_latency_ratios.py [--presses 40] [--cycles 4] [--paint-runs 2]
 
-Targets (issue 15): streaming p95 / idle p95 <= 1.3; idle p95 / bare p95 <= 1.5. Exit status 1
+Targets: streaming p95 / idle p95 <= 1.3; idle p95 / bare p95 <= 1.5. Exit status 1
 on a miss. A benchmark, not a test: it prints the load average.
 """
 

@@ -14,7 +14,7 @@ recovery file written after every round as the console does. VmRSS and VmHWM are
 
     python benchmarks/memory.py [--samples 1000000] [--rounds 10] [--trace]
 
-Target: under 200 MB after 10^6 samples (issue 23; 300 MB before it). Not a timed test; it
+Target: under 200 MB after 10^6 samples (300 MB before one model). Not a timed test; it
 prints the load average.
 """
 

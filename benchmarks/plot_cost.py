@@ -40,7 +40,7 @@ TARGET_MS = 30.0
 SIZES = ((120, 40), (200, 60))
 # plot id -> the key of its tab
 PLOTS = {"rounds-plot": "2", "iterations-plot": "3",
-         "overview-rounds": "1", "overview-iterations": "1"}  # phases: a table since issue 15
+         "overview-rounds": "1", "overview-iterations": "1"}  # phases: a table
 NO_TELEMETRY = {"available": False, "reason": "no GPU: telemetry is NVML's", "samples": 0,
                 "sm_clock_mhz": None, "mem_clock_mhz": None, "temperature_c": None,
                 "power_w": None, "throttle_reasons": []}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `sagetui swap` on an H200 (issue 31): a model of our own (8 bf16 attention blocks, 4,096
+# `sagetui swap` on an H200: a model of our own (8 bf16 attention blocks, 4,096
 # tokens, 8 heads x 128) and transformers' Llama (4 layers, 16/4 heads x 128, 4,096 tokens,
 # random weights, SDPA), each swapped to sage2-sm90, sage2-sm89 and sage2-sm80 against the
 # program unchanged (its own SDPA), with --workload (a capture of the same program, replayed)

@@ -1,4 +1,4 @@
-"""Programs for `sagetui swap` on a GPU (benchmarks/swap_gpu.sh, issue 31): each runs a few
+"""Programs for `sagetui swap` on a GPU (benchmarks/swap_gpu.sh): each runs a few
 warm-up forward passes, then `--steps` passes each marked `with sagetui.region("step")`, and
 hands its output over with `sagetui.output`.
 

@@ -137,7 +137,7 @@ def test_accuracy_and_sdpa_backend_reach_the_exports_and_the_console_views():
     assert accuracy(None)["cos"] == accuracy(None)["l1"] == "-"
 
 
-# -- issue 21: accuracy per query head -----------------------------------------------------------
+# -- accuracy per query head (docs/counters.md) --------------------------------------------------
 def _np_head_metrics(out: np.ndarray, ref: np.ndarray) -> list[dict[str, float]]:
     """Each head's metrics in float64 numpy, written out here ([B, H, N, D] arrays)."""
     heads = []
@@ -199,7 +199,7 @@ def test_per_head_sums_give_the_whole_outputs_figures_as_before():
     out = ref.out + 0.01 * torch.randn(ref.out.shape, generator=g)
     got = ref.compare(out, "HND")
     sums, max_abs = dict.fromkeys(accuracy.SUMS, 0.0), 0.0
-    for h in range(6):  # the loop of the code before issue 21
+    for h in range(6):  # the loop of the code before per-head accuracy
         oh, rh = out[:, h].float(), ref.out[:, h]
         d = oh - rh
         parts = {"dot": (oh * rh).sum(), "out_sq": (oh * oh).sum(), "ref_sq": (rh * rh).sum(),

@@ -1,4 +1,4 @@
-"""The one analysis (core/analysis.py) and the runs that must not start (issue 11)."""
+"""The one analysis (core/analysis.py) and the runs that must not start."""
 
 from __future__ import annotations
 

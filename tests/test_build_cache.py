@@ -256,7 +256,7 @@ def test_a_source_variant_of_a_non_tree_is_one_line(
     assert len(err.splitlines()) == 1 and "not a SageAttention tree" in err
 
 
-# issue 29: an entry is what was compiled; malformed entries, failures and archs in one line
+# an entry is what was compiled; malformed entries, failures and archs in one line
 
 
 def _keys_of(root: Path, source_sha256: str) -> list[str]:

@@ -1,8 +1,8 @@
-"""A build stops clean (issue 29): real `sagetui build` and `sagetui run ... @src:` processes,
-real signals, the tests' tiny tree (build_tree.py) with a setup.py that says when it has
-started and waits on a FIFO (HOOKS). Each test waits on conditions (the marker setup.py
-writes, a line on stderr, a pid gone), never a fixed sleep, and checks that no process and no
-staging folder is left."""
+"""A build stops clean (docs/faults.md, "A stopped or odd build"): real `sagetui build` and `sagetui
+run ... @src:` processes, real signals, the tests' tiny tree (build_tree.py) with a setup.py that
+says when it has started and waits on a FIFO (HOOKS). Each test waits on conditions (the marker
+setup.py writes, a line on stderr, a pid gone), never a fixed sleep, and checks that no process and
+no staging folder is left."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Calibration you can trust (issue 11): the refusal rule, keys, list and clear, the threshold's
-source in every report, and a 2x slower copy that is SLOWER after a noisy calibration."""
+"""Calibration you can trust (docs/statistics.md, "Threshold and noise floor"): the refusal rule,
+keys, list and clear, the threshold's source in every report, and a 2x slower copy that is SLOWER
+after a noisy calibration."""
 
 from __future__ import annotations
 

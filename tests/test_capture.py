@@ -332,7 +332,7 @@ def test_force_replaces_a_capture(tmp_path):
 
 def test_a_directory_filled_while_the_program_ran_is_kept_and_the_capture_goes_beside(
         tmp_path, capsys):
-    """Issue 28: DIR was free at the start; files put in it during the run (here by the block
+    """DIR was free at the start; files put in it during the run (here by the block
     itself, as another program would) are kept, the capture goes to DIR.1, one line says so."""
     out = tmp_path / "cap"
     with one_thread(), sagetui.capture(out) as c:

@@ -1,6 +1,6 @@
-"""Captures publish only what ran, and stop clean (issue 29): forked processes, a program that
-changes directory, signals to `sagetui capture` (forwarded to the program's group), staging
-left by a killed sagetui, `--out` as typed, names that look like markup, special files, and
+"""Captures publish only what ran, and stop clean (docs/faults.md, "Captures"): forked processes, a
+program that changes directory, signals to `sagetui capture` (forwarded to the program's group),
+staging left by a killed sagetui, `--out` as typed, names that look like markup, special files, and
 what an unselected call costs. Real programs in real processes, real signals, on the CPU."""
 
 import json

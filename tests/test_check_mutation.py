@@ -1,7 +1,7 @@
-"""`sagetui check` re-derives every claim (issue 28): mutation coverage over sample_results/ (a
-seeded sample here; benchmarks/check_mutation.py tries every mutation), every leaf recomputed
-or taken as recorded, the verdicts, drift and outlier flags from the raw samples, and the status
-from the variants through the one state machine, which the session's reports pass."""
+"""`sagetui check` re-derives every claim (docs/reports.md): mutation coverage over sample_results/
+(a seeded sample here; benchmarks/check_mutation.py tries every mutation), every leaf recomputed or
+taken as recorded, the verdicts, drift and outlier flags from the raw samples, and the status from
+the variants through the one state machine, which the session's reports pass."""
 
 from __future__ import annotations
 

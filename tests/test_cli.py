@@ -31,7 +31,7 @@ from .conftest import REF_000, REF_001, TINY, fake_noise_floor
     (["--json", "/no/such/dir/r.json"], "does not exist"),
     (["--inputs", "/no/such/qkv.safetensors"], "--inputs"),
     (["--dtype", "fp8"], "invalid choice"),
-    # issue 13: every option value is checked before a runner starts (SageAttention's wrappers
+    # every option value is checked before a runner starts (SageAttention's wrappers
     # return an uninitialised output for an accumulation they do not handle)
     (["--variant", "x=sage2-sm89[pv_accum=fp16]"], "pv_accum=fp16 is not one of"),
     (["--variant", "x=sage2-sm90[pv_accum=fp32]"], "pv_accum=fp32 is not one of fp32+fp32"),
@@ -83,7 +83,7 @@ def test_existing_output_is_not_overwritten_without_force(cli, tmp_path):
 
 
 def test_default_run_finishes_quickly_and_passes_check(cli, tmp_path):
-    """Issue 2's must-hold: no options, 3 warm-up calls and 5 rounds of 10 iterations on the
+    """The first run: no options, 3 warm-up calls and 5 rounds of 10 iterations on the
     reference backend, under 30 s on a 2-core machine, and a report `check` passes."""
     t0 = time.monotonic()
     out = cli("run", "--json", "r.json", "--csv", "r.csv", "--markdown", "r.md", timeout=120)
@@ -119,7 +119,7 @@ def test_doctor_names_every_backend_and_why(cli):
     for name in ("reference", "sdpa", "sage-triton", "sage2-sm89", "sage2-sm90", "sage2-auto"):
         assert f"backend {name}" in out.stdout
     assert "colour system" in out.stdout
-    # nobody asked for a device: a GPU backend's reason here is why torch has none (issue 15)
+    # nobody asked for a device: a GPU backend's reason here is why torch has none
     assert "asked for" not in out.stdout
     if "none visible to torch" in out.stdout:  # this machine: no GPU
         assert "CUDA is not available to torch" in out.stdout

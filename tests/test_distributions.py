@@ -1,4 +1,4 @@
-"""Synthetic inputs that stress quantization (issue 21, `--inputs synthetic:NAME`): each draws
+"""Synthetic inputs that stress quantization (`--inputs synthetic:NAME`): each draws
 what core/distributions.py says and has the property it claims, from the seed alone; a bad name
 is one line and exit 2; the configuration, its command line and the report all carry the name,
 and `check` holds the report's inputs block to the configuration."""

@@ -151,7 +151,7 @@ def test_log_line_has_an_arm_for_every_event():
     assert lines["block_done"].text == ("variant a: torch's SDPA ran the flash backend "
                                         "(torch._fused_sdp_choice)")
     assert lines["tail"].text == "tail study: q_len q_len 128 kv_len 256"
-    # issue 22: the verdicts as soon as the last round is in, then each late figure
+    # late figures: the verdicts as soon as the last round is in, then each late figure
     assert lines["measured"].text == ("measured: the verdicts are final; computing the "
                                       "accuracy of a, b; the decomposition check; the "
                                       "inputs' sha256")

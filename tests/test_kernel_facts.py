@@ -1,6 +1,6 @@
-"""Issue 24's kernel facts: cuobjdump's resource usage parsed, the main-loop instantiation picked,
-the occupancy calculator's rules, the runner's reading of a module, the report's block, `check`
-and the exports."""
+"""Kernel facts (docs/architecture.md, "Kernel facts"): cuobjdump's resource usage parsed, the
+main-loop instantiation picked, the occupancy calculator's rules, the runner's reading of a module,
+the report's block, `check` and the exports."""
 
 from __future__ import annotations
 

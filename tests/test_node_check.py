@@ -1,5 +1,6 @@
-"""Issue 16: `sagetui node-check`. The flagging rule on chosen numbers (every branch of it),
-then real CPU runners as stand-ins for a node's GPUs."""
+"""`sagetui node-check` (docs/running-and-comparing.md, "A whole node, and a cluster"). The flagging
+rule on chosen numbers (every branch of it), then real CPU runners as stand-ins for a node's
+GPUs."""
 
 import json
 import math

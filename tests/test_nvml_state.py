@@ -1,7 +1,7 @@
-"""The environment of a measurement (issue 15, item 5): runner/nvml.py's queries of persistence
-mode, ECC, MIG, application clocks and other processes answer None where NVML cannot, and never
-raise. There is no GPU here: NVML is really absent or failing, and where values are decoded a
-stand-in module plays NVML (marked so below)."""
+"""The environment of a measurement (docs/reports.md, "The GPU's state"): runner/nvml.py's queries
+of persistence mode, ECC, MIG, application clocks and other processes answer None where NVML cannot,
+and never raise. There is no GPU here: NVML is really absent or failing, and where values are
+decoded a stand-in module plays NVML (marked so below)."""
 
 from __future__ import annotations
 

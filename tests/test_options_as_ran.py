@@ -1,4 +1,4 @@
-"""Every option that changes accuracy, and the options as they ran (issue 21): smooth_k on every
+"""Every option that changes accuracy, and the options as they ran: smooth_k on every
 SageAttention backend (default on, as SageAttention's functions), how the CUDA paths route it
 (checked here against stand-in extension modules: the bytes are the H200's to check), the
 options a variant's report lists (defaults included; for sage2-auto what its dispatch ran) and

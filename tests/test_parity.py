@@ -1,6 +1,6 @@
-"""One run, one model (issue 23): event streams recorded from real runs (`sagetui run
---record-events`: tests/data/events/, one on this CPU, one on an H200), replayed. The report
-built from the replayed model is the session's own (the `finished` event's), to the last
+"""One run, one model (docs/architecture.md, "The run model"): event streams recorded from real runs
+(`sagetui run --record-events`: tests/data/events/, one on this CPU, one on an H200), replayed. The
+report built from the replayed model is the session's own (the `finished` event's), to the last
 sample; and a report saved and loaded again into the model gives the same figures."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def test_the_replayed_models_report_is_the_sessions(path: Path) -> None:
     events, finished = replay(path)
     rebuilt, recorded = build_report(folded(events)).to_json_dict(), finished.report.to_json_dict()
     if not any("sol" in v for v in recorded.get("variants", [])):
-        # recorded before issue 24's speed of light: test_sol.py checks the rebuilt block
+        # recorded before the speed of light: test_sol.py checks the rebuilt block
         for v in rebuilt.get("variants", []):
             v.pop("sol", None)
     if not any("clocks" in v for v in recorded.get("variants", [])):

@@ -1,4 +1,4 @@
-"""Issue 16: one runner per GPU. CPU runners (the reference backend) stand in for GPUs, so the
+"""One runner per GPU. CPU runners (the reference backend) stand in for GPUs, so the
 split, the merged report and a fault on one runner are tested for real on this machine."""
 
 import pytest

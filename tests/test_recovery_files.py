@@ -1,4 +1,4 @@
-"""Recovery files (issue 15, item 9): pruned by age and count (the newest RECOVERY_KEEP, none
+"""Recovery files: pruned by age and count (the newest RECOVERY_KEEP, none
 older than RECOVERY_MAX_AGE_DAYS, never a running run's), and `sagetui view --recover [N|list]`
 lists the runs it can reopen and opens the newest that is not complete by default."""
 

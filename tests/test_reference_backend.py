@@ -132,7 +132,7 @@ def test_online_blockwise_softmax_is_softmax_up_to_the_fp8_p(causal):
     assert 1e-4 < rel < 0.03, rel  # fp8 P is there, and nothing else is lost
 
 
-# -- issue 21: smooth_k, as SageAttention's functions take it -------------------------------------
+# -- smooth_k, as SageAttention's functions take it ----------------------------------------------
 def test_smooth_k_is_an_option_on_by_default_and_off_names_the_plain_k_phase():
     from sagetui.core.options import OPTIONS
 

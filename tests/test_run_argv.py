@@ -62,7 +62,7 @@ def test_a_variant_named_after_its_backend_is_written_bare() -> None:
     assert variant_text(spec) == "sage2-sm89=sage2-sm89@/x/_qattn_sm89.so"
 
 
-# -- every field, one at a time and together (issue 23) --------------------------------------
+# -- every field, one at a time and together -------------------------------------------------
 # Values the field's type and bounds do not give: a field not here gets its values from its
 # annotation (numbers, bools, choices), and one of another type fails test_every_option_...
 SLOW = VariantSpec.parse("slow=reference[slowdown=1.5]")

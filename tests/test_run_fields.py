@@ -1,4 +1,4 @@
-"""core/run_fields.py, the one table of the run configuration's options (issue 23): every field
+"""core/run_fields.py, the one table of the run configuration's options: every field
 of RunConfig and Shape is an option there or is named as none, so that a new field cannot be
 forgotten; the models take their defaults and descriptions from it; and the table is plain data
 that `sagetui --help` reads without pydantic."""

@@ -1,6 +1,6 @@
-"""Issue 16: a sweep as a Slurm job array (submitit's LocalExecutor runs the jobs here, as
-subprocesses, exactly as sbatch would run them on nodes), and `sagetui merge` joining the
-jobs' reports into one that `check` passes."""
+"""A sweep as a Slurm job array (docs/running-and-comparing.md, "A whole node, and a cluster";
+submitit's LocalExecutor runs the jobs here, as subprocesses, exactly as sbatch would run them on
+nodes), and `sagetui merge` joining the jobs' reports into one that `check` passes."""
 
 import json
 
@@ -91,7 +91,7 @@ def test_merge_refuses_parts_of_different_sweeps_and_twice_measured_points(two_j
 
 
 def test_check_derives_each_parts_status_and_the_merged_sweeps(two_jobs):
-    """Issue 28: a job's part (its points all ran: complete, fewer points than the plan) passes
+    """A job's part (its points all ran: complete, fewer points than the plan) passes
     check; the merged report's status relabelled does not."""
     from sagetui.core.report.check import check_report
     from sagetui.core.report.model import Report

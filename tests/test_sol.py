@@ -1,9 +1,9 @@
-"""Issue 24: the speed of light per phase (core/sol.py), its check (core/report/check_sol.py)
-and its Markdown. The bytes model is checked term by term against the sizes SageAttention's
-quant.py and core.py allocate, worked out by hand here; the recomputation against a real
-H200 report (sagetui/sample_results/h200_sm89_reference_shape.json, which measured the copy
-bandwidth; where a test needs another copy block, or none, it is built here, said so where it
-is)."""
+"""The speed of light per phase (docs/counters.md) (core/sol.py), its check
+(core/report/check_sol.py) and its Markdown. The bytes model is checked term by term against the
+sizes SageAttention's quant.py and core.py allocate, worked out by hand here; the recomputation
+against a real H200 report (sagetui/sample_results/h200_sm89_reference_shape.json, which measured
+the copy bandwidth; where a test needs another copy block, or none, it is built here, said so where
+it is)."""
 
 from __future__ import annotations
 

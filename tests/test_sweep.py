@@ -220,7 +220,7 @@ def test_a_second_setup_frees_the_first_points_inputs():
 
 # -- the command line, as a user meets it ---------------------------------------------------
 def test_cli_sweep_of_four_lengths_finishes_in_a_minute_and_checks(cli, tmp_path):
-    """Issue 14's must-hold: the reference backend over four small sequence lengths on this
+    """The sweep's target: the reference backend over four small sequence lengths on this
     2-core machine, under a minute, with a report that `sagetui check` passes."""
     t0 = time.monotonic()
     out = cli("sweep", "--backend", "reference", "--q-len", "128,256,512,1024", *SMALL,
@@ -314,7 +314,7 @@ def test_end_to_end_crossovers_are_found_where_the_kernel_lines_do_not_cross():
     (["points", 3, "variants", 0, "status"], "failed", "$.sweep.points[3].variants[0].status"),
 ])
 def test_check_rederives_each_points_verdict_and_status(sweep_report, where, value, path):
-    """Issue 28: a point's verdict from its variants' round medians through the one analysis,
+    """A point's verdict from its variants' round medians through the one analysis,
     its status from its variants', and the sweep's from its points."""
     assert all(p.variants[1].verdict is not None for p in sweep_report.sweep.points)
     data = sweep_report.to_json_dict()

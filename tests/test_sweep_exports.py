@@ -1,4 +1,4 @@
-"""A sweep's exports read as a figure and a table a user can trust (issue 23): the SVG says
+"""A sweep's exports read as a figure and a table a user can trust: the SVG says
 what it plots, at which shape and on which GPU, with units on both axes; a point whose p50
 interval is wide (the H200 sweep's cudnn at 1k: ±92.9 %) is flagged in the Markdown, the CSV
 and the SVG, by one rule (core/sweep/plan.noisy)."""

@@ -47,14 +47,14 @@ def test_a_second_run_on_the_same_inputs_reuses_the_runner_and_its_inputs(warm):
     b, s = run(config("x=reference", "c=sdpa", rounds=1), warm)
     assert first(b, ev.Hello).pid == pid and warm.pid == pid
     ready = first(b, ev.Ready)
-    # the first run hashed its inputs after its last round (a late figure, issue 22): the
+    # the first run hashed its inputs after its last round (a late figure): the
     # second knows the hash at once
     hashed = next(e for e in a if isinstance(e, ev.LateFacts) and e.variant is None)
     assert ready.reused_inputs and ready.input_sha256 == hashed.facts["input_sha256"]
     assert not any(isinstance(e, ev.LateFacts) and e.variant is None for e in b)
     report = s.report()
     assert [v.name for v in report.variants] == ["x", "c"]
-    # c (sdpa) cannot run on this CPU: the run is partial and says why (issue 23)
+    # c (sdpa) cannot run on this CPU: the run is partial and says why
     assert report.status == "partial" and report.variant("c").status == "failed"
     assert report.status_detail and report.status_detail[0].startswith("variant c failed")
     # the renamed variant's output is byte for byte the first run's, its facts carried again

@@ -347,7 +347,7 @@ def test_the_console_replays_a_workload_live_and_shows_its_totals(replay, tmp_pa
             await wait_for(pilot, lambda: "b total" in screen_text(app), what="the totals")
             report = app.run_control.final_report
             assert report.workload is not None and len(report.workload.points) == 2
-            # the Overview lists the variants over the calls, with their totals (issue 28)
+            # the Overview lists the variants over the calls, with their totals
             await pilot.press("1")
             await wait_for(pilot, lambda: "total ms" in screen_text(app), what="the totals")
             table = app.query_one(VariantTable)

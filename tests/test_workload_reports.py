@@ -1,4 +1,4 @@
-"""A workload report is a report like a run's (issue 28): a replay stopped by Ctrl-C or SIGTERM
+"""A workload report is a report like a run's: a replay stopped by Ctrl-C or SIGTERM
 (and a sweep) keeps the calls measured whole as a partial report that `check` accepts; `check`
 of a replay whose variant failed; `compare` of two replays, call by call and in total, gated on
 the total, another capture refused; its Markdown and CSV; its progress lines; a capture out of

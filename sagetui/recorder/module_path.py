@@ -13,10 +13,9 @@ called directly (`self.attn.forward(x)`, not `self.attn(x)`) has no frame of its
 is its caller's.
 
 The whole walk costs microseconds on a deep stack, at every call of a model whose speed is set
-by its host (issue 29: 18 us a call). `at` walks only up to the innermost module's frame, and
-keeps each module's path from its first call while the module lives: a module is named once.
-(So a module that moves into another model after its first call keeps its first path.)
-"""
+by its host (18 us a call; docs/workloads.md). `at` walks only up to the innermost module's frame,
+and keeps each module's path from its first call while the module lives: a module is named once. (So
+a module that moves into another model after its first call keeps its first path.) """
 
 from __future__ import annotations
 

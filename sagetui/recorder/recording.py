@@ -137,10 +137,10 @@ class Recording:
 
     def _record(self, target: Target, args: tuple[Any, ...], kwargs: dict[str, Any],
                 frame: FrameType | None) -> None:
-        # The cheap part, at every call (issue 29: a call the capture does not save costs a few
-        # microseconds): the module (cached per module, module_path.py) and the arguments as
-        # given, tensors by their dtype: a raw key that equal signatures may have several of,
-        # but never one for two. Its signature is made once, at its first call.
+        # The cheap part, at every call (docs/workloads.md: a call the capture does not save costs a
+        # few microseconds): the module (cached per module, module_path.py) and the arguments as
+        # given, tensors by their dtype: a raw key that equal signatures may have several of, but
+        # never one for two. Its signature is made once, at its first call.
         found = self.paths.at(frame)
         if len(args) >= 3:
             q = args[0]

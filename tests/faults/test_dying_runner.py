@@ -71,7 +71,7 @@ def _run_and_stop_b(session: Session, then: signal.Signals) -> tuple[Report, dic
 def _kept_rounds(report: Report, rounds: int, iterations: int = 20) -> None:
     """a: every round, whole; b: round 0 only (it died in round 1); faults listed."""
     a, b = report.variant("a"), report.variant("b")
-    # b failed: the run is partial, never complete (issue 23), and says when and what was kept
+    # b failed: the run is partial, never complete, and says when and what was kept
     assert report.rounds == rounds and report.status == "partial"
     assert any(line.startswith("variant b failed in round 2:") and "1 of 2 rounds kept" in line
                for line in report.status_detail or []), report.status_detail
@@ -199,7 +199,7 @@ def test_headless_run_shows_a_cuda_error_and_its_stderr(tmp_path):
 
 
 def test_a_dead_runner_of_the_only_variant_is_partial_not_complete(tmp_path):
-    """Issue 23: a runner killed by SIGKILL in round 2 of 4 read `complete, 1 rounds`. Its
+    """Once, a runner killed by SIGKILL in round 2 of 4 read `complete, 1 rounds`. Its
     variant failed in round 2 with one round kept: the run is partial, and says so."""
     s = Session(tiny_config("b=reference", rounds=4, iterations=20))
     report, status, _ = _run_and_stop_b(s, signal.SIGKILL)
@@ -211,7 +211,7 @@ def test_a_dead_runner_of_the_only_variant_is_partial_not_complete(tmp_path):
 
 
 def test_a_variant_out_of_memory_at_its_warm_up_never_shortens_the_others(tmp_path):
-    """Issue 23: a variant whose first call runs out of memory (SDPA's math backend at a large
+    """Once, a variant whose first call runs out of memory (SDPA's math backend at a large
     shape on the H200) dropped that round for every variant, never made up: the other got 1
     round of 2 and the run read complete. Now the others get every round, the run is
     partial."""

@@ -1,6 +1,7 @@
-"""The late figures (issue 22): the verdicts as soon as the last round is in, then each
-variant's accuracy, the decomposition check and the inputs' sha256, as they are computed; a run
-stopped or whose runner dies while they compute keeps every round and names what is missing.
+"""The late figures (docs/architecture.md, "Late figures"): the verdicts as soon as the last round
+is in, then each variant's accuracy, the decomposition check and the inputs' sha256, as they are
+computed; a run stopped or whose runner dies while they compute keeps every round and names what is
+missing.
 
 Real runner processes on the CPU; `stall@VARIANT:late` (runner/faults.py) holds the runner in
 the late figures until it is cancelled, standing in for a long fp32 reference on a GPU."""

@@ -169,8 +169,9 @@ def test_a_read_only_directory_is_refused_before_the_run(tmp_path):
     assert not (tmp_path / "rec").exists()  # nothing ran
 
 
-# Outputs are never lost or replaced (issue 28): a file that appears at an output's path while
-# the run goes is kept, the output goes beside it; two outputs naming one file are refused.
+# Outputs are never lost or replaced (docs/faults.md, "Writes"): a file that appears at an output's
+# path while the run goes is kept, the output goes beside it; two outputs naming one file are
+# refused.
 
 
 def test_a_file_that_appears_while_the_text_is_written_is_never_replaced(tmp_path):

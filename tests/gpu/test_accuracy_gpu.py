@@ -1,4 +1,4 @@
-"""Issue 21 on a GPU: smooth_k=false decomposed byte for byte like the public functions called
+"""On a GPU: smooth_k=false decomposed byte for byte like the public functions called
 with smooth_k=False, K smoothing's effect on synthetic:kbias on every path, sage2-auto's record
 of what it dispatched to, the public defaults core/options.py states against the installed
 functions' signatures, and a run's accuracy per head passing `check`.
@@ -143,7 +143,7 @@ def _independent_per_head(inputs: Any, out: torch.Tensor) -> list[dict[str, floa
 
 @pytest.mark.parametrize("smooth_k", [True, False])
 def test_per_head_accuracy_agrees_with_an_independent_fp64_computation(smooth_k: bool) -> None:
-    """Issue 21's must-hold: the report's per-head figures (the runner's fp32 reference, summed
+    """The report's per-head figures (the runner's fp32 reference, summed
     head by head) against float64 attention computed here from the same inputs (rebuilt from the
     seed, their sha256 checked against the report's) and the same kernel's output."""
     shape = Shape(batch=1, heads=8, kv_heads=2, q_len=2048, head_dim=128, distribution="kbias")

@@ -1,4 +1,4 @@
-"""Issue 24 on a GPU: each sage2 CUDA backend's kernel facts in a real run's report equal what
+"""On a GPU: each sage2 CUDA backend's kernel facts in a real run's report equal what
 `cuobjdump --dump-resource-usage` prints for the module it loaded (run here, apart from
 sagetui's parser), the instantiation they name is the one its call launches (torch's profiler
 sees the kernel), and `sagetui check` recomputes their occupancy.

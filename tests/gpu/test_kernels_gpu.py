@@ -1,4 +1,4 @@
-"""Issue 13 on a GPU: the sm80 path and the new options of sm89/sm90 decomposed byte for byte
+"""On a GPU: the sm80 path and the new options of sm89/sm90 decomposed byte for byte
 like the public functions, SDPA pinned to each backend and the backend it picks on its own, and
 the accuracy, provenance and peak fields of a real run.
 

@@ -1,4 +1,4 @@
-"""Issue 16 on the GPU machine: `--gpus all` on every GPU there (one on the H200 lent so far),
+"""A node on the GPU machine: `--gpus all` on every GPU there (one on the H200 lent so far),
 each point saying which GPU (name, UUID) measured it, and `node-check` over the same GPUs."""
 
 import json

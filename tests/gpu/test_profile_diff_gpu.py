@@ -1,4 +1,4 @@
-"""Issue 24 on a GPU: `sagetui profile` over two variants of one build (an A/A pair) under the
+"""On a GPU: `sagetui profile` over two variants of one build (an A/A pair) under the
 real Nsight Compute. The diff must flag nothing, match its hot lines by their code keys in place,
 keep every stall reason, and check clean. Needs ncu on PATH and SageAttention built with
 NVCC_APPEND_FLAGS=-lineinfo; SAGETUI_SAGE_SRC names its csrc when the recorded paths are gone.

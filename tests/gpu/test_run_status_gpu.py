@@ -1,4 +1,4 @@
-"""Issue 23 on the GPU: what sagetui says of a run is what it measured. A runner killed by
+"""On the GPU: what sagetui says of a run is what it measured. A runner killed by
 SIGKILL mid-run, a variant that runs out of GPU memory beside one that fits, and a stop and
 resume of an A/B in the console: each ends with the right status, rounds and exit code.
 (sagetui run's JSON lines of events, --record-events, say when a round is done.)"""

@@ -18,7 +18,7 @@ def test_session_runs_gpu_backends_and_the_report_checks():
     assert report.status == "complete", report.faults
     assert report.environment["device"].startswith("cuda:")
     assert report.environment["gpu"]["sm_count"] > 0
-    # the GPU's state, from NVML (issue 15): an H200 answers every field
+    # the GPU's state, from NVML: an H200 answers every field
     state = report.environment["gpu"]["state"]
     assert isinstance(state["persistence_mode"], bool) and isinstance(state["ecc"], bool)
     assert isinstance(state["mig"], bool) and state["application_clocks"]["sm_mhz"] > 0
@@ -28,8 +28,8 @@ def test_session_runs_gpu_backends_and_the_report_checks():
     assert b.byte_exact and b.max_abs_diff == 0.0 and a.deterministic
     assert not sdpa.byte_exact and sdpa.max_abs_diff < 0.5
     assert report.manual_decomposition_vs_public_sage2.equal
-    # the late figures (issue 22), computed after the verdicts: each variant's accuracy, the
-    # inputs' sha256, and the decomposition check above with its public API primed on a thread
+    # the late figures (docs/architecture.md), computed after the verdicts: each variant's accuracy,
+    # the inputs' sha256, and the decomposition check above with its public API primed on a thread
     assert all(v.accuracy is not None and v.accuracy.cosine_similarity > 0.99
                for v in report.variants)
     assert len({v.input_sha256 for v in report.variants}) == 1 and a.input_sha256

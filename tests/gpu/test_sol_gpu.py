@@ -1,4 +1,4 @@
-"""Issue 24 on the GPU: a run of sage2-sm89 records the copy bandwidth and a speed-of-light
+"""On the GPU: a run of sage2-sm89 records the copy bandwidth and a speed-of-light
 block per variant, and `sagetui check` recomputes every figure of it. On an H200 the measured
 copy bandwidth lies in a plausible band (the HBM3e's 4.8 TB/s datasheet figure bounds it)."""
 

@@ -1,4 +1,4 @@
-"""Issue 31 on a GPU: `sagetui swap` of benchmarks/swap_models.py's blocks (small: 1,024
+"""On a GPU: `sagetui swap` of benchmarks/swap_models.py's blocks (small: 1,024
 tokens, 2 steps) to sage2-sm90 against the program unchanged, 2 rounds: every call swapped, the
 step and the attention timed with CUDA events, the output compared, and `check` passing."""
 

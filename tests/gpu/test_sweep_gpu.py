@@ -1,5 +1,5 @@
 """Sweeps on a GPU: kernel-only TOPS agree with `sagetui run`'s main-loop TOPS, a second setup
-gives the first point's memory back. (Issue 14's H200 sweep time is measured, not asserted:
+gives the first point's memory back. (The H200 sweep time is measured, not asserted:
 docs/h200-results.md, "Sweep", with its command.)"""
 
 import threading

@@ -41,7 +41,7 @@ def test_a_warm_runner_keeps_inputs_and_outputs_and_never_runs_a_rebuilt_module(
         assert one.status == two.status == "complete", (one.faults, two.faults)
         assert first(e2, ev.Hello).pid == first(e1, ev.Hello).pid
         ready = first(e2, ev.Ready)
-        # the first run hashed its inputs after its last round (issue 22); the second knows
+        # the first run hashed its inputs after its last round (a late figure); the second knows
         assert ready.reused_inputs and ready.input_sha256 == one.variants[0].input_sha256
         assert ready.input_sha256 is not None
         for a, b in zip(one.variants, two.variants, strict=True):

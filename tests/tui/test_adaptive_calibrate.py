@@ -49,7 +49,7 @@ async def test_until_ci_refuses_what_is_not_a_width(tmp_path: Path) -> None:
 async def test_calibrate_measures_and_keeps_the_noise_floor(tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch
                                                             ) -> None:
-    # a quiet machine: the rule refuses this machine's real floor (test_issue11_console.py)
+    # a quiet machine: the rule refuses this machine's real floor (test_calibration_console.py)
     fake_noise_floor(monkeypatch, 0.8)
     app = SageTUI(config=tiny_config(rounds=2, iterations=3), theme_name=THEME,
                   export_dir=tmp_path)

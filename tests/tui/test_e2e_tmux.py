@@ -220,7 +220,7 @@ def test_a_dying_console_keeps_what_was_measured(tmp_path: Path, sig: str) -> No
 
 
 def test_a_new_user_edits_runs_compares_and_exports_in_tmux(tmp_path: Path) -> None:
-    """Issue 15's "must hold": `sagetui` (the embedded CPU default), the key the footer shows
+    """The console end to end: `sagetui` (the embedded CPU default), the key the footer shows
     opens the run editor; add a second variant, a smaller q-len, 2 rounds of 3 iterations;
     apply, run, read the verdict of the second variant against the baseline, export the JSON.
     (`sdpa` needs CUDA here: the second variant is the reference backend slowed down.)"""

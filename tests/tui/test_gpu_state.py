@@ -1,5 +1,5 @@
-"""The GPU's state beside a measurement (issue 15, item 5): what the runner's ready event
-carries (runner/nvml.py's measurement_state) reaches the report's environment and the
+"""The GPU's state beside a measurement (docs/reports.md, "The GPU's state"): what the runner's
+ready event carries (runner/nvml.py's measurement_state) reaches the report's environment and the
 console's header, which relates each round's SM clock to the application clock.
 
 No GPU here, so a state is injected where the runner fills it (the ready event's gpu info):

@@ -1,5 +1,5 @@
-"""The Scheduler tab's accuracy per head (issue 21): each variant's relative L1 head by head,
-its worst heads, the options it ran with; hidden for a report that has none."""
+"""The Scheduler tab's accuracy per head (docs/counters.md): each variant's relative L1 head by
+head, its worst heads, the options it ran with; hidden for a report that has none."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Keys that would lose a run ask first (issue 15, item 2): q mid-run asks before the runner
+"""Keys that would lose a run ask first (docs/console.md, "Keys"): q mid-run asks before the runner
 stops (staying keeps it running); q, r and a over a finished run not yet exported as JSON say
 where its recovery file is and offer to export it first. A real runner on the CPU."""
 

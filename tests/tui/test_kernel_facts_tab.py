@@ -1,5 +1,5 @@
-"""The Scheduler tab's kernel facts (issue 24): the variants side by side, a fact they do not
-share marked; hidden for a report without them."""
+"""The Scheduler tab's kernel facts (docs/architecture.md, "Kernel facts"): the variants side by
+side, a fact they do not share marked; hidden for a report without them."""
 
 from __future__ import annotations
 

@@ -188,9 +188,9 @@ async def test_a_runner_that_dies_is_shown_and_the_console_stays_up(
 @aio
 async def test_the_verdicts_show_at_once_and_the_accuracy_says_computing_until_it_comes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 22: after the last round the header says the verdicts are final and what is
-    still computing, and the accuracy columns say "computing…"; stopped there, the run keeps
-    its rounds and the header names what was never computed."""
+    """Late figures (docs/architecture.md): after the last round the header says the verdicts are
+    final and what is still computing, and the accuracy columns say "computing…"; stopped there, the
+    run keeps its rounds and the header names what was never computed."""
     monkeypatch.setenv("SAGETUI_INJECT_FAULT", "stall@ref:late")  # held in ref's accuracy
     app = console(tmp_path, rounds=2, iterations=2, variants=2)
     async with app.run_test(size=(160, 48)) as pilot:

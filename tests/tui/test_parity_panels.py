@@ -1,7 +1,7 @@
-"""One run, one model, in the console (issue 23): a recorded event stream of a real run
-(tests/data/events/) fed to the console as its session would feed it, and the run's report
-reopened with `sagetui view`: every number the panels show (the variant, verdict and phase
-tables, each variant's scheduler grid) is the report's, formatted by the one formatter of its
+"""One run, one model, in the console (docs/architecture.md, "The run model"): a recorded event
+stream of a real run (tests/data/events/) fed to the console as its session would feed it, and the
+run's report reopened with `sagetui view`: every number the panels show (the variant, verdict and
+phase tables, each variant's scheduler grid) is the report's, formatted by the one formatter of its
 kind (core/format.py), live and reopened alike."""
 
 from __future__ import annotations

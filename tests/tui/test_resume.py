@@ -10,7 +10,7 @@ from sagetui.tui.app import SageTUI
 from sagetui.tui.modals import ChoiceScreen
 
 from .conftest import THEME, aio, screen_text, settle, tiny_config, wait_for
-from .test_issue11_console import logged
+from .test_calibration_console import logged
 
 
 def console(tmp_path: Path, **config: object) -> SageTUI:
@@ -83,7 +83,7 @@ async def test_new_run_over_a_stopped_one_is_a_run_of_its_own(tmp_path: Path) ->
 
 @aio
 async def test_a_resumed_run_is_never_killed_by_its_stops_timer(tmp_path: Path) -> None:
-    """Issue 23: stop an A/B, resume it, and the stop's kill timer (STOP_GRACE_S after the
+    """Once, stop an A/B, resume it, and the stop's kill timer (STOP_GRACE_S after the
     stop) killed the resumed run's runner: variant a was dropped, the rest measured only b,
     and the run still read complete. The timer belongs to its stop: a resumed run is left
     alone, and ends complete with every round of both variants."""

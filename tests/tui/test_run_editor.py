@@ -1,4 +1,4 @@
-"""The run editor (issue 15, "Build", first bullet): E or the palette opens it; it edits the
+"""The run editor (docs/console.md, "The run editor"): E or the palette opens it; it edits the
 next run as `sagetui run`'s options and hands them to the CLI's own parser and rules (the real
 builder, cli/main.run_config): a refused value is the CLI's very line, inline, the form open; a
 valid edit is what the next run measures. A real runner on the CPU (the reference backend:
@@ -378,7 +378,7 @@ async def back_in_the_editor(pilot, app: SageTUI, rounds: str) -> None:
 
 @aio
 async def test_a_failed_export_first_keeps_the_edit(tmp_path: Path) -> None:
-    """Issue 23: "Export JSON first" whose write fails (the path is a directory) threw the edit
+    """Once, "Export JSON first" whose write fails (the path is a directory) threw the edit
     away while the toast said nothing was lost. The edit comes back in the editor, and applying
     it asks again."""
     app = console(tmp_path)

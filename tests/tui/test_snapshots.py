@@ -51,7 +51,7 @@ def test_scheduler_and_tail_study_of_reference_000(snap_compare, size) -> None:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_accuracy_per_head_of_kbias_inputs(snap_compare, size) -> None:
-    """Issue 21: K smoothing on and off on synthetic:kbias, head by head, in the Scheduler
+    """K smoothing on and off on synthetic:kbias, head by head, in the Scheduler
     tab under the grid and the correctness box (at 80x24 scrolled to it)."""
     async def run_before(pilot) -> None:
         await _settled("5")(pilot)

@@ -59,7 +59,7 @@ H200_SWEEP = Path(__file__).resolve().parents[2] / "sample_results" / "h200_swee
 
 @aio
 async def test_the_tab_shows_the_crossovers_and_flags_noisy_points() -> None:
-    """Issue 23: only the Markdown export said where one backend overtakes another; and the
+    """Once, only the Markdown export said where one backend overtakes another; and the
     H200 sweep's noisy points looked as trustworthy as any other point (the recording of
     q_len 1k..16k: flash at 8k, 12.4 ms ± 10.9 %, beside cudnn at 1k, ± 0.2 %)."""
     app = viewer(H200_SWEEP)

@@ -1,4 +1,4 @@
-"""Tab keys typed in a burst: the last key wins, every time (issue 23: `4` then `2` within a
+"""Tab keys typed in a burst: the last key wins, every time (once, `4` then `2` within a
 few ms left the console on tab 4, eight times in thirteen)."""
 
 from __future__ import annotations

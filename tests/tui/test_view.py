@@ -265,7 +265,7 @@ def _facts(app) -> dict[str, str]:  # type: ignore[no-untyped-def]
 
 @aio
 async def test_the_scheduler_tab_shows_the_selected_variants_own_grid_and_throughput() -> None:
-    """Issue 23: a report of several kernels showed the first variant's (sm80's) grid and
+    """A report of several kernels showed the first variant's (sm80's) grid and
     shared memory beside the baseline's (sm90's) TOPS, for every variant. Each variant shows
     its own now: its kernel's tiles, and its own achieved TOPS; SDPA has no such grid."""
     app = viewer(H200_KERNELS)
@@ -292,7 +292,7 @@ async def test_the_scheduler_tab_shows_the_selected_variants_own_grid_and_throug
 
 @aio
 async def test_a_profile_only_report_opens_where_its_counters_are() -> None:
-    """Issue 23: a report of `sagetui profile` alone opened on an empty Overview, its counters
+    """A report of `sagetui profile` alone opened on an empty Overview, its counters
     in a box titled "Correctness"."""
     app = viewer(H200_PROFILE)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -305,7 +305,7 @@ async def test_a_profile_only_report_opens_where_its_counters_are() -> None:
 
 @aio
 async def test_the_verdict_panel_title_states_the_rule_whole_at_80_columns() -> None:
-    """Issue 23: "Verdicts vs baseline · SAME ±1.00 % from default" read like a verdict. The
+    """Once, "Verdicts vs baseline · SAME ±1.00 % from default" read like a verdict. The
     title states the rule and where its threshold came from, whole at 80 columns; the `*`
     note moves under the table."""
     for size in ((80, 24), (160, 48)):

@@ -24,7 +24,7 @@ from sagetui.tui.modals import PathPromptScreen
 from ..build_tree import MODULE, set_qattn_source, write_tree
 from ..conftest import seed_build_cache
 from .conftest import THEME, aio, settle, tiny_config, wait_for
-from .test_issue11_console import logged
+from .test_calibration_console import logged
 
 pytestmark = pytest.mark.skipif(shutil.which("c++") is None or shutil.which("ninja") is None,
                                 reason="needs a C++ compiler and ninja")

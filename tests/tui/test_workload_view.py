@@ -1,4 +1,4 @@
-"""`sagetui view` of a workload report (issue 28) at 80x24, the smallest terminal the console
+"""`sagetui view` of a workload report at 80x24, the smallest terminal the console
 is made for: the Overview lists the variants and their totals over the workload; the Sweep tab
 plots each call at its own x (its index among the program's calls, where every call was drawn
 at one x, its q_len, before), its table says each call's causal, GQA and kv_len, and scrolls to

@@ -1,6 +1,6 @@
-"""Mutation coverage, the measure of `sagetui check` (issue 28): every derived leaf of a report
-(recorded.py: outside the raw samples and the recorded facts) changed one at a time, and
-whether `check` catches the change. tests/test_check_mutation.py and
+"""Mutation coverage, the measure of `sagetui check` (docs/reports.md, "`sagetui check`"): every
+derived leaf of a report (recorded.py: outside the raw samples and the recorded facts) changed one
+at a time, and whether `check` catches the change. tests/test_check_mutation.py and
 benchmarks/check_mutation.py run it over sample_results/.
 
 A change is meaningful: a number x becomes x * 1.07 + 1e-3 (an integer n, n + 1), a verdict

@@ -1,4 +1,5 @@
-"""The console's side of issue 11, on real CPU runs: the baseline picked before a run, the
+"""The console's side of calibration and the verdicts' threshold (docs/statistics.md,
+"Threshold and noise floor"), on real CPU runs: the baseline picked before a run, the
 threshold after calibrating, `u` while idle, a run with every variant off, and the two
 speedups labelled apart."""
 
