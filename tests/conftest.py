@@ -10,8 +10,12 @@ ROOT = Path(__file__).resolve().parent.parent
 # an event that a display's `match` does not handle raises in the tests (core/events.unexpected)
 os.environ.setdefault("SAGETUI_STRICT_EVENTS", "1")
 SAMPLES = ROOT / "sample_results"
-REF_000 = SAMPLES / "000_a7d5760a8f7ea9fe.json"
-REF_001 = SAMPLES / "001_c3fd8b591d904547.json"
+# Two reports made elsewhere, before sagetui, at one attention call of a video model (1,344 x 768,
+# 124 frames, block 24: 1 x 37,810 x 56 x 128): SageAttention2's phases timed one by one, with
+# the scheduler's grid and the tail study; and two builds of it (baseline, interleave-softmax)
+# over 5 rounds.
+VIDEO_CALL_PHASES = SAMPLES / "000_a7d5760a8f7ea9fe.json"
+TWO_BUILDS = SAMPLES / "001_c3fd8b591d904547.json"
 
 # A shape that runs a reference-backend round in a fraction of a second.
 TINY = ["--heads", "2", "--q-len", "256", "--head-dim", "64", "--warmup", "1"]

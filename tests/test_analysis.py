@@ -18,12 +18,13 @@ from sagetui.core.statistics.outliers import outliers
 from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.session.session import Session
 
-from .conftest import REF_001, TINY
+from .conftest import TINY, TWO_BUILDS
 
 
 def test_analyse_is_the_formulas_of_stats_and_verdict():
-    """On reference 001's round p50s: report 001's p50 speedup, the paired verdict, drift."""
-    r = load_report(REF_001)
+    """On the two-build report's round p50s: the two-build report's p50 speedup, the paired verdict,
+    drift."""
+    r = load_report(TWO_BUILDS)
     rounds = {v.name: {i: s.p50_s for i, s in enumerate(v.rounds)} for v in r.variants}
     p50s = {v.name: v.timing.p50_s for v in r.variants}
     a = analyse(rounds, p50s, "baseline", resolve_threshold())

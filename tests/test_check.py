@@ -9,7 +9,7 @@ import pytest
 from sagetui.core.report.check import check_report
 from sagetui.core.report.model import Report
 
-from .conftest import REF_000, REF_001
+from .conftest import TWO_BUILDS, VIDEO_CALL_PHASES
 
 
 def load(path):
@@ -21,8 +21,8 @@ def mismatches(data):
 
 
 def test_reference_reports_pass_unchanged():
-    assert mismatches(load(REF_000)) == []
-    assert mismatches(load(REF_001)) == []
+    assert mismatches(load(VIDEO_CALL_PHASES)) == []
+    assert mismatches(load(TWO_BUILDS)) == []
 
 
 # (report, JSON path as a list of keys, the path `check` must name)
@@ -86,29 +86,29 @@ def _mutate(data, keys):
 
 @pytest.mark.parametrize(("keys", "path"), DERIVED_000, ids=[p for _, p in DERIVED_000])
 def test_000_any_changed_derived_number_fails_naming_it(keys, path):
-    data = load(REF_000)
+    data = load(VIDEO_CALL_PHASES)
     _mutate(data, keys)
     assert path in mismatches(data)
 
 
 @pytest.mark.parametrize(("keys", "path"), DERIVED_001, ids=[p for _, p in DERIVED_001])
 def test_001_any_changed_derived_number_fails_naming_it(keys, path):
-    data = load(REF_001)
+    data = load(TWO_BUILDS)
     _mutate(data, keys)
     assert path in mismatches(data)
 
 
 def test_tail_sweep_points_are_checked():
-    data = load(REF_000)
+    data = load(VIDEO_CALL_PHASES)
     data["tail_study"][1]["q_len"] = 37762  # not the tile boundary + 1
     found = mismatches(data)
     assert any(p.startswith("$.tail_study[") and p.endswith(".q_len") for p in found)
 
 
 def test_check_cli_exit_codes_and_names_the_field(cli, tmp_path):
-    good = cli("check", REF_000, REF_001)
+    good = cli("check", VIDEO_CALL_PHASES, TWO_BUILDS)
     assert good.returncode == 0, good.stderr
-    data = load(REF_001)
+    data = load(TWO_BUILDS)
     data["variants"][0]["timing"]["mean_s"] *= 1.01
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))

@@ -11,7 +11,7 @@ import pytest
 
 from sagetui.core.report.io import load_report
 
-from .conftest import REF_000, REF_001, TINY, fake_noise_floor
+from .conftest import TINY, TWO_BUILDS, VIDEO_CALL_PHASES, fake_noise_floor
 
 
 @pytest.mark.parametrize(("args", "needle"), [
@@ -106,7 +106,7 @@ def test_default_run_finishes_quickly_and_passes_check(cli, tmp_path):
 
 
 def test_compare_prints_side_by_side(cli):
-    out = cli("compare", REF_000, REF_001)
+    out = cli("compare", VIDEO_CALL_PHASES, TWO_BUILDS)
     assert out.returncode == 0, out.stderr
     assert "interleave-softmax" in out.stdout and "fused_mainloop" in out.stdout
     assert "243.919" in out.stdout  # 001 baseline p50 in ms

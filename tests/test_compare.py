@@ -24,8 +24,8 @@ from sagetui.core.statistics.unpaired import unpaired_speedup
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_results"
-REF_000 = SAMPLES / "000_a7d5760a8f7ea9fe.json"
-REF_001 = SAMPLES / "001_c3fd8b591d904547.json"
+VIDEO_CALL_PHASES = SAMPLES / "000_a7d5760a8f7ea9fe.json"
+TWO_BUILDS = SAMPLES / "001_c3fd8b591d904547.json"
 SM89_VARIANTS = SAMPLES / "h200_sm89_variants.json"
 SM89_TWICE = SAMPLES / "h200_sm89_same_build_twice.json"
 SM89 = SAMPLES / "h200_sm89_reference_shape.json"
@@ -74,7 +74,7 @@ def test_the_cross_verdict_needs_rounds_on_both_sides() -> None:
     """000 is a phase breakdown without rounds: its rows have no verdict against A."""
     c = compared(SM89, SM90)
     assert column(c, "B vs A: verdict % [95% CI]", "sage2-sm89").startswith("FASTER ")
-    c = compared(REF_000, REF_001)
+    c = compared(VIDEO_CALL_PHASES, TWO_BUILDS)
     assert column(c, "B vs A: verdict % [95% CI]", "baseline") == ""
 
 
@@ -185,7 +185,7 @@ def test_a_sweep_and_a_run_are_refused_even_with_force(capsys) -> None:
 
 def test_facts_a_report_does_not_state_are_no_reason_to_refuse(capsys) -> None:
     """The reference reports name no GPU, dtype or layout; their q shapes agree."""
-    rc, _, err = sagetui(capsys, REF_000, REF_001)
+    rc, _, err = sagetui(capsys, VIDEO_CALL_PHASES, TWO_BUILDS)
     assert rc == 0 and err == ""
 
 
@@ -235,7 +235,7 @@ def test_without_rounds_the_p50s_alone_decide(runs, capsys, tmp_path) -> None:
 
 
 def test_a_gate_with_nothing_to_look_at_is_refused(capsys) -> None:
-    rc, out, err = sagetui(capsys, REF_000, REF_001, "--fail-if-slower", "1")
+    rc, out, err = sagetui(capsys, VIDEO_CALL_PHASES, TWO_BUILDS, "--fail-if-slower", "1")
     assert rc == 2 and out == "" and "nothing to gate on" in err
     rc, out, err = sagetui(capsys, PROFILE_SM89, PROFILE_SM89_REPEAT, "--fail-if-faster", "1")
     assert rc == 2 and "not latencies" in err

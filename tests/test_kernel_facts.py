@@ -39,7 +39,7 @@ from sagetui.core.report.export import kernel_facts_csv, to_markdown
 from sagetui.core.report.model import Report
 from sagetui.runner.kernel_facts import NO_CUOBJDUMP, demangle, read_facts
 
-from .conftest import REF_001
+from .conftest import TWO_BUILDS
 
 # `cuobjdump -res-usage` of a two-function sm_52 program, as printed on NVIDIA's forum
 # (forums.developer.nvidia.com/t/cuobjdump-register-usage-information/247352): the
@@ -200,7 +200,7 @@ def _facts(registers: int = 168, local: int = 0) -> dict:
 
 
 def _report_with_facts(*facts: dict | None) -> dict:
-    data = json.loads(REF_001.read_text())
+    data = json.loads(TWO_BUILDS.read_text())
     for v, f in zip(data["variants"], facts, strict=False):
         if f is not None:
             v["kernel_facts"] = f
@@ -235,7 +235,7 @@ def test_check_recomputes_from_changed_raw_figures_too():
 
 
 def test_a_report_without_the_block_still_loads_and_one_with_it_round_trips():
-    plain = Report.model_validate(json.loads(REF_001.read_text()))
+    plain = Report.model_validate(json.loads(TWO_BUILDS.read_text()))
     assert all(v.kernel_facts is None for v in plain.variants or [])
     data = _report_with_facts(_facts(), {"unavailable": NO_CUOBJDUMP})
     r = Report.model_validate(data)

@@ -8,7 +8,7 @@ import pytest
 from sagetui.core.report.io import load_report, save_report
 from sagetui.session.recovery_writer import RecoveryWriter
 
-from .conftest import REF_001
+from .conftest import TWO_BUILDS
 
 
 def test_the_writer_writes_what_save_report_writes(tmp_path):
@@ -16,7 +16,7 @@ def test_the_writer_writes_what_save_report_writes(tmp_path):
 
     writer = RecoveryWriter()
     try:
-        for name, report in (("made", _made_report()), ("ref", load_report(REF_001))):
+        for name, report in (("made", _made_report()), ("ref", load_report(TWO_BUILDS))):
             save_report(report, tmp_path / f"{name}.here.json")
             assert writer.save(report, tmp_path / f"{name}.child.json")
             assert (tmp_path / f"{name}.child.json").read_bytes() == \

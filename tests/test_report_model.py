@@ -7,7 +7,7 @@ from pathlib import Path
 from sagetui.core.report.io import load_report, save_report
 from sagetui.core.report.model import Report
 
-from .conftest import REF_000, REF_001, ROOT
+from .conftest import ROOT, TWO_BUILDS, VIDEO_CALL_PHASES
 
 
 def _leaf_paths(obj, prefix=""):
@@ -22,7 +22,7 @@ def _leaf_paths(obj, prefix=""):
 
 
 def test_reference_reports_round_trip_byte_for_byte_in_meaning(tmp_path):
-    for ref in (REF_000, REF_001):
+    for ref in (VIDEO_CALL_PHASES, TWO_BUILDS):
         original = json.loads(ref.read_text())
         out = tmp_path / ref.name
         save_report(load_report(ref), out)
@@ -63,10 +63,10 @@ def test_save_never_overwrites_without_asking(tmp_path):
     import pytest
 
     path = tmp_path / "r.json"
-    save_report(load_report(REF_001), path)
+    save_report(load_report(TWO_BUILDS), path)
     with pytest.raises(FileExistsError):
-        save_report(load_report(REF_000), path)
-    assert json.loads(path.read_text()) == json.loads(REF_001.read_text())
+        save_report(load_report(VIDEO_CALL_PHASES), path)
+    assert json.loads(path.read_text()) == json.loads(TWO_BUILDS.read_text())
     assert not [p for p in Path(tmp_path).iterdir() if p.name.endswith(".tmp")]
 
 
@@ -76,7 +76,7 @@ def test_saved_reports_get_the_usual_file_mode(tmp_path):
     umask = os.umask(0o022)
     try:
         path = tmp_path / "r.json"
-        save_report(load_report(REF_001), path)
+        save_report(load_report(TWO_BUILDS), path)
         assert path.stat().st_mode & 0o777 == 0o644
     finally:
         os.umask(umask)

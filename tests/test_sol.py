@@ -171,7 +171,8 @@ def test_copy_bandwidth_is_recomputed_from_its_repeats() -> None:
 def test_markdown_shows_bytes_bandwidth_and_the_clock_ceiling() -> None:
     md = to_markdown(Report.model_validate(_with_sol(_h200())))
     assert "| phase | p50 ms | p90 ms | share | bytes | GB/s | % copy |" in md
-    own = md[md.index("Phases of `sage2-sm89`"):]  # the top-level table (report 000's) has none
+    # the top-level table (the phase-breakdown report's) has none
+    own = md[md.index("Phases of `sage2-sm89`"):]
     row = next(line for line in own.splitlines() if line.startswith("| q_int8_quantization"))
     assert "775.7 MiB | 3,079 | 72.9 |" in row  # the copy bandwidth this report measured
     assert "fused_mainloop TOPS 319.6; of clock ceiling 16.3 % of 1,959 TOPS at 1,960 of " \

@@ -41,8 +41,8 @@ from sagetui.core.statistics.verdict import (
 # The stated A/A error rate: FASTER or SLOWER when nothing changed, at confidence 0.95.
 STATED_FALSE_VERDICT_RATE = 0.05
 N_EXPERIMENTS = 1000
-ITERS = 10  # per variant and round, as in report 001
-BASE_S = 0.24  # report 001's kernel time; only ratios matter
+ITERS = 10  # per variant and round, as in the two-build report
+BASE_S = 0.24  # the two-build report's kernel time; only ratios matter
 OUTLIER_RATE = 0.01
 
 ROUNDS = (5, 10)

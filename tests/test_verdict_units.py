@@ -96,8 +96,8 @@ def test_one_round_reports_its_estimate_but_no_interval() -> None:
 
 
 def test_same_comes_before_significance_report_001() -> None:
-    # Report 001: the variant's round p50 is higher in all 5 rounds by ~0.08 %: significant
-    # (p = 0.005) but far inside ±1 %, so SAME, never SLOWER.
+    # The two-build report: the variant's round p50 is higher in all 5 rounds by ~0.08 %:
+    # significant (p = 0.005) but far inside ±1 %, so SAME, never SLOWER.
     r = _report_001_rounds("p50_s")
     v = paired_speedup(r["baseline"], r["interleave-softmax"], threshold_percent=1.0)
     assert v.ci_high_percent < 0

@@ -75,8 +75,8 @@ class Progress:
 
 
 def summary_table(report: Report, title: str | None = None) -> Table:
-    """The two speedups labelled apart: report 001's from the p50s, and the verdict's paired
-    estimate with its interval (core.analysis); the threshold with where it came from."""
+    """The two speedups labelled apart: the two-build report's from the p50s, and the verdict's
+    paired estimate with its interval (core.analysis); the threshold with where it came from."""
     notes = variant_facts.clock_notes(report)
     host = variant_facts.measured(report.variants)
     host_headers = variant_facts.headers(variant_facts.TABLE) if host else []

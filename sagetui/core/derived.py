@@ -18,7 +18,7 @@ OPS_FORMULA = "4·B·H·Nq·Nkv·D operations (QK^T and PV, a multiply-add count
 
 
 def speedup_percent(baseline_s: float, variant_s: float) -> float:
-    """Reference report 001's `speedup_vs_baseline_percent`: (t_base / t_variant - 1) x 100,
+    """The two-build report's `speedup_vs_baseline_percent`: (t_base / t_variant - 1) x 100,
     positive = the variant is faster. Derived from 001's own numbers: 0.24391904449462892 /
     0.2439577865600586 - 1 gives -0.015880643112875514 %, the value it records; means or a
     (b - v) / b form do not. The compare view's "faster than A" is this with A as the

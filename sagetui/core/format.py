@@ -138,8 +138,8 @@ def min_mean_max(mmm: Mapping[str, Any] | None, unit: str, digits: int = 0) -> s
 
 def verdict(v: Mapping[str, Any] | None, computed: bool = False) -> str:
     """A verdict with its paired estimate and interval: "SAME -0.10 [-0.12, -0.04]"; the
-    estimate is the interval's centre, not report 001's p50 speedup. `computed`: derived by
-    sagetui from a report that recorded none (marked *)."""
+    estimate is the interval's centre, not the two-build report's p50 speedup. `computed`: derived
+    by sagetui from a report that recorded none (marked *)."""
     if not v:
         return DASH
     est, lo, hi = (v.get(k) for k in ("estimate_percent", "ci_low_percent", "ci_high_percent"))

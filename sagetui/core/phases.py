@@ -1,4 +1,5 @@
-"""SageAttention2's paths as trees of named phases (reference report 000, sample_results/000_*).
+"""SageAttention2's paths as trees of named phases (the phase-breakdown report,
+sample_results/000_*).
 
 The runner's backends time its leaves; a parent is the sum of its children. Reports, exports
 and the console read the same tree, so every layer names the phases alike.

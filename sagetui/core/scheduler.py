@@ -1,5 +1,5 @@
 """Scheduler grid facts of SageAttention2's kernels, derived from the tile configuration and the
-shape exactly as reference report 000 does, plus waves over the GPU's multiprocessors and
+shape exactly as the phase-breakdown report does, plus waves over the GPU's multiprocessors and
 achieved throughput.
 
 Tiles (csrc/qattn/*.cu at SageAttention d1a57a5):
@@ -159,9 +159,9 @@ def grid_facts(kernel: str, *, batch: int, heads: int, q_len: int, kv_len: int, 
 
 
 def tail_points(n: int, tile: int) -> list[int]:
-    """Report 000's tail-study rows: the largest multiple of the tile at or below n, that plus
-    one, and n itself (deduplicated, ascending). When n is itself a multiple, the boundary below
-    it is studied instead (n - tile, n - tile + 1, n), since the inputs end at n."""
+    """The phase-breakdown report's tail-study rows: the largest multiple of the tile at or below n,
+    that plus one, and n itself (deduplicated, ascending). When n is itself a multiple, the boundary
+    below it is studied instead (n - tile, n - tile + 1, n), since the inputs end at n."""
     base = (n // tile) * tile
     if base == n:
         base -= tile

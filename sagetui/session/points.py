@@ -67,8 +67,8 @@ def measure_point(session: RunnerSession, config: RunConfig, *,
 
 
 def tail_study(session: RunnerSession, base: str) -> None:
-    """Report 000's tail study as a sweep of the baseline variant over the tail plan's shapes
-    (synthetic inputs from the run's seed at each shape), each a point of one round of
+    """The phase-breakdown report's tail study as a sweep of the baseline variant over the tail
+    plan's shapes (synthetic inputs from the run's seed at each shape), each a point of one round of
     `tail_iterations` calls; every row becomes a `tail` event and a `tail_study` row."""
     main_cfg, m = session.config, session.model
     spec = next(v for v in main_cfg.variants if v.name == base)

@@ -1,8 +1,8 @@
-"""Drift, verdicts and speedups a source did not record (reference 001 has none), or that a new
-baseline or threshold changes: the one analysis (core/run/figures.analysis) run in a thread
-worker (it imports scipy, which stays off the UI thread), its result folded into the source's
-model as an `analysis` event when its message comes back. `sagetui compare` and tests call
-`analyse_now` on their own thread."""
+"""Drift, verdicts and speedups a source did not record (the two-build report has none), or that a
+new baseline or threshold changes: the one analysis (core/run/figures.analysis) run in a thread
+worker (it imports scipy, which stays off the UI thread), its result folded into the source's model
+as an `analysis` event when its message comes back. `sagetui compare` and tests call `analyse_now`
+on their own thread."""
 
 from __future__ import annotations
 

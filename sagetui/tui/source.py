@@ -273,7 +273,7 @@ class Source:
     def phase_rows(self, name: str | None) -> tuple[str, list[PhaseRow]]:
         """(whose phases, rows) for the phase table and the phase bars: the variant's own when
         it has any, else a report's top-level phase_timings (a phase breakdown made
-        elsewhere: reference report 000)."""
+        elsewhere: the phase-breakdown report)."""
         v = self.variants.get(name) if name else None
         if v is not None and v.phases:
             stats: dict[str, Stats] = {}

@@ -16,8 +16,8 @@ from sagetui.core.report.io import load_report
 from sagetui.tui.app import SageTUI
 
 ROOT = Path(__file__).resolve().parents[2]
-REF_000 = ROOT / "sample_results" / "000_a7d5760a8f7ea9fe.json"
-REF_001 = ROOT / "sample_results" / "001_c3fd8b591d904547.json"
+VIDEO_CALL_PHASES = ROOT / "sample_results" / "000_a7d5760a8f7ea9fe.json"
+TWO_BUILDS = ROOT / "sample_results" / "001_c3fd8b591d904547.json"
 SYNTHETIC = Path(__file__).with_name("data") / "synthetic_report.json"
 THEME = "sage-dark"  # explicit: the default depends on $COLORTERM
 

@@ -1,6 +1,6 @@
 """Comparing reports: the Compare tab names the files, matches rows of differently named
 variants (sm89 vs sm90) and says how, and uses one sign convention; `sagetui compare` shows the
-same rows with a delta column and the verdict the console derives (report 001: SAME*)."""
+same rows with a delta column and the verdict the console derives (the two-build report: SAME*)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from sagetui.cli.reports import compare_table, load_all
 from sagetui.core.report.io import load_report
 from sagetui.tui.widgets.compare_table import CompareTable
 
-from .conftest import REF_001, ROOT, aio, settle, viewer
+from .conftest import ROOT, TWO_BUILDS, aio, settle, viewer
 
 SM89 = ROOT / "sample_results" / "h200_sm89_reference_shape.json"
 SM90 = ROOT / "sample_results" / "h200_sm90_reference_shape.json"
@@ -50,7 +50,7 @@ async def test_compare_tab_names_files_matches_sm89_with_sm90_and_states_the_sig
 
 @aio
 async def test_compare_tab_matches_same_names_by_name() -> None:
-    app = viewer(REF_001, REF_001)
+    app = viewer(TWO_BUILDS, TWO_BUILDS)
     async with app.run_test(size=(200, 50)) as pilot:
         await settle(pilot, app)
         table = app.query_one(CompareTable)
@@ -72,7 +72,7 @@ def test_cli_compare_has_the_delta_column_and_the_derived_verdict() -> None:
     text = _cli(SM89, SM90)
     assert "B faster %" in text and "+153.13" in text
     assert f"A = {SM89.name}" in text and "+ = faster" in text
-    one = _cli(REF_001)
+    one = _cli(TWO_BUILDS)
     line = next(x for x in one.splitlines() if "interleave-softmax" in x and "total" in x)
     assert "SAME*" in line and "[-0.12, -0.04]" in line
 

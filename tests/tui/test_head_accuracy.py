@@ -10,7 +10,7 @@ from sagetui.tui.source import saved_source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.head_accuracy import LEVELS, HeadAccuracy, head_strips
 
-from .conftest import REF_000, ROOT, aio, screen_text, settle, viewer
+from .conftest import ROOT, VIDEO_CALL_PHASES, aio, screen_text, settle, viewer
 
 KBIAS = ROOT / "sample_results" / "cpu_reference_kbias.json"
 CTX = ViewContext(selected=None, series=("#111111", "#222222"), error_colour="#ff0000")
@@ -36,7 +36,7 @@ async def test_the_scheduler_tab_shows_each_variants_heads_and_options() -> None
 
 @aio
 async def test_hidden_for_a_report_without_per_head_accuracy() -> None:
-    app = viewer(REF_000)
+    app = viewer(VIDEO_CALL_PHASES)
     async with app.run_test(size=(120, 40)) as pilot:
         await scheduler_tab(pilot)
         assert not app.query_one(HeadAccuracy).display
@@ -77,4 +77,4 @@ def test_the_header_names_the_synthetic_inputs() -> None:
 
     source = saved_source(load_report(KBIAS), "r")
     assert source.shape == "1x1024x6x128 bf16 NHD synthetic:kbias"
-    assert saved_source(load_report(REF_000), "r").shape == "1x37810x56x128 NHD"
+    assert saved_source(load_report(VIDEO_CALL_PHASES), "r").shape == "1x37810x56x128 NHD"

@@ -9,7 +9,7 @@ from pathlib import Path
 from sagetui.tui.widgets.scheduler_panel import KernelFactsTable
 
 from ..test_kernel_facts import _facts, _report_with_facts
-from .conftest import REF_001, aio, screen_text, settle, viewer
+from .conftest import TWO_BUILDS, aio, screen_text, settle, viewer
 
 
 async def scheduler_tab(pilot) -> None:
@@ -43,7 +43,7 @@ async def test_the_variants_facts_side_by_side_with_the_differences_marked(tmp_p
 
 @aio
 async def test_hidden_for_a_report_without_kernel_facts():
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(160, 48)) as pilot:
         await scheduler_tab(pilot)
         assert not app.query_one(KernelFactsTable).display

@@ -11,7 +11,7 @@ from sagetui.tui.help_screen import HelpScreen
 from sagetui.tui.modals import PathPromptScreen
 from sagetui.tui.widgets.variant_table import VariantTable
 
-from .conftest import REF_001, THEME, aio, screen_text, settle, tiny_config, viewer
+from .conftest import THEME, TWO_BUILDS, aio, screen_text, settle, tiny_config, viewer
 
 RUN_KEYS = ("Run/Stop", "E Edit", "Until CI", "Calibrate", "Profile")
 
@@ -24,7 +24,7 @@ async def test_footer_lists_every_key_and_ctrl_c_says_how_to_quit(tmp_path: Path
         footer = screen_text(live).splitlines()[-1]
         for label in (*RUN_KEYS, "Open", "n Next", "Theme", "1234567", "Tabs", "Export"):
             assert label in footer, footer
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(200, 40)) as pilot:
         await settle(pilot, app)
         footer = screen_text(app).splitlines()[-1]
@@ -40,7 +40,7 @@ async def test_footer_lists_every_key_and_ctrl_c_says_how_to_quit(tmp_path: Path
 
 @aio
 async def test_j_and_k_move_in_tables() -> None:
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         table = app.query_one(VariantTable)
@@ -56,7 +56,7 @@ async def test_open_dialog_completes_paths_with_tab(tmp_path: Path) -> None:
     (tmp_path / "alpha_report.json").write_text("{}")
     (tmp_path / "alpha_other.json").write_text("{}")
     (tmp_path / "beta").mkdir()
-    app = viewer(REF_001, export_dir=tmp_path)
+    app = viewer(TWO_BUILDS, export_dir=tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         await pilot.press("o")
@@ -99,7 +99,7 @@ async def test_until_ci_dialog_keeps_a_bad_value_open(tmp_path: Path) -> None:
 
 @aio
 async def test_help_at_80x24_shows_more_than_eight_keys() -> None:
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, app)
         await pilot.press("question_mark")

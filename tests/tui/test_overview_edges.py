@@ -1,5 +1,5 @@
-"""Overview edges: report 001's variant table fits 160 columns (its drift column whole), and a
-report with nothing to plot (000: phases only) gives the width to the phase table instead of
+"""Overview edges: the two-build report's variant table fits 160 columns (its drift column whole),
+and a report with nothing to plot (000: phases only) gives the width to the phase table instead of
 two empty plots."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ from __future__ import annotations
 from sagetui.tui.widgets.plots import IterationPlot, RoundPlot
 from sagetui.tui.widgets.variant_table import VariantTable
 
-from .conftest import REF_000, REF_001, aio, settle, viewer
+from .conftest import TWO_BUILDS, VIDEO_CALL_PHASES, aio, settle, viewer
 
 
 @aio
 async def test_variant_table_of_001_is_not_clipped_at_160_columns() -> None:
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         table = app.query_one(VariantTable)
@@ -21,7 +21,7 @@ async def test_variant_table_of_001_is_not_clipped_at_160_columns() -> None:
 
 @aio
 async def test_nothing_to_plot_gives_the_width_to_the_phases() -> None:
-    app = viewer(REF_000)
+    app = viewer(VIDEO_CALL_PHASES)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         assert not app.query_one("#overview-rounds", RoundPlot).display

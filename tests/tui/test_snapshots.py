@@ -1,4 +1,4 @@
-"""SVG snapshots of the console on seeded data (no live timings): reference report 001 from
+"""SVG snapshots of the console on seeded data (no live timings): the two-build report from
 sample_results/, the synthetic report of tests/tui/data/ and H200 reports, at 80x24 and
 160x48 (and 200x60 for the views the issue "console as a workbench" names).
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import REF_000, REF_001, ROOT, SYNTHETIC, settle, viewer
+from .conftest import ROOT, SYNTHETIC, TWO_BUILDS, VIDEO_CALL_PHASES, settle, viewer
 
 SIZES = [(80, 24), (160, 48)]
 ALL_SIZES = [*SIZES, (200, 60)]
@@ -31,7 +31,7 @@ def _settled(*keys: str):
 
 @pytest.mark.parametrize("size", ALL_SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_overview_of_reference_001(snap_compare, size) -> None:
-    assert snap_compare(viewer(REF_001), terminal_size=size, run_before=_settled())
+    assert snap_compare(viewer(TWO_BUILDS), terminal_size=size, run_before=_settled())
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -46,7 +46,7 @@ def test_round_medians_of_synthetic_report(snap_compare, size) -> None:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_scheduler_and_tail_study_of_reference_000(snap_compare, size) -> None:
-    assert snap_compare(viewer(REF_000), terminal_size=size, run_before=_settled("5"))
+    assert snap_compare(viewer(VIDEO_CALL_PHASES), terminal_size=size, run_before=_settled("5"))
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -62,7 +62,7 @@ def test_accuracy_per_head_of_kbias_inputs(snap_compare, size) -> None:
 
 
 def test_compare_view_at_160x48(snap_compare) -> None:
-    assert snap_compare(viewer(REF_000, REF_001, SYNTHETIC), terminal_size=(160, 48),
+    assert snap_compare(viewer(VIDEO_CALL_PHASES, TWO_BUILDS, SYNTHETIC), terminal_size=(160, 48),
                         run_before=_settled())
 
 

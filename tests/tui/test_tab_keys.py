@@ -11,7 +11,7 @@ from textual.widgets import TabbedContent, Tabs
 
 from sagetui.tui import keymap
 
-from .conftest import REF_001, aio, settle, tiny_config, viewer
+from .conftest import TWO_BUILDS, aio, settle, tiny_config, viewer
 
 TAB_IDS = [tab for tab, _ in keymap.TABS]
 
@@ -51,7 +51,7 @@ async def check_bursts(app, pilot, keys_list: list[str] | None = None) -> None:
 
 @aio
 async def test_tab_keys_in_a_burst_end_on_the_last_key_viewer() -> None:
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         await check_bursts(app, pilot)
@@ -73,7 +73,7 @@ async def test_tab_keys_in_a_burst_end_on_the_last_key_console(tmp_path) -> None
 
 @aio
 async def test_focusing_a_widget_in_a_hidden_pane_still_shows_its_pane() -> None:
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         await pilot.press("2")

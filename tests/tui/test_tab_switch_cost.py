@@ -17,7 +17,17 @@ from sagetui.tui.widgets.plots import IterationPlot, RoundPlot
 from sagetui.tui.widgets.scheduler_panel import DecompositionInfo
 from sagetui.tui.widgets.status_panel import StatusPanel
 
-from .conftest import REF_001, ROOT, THEME, aio, screen_text, settle, tiny_config, viewer, wait_for
+from .conftest import (
+    ROOT,
+    THEME,
+    TWO_BUILDS,
+    aio,
+    screen_text,
+    settle,
+    tiny_config,
+    viewer,
+    wait_for,
+)
 
 H200_BACKENDS = ROOT / "sample_results" / "h200_backends.json"  # five variants' phases
 
@@ -39,7 +49,7 @@ def record_updates(widget: Any) -> list[tuple[str, bool]]:
 async def test_tab_switch_keeps_the_footer_unless_its_keys_change() -> None:
     # a tab switch moves the focus; Textual recomposes its Footer on every focus change (~20
     # new widgets, most of a switch's cost); the console's does so only when its keys change
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(200, 40)) as pilot:
         await settle(pilot, app)
         keys = list(app.query(FooterKey))
@@ -55,7 +65,7 @@ async def test_status_and_decomposition_panels_are_updated_only_when_their_text_
         ) -> None:
     """Each update lays the screen out: the status panel was updated on every tick and tab
     switch, the decomposition panel on every tick of a run that streams."""
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         status = record_updates(app.query_one(StatusPanel))
@@ -75,7 +85,7 @@ async def test_status_and_decomposition_panels_are_updated_only_when_their_text_
 
 @aio
 async def test_a_plot_shown_again_is_not_built_again() -> None:
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         await pilot.press("3")
@@ -105,7 +115,7 @@ async def test_a_plot_shown_again_is_not_read_into_strips_again(
     """A hidden tab's widgets have size 0, so Textual renders a shown tab's widgets again;
     reading a full plot's frame into strips (20-35 ms) was most of a switch to the Iterations
     tab while a run streams. The plot keeps its frame's strips until it redraws."""
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(160, 48)) as pilot:
         await pilot.press("3")
         await settle(pilot, app)

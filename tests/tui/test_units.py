@@ -19,7 +19,7 @@ from sagetui.tui.themes import (
     parse_theme,
 )
 
-from .conftest import REF_000, REF_001, SYNTHETIC
+from .conftest import SYNTHETIC, TWO_BUILDS, VIDEO_CALL_PHASES
 
 
 def test_growable_array_keeps_everything_in_order() -> None:
@@ -105,16 +105,16 @@ def test_every_key_has_an_action_and_keys_are_unique() -> None:
 
 
 def test_reference_reports_fill_the_model() -> None:
-    d000 = saved_source(load_report(REF_000), "000")
+    d000 = saved_source(load_report(VIDEO_CALL_PHASES), "000")
     whose, rows = d000.phase_rows(None)
     assert whose == "report" and len(rows) == 8
     assert rows[2].depth == 1 and rows[0].share is not None
     assert len(figures.tail_rows(d000.model)) == 6
     assert d000.report.scheduler.grid_ctas == 16576
-    d001 = saved_source(load_report(REF_001), "001")
+    d001 = saved_source(load_report(TWO_BUILDS), "001")
     assert list(d001.variants) == ["baseline", "interleave-softmax"]
     assert len(d001.round_points(d001.variants["baseline"])) == 5
-    # one grid for both builds of one kernel: report 001's own scheduler block
+    # one grid for both builds of one kernel: the two-build report's own scheduler block
     assert figures.scheduler(d001.model, d001.variants["interleave-softmax"]) == \
         d001.report.scheduler.model_dump(exclude_none=True)
     syn = saved_source(load_report(SYNTHETIC), "syn")

@@ -18,10 +18,10 @@ from sagetui.tui.widgets.plots import IterationPlot, RoundPlot
 from sagetui.tui.widgets.scheduler_panel import SchedulerFacts, TailTable
 
 from .conftest import (
-    REF_000,
-    REF_001,
     SYNTHETIC,
     THEME,
+    TWO_BUILDS,
+    VIDEO_CALL_PHASES,
     aio,
     palette,
     screen_text,
@@ -33,7 +33,7 @@ from .conftest import (
 
 @aio
 async def test_phase_breakdown_000_shows_phases_scheduler_and_tail_study() -> None:
-    app = viewer(REF_000)
+    app = viewer(VIDEO_CALL_PHASES)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         text = screen_text(app)
@@ -56,14 +56,15 @@ async def test_phase_breakdown_000_shows_phases_scheduler_and_tail_study() -> No
 
 @aio
 async def test_variant_comparison_001_shows_rounds_drift_and_variants() -> None:
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         text = screen_text(app)
         assert "baseline" in text and "interleave-softmax" in text
-        assert "243.919" in text and "-0.016" in text  # p50 and report 001's own speedup
+        assert "243.919" in text and "-0.016" in text  # p50 and the two-build report's own speedup
         assert "+0.64 DRIFT" in text  # drift computed from the round p50s, flagged
-        assert "SAME*" in text and "[-0.12, -0.04]" in text  # report 001's own verdict example
+        # the two-build report's own verdict example
+        assert "SAME*" in text and "[-0.12, -0.04]" in text
         assert "5 rounds" in text
         await pilot.press("2")
         await settle(pilot, app)
@@ -77,7 +78,7 @@ async def test_variant_comparison_001_shows_rounds_drift_and_variants() -> None:
 
 @aio
 async def test_compare_view_puts_reports_side_by_side() -> None:
-    app = viewer(REF_000, REF_001, SYNTHETIC)
+    app = viewer(VIDEO_CALL_PHASES, TWO_BUILDS, SYNTHETIC)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         assert app.query_one(TabbedContent).active == "compare"
@@ -101,7 +102,7 @@ async def test_compare_view_puts_reports_side_by_side() -> None:
 
 @aio
 async def test_next_source_switches_every_panel() -> None:
-    app = viewer(REF_001, SYNTHETIC)
+    app = viewer(TWO_BUILDS, SYNTHETIC)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         await pilot.press("1", "n")
@@ -113,7 +114,7 @@ async def test_next_source_switches_every_panel() -> None:
 
 @aio
 async def test_help_screen_lists_every_key() -> None:
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(160, 60)) as pilot:
         await settle(pilot, app)
         await pilot.press("question_mark")
@@ -129,7 +130,7 @@ async def test_help_screen_lists_every_key() -> None:
 
 @aio
 async def test_theme_switch_by_key_and_by_option() -> None:
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot, app)
         assert app.theme == THEME
@@ -137,11 +138,11 @@ async def test_theme_switch_by_key_and_by_option() -> None:
         await settle(pilot, app)
         assert app.theme != THEME and app.theme.startswith("sage-")
         assert app.context().series[0] != "#56B4E9" or app.theme == "sage-dark"
-    light = viewer(REF_001, theme_name="sage-light")
+    light = viewer(TWO_BUILDS, theme_name="sage-light")
     async with light.run_test(size=(100, 30)) as pilot:
         await settle(pilot, light)
         assert light.theme == "sage-light" and light.context().series[0] == "#0072B2"
-    unknown = viewer(REF_001, theme_name="no-such-theme")
+    unknown = viewer(TWO_BUILDS, theme_name="no-such-theme")
     async with unknown.run_test(size=(100, 30)) as pilot:
         await settle(pilot, unknown)
         assert unknown.theme in ("sage-dark", "sage-256")  # a warning, not a crash
@@ -149,7 +150,7 @@ async def test_theme_switch_by_key_and_by_option() -> None:
 
 @aio
 async def test_command_palette_offers_the_actions() -> None:
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot, app)
         await palette(pilot, app, "scheduler")
@@ -184,10 +185,10 @@ async def test_toggle_and_baseline_on_a_saved_report() -> None:
 async def test_opening_a_malformed_report_shows_the_error_and_keeps_going(
         tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
-    data = json.loads(REF_001.read_text())
+    data = json.loads(TWO_BUILDS.read_text())
     data["variants"][0]["timing"]["p50_s"] = "fast"
     bad.write_text(json.dumps(data))
-    app = viewer(REF_001)
+    app = viewer(TWO_BUILDS)
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot, app)
         await pilot.press("o")
@@ -250,8 +251,8 @@ async def test_names_from_a_report_are_shown_as_written_never_as_markup(tmp_path
         assert "[/x]" in (tmp_path / "[odd]-sagetui.md").read_text()
 
 
-H200_KERNELS = REF_000.parent / "h200_kernels.json"
-H200_PROFILE = REF_000.parent / "h200_profile_sm90_reference_shape.json"
+H200_KERNELS = VIDEO_CALL_PHASES.parent / "h200_kernels.json"
+H200_PROFILE = VIDEO_CALL_PHASES.parent / "h200_profile_sm90_reference_shape.json"
 
 
 def _facts(app) -> dict[str, str]:  # type: ignore[no-untyped-def]
@@ -309,7 +310,7 @@ async def test_the_verdict_panel_title_states_the_rule_whole_at_80_columns() -> 
     title states the rule and where its threshold came from, whole at 80 columns; the `*`
     note moves under the table."""
     for size in ((80, 24), (160, 48)):
-        app = viewer(REF_001)
+        app = viewer(TWO_BUILDS)
         async with app.run_test(size=size) as pilot:
             await settle(pilot, app)
             text = screen_text(app)

@@ -7,10 +7,10 @@ core.derived.speedup_percent with A in the baseline's place).
 
 Rows match across reports by variant name; variants left over are then paired baseline with
 baseline, then in order (match.py), and each total row says how it was matched. A report's
-phase breakdown (reference 000's top-level phase_timings, or a sagetui report's baseline
-phases) goes under "(phases)", so that a new run of the same kernel lines up phase by phase.
-A verdict a report did not record is derived from its round medians (core.statistics.analysis,
-with the report's own threshold) and marked *.
+phase breakdown (the phase-breakdown report's top-level phase_timings, or a sagetui report's
+baseline phases) goes under "(phases)", so that a new run of the same kernel lines up phase by
+phase. A verdict a report did not record is derived from its round medians
+(core.statistics.analysis, with the report's own threshold) and marked *.
 """
 
 from __future__ import annotations

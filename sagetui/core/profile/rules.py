@@ -18,7 +18,7 @@ from dataclasses import dataclass
 PHASES = ("int8_qk", "scale_application", "online_softmax", "pv_accumulation",
           "final_normalization_and_output", "loads_and_pipeline", "setup")
 UNATTRIBUTED = "unattributed"
-# the five phases reference report 000 names inside the kernel; the last two are sagetui's
+# the five phases the phase-breakdown report names inside the kernel; the last two are sagetui's
 REFERENCE_PHASES = PHASES[:5]
 
 

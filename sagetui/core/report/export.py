@@ -122,8 +122,8 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
                      f"after {report.warmup} warm-up calls; status {report.status or 'n/a'}")
     lines.append("")
     if report.variants:
-        # two speedups, labelled apart: report 001's from the p50s, and the verdict's paired
-        # estimate, the centre of its interval (core.analysis)
+        # two speedups, labelled apart: the two-build report's from the p50s, and the verdict's
+        # paired estimate, the centre of its interval (core.analysis)
         host = variant_facts.measured(report.variants)
         extra = variant_facts.headers(variant_facts.MARKDOWN) if host else []
         lines += ["| variant | p50 ms | p90 ms | p50 speedup % | verdict: paired % [95% CI] "
@@ -154,7 +154,8 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
             lines += [f"- {n}" for n in notes] + [""]
     lines += kernel_lines(report)
     lines += kernel_facts_lines(report)
-    if report.phase_timings:  # a report made elsewhere, without variants (reference 000)
+    # a report made elsewhere, without variants (the phase-breakdown report)
+    if report.phase_timings:
         lines += _phase_lines(None, report.phase_timings)
     if report.scheduler:
         lines += [_grid_line(report.scheduler), ""]

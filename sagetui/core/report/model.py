@@ -45,8 +45,8 @@ from sagetui.core.workload.model import Workload
 #    accuracy, provenance and peaks per variant
 # 3: one run model (core/run/): each variant's own kernel, scheduler grid, options as they ran,
 #    intervals, rounds asked and the round it failed in; status_detail. The top-level
-#    scheduler, phase_timings and achieved are a report's made elsewhere (reference 000/001):
-#    sagetui writes them per variant only.
+#    scheduler, phase_timings and achieved are a report's made elsewhere (the phase-breakdown
+#    and two-build reports): sagetui writes them per variant only.
 # 4: accuracy per query head (per_head, worst_heads), the `inputs` block (a synthetic
 #    distribution and its parameters, or the file), a variant's `dispatch` (sage2-auto) and
 #    `build` (a variant built from a source tree: core/build_facts.py), the `workload` block:

@@ -35,8 +35,8 @@ class Recorded:
 
 
 def _no_samples(data: Json, path: str) -> bool:
-    """A summary of a variant whose raw samples the report does not keep (report 001's, and
-    every summary of a report made elsewhere)."""
+    """A summary of a variant whose raw samples the report does not keep (the two-build report's,
+    and every summary of a report made elsewhere)."""
     m = re.match(r"^\$\.variants\[(\d+)\]", path)
     if m is None:
         return not data.get("samples")

@@ -178,7 +178,7 @@ def own_grid(m: RunModel, v: VariantModel, k: str | None = None) -> dict[str, An
     recorded (`sagetui check`)."""
     k, s = k or kernel(m, v), shape(m)
     if k is None and v.backend is None and m.report is not None and m.report.scheduler:
-        # a report made elsewhere (reference 001) keeps one grid for builds of one kernel
+        # a report made elsewhere (the two-build report) keeps one grid for builds of one kernel
         return m.report.scheduler.model_dump(exclude_none=True)
     if k is None or s is None or k not in TILES:
         return None
@@ -339,7 +339,8 @@ def tail_rows(m: RunModel) -> list[dict[str, Any]]:
 
 
 def fused_notes(m: RunModel) -> dict[str, str] | None:
-    """Report 000's note on the phases fused inside the main loop, where a variant has one."""
+    """The phase-breakdown report's note on the phases fused inside the main loop, where a variant
+    has one."""
     if m.report is not None:
         return m.report.fused_mainloop_phases
     if any(MAINLOOP in dict(v.phases) for v in m.variants.values()):

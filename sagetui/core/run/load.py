@@ -6,7 +6,7 @@ samples, where kept, are adopted (not copied) for the plots and the intervals. A
 before schema 3 kept one scheduler block, the first variant's, and copied the baseline's
 phase timings to the top level: here each variant gets its own grid from its own kernel
 (figures.scheduler), and top-level facts stay the report's (`RunModel.report`), shown only
-where no variant has its own (reference report 000 has no variants at all).
+where no variant has its own (the phase-breakdown report has no variants at all).
 """
 
 from __future__ import annotations

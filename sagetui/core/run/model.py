@@ -128,7 +128,7 @@ class VariantModel:
     spec: str | None = None
     path: str | None = None
     options: dict[str, Any] = field(default_factory=dict)  # as configured
-    status: str = "pending"  # pending, ok, failed, excluded (report 001: partial)
+    status: str = "pending"  # pending, ok, failed, excluded (the two-build report: partial)
     error: str | None = None
     failed_round: int | None = None  # the round it failed in (None: at setup, or not failed)
     kernel: str | None = None  # the tile configuration it runs (core/scheduler.py)
@@ -215,8 +215,8 @@ class RunModel:
     progress: Progress = field(default_factory=Progress)
     # `sagetui profile` (or p in the console): inside each profiled variant's main loop
     profiles: list[MainloopProfile] = field(default_factory=list)
-    # a saved report's own facts that no variant holds (reference 000: a phase breakdown
-    # without variants; 001: one scheduler block for both builds of one kernel)
+    # a saved report's own facts that no variant holds (the phase-breakdown report: a phase
+    # breakdown without variants; 001: one scheduler block for both builds of one kernel)
     report: Any = None  # the Report it was loaded from (core.report.model.Report)
     version: int = 0  # moved by every fold that changes what a display shows
     sample_version: int = 0  # moved by every batch of iterations (the iteration plot)

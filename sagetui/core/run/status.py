@@ -49,7 +49,7 @@ class VariantOutcome:
     (`final_status`) and from a saved report (`report_outcomes`, for `sagetui check`)."""
 
     name: str
-    status: str  # ok, failed (excluded: turned off; report 001's partial)
+    status: str  # ok, failed (excluded: turned off; the two-build report's partial)
     error: str | None
     failed_round: int | None  # the round it failed in (None: at set-up, or not failed)
     asked: int  # the rounds it was asked to run

@@ -1,10 +1,10 @@
 """One analysis of a comparison, used by the session, the console and every export.
 
-Per variant against the baseline: report 001's `speedup_vs_baseline_percent` (p50s,
+Per variant against the baseline: the two-build report's `speedup_vs_baseline_percent` (p50s,
 core/derived.py), the paired verdict on log ratios of round medians with its 95 % interval
 (verdict.paired_speedup), the threshold that verdict used and where the
 threshold came from, drift of the round medians and outlier flags. The two speedups are
-different estimates and are always labelled apart: "p50 speedup" (report 001's field) and
+different estimates and are always labelled apart: "p50 speedup" (the two-build report's field) and
 "paired estimate" (the verdict's, the centre of its interval).
 
 The threshold and where it came from: threshold.py.
@@ -27,7 +27,7 @@ from sagetui.core.statistics.verdict import Verdict, paired_speedup
 
 @dataclass(frozen=True)
 class VariantAnalysis:
-    speedup_p50_percent: float | None = None  # report 001's field: from the p50s
+    speedup_p50_percent: float | None = None  # the two-build report's field: from the p50s
     verdict: Verdict | None = None  # paired: its estimate is the interval's centre
     drift: Drift | None = None
     outliers: list[int] | None = None  # indices into the samples given

@@ -1,7 +1,7 @@
 """Latency summaries with the reference reports' fields.
 
 Percentiles use numpy's default "linear" method (Hyndman & Fan type 7: the value at rank
-(n - 1) * p, interpolated between neighbours). Reference report 000's own p90/p95/p99 fit that
+(n - 1) * p, interpolated between neighbours). The phase-breakdown report's own p90/p95/p99 fit that
 method exactly, so summaries written here and there mean the same thing.
 """
 

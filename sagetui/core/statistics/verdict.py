@@ -11,7 +11,7 @@ Paired speedup, per round r with round medians b_r (baseline) and v_r (variant):
     d_r = ln(b_r / v_r)                       (> 0: the variant is faster)
     estimate = mean(d),  CI = mean(d) ± t(1 - alpha/2, n - 1) · sd(d) / sqrt(n)
 
-reported in percent as (exp(x) - 1) · 100, the sign convention of report 001's
+reported in percent as (exp(x) - 1) · 100, the sign convention of the two-build report's
 `speedup_vs_baseline_percent` = (baseline_p50 / variant_p50 - 1) · 100.
 
 Decision rule (threshold T > 0, interval [lo, hi] in percent, n >= 2 rounds), checked in order:
@@ -22,13 +22,12 @@ Decision rule (threshold T > 0, interval [lo, hi] in percent, n >= 2 rounds), ch
     INCONCLUSIVE  anything else, or fewer than 2 rounds: run more rounds
 
 SAME is tested first on purpose. A consistent but tiny order effect is "significant" with few
-rounds yet says nothing about the kernels: report 001's round p50s give the variant slower by
-0.08 % with a 95 % interval of [-0.12, -0.04] %, which a bare significance rule would call
-SLOWER; here it is SAME. FASTER/SLOWER need the interval to exclude zero, so in an A/A
-comparison (no true difference) they happen at most at rate 1 - confidence (5 % two-sided at
-the default 0.95) when the per-round log ratios are roughly normal, and less because some of
-those intervals are inside ±T. tests/test_verdict_simulation.py measures it; docs/statistics.md
-has the numbers.
+rounds yet says nothing about the kernels: the two-build report's round p50s give the variant slower
+by 0.08 % with a 95 % interval of [-0.12, -0.04] %, which a bare significance rule would call
+SLOWER; here it is SAME. FASTER/SLOWER need the interval to exclude zero, so in an A/A comparison
+(no true difference) they happen at most at rate 1 - confidence (5 % two-sided at the default 0.95)
+when the per-round log ratios are roughly normal, and less because some of those intervals are
+inside ±T. tests/test_verdict_simulation.py measures it; docs/statistics.md has the numbers.
 """
 
 from __future__ import annotations

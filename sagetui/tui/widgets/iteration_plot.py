@@ -192,7 +192,7 @@ class IterationPlot(SeriesPlot):
         plt.xlabel("iteration")
 
     def _round_ranges(self, data: Source, ctx: ViewContext) -> bool:
-        """Reference 001 keeps per-round summaries only: show each round's spread."""
+        """The two-build report keeps per-round summaries only: show each round's spread."""
         plt, drawn = self.plt, False
         variants = [(v, pts) for v in self.shown(data) if (pts := data.round_points(v))]
         for k, (v, points) in enumerate(variants):

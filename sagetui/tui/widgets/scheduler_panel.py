@@ -51,7 +51,7 @@ class SchedulerFacts(SteadyTable):
 
     def sync(self, data: Source, ctx: ViewContext) -> None:
         """The selected variant's own grid and throughput (a report without variants: its
-        own scheduler block, reference 000)."""
+        own scheduler block, the phase-breakdown report)."""
         self.clear(columns=True)  # columns too: their widths would keep an old row's
         for key in ("fact1", "value1", "fact2", "value2"):
             self.add_column(key, key=key)
@@ -165,7 +165,8 @@ class KernelFactsTable(SteadyTable):
 
 
 class TailTable(SteadyTable):
-    """Report 000's rows: the largest tile multiple at or below N, that plus one, and N."""
+    """The phase-breakdown report's rows: the largest tile multiple at or below N, that plus one,
+    and N."""
     BINDINGS = VIM_KEYS
 
 

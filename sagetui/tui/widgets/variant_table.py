@@ -90,7 +90,7 @@ class VariantTable(SteadyTable):
                 self.add_column("total Δ % [95% CI]", key="total_speedup")
             return
         self.add_column("p50 ms", key="p50")
-        # report 001's p50 speedup, not "paired %"
+        # the two-build report's p50 speedup, not "paired %"
         self.add_column("Δ %" if short else "p50 Δ %", key="speedup")
         self.add_column("drift" if short else "drift %/rnd", key="drift")
         for f in variant_facts.shown_in(variant_facts.TABLE) if self._host else ():

@@ -45,7 +45,7 @@ class VerdictTable(SteadyTable):
 
     def on_mount(self) -> None:
         # "paired %": the verdict's own estimate, the centre of its interval (core.analysis);
-        # the variant table's "p50 vs base %" is report 001's other one, from the p50s
+        # the variant table's "p50 vs base %" is the two-build report's other one, from the p50s
         for label in ("variant", "verdict", "paired %", "95% CI %", "±thr %", "n"):
             self.add_column(label, key=label)
 
