@@ -75,7 +75,7 @@ def console_app(args: argparse.Namespace,
             raise UsageError("--watch needs a variant built from a tree: NAME=backend@src:PATH")
     from sagetui.tui.app import SageTUI  # after the input is checked: a refusal needs no TUI
 
-    return SageTUI(config=config, reports=reports, refresh_hz=getattr(args, "refresh", 2.0),
+    return SageTUI(config=config, reports=reports, refresh_hz=args.refresh,
                    theme_name=args.theme, recovery_path=recovery_file(args), workload=workload,
                    build_config=build_config if config is not None else None,
                    watch=bool(getattr(args, "watch", False)),

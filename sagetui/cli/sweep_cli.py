@@ -80,7 +80,7 @@ def _console(args: argparse.Namespace, config, axes) -> int:
     from sagetui.cli.options import recovery_file
     from sagetui.tui.app import SageTUI
 
-    app = SageTUI(config=config, refresh_hz=getattr(args, "refresh", 2.0),
+    app = SageTUI(config=config, refresh_hz=args.refresh,
                   theme_name=args.theme, recovery_path=recovery_file(args), sweep_axes=axes)
     app.run(mouse=not args.no_mouse)
     return app.return_code or 0

@@ -42,6 +42,7 @@ from sagetui.tui.messages import DerivedReady, SessionEvent
 from sagetui.tui.modals import PathPromptScreen
 from sagetui.tui.profile_flow import ProfileFlow
 from sagetui.tui.run_control import RunControl
+from sagetui.tui.settings import ConsoleSettings
 from sagetui.tui.source import Source, live_source, saved_source
 from sagetui.tui.sweep_tab import SweepTab, WorkloadPlan
 from sagetui.tui.themes import OKABE_ITO, install_themes
@@ -78,8 +79,9 @@ class SageTUI(App[int]):
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
 
     def __init__(self, config: RunConfig | None = None,
-                 reports: list[tuple[str, Report]] | None = None, *, refresh_hz: float = 2.0,
-                 theme_name: str | None = None, recovery_path: str | Path | None = None,
+                 reports: list[tuple[str, Report]] | None = None, *,
+                 refresh_hz: float | None = None, theme_name: str | None = None,
+                 recovery_path: str | Path | None = None,
                  export_dir: str | Path | None = None, sweep_axes: Axes | None = None,
                  workload: WorkloadPlan | None = None,
                  build_config: Builder | None = None,  # cli's: the run editor's
@@ -88,7 +90,8 @@ class SageTUI(App[int]):
         super().__init__()
         if "TEXTUAL_ANIMATIONS" not in os.environ:  # no 0.3 s slide of the tab underline at
             self.animation_level = "none"  # 60 Hz, over SSH, in the way of the next key's frame
-        self.refresh_hz = min(30.0, max(0.1, float(refresh_hz or 2.0)))
+        # the command line's --refresh and --theme (None: the default)
+        self.settings = ConsoleSettings(refresh_hz=refresh_hz, theme=theme_name)
         self.sources: list[Source] = []
         self.live: Source | None = None
         if config is not None:
@@ -121,7 +124,7 @@ class SageTUI(App[int]):
         self.run_control.on_reconfigure = self.sources_flow.drop
         self._synced: dict[str, tuple[Any, ...]] = {}
         self._swap_shown = False
-        self._series, self._theme_problems = install_themes(self, theme_name)
+        self._series, self._theme_problems = install_themes(self, self.settings.theme)
 
     # -- building ---------------------------------------------------------------------------
     def _first_variant(self) -> str | None:
@@ -161,7 +164,7 @@ class SageTUI(App[int]):
         for wid, title in PANEL_TITLES.items():
             self.query_one(f"#{wid}").border_title = title
         self._plots = list(self.query(SeriesPlot))
-        self.set_interval(1.0 / self.refresh_hz, self.tick)
+        self.set_interval(1.0 / self.settings.refresh_hz, self.tick)
         self.unsaved.install_signal_handlers()
         for line in self._theme_problems:
             self.write_log(LogLine(line, "warning"))
@@ -270,7 +273,7 @@ class SageTUI(App[int]):
         than the refresh rate allows, unless forced (tests: hidden tabs' panels too)."""
         self.sync_panels(force=force)
         # a tick may come a little early (timer jitter): 0.9 of the period keeps every tick
-        interval = 0.0 if force else (0.9 if tick else 1.0) / self.refresh_hz
+        interval = 0.0 if force else (0.9 if tick else 1.0) / self.settings.refresh_hz
         for plot in self._plots:
             if plot.is_attached:
                 plot.redraw_if_due(min_interval_s=interval)
