@@ -245,9 +245,11 @@ def _spec_text(backend: str, options: dict[str, Any]) -> str:
     return backend + (f"[{opts}]" if opts else "")
 
 
-def option(backend: str, options: dict[str, Any], key: str) -> Any:
-    """An option's value, or its default."""
-    return options.get(key, OPTIONS[backend][key].default)
+def option(backend: str, options: Mapping[str, Any], key: str) -> Any:
+    """An option's value, or its default: the one place a default is read (None: `backend`
+    takes no option `key`, as sage2-sm90 takes no smooth_v)."""
+    known = OPTIONS.get(backend, {}).get(key)
+    return options.get(key, None if known is None else known.default)
 
 
 def with_defaults(backend: str, options: Mapping[str, Any]) -> dict[str, Any]:

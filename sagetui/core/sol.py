@@ -31,6 +31,7 @@ from typing import Any
 
 from sagetui.core import scheduler
 from sagetui.core.derived import share_of_peak, tops
+from sagetui.core.options import option
 from sagetui.core.phases import PARENTS
 from sagetui.core.telemetry import merge_blocks
 
@@ -180,8 +181,9 @@ def phase_traffic(backend: str, kernel: str | None, options: Mapping[str, Any],
                               d.q_rows * d.head_dim * d.elem)}
     if backend not in SAGE2_CUDA or kernel not in scheduler.TILES:
         return None
-    gran = str(options.get("qk_quant_gran", "per_warp"))
-    smooth_k, smooth_v = bool(options.get("smooth_k", True)), bool(options.get("smooth_v"))
+    gran = str(option(backend, options, "qk_quant_gran"))
+    smooth_k = bool(option(backend, options, "smooth_k"))
+    smooth_v = bool(option(backend, options, "smooth_v"))
     out: Traffic = {"k_mean_and_smoothing_preparation": _prep(d, smooth_k),
                     **_qk(d, kernel, gran, smooth_k)}
     if backend == "sage2-sm80":

@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from sagetui.core.options import option
 from sagetui.core.phases import PhaseSpec
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ class Backend(ABC):
 
     @property
     def return_lse(self) -> bool:
-        return bool(self.options.get("return_lse", False))
+        return bool(option(self.name, self.options, "return_lse"))
 
     @classmethod
     @abstractmethod

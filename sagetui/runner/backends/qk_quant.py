@@ -47,7 +47,7 @@ class QuantQK:
 
 
 def prepare(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: str,
-            clock: PhaseClock, smooth_k: bool = True, return_lse: bool = False) -> Prepared:
+            clock: PhaseClock, smooth_k: bool, return_lse: bool) -> Prepared:
     """`clock.start()`, padding and the K mean (with smooth_k; with return_lse too, the lse
     correction core.py computes beside it), `k_mean_and_smoothing_preparation` marked."""
     torch.cuda.set_device(v.device)  # as core.py does before every call

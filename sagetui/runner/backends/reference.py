@@ -155,11 +155,12 @@ class ReferenceBackend(Backend):
         # on the simulated device: the host computes the output and spends host_us, then
         # enqueues each leaf's share of device_us between the clock's events
         out = self._run(inputs, NullClock())
-        _spin(float(self.options.get("host_us", 0.0)) * 1e-6)
+        _spin(float(option(self.name, self.options, "host_us")) * 1e-6)
         leaves = self.leaves()
+        device_s = float(option(self.name, self.options, "device_us")) * 1e-6
         clock.start()
         for leaf in leaves:
-            self.stream.work(float(self.options.get("device_us", 0.0)) * 1e-6 / len(leaves))
+            self.stream.work(device_s / len(leaves))
             clock.mark(leaf)
         return out
 
@@ -235,7 +236,7 @@ class ReferenceBackend(Backend):
         return out, lse
 
     def _slow_down(self, started: float) -> None:
-        slowdown = float(self.options.get("slowdown", 1.0))
+        slowdown = float(option(self.name, self.options, "slowdown"))
         if slowdown > 1.0:
             # Test-only knob (`reference[slowdown=1.05]`): spin for (factor - 1) x this main
             # loop's own duration, so a copy of this backend is measurably and steadily slower.

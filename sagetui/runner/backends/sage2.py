@@ -162,7 +162,7 @@ class Sage2CudaBackend(Backend):
         self.pv_accum = str(option(self.name, self.options, "pv_accum"))
         self.gran = str(option(self.name, self.options, "qk_quant_gran"))
         self.smooth_k = bool(option(self.name, self.options, "smooth_k"))
-        self.smooth_v = bool(self.options.get("smooth_v", False))
+        self.smooth_v = bool(option(self.name, self.options, "smooth_v"))
         self._mods: Sage2Modules | None = None
 
     def _kernel_fn(self) -> str:
