@@ -10,6 +10,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    ValidationError,
     field_validator,
     model_serializer,
     model_validator,
@@ -224,6 +225,16 @@ class VariantSpec(_Strict):
             opts[k.strip()] = _scalar(v.strip())
         return cls(name=name or m.group("backend"), backend=m.group("backend"),
                    path=m.group("path"), options=opts)
+
+
+def shape_of(raw: object) -> Shape | None:
+    """A report's `config.shape` (free-form JSON) as the Shape it ran, each field it leaves out
+    at its default; None where it holds none or one the run could not have had. `check` reads a
+    shape only through it, never assuming a layout, batch or dtype of its own."""
+    try:
+        return Shape.model_validate(raw) if isinstance(raw, dict) else None
+    except ValidationError:
+        return None
 
 
 def split_variant(text: str) -> tuple[str, str]:

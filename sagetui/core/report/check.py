@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sagetui.core import scheduler
-from sagetui.core.config import MAX_HEAD_DIM
+from sagetui.core.config import MAX_HEAD_DIM, Shape, shape_of
 from sagetui.core.derived import speedup_percent
 from sagetui.core.kernel_facts import derive
 from sagetui.core.profile.check import check_diff, check_profiles
@@ -41,8 +41,9 @@ MAX_CAUSAL_CTAS = 10**6  # q CTAs per head beyond which the causal K-iteration s
 def _dims(report: Report) -> dict[str, int] | None:
     if not report.q_shape:
         return None
-    shape = (report.config or {}).get("shape")
-    layout = report.layout or (shape.get("layout") if isinstance(shape, dict) else None) or "NHD"
+    shape = shape_of((report.config or {}).get("shape"))
+    # a report made elsewhere keeps no shape: its tensors are in the Shape's default layout
+    layout = report.layout or (shape.layout if shape else Shape.model_fields["layout"].default)
     b, a, c, d = report.q_shape
     q_len, heads = (a, c) if layout == "NHD" else (c, a)
     dims = {"batch": b, "q_len": q_len, "heads": heads, "head_dim": d}
@@ -60,7 +61,7 @@ def _kernel_for(report: Report) -> str:
         for name, t in scheduler.TILES.items():
             if (t.cta_q, t.cta_k) == (sch.cta_q, sch.cta_k):
                 return name
-    return "sm89"
+    return scheduler.FALLBACK_KERNEL
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sagetui.core import accuracy, distributions
+from sagetui.core.config import shape_of
 from sagetui.core.derived import OPS_FORMULA, attention_ops, call_and_mainloop
 from sagetui.core.peaks import kernel_peak
 from sagetui.core.run.figures import MAINLOOP
@@ -16,28 +17,6 @@ from sagetui.core.run.figures import MAINLOOP
 if TYPE_CHECKING:
     from sagetui.core.report.mismatch import MismatchCollector
     from sagetui.core.report.model import Accuracy, Report
-
-
-def _int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x >= 1
-
-
-def _shape(report: Report) -> dict[str, Any] | None:
-    """The run's shape from its config (free-form JSON: anything malformed is no shape)."""
-    shape = (report.config or {}).get("shape")
-    if not isinstance(shape, dict) or not all(_int(shape.get(k)) for k in
-                                              ("heads", "q_len", "head_dim")):
-        return None
-    if not all(shape.get(k) is None or _int(shape[k]) for k in ("batch", "kv_len")):
-        return None
-    packed = [shape.get(k) for k in ("seqlens", "kv_seqlens")]
-    if not all(p is None or (isinstance(p, list) and p and all(_int(x) for x in p))
-               for p in packed):
-        return None
-    if packed[0] is None and packed[1] is not None or \
-            None not in packed and len(packed[0]) != len(packed[1]):  # type: ignore[arg-type]
-        return None
-    return shape
 
 
 def _specs(report: Report) -> dict[str, dict[str, Any]]:
@@ -51,7 +30,7 @@ def check_kernel_fields(c: MismatchCollector, report: Report) -> None:
 
     env_gpu = (report.environment or {}).get("gpu")
     gpu = env_gpu.get("name") if isinstance(env_gpu, dict) else None
-    shape = _shape(report)
+    shape = shape_of((report.config or {}).get("shape"))
     specs = _specs(report)
     _check_inputs(c, report)
     for i, v in enumerate(report.variants or []):
@@ -59,21 +38,18 @@ def check_kernel_fields(c: MismatchCollector, report: Report) -> None:
         if v.accuracy is not None:
             for why in accuracy.problems(v.accuracy.model_dump()):
                 c.out.append(Mismatch(f"{p}.accuracy", why.split()[1], "in range", why))
-            _check_heads(c, f"{p}.accuracy", v.accuracy, shape["heads"] if shape else None)
+            _check_heads(c, f"{p}.accuracy", v.accuracy, shape.heads if shape else None)
         ach = v.achieved or {}
         if not ach or not shape or not v.timing:
             continue
-        ops = attention_ops(batch=shape.get("batch", 1), heads=shape["heads"],
-                            q_len=shape["q_len"], kv_len=shape.get("kv_len") or shape["q_len"],
-                            head_dim=shape["head_dim"], causal=bool(shape.get("causal")),
-                            seqlens=shape.get("seqlens"), kv_seqlens=shape.get("kv_seqlens"))
+        ops = attention_ops(batch=shape.batch, heads=shape.heads, q_len=shape.q_len,
+                            kv_len=shape.n_kv_len, head_dim=shape.head_dim, causal=shape.causal,
+                            seqlens=shape.seqlens, kv_seqlens=shape.kv_seqlens)
         c.eq(f"{p}.achieved.call_tops", ach.get("call_tops"), ops / v.timing.p50_s / 1e12,
              f"{OPS_FORMULA} / p50")
         options = specs.get(v.name, {}).get("options")
-        dtype = shape.get("dtype")
         peak = kernel_peak(gpu if isinstance(gpu, str) else None, v.backend or "",
-                           options if isinstance(options, dict) else {},
-                           dtype if isinstance(dtype, str) else "bf16")
+                           options if isinstance(options, dict) else {}, shape.dtype)
         if peak is not None and v.peak is not None:  # reports before the per-type peaks: no
             c.eq(f"{p}.peak.qk_type", v.peak.qk_type, peak["qk_type"], "the kernel's QK type")
             c.eq(f"{p}.peak.pv_type", v.peak.pv_type, peak["pv_type"], "the kernel's PV type")

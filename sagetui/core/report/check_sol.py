@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from sagetui.core import scheduler, sol
-from sagetui.core.config import Shape
+from sagetui.core.config import shape_of
 from sagetui.core.derived import shape_ops
 from sagetui.core.options import with_defaults
 from sagetui.core.peaks import kernel_peak
@@ -22,14 +20,6 @@ if TYPE_CHECKING:
     from sagetui.core.report.model import Report, Variant
 
 WHY = "core/sol.py, from the report's raw fields"
-
-
-def _shape(report: Report) -> Shape | None:
-    raw = (report.config or {}).get("shape")
-    try:
-        return Shape.model_validate(raw) if isinstance(raw, dict) else None
-    except ValidationError:
-        return None
 
 
 def _configured(report: Report, name: str) -> dict[str, Any]:
@@ -43,7 +33,8 @@ def _configured(report: Report, name: str) -> dict[str, Any]:
 
 def expected_sol(report: Report, v: Variant) -> dict[str, Any] | None:
     """What core/sol.speed_of_light gives for this variant from the report's fields."""
-    shape, gpu = _shape(report), (report.environment or {}).get("gpu")
+    shape = shape_of((report.config or {}).get("shape"))
+    gpu = (report.environment or {}).get("gpu")
     gpu = gpu if isinstance(gpu, dict) else {}
     if shape is None or not v.backend:
         return None

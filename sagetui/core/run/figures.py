@@ -19,7 +19,7 @@ from sagetui.core.options import with_defaults
 from sagetui.core.peaks import KernelPeak, kernel_peak
 from sagetui.core.phases import FUSED_MAINLOOP_PHASES
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
-from sagetui.core.scheduler import TILES, grid_facts, kernel_of, tail_row
+from sagetui.core.scheduler import FALLBACK_KERNEL, TILES, grid_facts, kernel_of, tail_row
 from sagetui.core.sol import (
     compute_phase,
     gpu_copy_gbps,
@@ -330,7 +330,7 @@ def tail_rows(m: RunModel) -> list[dict[str, Any]]:
     out = []
     for row in m.tail_rows:
         v = m.variants.get(row.get("variant") or "")
-        k = (kernel(m, v) if v is not None else None) or "sm89"
+        k = (kernel(m, v) if v is not None else None) or FALLBACK_KERNEL
         times = [t for t in row["mainloop"] if t is not None]
         out.append({**tail_row(row["sweep"], k, row["q_len"], row["kv_len"]),
                     "mainloop": summarize(times), "checksum": row.get("checksum"),

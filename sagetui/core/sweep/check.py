@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sagetui.core import scheduler
-from sagetui.core.config import Shape
+from sagetui.core.config import Shape, shape_of
 from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.intervals import half_percent
@@ -193,9 +193,11 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint,
 
 def _plan(report: Report, axes: plan.Axes | None) -> list[Shape] | None:
     """The shapes the sweep planned, from its configuration's shape and its axes."""
+    shape = shape_of((report.config or {}).get("shape"))
+    if shape is None or axes is None:
+        return None
     try:
-        return plan.plan(Shape.model_validate((report.config or {}).get("shape")), axes) \
-            if axes is not None else None
+        return plan.plan(shape, axes)
     except (ValueError, TypeError):
         return None
 
