@@ -2,7 +2,7 @@
 later ones find it warm (session/warm.py) and, on the same shape, its inputs kept.
 
 The console (`SageTUI`, headless under App.run_test) gets the configuration `sagetui` would
-build from the same options (cli/options.py config_from_args), and `r` is pressed RUNS times;
+build from the same options (cli/run_options.py config_from_args), and `r` is pressed RUNS times;
 each run goes to its end (an unexported result's question is answered "run again"). For each
 run it prints the seconds from the key press to the first round's start (every variant set up
 and warmed up) and to its end (the first round's verdicts on screen), and whether the runner
@@ -24,7 +24,7 @@ import time
 
 async def measure(args: argparse.Namespace) -> list[dict[str, float | bool]]:
     from sagetui.cli.main import build_parser
-    from sagetui.cli.options import config_from_args
+    from sagetui.cli.run_options import config_from_args
     from sagetui.core import events as ev
     from sagetui.tui.app import SageTUI
     from sagetui.tui.modals import ChoiceScreen

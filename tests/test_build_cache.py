@@ -214,7 +214,7 @@ def test_no_gpu_and_no_arch_says_give_arch(built) -> None:
 def test_source_variants_resolve_to_their_builds_with_a_diff(
         built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from sagetui.cli.main import build_parser, run_config
-    from sagetui.cli.options import config_from_args
+    from sagetui.cli.run_options import config_from_args
     from sagetui.core.report.model import Variant
     from sagetui.core.run.assemble import _build_facts
     from sagetui.core.run.fold import new_model

@@ -162,12 +162,12 @@ def test_calibrate_stores_the_noise_floor_that_later_runs_use(cli_here, tmp_path
 def test_shape_and_backend_resolve_by_what_the_machine_has(monkeypatch):
     """No shape: the reference shape on a GPU, the small one on a CPU; no backend: the best
     available (decided once the runner has said what it can run)."""
-    from sagetui.cli import options
+    from sagetui.cli import run_options
     from sagetui.cli.main import build_parser
 
     # a machine whose torch has CUDA, which this one's does not: the only stand-in here
-    monkeypatch.setattr(options, "no_cuda_here", lambda device: None)
-    from sagetui.cli.options import config_from_args
+    monkeypatch.setattr(run_options, "no_cuda_here", lambda device: None)
+    from sagetui.cli.run_options import config_from_args
     from sagetui.core.config import resolve_auto
 
     def cfg(*argv):

@@ -104,7 +104,7 @@ def test_heavytail_is_student_t_of_unit_variance() -> None:
 
 def test_the_configuration_and_its_command_line_carry_the_name() -> None:
     from sagetui.cli.main import build_parser
-    from sagetui.cli.options import config_from_args
+    from sagetui.cli.run_options import config_from_args
 
     args = build_parser().parse_args(["run", "--inputs", "synthetic:sinks", *TINY])
     cfg = config_from_args(args)

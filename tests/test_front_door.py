@@ -67,7 +67,7 @@ def test_a_cuda_backend_without_cuda_is_refused_before_a_runner_starts(cli_here)
 def test_without_cuda_a_cpu_variant_still_runs_beside_one_that_needs_it(cli_here) -> None:
     """Only a run where nothing can run is refused: `--device cpu` with a reference variant
     is not."""
-    from sagetui.cli.options import refuse_unrunnable
+    from sagetui.cli.run_options import refuse_unrunnable
     from sagetui.core.config import VariantSpec
 
     refuse_unrunnable([VariantSpec.parse("a=reference"), VariantSpec.parse("b=sdpa")], "cpu")

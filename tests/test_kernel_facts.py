@@ -498,8 +498,8 @@ def test_sagetui_run_writes_the_kernel_facts_csv_beside_the_report(tmp_path):
     from rich.console import Console
 
     from sagetui.cli.main import build_parser
-    from sagetui.cli.options import check_outputs
     from sagetui.cli.run import write_outputs
+    from sagetui.cli.run_options import check_outputs
 
     out = tmp_path / "facts.csv"
     args = build_parser().parse_args(["run", "--json", str(tmp_path / "r.json"),

@@ -14,7 +14,7 @@ from sagetui.core.profile.attribute import share_and_error
 from sagetui.core.profile.diff import MIN_CHANGE, Z, profile_diff, variant_diff
 from sagetui.core.profile.diff_view import diff_text, sections
 from sagetui.core.profile.model import MainloopProfile
-from sagetui.core.profile.summary import to_profile
+from sagetui.core.profile.shares import to_profile
 from sagetui.core.report.io import load_report
 
 from .test_profile_toy import call_line, run

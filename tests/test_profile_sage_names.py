@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from sagetui.core.profile.attribute import attribute, choose_function
+from sagetui.core.profile.kernel_source import SourceIndex, resolve_source
 from sagetui.core.profile.listing import parse_listing
 from sagetui.core.profile.ncu_csv import parse_source_csv
 from sagetui.core.profile.place import Placer
 from sagetui.core.profile.rules import FAMILIES, UNATTRIBUTED
-from sagetui.core.profile.source import SourceIndex, resolve_source
 
 STAND_IN = """\
 template <uint32_t CTA_Q>

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from sagetui.core.profile.attribute import Attribution, attribute, choose_function
+from sagetui.core.profile.kernel_source import SourceIndex, resolve_source
 from sagetui.core.profile.listing import parse_listing
 from sagetui.core.profile.ncu_csv import parse_source_csv
 from sagetui.core.profile.place import Placer
 from sagetui.core.profile.rules import FAMILIES, PHASES, UNATTRIBUTED
-from sagetui.core.profile.source import SourceIndex, resolve_source
-from sagetui.core.profile.summary import to_profile
+from sagetui.core.profile.shares import to_profile
 
 FIX = Path(__file__).parent / "profile_fixtures"
 

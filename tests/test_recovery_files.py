@@ -15,7 +15,7 @@ import pytest
 from sagetui.cli.console import view_reports
 from sagetui.cli.errors import UsageError
 from sagetui.cli.main import build_parser
-from sagetui.cli.options import recovery_file
+from sagetui.cli.run_options import recovery_file
 from sagetui.core.paths import RECOVERY_KEEP, RECOVERY_MAX_AGE_DAYS, prune_recovery
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,8 +14,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from sagetui.cli.errors import UsageError, stdout_console
-from sagetui.cli.options import SHAPE_OPTIONS, config_from_args
 from sagetui.cli.outputs import check_outputs
+from sagetui.cli.run_options import SHAPE_OPTIONS, config_from_args
 from sagetui.core.config import VariantSpec
 from sagetui.session import calibration
 

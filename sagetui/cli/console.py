@@ -55,7 +55,7 @@ def console_app(args: argparse.Namespace,
                 build_config: Callable[[list[str]], RunConfig] | None = None) -> SageTUI:
     """The console `sagetui [run options]`, `sagetui --workload DIR` or `sagetui view` opens,
     not yet running."""
-    from sagetui.cli.options import config_from_args, recovery_file
+    from sagetui.cli.run_options import config_from_args, recovery_file
 
     reports = []
     workload = None

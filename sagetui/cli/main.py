@@ -379,7 +379,7 @@ def run_config(argv: list[str]) -> RunConfig:
     parser and rules (one code path). A bad argument raises UsageError, its text the very line
     `sagetui run ARGV` prints before it exits with status 2. (Here, not in console.py: this
     module imports every command's, and an import back would be a cycle.)"""
-    from sagetui.cli.options import config_from_args
+    from sagetui.cli.run_options import config_from_args
 
     args = build_parser("run", parser_class=_RefusingParser).parse_args(["run", *argv])
     try:
@@ -393,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(next((w for w in words if w in COMMANDS), "")).parse_args(words)
     try:
         if args.command in PREDICTED:
-            from sagetui.cli.options import refuse_predicted
+            from sagetui.cli.run_options import refuse_predicted
 
             refuse_predicted(args)  # what needs no runner to know is refused before one starts
         if args.command == "run":

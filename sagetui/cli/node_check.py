@@ -13,8 +13,8 @@ from rich.table import Table
 
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.node_options import slots_from_args
-from sagetui.cli.options import config_from_args
 from sagetui.cli.outputs import Written, check_outputs, say, write_files
+from sagetui.cli.run_options import config_from_args
 from sagetui.core import events as ev
 from sagetui.core import node_check
 from sagetui.session.node_check import run_node_check

@@ -17,8 +17,8 @@ from typing import Any, Literal
 from rich.console import Console
 
 from sagetui import __version__
-from sagetui.cli.options import config_from_args, default_report_path
 from sagetui.cli.outputs import MakeText, check_outputs, write_files
+from sagetui.cli.run_options import config_from_args, default_report_path
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
 from sagetui.core.profile.diff import profile_diff

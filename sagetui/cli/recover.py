@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from sagetui.cli.errors import UsageError
-from sagetui.cli.options import recovery_dir
+from sagetui.cli.run_options import recovery_dir
 from sagetui.core.report.io import ReportError, load_report
 from sagetui.core.report.model import Report
 

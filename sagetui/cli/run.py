@@ -16,8 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from sagetui.cli.errors import UsageError, stdout_console
-from sagetui.cli.options import config_from_args, default_report_path, recovery_file
 from sagetui.cli.outputs import MakeText, Written, check_outputs, may_replace, say, write_files
+from sagetui.cli.run_options import config_from_args, default_report_path, recovery_file
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts
 from sagetui.core.config import RunConfig

@@ -28,8 +28,8 @@ from rich.text import Text
 from sagetui import __version__
 from sagetui.cli.capture import _command
 from sagetui.cli.errors import UsageError, stdout_console
-from sagetui.cli.options import default_report_path
 from sagetui.cli.outputs import check_outputs, write_files
+from sagetui.cli.run_options import default_report_path
 from sagetui.core.capture.loaded import WorkloadError, load_workload
 from sagetui.core.capture.selection import Selection
 from sagetui.core.config import VariantSpec

@@ -77,7 +77,7 @@ def _maker(axes, slots):
 def _console(args: argparse.Namespace, config, axes) -> int:
     """The console with its runs made sweeps: the Sweep tab shows the points as they finish;
     its exports (e c m) write the sweep report, CSV and Markdown."""
-    from sagetui.cli.options import recovery_file
+    from sagetui.cli.run_options import recovery_file
     from sagetui.tui.app import SageTUI
 
     app = SageTUI(config=config, refresh_hz=args.refresh,

@@ -9,7 +9,7 @@ import copy
 from pydantic import ValidationError
 
 from sagetui.cli.errors import UsageError
-from sagetui.cli.options import SHAPE_OPTIONS, _one_line, config_from_args
+from sagetui.cli.run_options import SHAPE_OPTIONS, _one_line, config_from_args
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
 from sagetui.core.sweep.axes import parse_axis, parse_causal

@@ -13,14 +13,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from sagetui.cli.errors import UsageError, stdout_console
-from sagetui.cli.options import (
+from sagetui.cli.outputs import check_outputs, say
+from sagetui.cli.run import outputs_kept, run_session, write_outputs
+from sagetui.cli.run_options import (
     FIELDS,
     SHAPE_OPTIONS,
     config_from_args,
     shape_options_given,
 )
-from sagetui.cli.outputs import check_outputs, say
-from sagetui.cli.run import outputs_kept, run_session, write_outputs
 from sagetui.cli.sweep_cli import SweepProgress
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.capture.loaded import LoadedCapture, WorkloadCall, WorkloadError, load_workload

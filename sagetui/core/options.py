@@ -146,7 +146,7 @@ def _fmt(v: Any) -> str:
 
 
 # the backends that run without a CUDA device (the runner's Backend.needs_gpu, False): every
-# other one is refused before a runner starts where torch has no CUDA (cli/options.py)
+# other one is refused before a runner starts where torch has no CUDA (cli/run_options.py)
 CPU_BACKENDS = ("reference",)
 
 # options that are test knobs, not the kernel's: listed, in a report's tables and in messages,

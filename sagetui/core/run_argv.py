@@ -1,7 +1,7 @@
 """A RunConfig as the `sagetui run` options that build it: the inverse of the CLI's parsing.
 
 The console's run editor shows a configuration as these options, edits them as text and hands
-them back to the CLI's own parser (cli/options.py's config_from_args): one code path, one set of
+them back to the CLI's own parser (cli/run_options.py's config_from_args): one code path, one set of
 rules and messages. The options, their order and their defaults are core/run_fields.py's, the
 table the CLI's parser is built from.
 """

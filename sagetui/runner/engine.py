@@ -26,7 +26,7 @@ from sagetui.runner.backends import backend_class
 from sagetui.runner.backends.base import Backend, Inputs, NullClock, VariantLoadError, tiny_inputs
 from sagetui.runner.bandwidth import measure_copy_bandwidth
 from sagetui.runner.exact_reference import ExactReference
-from sagetui.runner.faults import LATE, WARMUP, maybe_inject, maybe_inject_setup
+from sagetui.runner.fault_injection import LATE, WARMUP, maybe_inject, maybe_inject_setup
 from sagetui.runner.inputs import build_inputs, checksum
 from sagetui.runner.kernel_facts import variant_kernel_facts
 from sagetui.runner.nvml import gpu_facts

@@ -175,7 +175,7 @@ def test_a_file_without_read_permission(tmp_path):
     code = f"""
 import os, sys
 from sagetui.cli.main import main
-import sagetui.cli.reports, sagetui.cli.console, sagetui.cli.options
+import sagetui.cli.reports, sagetui.cli.console, sagetui.cli.run_options
 if os.geteuid() == 0:
     os.setgid(65534); os.setuid(65534)
 sys.modules["sagetui.tui.app"] = None

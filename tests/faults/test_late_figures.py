@@ -3,8 +3,8 @@ is in, then each variant's accuracy, the decomposition check and the inputs' sha
 computed; a run stopped or whose runner dies while they compute keeps every round and names what is
 missing.
 
-Real runner processes on the CPU; `stall@VARIANT:late` (runner/faults.py) holds the runner in
-the late figures until it is cancelled, standing in for a long fp32 reference on a GPU."""
+Real runner processes on the CPU; `stall@VARIANT:late` (runner/fault_injection.py) holds the runner
+in the late figures until it is cancelled, standing in for a long fp32 reference on a GPU."""
 
 from __future__ import annotations
 

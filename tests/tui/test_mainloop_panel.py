@@ -3,7 +3,7 @@ fixtures): stacked bar, shares, change against the baseline, hot lines."""
 
 from __future__ import annotations
 
-from sagetui.core.profile.summary import to_profile
+from sagetui.core.profile.shares import to_profile
 from sagetui.tui.widgets.mainloop_panel import BAR_WIDTH, PHASE_COLOURS, bar, mainloop_text
 
 from ..test_profile_toy import run

@@ -9,7 +9,7 @@ from typing import Any
 from sagetui.core.profile.attribute import share_and_error
 from sagetui.core.profile.model import MainloopProfile, ProfileDiff
 from sagetui.core.profile.rules import PHASES, UNATTRIBUTED
-from sagetui.core.profile.summary import interval_cycles
+from sagetui.core.profile.shares import interval_cycles
 
 Eq = Callable[[str, Any, Any, str], None]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sagetui.core.profile.model import MainloopProfile
-from sagetui.core.profile.summary import share_change, top_stall
+from sagetui.core.profile.shares import share_change, top_stall
 
 HOT_LINES = 5
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sagetui.core.profile.kernel_source import SourceIndex, Statement, code_keys
 from sagetui.core.profile.rules import UNATTRIBUTED, Family, Rule
-from sagetui.core.profile.source import SourceIndex, Statement, code_keys
 
 
 class KernelNotInSource(ValueError):

@@ -10,7 +10,7 @@ from sagetui.core.compare.match import letter
 from sagetui.core.profile.diff_view import bar_line, sections, text_lines
 from sagetui.core.profile.model import MainloopProfile, VariantDiff
 from sagetui.core.profile.rules import PHASES, UNATTRIBUTED
-from sagetui.core.profile.summary import share_change, top_stall
+from sagetui.core.profile.shares import share_change, top_stall
 
 # one colour per phase, used wherever a phase is drawn (Okabe-Ito: colour-blind safe)
 PHASE_COLOURS = dict(zip((*PHASES, UNATTRIBUTED), (

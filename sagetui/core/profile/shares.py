@@ -50,7 +50,7 @@ def to_profile(att: Attribution, *, variant: str, family: str, backend: str | No
                sampling_interval: int | None = None, wall_s: float | None = None,
                command: list[str] | None = None) -> MainloopProfile:
     from sagetui.core.profile.attribute import share_and_error
-    from sagetui.core.profile.source import called_name
+    from sagetui.core.profile.kernel_source import called_name
 
     phases = phase_shares(att)
     return MainloopProfile(
