@@ -91,7 +91,7 @@ class SageTUI(App[int]):
         if "TEXTUAL_ANIMATIONS" not in os.environ:  # no 0.3 s slide of the tab underline at
             self.animation_level = "none"  # 60 Hz, over SSH, in the way of the next key's frame
         # the command line's --refresh and --theme (None: the default)
-        self.settings = ConsoleSettings(refresh_hz=refresh_hz, theme=theme_name)
+        self.settings = ConsoleSettings.given(refresh_hz, theme_name)
         self.sources: list[Source] = []
         self.live: Source | None = None
         if config is not None:

@@ -123,15 +123,14 @@ def test_reference_reports_fill_the_model() -> None:
 
 
 def test_the_consoles_settings_hold_their_defaults_once() -> None:
-    """tui/settings.py: the command line's --refresh default is the model's, and the console
-    takes its settings through the model (None and 0: the default; out of range: the nearer
-    end)."""
+    """tui/settings.py: the command line's --refresh default is the settings', and the console
+    takes its settings through them (None and 0: the default; out of range: the nearer end)."""
     from sagetui.cli.main import build_parser
     from sagetui.tui.settings import CONSOLE_DEFAULTS, REFRESH_RANGE_HZ, ConsoleSettings
 
     args = build_parser().parse_args([])
     assert args.refresh == CONSOLE_DEFAULTS.refresh_hz == 2.0 and args.theme is None
-    assert ConsoleSettings(refresh_hz=None).refresh_hz == ConsoleSettings(refresh_hz=0).refresh_hz \
+    assert ConsoleSettings.given(None).refresh_hz == ConsoleSettings.given(0).refresh_hz \
         == CONSOLE_DEFAULTS.refresh_hz
     assert ConsoleSettings(refresh_hz=1000).refresh_hz == REFRESH_RANGE_HZ[1]
     assert ConsoleSettings(refresh_hz=0.001).refresh_hz == REFRESH_RANGE_HZ[0]
