@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from sagetui.core.report import mutation
-from sagetui.core.report.check import audit
+from sagetui.core.check import mutation
+from sagetui.core.check.report import audit
 from sagetui.core.report.model import Report
 
 ROOT = Path(__file__).resolve().parent.parent

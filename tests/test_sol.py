@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from sagetui.core import sol
-from sagetui.core.report.check import check_report
-from sagetui.core.report.check_sol import expected_sol
-from sagetui.core.report.export import to_markdown
+from sagetui.core.check.report import check_report
+from sagetui.core.export.report import to_markdown
 from sagetui.core.report.model import Report
+from sagetui.core.run.check_sol import expected_sol
 
 ROOT = Path(__file__).resolve().parents[1]
 H200 = ROOT / "sagetui" / "sample_results" / "h200_sm89_reference_shape.json"

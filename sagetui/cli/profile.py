@@ -19,14 +19,14 @@ from rich.console import Console
 from sagetui import __version__
 from sagetui.cli.options import config_from_args, default_report_path
 from sagetui.cli.outputs import MakeText, check_outputs, write_files
+from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
+from sagetui.core.export.report import mainloop_markdown
 from sagetui.core.profile.diff import profile_diff
 from sagetui.core.profile.diff_view import diff_text
 from sagetui.core.profile.failures import ProfileError
 from sagetui.core.profile.markdown import mainloop_lines
-from sagetui.core.profile.model import MainloopProfile
-from sagetui.core.report.export import mainloop_markdown
 from sagetui.core.report.io import iter_report_json
 from sagetui.core.report.model import SCHEMA_VERSION, Report, Tool
 from sagetui.core.run.assemble import with_left_out

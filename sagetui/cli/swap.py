@@ -30,6 +30,7 @@ from sagetui.cli.capture import _command
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.options import default_report_path
 from sagetui.cli.outputs import check_outputs, write_files
+from sagetui.core.blocks.swap import UNCHANGED, ArmSpec, Replay, Swap
 from sagetui.core.capture.loaded import WorkloadError, load_workload
 from sagetui.core.capture.selection import Selection
 from sagetui.core.config import VariantSpec
@@ -43,7 +44,6 @@ from sagetui.core.report.io import (
 from sagetui.core.report.model import Report, Tool
 from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.core.swap import derive, view
-from sagetui.core.swap.model import UNCHANGED, ArmSpec, Replay, Swap
 from sagetui.session.swap import Arm, SwapRounds
 
 

@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from sagetui.core import events as ev
+from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.environment import environment_block
 from sagetui.core.gpus import measured_on
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.run.assemble import build_report
 from sagetui.core.sweep import assemble
-from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes, plan
 from sagetui.session.points import measure_point
 from sagetui.session.session import Session

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import traceback
 
-from sagetui.core.swap.model import ProcessSettings
+from sagetui.core.blocks.swap import ProcessSettings
 from sagetui.recorder.__main__ import run_program
 from sagetui.recorder.install import Installed
 from sagetui.runner.telemetry import TelemetrySampler

@@ -13,8 +13,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.config import RunConfig, VariantSpec
-from sagetui.core.profile.model import MainloopProfile
 
 if TYPE_CHECKING:
     from textual.app import App

@@ -20,10 +20,10 @@ from textual.app import App
 from textual.worker import Worker, WorkerState
 
 from sagetui.core import events as ev
+from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
 from sagetui.core.eventlog import LogLine, log_line
-from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.report.model import Report
 from sagetui.core.run.fold import apply, new_model
 from sagetui.session.calibration import (

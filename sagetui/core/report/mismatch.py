@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from sagetui.core.report.base import Summary
+from sagetui.core.blocks.base import Summary
 from sagetui.core.statistics.summary import summarize
 
 REL_TOL = 1e-9

@@ -21,10 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from sagetui.core.build_facts import BuildFacts
-from sagetui.core.kernel_facts import KernelFacts
-from sagetui.core.profile.model import MainloopProfile, ProfileDiff
-from sagetui.core.report.base import (
+from sagetui.core.blocks.base import (
     Count,
     Fault,
     Model,
@@ -35,11 +32,14 @@ from sagetui.core.report.base import (
     Summary,
     Verdict,
 )
+from sagetui.core.blocks.profile import MainloopProfile, ProfileDiff
+from sagetui.core.blocks.swap import Swap
+from sagetui.core.blocks.sweep import Sweep
+from sagetui.core.blocks.workload import Workload
+from sagetui.core.build_facts import BuildFacts
+from sagetui.core.kernel_facts import KernelFacts
 from sagetui.core.samples import RoundSeries, Samples
 from sagetui.core.statistics import outliers as outlier_rule
-from sagetui.core.swap.model import Swap
-from sagetui.core.sweep.model import Sweep
-from sagetui.core.workload.model import Workload
 
 # 2: mainloop_profiles (core/profile/model.py), the `sweep` block (core/sweep/model.py),
 #    accuracy, provenance and peaks per variant

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.host_time import HOST_FIELDS
@@ -15,7 +16,6 @@ from sagetui.core.report.model import SCHEMA_VERSION, Fault, Report, Variant
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.sweep import plan
-from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
 
 
 def round_medians(rounds: list[list[float]] | None) -> list[float]:

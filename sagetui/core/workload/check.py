@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.derived import OPS_FORMULA, shape_ops
 from sagetui.core.report.io import one_line
 from sagetui.core.report.mismatch import Mismatch
@@ -18,7 +19,6 @@ from sagetui.core.statistics.verdict import paired_speedup
 from sagetui.core.sweep import plan
 from sagetui.core.sweep.assemble import call_round_medians, point_status, points_status
 from sagetui.core.sweep.check import check_grid, check_variant_point
-from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.workload import assemble as wb
 
 if TYPE_CHECKING:

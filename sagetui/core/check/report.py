@@ -18,17 +18,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sagetui.core import scheduler as geo
+from sagetui.core.check.recorded import Recorded, inventory
 from sagetui.core.config import MAX_HEAD_DIM
 from sagetui.core.derived import speedup_percent
 from sagetui.core.kernel_facts import derive
 from sagetui.core.profile.check import check_diff, check_profiles
-from sagetui.core.report.check_accuracy_peak import check_kernel_fields
-from sagetui.core.report.check_host import check_host
-from sagetui.core.report.check_run import check_run
-from sagetui.core.report.check_sol import check_sol
 from sagetui.core.report.mismatch import Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, TailRow, Variant
-from sagetui.core.report.recorded import Recorded, inventory
+from sagetui.core.run.check import check_run
+from sagetui.core.run.check_accuracy_peak import check_kernel_fields
+from sagetui.core.run.check_host import check_host
+from sagetui.core.run.check_sol import check_sol
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.summary import merge_round_summaries
 from sagetui.core.swap.check import check_swap
