@@ -17,7 +17,7 @@ import pytest
 from sagetui.core import format as fmt
 from sagetui.core.build_facts import FileDiff, LeftOut
 from sagetui.core.report.io import load_report
-from sagetui.core.statistics.threshold import report_threshold
+from sagetui.core.run.load import report_threshold
 from sagetui.core.statistics.verdict import paired_speedup
 from sagetui.core.watch_history import MAINLOOP, change_text, row_of
 from sagetui.kernel_build.errors import BuildFailed

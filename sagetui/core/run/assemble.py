@@ -15,14 +15,13 @@ from sagetui.core.run import status as st
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
 from sagetui.core.samples import RoundSeries, Samples
 from sagetui.core.statistics.analysis import Analysis
+from sagetui.core.version import VERSION
 
 
 def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Report:
     """Everything the model holds, as a valid Report (at any time: mid-run for the recovery
     file, at the end for the final report). `ending`: the status and its detail of a run that
     just ended (status.final_status), before the `finished` event that carries them."""
-    from sagetui import __version__
-
     assert m.config is not None, "a run model gets its configuration from run_started"
     cfg, shape = m.config, m.config.shape
     an = figures.analysis(m)
@@ -35,7 +34,7 @@ def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Re
                                 else st.unfinished(len(m.completed_rounds)))
     data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "sagetui", "version": __version__},
+        "tool": {"name": "sagetui", "version": VERSION},
         "created_utc": m.created_utc,
         "status": status,
         "status_detail": detail or None,
