@@ -213,3 +213,24 @@ def test_sagetui_profile_over_two_variants_writes_prints_and_checks_the_diff(
     assert "moved vs base: hot lines that moved or changed" in stdout
     text = md.read_text()
     assert "### Profile diff against base" in text and "| compute_int_qk |" in text
+
+
+def test_a_run_report_makes_its_profiles_diff_itself(toy):
+    """One report (docs/architecture.md): build_report makes the diff with the profiles, and
+    profiles given to a finished run's report (the console's p) get the same diff."""
+    from sagetui.core.check.report import check_report
+    from sagetui.core.run.assemble import build_report, with_profiles
+    from sagetui.core.run.load import from_report
+
+    report = load_report(SAMPLES / "cpu_reference_default.json")
+    profiles = [toy["base"], toy["moved"]]
+    model = from_report(report)
+    model.profiles = profiles
+    built = build_report(model)
+    assert built.mainloop_profiles == profiles
+    assert built.mainloop_diff == profile_diff(profiles, model.baseline) is not None
+    given = with_profiles(report, profiles)
+    assert (given.mainloop_profiles, given.mainloop_diff) == (profiles, built.mainloop_diff)
+    assert check_report(given) == []
+    again = with_profiles(given, [toy["again"]])  # one profile: no diff, never a stale one
+    assert again.mainloop_diff is None
