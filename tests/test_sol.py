@@ -1,4 +1,4 @@
-"""Issue 24: the speed of light per phase (core/sol.py), its check (core/report/check_sol.py)
+"""Issue 24: the speed of light per phase (core/sol.py), its check (core/run/check_sol.py)
 and its Markdown. The bytes model is checked term by term against the sizes SageAttention's
 quant.py and core.py allocate, worked out by hand here; the recomputation against a real
 H200 report (sagetui/sample_results/h200_sm89_reference_shape.json, which measured the copy

@@ -90,7 +90,7 @@ class SweepSession(Session):
     UNIT = "points"  # what the points are, in the status detail ("calls": a workload's)
 
     def _status(self) -> tuple[str, list[str]]:
-        """The status from the points (sweep/build.points_status), and why it is not
+        """The status from the points (sweep/assemble.points_status), and why it is not
         complete where it was stopped."""
         if self.cancelled:
             return (assemble.points_status(self.points, len(self.shapes), stopped=True),

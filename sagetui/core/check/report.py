@@ -7,9 +7,9 @@ from the p50s; the byte-exact flags from the hashes; a variant's kernel facts' o
 registers, shared memory and launch; the decomposition check's consistency; and,
 for summaries of at most 10 samples, the linear-interpolation link between p90, p95, p99 and max
 (they all fall between the two largest samples); accuracy ranges, accuracy per head (from each
-head's sums), the inputs block and the share of peak (check_accuracy_peak.py); the copy
-bandwidth and each variant's speed of light (check_sol.py); host time, back-to-back time,
-host-bound and the clocks a verdict names (check_host.py). A sweep block is
+head's sums), the inputs block and the share of peak (run/check_accuracy_peak.py); the copy
+bandwidth and each variant's speed of light (run/check_sol.py); host time, back-to-back time,
+host-bound and the clocks a verdict names (run/check_host.py). A sweep block is
 checked in core/sweep/check.py, a workload block in core/workload/check.py.
 """
 

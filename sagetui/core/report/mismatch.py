@@ -1,5 +1,6 @@
 """What a check collects: the mismatches between a report's recorded numbers and the ones
-recomputed from its samples and facts (check.py, check_accuracy_peak.py, sweep/check.py)."""
+recomputed from its samples and facts (check/report.py and each kind's check: run/check.py,
+sweep/check.py, ...)."""
 
 from __future__ import annotations
 

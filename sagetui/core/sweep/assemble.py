@@ -96,7 +96,7 @@ def sweep_block(config: RunConfig, axes: plan.Axes, points: list[SweepPoint]) ->
 
 
 def measured_with(config: RunConfig) -> dict[str, Any]:
-    """A block of points' Measured fields (sweep/model.py), from the configuration."""
+    """A block of points' Measured fields (blocks/sweep.py), from the configuration."""
     return {"baseline": config.baseline_name,
             "variants": {v.name: v.spec for v in config.variants},
             "warmup": config.warmup, "rounds": config.rounds, "iterations": config.iterations}

@@ -158,7 +158,7 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint,
     ok = words.count("ok")
     want = "ok" if p.variants and ok == len(p.variants) else "partial" if ok else "failed"
     if not (p.status == "skipped" and not p.variants):
-        c.eq(f"{path}.status", p.status, want, "from its variants' (sweep/build.point)")
+        c.eq(f"{path}.status", p.status, want, "from its variants' (sweep/assemble.point_status)")
     base = next((v for v in p.variants if v.name == baseline), None)
     for j, v in enumerate(p.variants):
         exact = (v.accuracy or {}).get("byte_exact")
@@ -215,7 +215,7 @@ def _measured_with(c: MismatchCollector, report: Report, sweep: Sweep) -> None:
 
 def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
                   axes: sw.Axes | None) -> None:
-    """A sweep's status from its points (sweep/build.points_status) against its plan: stopped
+    """A sweep's status from its points (sweep/assemble.points_status) against its plan: stopped
     by the user, it is cancelled unless every point ran; cut short by an error, partial where
     it kept a point. A part of a sweep (a Slurm job's) does not say which points it was given:
     one whose points all ran may be complete with fewer points than the plan."""
@@ -240,4 +240,4 @@ def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
     if report.status not in allowed:
         c.out.append(_mismatch("$.status", report.status, " or ".join(sorted(allowed)),
                                "from the points against the sweep's plan "
-                               "(sweep/build.points_status)"))
+                               "(sweep/assemble.points_status)"))
