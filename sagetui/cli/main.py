@@ -124,7 +124,7 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
     """The whole parser; `only`: the command being parsed, whose options alone are built
     (the others keep their name and help): `sagetui --help` need not build five option sets."""
 
-    from sagetui.tui.settings import CONSOLE_DEFAULTS
+    from sagetui.core.run_fields import CONSOLE_REFRESH_HZ
 
     def full(name: str) -> bool:
         return only is None or only == name
@@ -133,8 +133,8 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
                      "SageAttention kernels. With no command it opens the console.")
     p.add_argument("--version", action="version", version=f"sagetui {VERSION}")
     p.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
-    p.add_argument("--refresh", type=float, default=CONSOLE_DEFAULTS.refresh_hz, metavar="HZ",
-                   help=f"plot redraws per second, at most ({CONSOLE_DEFAULTS.refresh_hz:g})")
+    p.add_argument("--refresh", type=float, default=CONSOLE_REFRESH_HZ, metavar="HZ",
+                   help=f"plot redraws per second, at most ({CONSOLE_REFRESH_HZ:g})")
     p.add_argument("--theme", help="colour theme (see themes/)")
     p.add_argument("--recovery-dir", metavar="DIR", help="where runs autosave "
                    "(default: $XDG_STATE_HOME/sagetui/recovery)")

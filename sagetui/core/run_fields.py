@@ -25,6 +25,12 @@ REFERENCE_SHAPE = dict(batch=1, heads=56, q_len=37810, head_dim=128, dtype="bf16
 # two cores with the reference backend.
 CPU_DEFAULT_SHAPE = dict(batch=1, heads=6, q_len=1024, head_dim=128, dtype="bf16", layout="NHD")
 
+# The console's own setting besides the run's (`sagetui --refresh`): its plot redraws and panel
+# syncs per second, at most, and the range it is held to (one outside moves to the nearer end).
+# tui/settings.ConsoleSettings holds it; cli/main.py builds the option from here.
+CONSOLE_REFRESH_HZ = 2.0
+CONSOLE_REFRESH_RANGE_HZ = (0.1, 30.0)
+
 
 def value_text(value: float | int | str) -> str:
     """A value as an option's argument: 120.0 as 120, 0.1 as 0.1 (float() reads it back)."""

@@ -126,13 +126,14 @@ def test_the_consoles_settings_hold_their_defaults_once() -> None:
     """tui/settings.py: the command line's --refresh default is the settings', and the console
     takes its settings through them (None and 0: the default; out of range: the nearer end)."""
     from sagetui.cli.main import build_parser
-    from sagetui.tui.settings import CONSOLE_DEFAULTS, REFRESH_RANGE_HZ, ConsoleSettings
+    from sagetui.core.run_fields import CONSOLE_REFRESH_RANGE_HZ
+    from sagetui.tui.settings import CONSOLE_DEFAULTS, ConsoleSettings
 
     args = build_parser().parse_args([])
     assert args.refresh == CONSOLE_DEFAULTS.refresh_hz == 2.0 and args.theme is None
     assert ConsoleSettings.given(None).refresh_hz == ConsoleSettings.given(0).refresh_hz \
         == CONSOLE_DEFAULTS.refresh_hz
-    assert ConsoleSettings(refresh_hz=1000).refresh_hz == REFRESH_RANGE_HZ[1]
-    assert ConsoleSettings(refresh_hz=0.001).refresh_hz == REFRESH_RANGE_HZ[0]
+    assert ConsoleSettings(refresh_hz=1000).refresh_hz == CONSOLE_REFRESH_RANGE_HZ[1]
+    assert ConsoleSettings(refresh_hz=0.001).refresh_hz == CONSOLE_REFRESH_RANGE_HZ[0]
     assert SageTUI(refresh_hz=4, theme_name="sage-dark").settings == ConsoleSettings(
         refresh_hz=4, theme="sage-dark")
