@@ -18,7 +18,10 @@ Where (`shown`):
 
 A fact of group HOST is shown only where some variant has a host time (on the CPU's clock none
 has, and the tables keep their columns for timing); an `optional` one only where some variant
-has it (a report written before it was measured shows no empty column).
+has it (a report written before it was measured shows no empty column). The console's table
+reads its HOST facts from the live figures (run/figures.host_figures), its ACCURACY facts (shown
+where a variant has one or is computing it) and every other fact from the variant's
+VariantFacts (the runner's `facts`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ TABLE, RUN, MARKDOWN, KERNEL, CALLS, SWEEP_MD = (
 SWEEP_CSV, WORKLOAD_CSV, COMPARE = "sweep csv", "workload csv", "compare"
 CSV = frozenset({SWEEP_CSV, WORKLOAD_CSV})
 EVERYWHERE = frozenset({TABLE, RUN, MARKDOWN, CALLS, SWEEP_MD, COMPARE}) | CSV
-HOST = "host"
+HOST, ACCURACY = "host", "accuracy"
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,7 @@ class Fact:
     group: str | None = None  # HOST: shown only where some variant has a host time
     optional: bool = False  # shown only where some variant has it
     left: bool = False  # words, aligned left (numbers right)
+    short: str | None = None  # its header where the console's table is narrow
     # a cell that needs more than its value (the verdict's baseline, the threshold's age)
     cell_at: Callable[[Any, Any, At], str] | None = field(default=None, compare=False)
 
@@ -241,10 +245,13 @@ FACTS: tuple[Fact, ...] = (
          frozenset({SWEEP_MD, SWEEP_CSV})),
     Fact("e2e_share_of_peak", "e2e share of peak", "", _share_pct, frozenset({SWEEP_CSV})),
     Fact("accuracy", "accuracy", "", accuracy_text, frozenset({SWEEP_MD, CALLS}), left=True),
+    # (the console's table: group ACCURACY, shown where a variant has one or is computing it)
     Fact("cosine_similarity", fmt.ACCURACY_COLUMNS["cos"], "", fmt.cosine,
-         frozenset({KERNEL}) | _POINTS_CSV, get=_acc("cosine_similarity")),
+         frozenset({TABLE, KERNEL}) | _POINTS_CSV, get=_acc("cosine_similarity"),
+         group=ACCURACY, short="cos"),
     Fact("relative_l1", fmt.ACCURACY_COLUMNS["l1"], "", fmt.fraction_pct,
-         frozenset({KERNEL}) | _POINTS_CSV, get=_acc("relative_l1")),
+         frozenset({TABLE, KERNEL}) | _POINTS_CSV, get=_acc("relative_l1"), group=ACCURACY,
+         short="L1 %"),
     Fact("rmse", fmt.ACCURACY_COLUMNS["rmse"], "", fmt.sci, frozenset({KERNEL}),
          get=_acc("rmse")),
     Fact("max_abs_error", fmt.ACCURACY_COLUMNS["max"], "", fmt.sci, frozenset({KERNEL}),
