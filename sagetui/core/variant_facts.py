@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sagetui.core import format as fmt
+from sagetui.core.blocks.sweep import NOISY_MARK, noisy
 from sagetui.core.report.csv_cell import inert_cell
-from sagetui.core.sweep.plan import NOISY_MARK, noisy
 
 TABLE, RUN, MARKDOWN, KERNEL, CALLS, SWEEP_MD = (
     "table", "run", "markdown", "kernel", "calls", "sweep markdown")

@@ -35,9 +35,10 @@ from sagetui.core.compare.table import (
 from sagetui.core.derived import speedup_or_none
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
+from sagetui.core.run.load import report_threshold
 from sagetui.core.samples import RoundSeries, Samples
 from sagetui.core.statistics.analysis import analyse
-from sagetui.core.statistics.threshold import Threshold, report_threshold
+from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.statistics.unpaired import unpaired_speedup
 from sagetui.core.statistics.verdict import Verdict
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sagetui.core import format as fmt
+from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
 from sagetui.core.compare.facts import build_difference
 from sagetui.core.compare.match import letter, match
 from sagetui.core.compare.runs import CROSS_NOTE, cross_threshold
@@ -34,7 +35,6 @@ from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.statistics.unpaired import unpaired_speedup
-from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
 
 NOTES = ["faster %: + = faster than A (A p50 / p50 - 1, the whole call)", CROSS_NOTE,
          "points match by shape; at a point, variants match by name, else baseline with "

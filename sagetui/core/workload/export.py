@@ -11,11 +11,11 @@ from typing import Any
 
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts as facts
+from sagetui.core.blocks.workload import ReplayedCall, Workload
 from sagetui.core.report.csv_cell import inert_cell, markdown_row
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.verdict import MIN_THRESHOLD_PERCENT, decide
 from sagetui.core.sweep.export import device_name, noisy_note
-from sagetui.core.workload.model import ReplayedCall, Workload
 
 # a call's own columns, then each variant's facts (core/variant_facts.py's CALLS and
 # WORKLOAD_CSV: the host-time facts only where a call has a host time)
