@@ -265,6 +265,9 @@ FACTS: tuple[Fact, ...] = (
     Fact("skipped", "skipped", "", _text_raw, frozenset({WORKLOAD_CSV}), get=lambda v: None,
          raw=_inert),
     Fact("error", "error", "", _text_raw, _POINTS_CSV, raw=_inert),
+    # the runner's facts (report/model.VariantFacts)
+    Fact("first_call_s", "first call", "ms", fmt.ms, frozenset({MARKDOWN, COMPARE}),
+         raw=_seconds_raw, optional=True),
     # host time and back-to-back time (core/host_time.py)
     Fact("host_s", "host", "ms", fmt.ms, raw=_seconds_raw, group=HOST),
     Fact("back_to_back_s", "b2b", "ms", fmt.ms, raw=_seconds_raw, group=HOST),
