@@ -1,7 +1,8 @@
 """Fast views of a run model's samples for the panels, which ask twice a second while a run
-streams: a phase's p50 and p90 (exactly np.percentile's, over its completed rounds and the
-round being measured) and a variant's per-iteration totals with a min/max pyramid
-(series.MinMaxSeries) for the iteration plot.
+streams: a phase's p50 and p90 over its completed rounds (exactly core/statistics/summary's
+percentiles, the figures the report holds: a round being measured is in no figure) and a
+variant's per-iteration totals with a min/max pyramid (series.MinMaxSeries) for the iteration
+plot, which does draw the round being measured.
 
 They read the model's arrays (core/run/model.PhaseSamples) and keep no second copy of them,
 but for the totals the plot draws (one phase of eight). A completed round never changes, so
@@ -17,6 +18,7 @@ import numpy as np
 
 from sagetui.core.run.model import PhaseSamples
 from sagetui.core.samples import GrowableArray
+from sagetui.core.statistics.summary import percentiles
 from sagetui.tui.series import MinMaxSeries
 
 SELECT_FROM = 4096  # samples: below, np.percentile itself is as quick
@@ -24,39 +26,34 @@ _EDGES = np.geomspace(1e-9, 1e4, 13 * 1024 + 1)  # 1024 bins a decade (0.2 % wid
 
 
 class QuantileView:
-    """(p50, p90) of one phase, computed once per sample count.
+    """(p50, p90) of one phase's completed rounds, computed once per sample count.
 
-    np.percentile selects over every sample (6-20 ms for 500,000), and a live run changes the
-    count before every sync. Past SELECT_FROM samples, a histogram over fixed log-spaced bins,
+    np.percentile selects over every sample (6-20 ms for 500,000), and a live run completes
+    rounds between syncs. Past SELECT_FROM samples, a histogram over fixed log-spaced bins,
     brought up to date with the completed rounds as they complete, tells which bin holds each
-    order statistic needed, and only that bin's samples are partitioned: the completed rounds'
-    ones found by one pass when the bin is new and topped up after, the unfinished round's
-    (a round at most) counted and filtered at each ask."""
+    order statistic needed, and only that bin's samples are partitioned: found by one pass when
+    the bin is new and topped up after."""
 
     def __init__(self) -> None:
         self._counts = np.zeros(_EDGES.size + 1, dtype=np.int64)  # over completed[:_done]
         self._done = 0
         self._nan = False
         self._bins: dict[int, tuple[GrowableArray, int]] = {}  # bin -> its completed samples
-        self._cached: tuple[tuple[int, int], float, float] | None = None
+        self._cached: tuple[int, float, float] | None = None
 
     def quantiles(self, ps: PhaseSamples) -> tuple[float, float] | None:
         done = ps.values
-        pending = ps.pending_values()
-        pend = np.concatenate(pending) if pending else np.empty(0)
-        n = done.size + pend.size
+        n = done.size
         if n == 0:
             return None
-        key = (done.size, pend.size)
-        if self._cached is None or self._cached[0] != key:
+        if self._cached is None or self._cached[0] != n:
             self._catch_up(done)
-            if n < SELECT_FROM or self._nan or bool(np.isnan(pend).any()):
-                allv = np.concatenate((done, pend)) if pend.size else done
-                p50, p90 = (float(x) for x in np.percentile(allv, [50, 90]))
+            if n < SELECT_FROM or self._nan:
+                p50, p90 = percentiles(done, (50, 90))
             else:
                 p50, p90 = _linear_percentiles(n, (0.5, 0.9),
-                                               lambda ks: self._select(done, pend, ks))
-            self._cached = (key, p50, p90)
+                                               lambda ks: self._select(done, ks))
+            self._cached = (n, p50, p90)
         return self._cached[1], self._cached[2]
 
     def _catch_up(self, done: np.ndarray) -> None:
@@ -67,21 +64,15 @@ class QuantileView:
                                         minlength=self._counts.size)
             self._done = done.size
 
-    def _select(self, done: np.ndarray, pend: np.ndarray, ranks: list[int]) -> dict[int, float]:
+    def _select(self, done: np.ndarray, ranks: list[int]) -> dict[int, float]:
         """The samples of these ranks (0-based, in sorted order)."""
-        counts = self._counts
-        pend_bins = np.searchsorted(_EDGES, pend, side="right") if pend.size else None
-        if pend_bins is not None:
-            counts = counts + np.bincount(pend_bins, minlength=counts.size)
-        cum = np.cumsum(counts)
+        cum = np.cumsum(self._counts)
         bins = np.searchsorted(cum, ranks, side="right")  # bin b: _EDGES[b-1] <= x < _EDGES[b]
         out: dict[int, float] = {}
         kept: dict[int, tuple[GrowableArray, int]] = {}
         for b in sorted(set(bins.tolist())):
             inside = self._in_bin(done, b)
             kept[b] = self._bins[b]
-            if pend_bins is not None:
-                inside = np.concatenate((inside, pend[pend_bins == b]))
             before = int(cum[b - 1]) if b > 0 else 0
             want = [r for r, rb in zip(ranks, bins.tolist(), strict=True) if rb == b]
             part = np.partition(inside, [r - before for r in want])

@@ -215,7 +215,7 @@ class Source:
     # -- a variant's numbers --------------------------------------------------------------------
     def quantiles(self, v: VariantModel, phase: str = TOTAL) -> tuple[float, float] | None:
         """(p50, p90) of a phase: a saved report's as recorded, a live run's from its
-        samples (exactly the summary the report will hold)."""
+        completed rounds (exactly the summary the report will hold)."""
         if v.recorded is not None:
             s = (v.recorded.timing if phase == TOTAL else
                  (v.recorded.phase_timings or {}).get(phase))
@@ -235,8 +235,8 @@ class Source:
             s = (v.recorded.timing if phase == TOTAL else
                  (v.recorded.phase_timings or {}).get(phase))
             return s.count if s is not None else None
-        ps = v.samples.get(phase)
-        return (len(ps) + sum(len(x) for x in ps.pending.values())) if ps else None
+        ps = v.samples.get(phase)  # its completed rounds', as its p50 and p90 are
+        return len(ps) if ps else None
 
     def interval(self, v: VariantModel, phase: str = TOTAL) -> float | None:
         """The 95 % half-width (percent) of the phase's typical round median (completed

@@ -37,6 +37,7 @@ from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
 from sagetui.core.samples import RoundSeries, Samples
 from sagetui.core.statistics.analysis import analyse
+from sagetui.core.statistics.summary import median, percentiles
 from sagetui.core.statistics.threshold import Threshold, report_threshold
 from sagetui.core.statistics.unpaired import unpaired_speedup
 from sagetui.core.statistics.verdict import Verdict
@@ -85,14 +86,14 @@ class Row:
 def _p50_p90(values: np.ndarray) -> P50s:
     if not values.size:
         return None, None
-    p50, p90 = np.percentile(values, [50, 90])
-    return float(p50), float(p90)
+    p50, p90 = percentiles(values, (50, 90))
+    return p50, p90
 
 
 def round_medians(series: RoundSeries, numbers: list[int] | None = None) -> dict[int, float]:
     """Round number -> the round's median (numbers: the kept rounds', else 0, 1, ...)."""
     nums = numbers or []
-    return {nums[i] if i < len(nums) else i: float(np.median(r))
+    return {nums[i] if i < len(nums) else i: median(r)
             for i, r in enumerate(series) if r.size}
 
 

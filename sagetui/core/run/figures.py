@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from sagetui.core import scheduler as geo
 from sagetui.core.config import Shape
 from sagetui.core.derived import call_and_mainloop, shape_ops
@@ -31,7 +29,7 @@ from sagetui.core.sol import (
 from sagetui.core.statistics.analysis import Analysis, analyse
 from sagetui.core.statistics.clocks import clock_note, cycle_medians, mean_clocks
 from sagetui.core.statistics.intervals import half_percent
-from sagetui.core.statistics.summary import p50, summarize
+from sagetui.core.statistics.summary import median, p50, summarize
 from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.core.telemetry import merge_blocks
 
@@ -83,7 +81,7 @@ def round_medians(v: VariantModel, phase: str = TOTAL) -> dict[int, float]:
         if phase == TOTAL and v.recorded is not None:
             return {i: r.p50_s for i, r in enumerate(v.recorded.rounds or [])}
         return {}
-    return {r: float(np.median(s.round_values(i))) for i, r in enumerate(s.rounds)}
+    return {r: median(s.round_values(i)) for i, r in enumerate(s.rounds)}
 
 
 def intervals(v: VariantModel) -> dict[str, float]:

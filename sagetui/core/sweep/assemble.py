@@ -6,26 +6,25 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.host_time import HOST_FIELDS
 from sagetui.core.report.model import SCHEMA_VERSION, Fault, Report, Variant
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.intervals import half_percent
+from sagetui.core.statistics.summary import round_medians
 from sagetui.core.sweep import plan
 from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
 
 
-def round_medians(rounds: list[list[float]] | None) -> list[float]:
+def phase_round_medians(rounds: list[list[float]] | None) -> list[float]:
     """A phase's round medians from its raw samples per round (a point's `samples[phase]`)."""
-    return [float(np.median(r)) for r in rounds or [] if len(r)]
+    return round_medians(rounds or [])
 
 
 def call_round_medians(v: SweepVariantPoint) -> list[float]:
     """A variant's round medians of the whole call at its point (what its verdict pairs)."""
-    return round_medians((v.samples or {}).get("total"))
+    return phase_round_medians((v.samples or {}).get("total"))
 
 
 def variant_point(v: Variant, rep: Report, point_ops: float, baseline: str | None,
@@ -43,8 +42,8 @@ def variant_point(v: Variant, rep: Report, point_ops: float, baseline: str | Non
     kernel = v.timing if phase == "total" else (v.phase_timings or {})[phase]
     entry.update(kernel_phase=phase, timing=v.timing.model_dump(), kernel=kernel.model_dump(),
                  rounds=len(v.rounds or []),
-                 p50_ci_percent=half_percent(round_medians(samples.get("total"))),
-                 kernel_p50_ci_percent=half_percent(round_medians(samples.get(phase))),
+                 p50_ci_percent=half_percent(phase_round_medians(samples.get("total"))),
+                 kernel_p50_ci_percent=half_percent(phase_round_medians(samples.get(phase))),
                  checksum=v.checksum, output_sha256=v.output_sha256, samples=samples or None,
                  verdict=v.verdict, **{k: getattr(v, k) for k in HOST_FIELDS},
                  **kernel_and_e2e(point_ops, v.timing.p50_s, kernel.p50_s, peak))
