@@ -23,7 +23,6 @@ from sagetui.core.run import figures as fig
 from sagetui.core.run.fold import new_model
 from sagetui.core.run.load import from_report
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
-from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.telemetry import merge_blocks
 from sagetui.tui.progress import RunClock
@@ -241,9 +240,7 @@ class Source:
     def interval(self, v: VariantModel, phase: str = TOTAL) -> float | None:
         """The 95 % half-width (percent) of the phase's typical round median (completed
         rounds: the report's `intervals`)."""
-        if v.recorded is not None:
-            return (v.recorded.intervals or {}).get(phase)
-        return half_percent(list(fig.round_medians(v, phase).values()))
+        return fig.interval(v, phase)
 
     def totals(self, v: VariantModel) -> MinMaxSeries:
         """Every iteration's whole-call latency so far, for the iteration plot."""

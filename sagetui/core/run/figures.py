@@ -95,10 +95,23 @@ def measured_intervals(v: VariantModel) -> dict[str, float]:
     """intervals() from the samples, whatever a report recorded (`sagetui check`)."""
     out = {}
     for phase in [*phase_order(v), TOTAL]:
-        h = half_percent(list(round_medians(v, phase).values()))
+        h = measured_interval(v, phase)
         if h is not None:
             out[phase] = h
     return out
+
+
+def interval(v: VariantModel, phase: str = TOTAL) -> float | None:
+    """intervals() of one phase (the console's phase table asks row by row)."""
+    if v.recorded is not None:
+        return (v.recorded.intervals or {}).get(phase)
+    return measured_interval(v, phase)
+
+
+def measured_interval(v: VariantModel, phase: str = TOTAL) -> float | None:
+    """The 95 % half-width (percent) of one phase's typical round median, from its completed
+    rounds' medians."""
+    return half_percent(list(round_medians(v, phase).values()))
 
 
 def telemetry(v: VariantModel) -> list[dict[str, Any]]:
