@@ -27,15 +27,15 @@ def call_round_medians(v: SweepVariantPoint) -> list[float]:
     return phase_round_medians((v.samples or {}).get("total"))
 
 
-def variant_point(v: Variant, rep: Report, point_ops: float, baseline: str | None,
-                  gpu: dict[str, Any] | None, dtype: str) -> dict[str, Any]:
+def variant_point(v: Variant, rep: Report, point_ops: float,
+                  baseline: str | None) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": v.name, "backend": v.backend, "spec": v.spec,
                              "status": "ok" if v.status == "ok" and v.timing else "failed",
                              "error": v.error, "provenance": v.provenance}
     if entry["status"] != "ok":
         return entry
     assert v.timing is not None
-    peak = plan.peak_tops(gpu, v.spec, dtype)
+    peak = (v.achieved or {}).get("peak_tops")  # its run's (core/run/figures.peak)
     kept = dict((rep.samples or Samples()).get(v.name, {}))
     samples = {p: s.tolist() for p, s in kept.items()}
     phase = plan.kernel_phase(list(v.phase_timings or {}))
@@ -65,10 +65,7 @@ def point(index: int, shape: Shape, axes: plan.Axes, rep: Report | None, *,
     if rep is None:
         data["status"] = "failed"
         return SweepPoint.model_validate(drop_none(data))
-    gpu = (rep.environment or {}).get("gpu")
-    variants = [variant_point(v, rep, data["ops"], rep.baseline,
-                              gpu if isinstance(gpu, dict) else None, shape.dtype)
-                for v in rep.variants or []]
+    variants = [variant_point(v, rep, data["ops"], rep.baseline) for v in rep.variants or []]
     data.update(variants=variants, scheduler=_grid(rep), input_sha256=next(
         (v.input_sha256 for v in rep.variants or [] if v.input_sha256), None),
         faults=rep.faults or None, status=point_status([v["status"] for v in variants]))
