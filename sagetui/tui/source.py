@@ -26,7 +26,7 @@ from sagetui.core.run.model import TOTAL, RunModel, VariantModel
 from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.telemetry import merge_blocks
 from sagetui.tui.progress import RunClock
-from sagetui.tui.sample_views import QuantileView, TotalsView
+from sagetui.tui.sample_views import TotalsView
 from sagetui.tui.series import MinMaxSeries
 
 
@@ -74,7 +74,6 @@ class Source:
         self.enabled: dict[str, bool] = {}  # a variant turned off is neither run nor shown
         self.clock = RunClock()  # a live run's wall clock (the model holds none)
         self._version = 0  # the console's own changes (toggles, a new baseline, derived...)
-        self._quantiles: dict[tuple[str, str], QuantileView] = {}
         self._totals: dict[str, TotalsView] = {}
         self._telemetry: tuple[Any, dict[int, dict[str, Any]]] | None = None
         self._round_telemetry: dict[str, dict[int, dict[str, Any]]] = {}
@@ -99,7 +98,6 @@ class Source:
         """Show another model (a new run, a run editor's configuration): the views of the old
         one's samples go; the toggles of the variants kept stay."""
         self.model = model
-        self._quantiles.clear()
         self._totals.clear()
         self._telemetry = None
         self._round_telemetry.clear()
@@ -215,27 +213,14 @@ class Source:
     def quantiles(self, v: VariantModel, phase: str = TOTAL) -> tuple[float, float] | None:
         """(p50, p90) of a phase: a saved report's as recorded, a live run's from its
         completed rounds (exactly the summary the report will hold)."""
-        if v.recorded is not None:
-            s = (v.recorded.timing if phase == TOTAL else
-                 (v.recorded.phase_timings or {}).get(phase))
-            return (s.p50_s, s.p90_s) if s is not None else None
-        ps = v.samples.get(phase)
-        if ps is None:
-            return None
-        view = self._quantiles.setdefault((v.name, phase), QuantileView())
-        return view.quantiles(ps)
+        return fig.of(self.model, v).quantiles(phase)
 
     def p50_s(self, v: VariantModel) -> float | None:
         q = self.quantiles(v)
         return q[0] if q else None
 
     def count(self, v: VariantModel, phase: str = TOTAL) -> int | None:
-        if v.recorded is not None:
-            s = (v.recorded.timing if phase == TOTAL else
-                 (v.recorded.phase_timings or {}).get(phase))
-            return s.count if s is not None else None
-        ps = v.samples.get(phase)  # its completed rounds', as its p50 and p90 are
-        return len(ps) if ps else None
+        return fig.of(self.model, v).count(phase)
 
     def interval(self, v: VariantModel, phase: str = TOTAL) -> float | None:
         """The 95 % half-width (percent) of the phase's typical round median (completed

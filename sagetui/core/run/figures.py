@@ -29,6 +29,7 @@ from sagetui.core.peaks import KernelPeak, kernel_peak
 from sagetui.core.phases import FUSED_MAINLOOP_PHASES
 from sagetui.core.report.model import Variant
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
+from sagetui.core.run.quantiles import QuantileView
 from sagetui.core.sol import (
     compute_phase,
     gpu_copy_gbps,
@@ -121,6 +122,29 @@ class Figures:
     @property
     def p50_s(self) -> float | None:
         return self.timing["p50_s"] if self.timing else None
+
+    def quantiles(self, phase: str = TOTAL) -> tuple[float, float] | None:
+        """(p50, p90) of a phase (TOTAL: the whole call): its summary's, a live run's by the
+        quick selection over its completed rounds (core/run/quantiles.py, bit for bit the
+        summary's) rather than a summary of every sample at every version."""
+        if self.v.recorded is None:
+            ps = self.v.samples.get(phase)
+            if ps is None:
+                return None
+            view = self.m.views.get((self.v.name, phase))
+            if view is None:
+                view = self.m.views[(self.v.name, phase)] = QuantileView()
+            return view.quantiles(ps)
+        s = self.timing if phase == TOTAL else self.phase_timings.get(phase)
+        return (s["p50_s"], s["p90_s"]) if s else None
+
+    def count(self, phase: str = TOTAL) -> int | None:
+        """The samples of a phase its quantiles are of (its completed rounds')."""
+        if self.v.recorded is None:
+            ps = self.v.samples.get(phase)
+            return len(ps) if ps else None
+        s = self.timing if phase == TOTAL else self.phase_timings.get(phase)
+        return s["count"] if s else None
 
     @cached_property
     def rounds(self) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""The console's fast p50/p90 (tui/sample_views.QuantileView) are the report's: the one
+"""The console's fast p50/p90 (core/run/quantiles.QuantileView) are the report's: the one
 percentile rule (core/statistics/summary.percentiles) over the completed rounds, bit for bit,
 below and above the size where it stops calling numpy; a round being measured counts in no
 figure."""
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from sagetui.core.run.model import PhaseSamples
+from sagetui.core.run.quantiles import SELECT_FROM, QuantileView
 from sagetui.core.statistics.summary import percentiles, summarize
-from sagetui.tui.sample_views import SELECT_FROM, QuantileView
 
 
 @pytest.mark.parametrize("per_round", [7, SELECT_FROM // 3 + 1])
