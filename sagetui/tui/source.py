@@ -264,8 +264,7 @@ class Source:
                 if q is not None:
                     stats[n] = (q[0], q[1], self.interval(v, n), self.count(v, n))
             if stats:
-                sol = fig.sol(self.model, v, {n: st[0] for n, st in stats.items()
-                                             if st[0] is not None}) or {}
+                sol = fig.of(self.model, v).sol or {}
                 return v.name, phase_rows(v.phases, stats, sol.get("phases") or {})
         report = self.model.report
         if report is not None and report.phase_timings and not self.variants:

@@ -121,7 +121,19 @@ class Figures:
 
     @property
     def p50_s(self) -> float | None:
-        return self.timing["p50_s"] if self.timing else None
+        """The whole call's p50 (the quick one: no summary of every sample)."""
+        q = self.quantiles()
+        return q[0] if q else None
+
+    @cached_property
+    def p50s(self) -> dict[str, float]:
+        """Each measured phase's p50 and the whole call's (TOTAL), the quick ones."""
+        out = {}
+        for n in dict.fromkeys([*phase_order(self.v), MAINLOOP, TOTAL]):
+            q = self.quantiles(n)
+            if q is not None:
+                out[n] = q[0]
+        return out
 
     def quantiles(self, phase: str = TOTAL) -> tuple[float, float] | None:
         """(p50, p90) of a phase (TOTAL: the whole call): its summary's, a live run's by the
@@ -184,15 +196,17 @@ class Figures:
 
     @cached_property
     def achieved(self) -> dict[str, float | None] | None:
-        return achieved(self.m, self.v)
+        return _figure(self.v, "achieved", lambda: measured_achieved(self.m, self.v, self.p50s))
 
     @cached_property
     def sol(self) -> dict[str, Any] | None:
-        return sol(self.m, self.v, {n: t["p50_s"] for n, t in self.phase_timings.items()})
+        return _figure(self.v, "sol", lambda: measured_sol(
+            self.m, self.v, {n: x for n, x in self.p50s.items()
+                             if n in dict(self.v.phases) and n != TOTAL}))
 
     @cached_property
     def host(self) -> dict[str, Any]:
-        return host_figures(self.v)
+        return host_figures(self.v, self.p50_s)
 
 
 def of(m: RunModel, v: VariantModel) -> Figures:
@@ -365,14 +379,20 @@ def achieved(m: RunModel, v: VariantModel) -> dict[str, float | None] | None:
     return _figure(v, "achieved", lambda: measured_achieved(m, v))
 
 
-def measured_achieved(m: RunModel, v: VariantModel) -> dict[str, float | None] | None:
-    t, s = timing(v), shape(m)
-    if t is None or s is None:
+def measured_achieved(m: RunModel, v: VariantModel,
+                      p50s: dict[str, float] | None = None) -> dict[str, float | None] | None:
+    """achieved() from the samples; `p50s`: the whole call's and the main loop's p50s where
+    the caller has them (Figures' quick ones), else their summaries'."""
+    if p50s is None:
+        t, ml = timing(v), v.samples.get(MAINLOOP)
+        p50s = {TOTAL: t["p50_s"]} if t is not None else {}
+        if ml is not None and len(ml):
+            p50s[MAINLOOP] = p50(ml.values)
+    s = shape(m)
+    if TOTAL not in p50s or s is None:
         return None
-    ml = v.samples.get(MAINLOOP)
     pk = peak(m, v)
-    return call_and_mainloop(shape_ops(s), t["p50_s"],
-                             p50(ml.values) if ml is not None and len(ml) else None,
+    return call_and_mainloop(shape_ops(s), p50s[TOTAL], p50s.get(MAINLOOP),
                              pk["peak_tops"] if pk else None)
 
 

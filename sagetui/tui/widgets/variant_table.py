@@ -10,8 +10,7 @@ from sagetui.core import format as fmt
 from sagetui.core import variant_facts as facts
 from sagetui.core.format import ms, pct
 from sagetui.core.report.model import Accuracy
-from sagetui.core.run import late
-from sagetui.core.run.figures import host_figures
+from sagetui.core.run import figures, late
 from sagetui.core.sweep.model import Sweep
 from sagetui.core.workload import export as wx
 from sagetui.core.workload.model import Workload
@@ -49,13 +48,13 @@ def _accuracy(acc: Accuracy | None, late_state: str | None) -> tuple[Any, Any]:
     return cells["cos"], cells["l1"]
 
 
-def _host_cells(figures: dict[str, Any], shown: bool) -> list[Any]:
+def _host_cells(host: dict[str, Any], shown: bool) -> list[Any]:
     """Its host-time cells (core/variant_facts.py), a host-bound call marked."""
     if not shown:
         return []
-    style = "bold reverse" if figures.get("host_bound") else ""
+    style = "bold reverse" if host.get("host_bound") else ""
     return [Text(c, style=style if f.key == "host_bound" else "")
-            for f, c in zip(facts.shown_in(facts.TABLE), facts.cells(figures, facts.TABLE),
+            for f, c in zip(facts.shown_in(facts.TABLE), facts.cells(host, facts.TABLE),
                             strict=True)]
 
 
@@ -140,8 +139,9 @@ class VariantTable(SteadyTable):
         late_state = "computing…" if ctx.running else "not computed"
         accuracy = bool(any(v.facts.accuracy for v in data.variants.values())
                         or any(k.startswith(late.ACCURACY) for k in late_keys))
-        p50s = {n: data.p50_s(v) for n, v in data.variants.items()}
-        host = {n: host_figures(v, p50s[n]) for n, v in data.variants.items()}
+        figs = {n: figures.of(data.model, v) for n, v in data.variants.items()}
+        p50s = {n: f.p50_s for n, f in figs.items()}
+        host = {n: f.host for n, f in figs.items()}
         has_host = any(h.get("host_s") is not None for h in host.values())
         rows: list[tuple[str, list[Any]]] = []
         for name, v in data.variants.items():
