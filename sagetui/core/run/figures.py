@@ -77,9 +77,10 @@ _OUTPUT_FIELDS = ("output_sha256", "deterministic", "byte_exact", "checksum", "m
 
 # what a report entry recorded of each figure (UNRECORDED: measure it from the model)
 _RECORDED: dict[str, Callable[[Variant], Any]] = {
-    "timing": lambda r: _dump(r.timing),
+    "timing": lambda r: _dump(r.timing) if r.timing is not None else UNRECORDED,
     "rounds": lambda r: [s.model_dump() for s in r.rounds or []],
-    "phase_timings": lambda r: {n: s.model_dump() for n, s in (r.phase_timings or {}).items()},
+    "phase_timings": lambda r: ({n: s.model_dump() for n, s in r.phase_timings.items()}
+                                if r.phase_timings is not None else UNRECORDED),
     "intervals": lambda r: dict(r.intervals or {}),
     "telemetry": lambda r: [t.model_dump() for t in r.telemetry or []],
     "options": lambda r: dict(r.options) if r.options is not None else UNRECORDED,
