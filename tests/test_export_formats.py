@@ -9,7 +9,7 @@ import csv
 import io
 from pathlib import Path
 
-from sagetui.core.report.export import export_stem, to_csv, to_markdown
+from sagetui.core.export.report import export_stem, to_csv, to_markdown
 from sagetui.core.report.io import load_report
 
 ROOT = Path(__file__).resolve().parents[1]

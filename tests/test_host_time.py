@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from sagetui.core.check.report import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
+from sagetui.core.export.report import to_markdown
 from sagetui.core.host_time import bound_by, drained, host_bound, idle_s, typical
-from sagetui.core.report.check import check_report
-from sagetui.core.report.export import to_markdown
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.clocks import clock_note, cycle_medians
 from sagetui.session.session import Session
@@ -135,10 +135,10 @@ def test_a_workloads_totals_in_gpu_time_and_back_to_back_time() -> None:
     """Two calls: b is faster than a on the GPU (0.1 against 0.2 ms) but its host needs 0.3 ms
     a call, so back to back it is slower (0.3 against 0.2 ms): its totals say both, each with
     its verdict, and each call says which time bounds it."""
-    from sagetui.core.sweep.model import SweepPoint
+    from sagetui.core.blocks.sweep import SweepPoint
+    from sagetui.core.blocks.workload import ReplayedCall, Workload
     from sagetui.core.workload import export
     from sagetui.core.workload.assemble import totals
-    from sagetui.core.workload.model import ReplayedCall, Workload
 
     calls = [ReplayedCall(index=i, signature="s", count=2, weight=1.0, file=f"{i}.safetensors",
                           point=i) for i in range(2)]

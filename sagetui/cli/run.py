@@ -25,7 +25,7 @@ from sagetui.core.config import RunConfig
 from sagetui.core.event_record import Recorder
 from sagetui.core.eventlog import log_line
 from sagetui.core.events import Event, Measured
-from sagetui.core.report.export import (
+from sagetui.core.export.report import (
     kernel_cells,
     kernel_facts_csv,
     to_csv,

@@ -14,8 +14,8 @@ import pytest
 from sagetui.core import events as ev
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts
+from sagetui.core.export.report import sol_cells
 from sagetui.core.phases import PARENTS
-from sagetui.core.report.export import sol_cells
 from sagetui.core.report.io import save_report
 from sagetui.core.report.model import Report
 from sagetui.tui.app import SageTUI

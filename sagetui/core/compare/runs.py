@@ -34,9 +34,9 @@ from sagetui.core.derived import speedup_or_none
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
 from sagetui.core.run import figures
-from sagetui.core.run.load import from_report
+from sagetui.core.run.load import from_report, report_threshold
 from sagetui.core.statistics.analysis import analyse
-from sagetui.core.statistics.threshold import Threshold, report_threshold
+from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.statistics.unpaired import unpaired_speedup
 from sagetui.core.statistics.verdict import Verdict
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sagetui.core import format as fmt
+from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
 from sagetui.core.compare.facts import build_difference
 from sagetui.core.compare.match import letter, match
 from sagetui.core.compare.runs import CROSS_NOTE, cross_threshold
@@ -33,7 +34,6 @@ from sagetui.core.report.model import Report
 from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.statistics.unpaired import unpaired_speedup
 from sagetui.core.sweep.assemble import call_round_medians
-from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
 
 NOTES = ["faster %: + = faster than A (A p50 / p50 - 1, the whole call)", CROSS_NOTE,
          "points match by shape; at a point, variants match by name, else baseline with "

@@ -21,10 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from sagetui.core.build_facts import BuildFacts
-from sagetui.core.kernel_facts import KernelFacts
-from sagetui.core.profile.model import MainloopProfile, ProfileDiff
-from sagetui.core.report.base import (
+from sagetui.core.blocks.base import (
     Count,
     Fault,
     Model,
@@ -35,13 +32,16 @@ from sagetui.core.report.base import (
     Summary,
     Verdict,
 )
+from sagetui.core.blocks.profile import MainloopProfile, ProfileDiff
+from sagetui.core.blocks.swap import Swap
+from sagetui.core.blocks.sweep import Sweep
+from sagetui.core.blocks.workload import Workload
+from sagetui.core.build_facts import BuildFacts
+from sagetui.core.kernel_facts import KernelFacts
 from sagetui.core.samples import RoundSeries, Samples
 from sagetui.core.statistics import outliers as outlier_rule
-from sagetui.core.swap.model import Swap
-from sagetui.core.sweep.model import Sweep
-from sagetui.core.workload.model import Workload
 
-# 2: mainloop_profiles (core/profile/model.py), the `sweep` block (core/sweep/model.py),
+# 2: mainloop_profiles (core/blocks/profile.py), the `sweep` block (core/blocks/sweep.py),
 #    accuracy, provenance and peaks per variant
 # 3: one run model (core/run/): each variant's own kernel, scheduler grid, options as they ran,
 #    intervals, rounds asked and the round it failed in; status_detail. The top-level
@@ -405,8 +405,8 @@ class Report(Model):
     # each profile against the baseline's (sagetui profile over two or more variants)
     mainloop_diff: ProfileDiff | None = None
     sweep: Sweep | None = None  # `sagetui sweep` (core/sweep_model.py)
-    workload: Workload | None = None  # `sagetui run --workload` (core/workload/model.py)
-    swap: Swap | None = None  # `sagetui swap` (core/swap/model.py)
+    workload: Workload | None = None  # `sagetui run --workload` (core/blocks/workload.py)
+    swap: Swap | None = None  # `sagetui swap` (core/blocks/swap.py)
 
     @model_validator(mode="after")
     def _has_measurements(self) -> Report:

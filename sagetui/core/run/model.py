@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.config import RunConfig
-from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.report.model import Fault, Variant, VariantFacts
 from sagetui.core.samples import GrowableArray, RoundSeries
 from sagetui.core.statistics.threshold import Threshold

@@ -10,10 +10,8 @@ import statistics
 from collections.abc import Callable, Sequence
 
 from sagetui.core import accuracy
-from sagetui.core.derived import change_of_speedup, change_percent
-from sagetui.core.report.base import Verdict
-from sagetui.core.statistics.verdict import paired_speedup
-from sagetui.core.swap.model import (
+from sagetui.core.blocks.base import Verdict
+from sagetui.core.blocks.swap import (
     UNCHANGED,
     ArmFigures,
     OutputChange,
@@ -22,6 +20,8 @@ from sagetui.core.swap.model import (
     SwapProcess,
     Timed,
 )
+from sagetui.core.derived import change_of_speedup, change_percent
+from sagetui.core.statistics.verdict import paired_speedup
 
 FIRST_TO_LAST = "first to last attention call"
 STEP = "step"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.host_time import HOST_FIELDS
@@ -14,7 +15,7 @@ from sagetui.core.samples import Samples
 from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.statistics.summary import round_medians
 from sagetui.core.sweep import plan
-from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
+from sagetui.core.version import VERSION
 
 
 def phase_round_medians(rounds: list[list[float]] | None) -> list[float]:
@@ -91,7 +92,7 @@ def sweep_block(config: RunConfig, axes: plan.Axes, points: list[SweepPoint]) ->
 
 
 def measured_with(config: RunConfig) -> dict[str, Any]:
-    """A block of points' Measured fields (sweep/model.py), from the configuration."""
+    """A block of points' Measured fields (blocks/sweep.py), from the configuration."""
     return {"baseline": config.baseline_name,
             "variants": {v.name: v.spec for v in config.variants},
             "warmup": config.warmup, "rounds": config.rounds, "iterations": config.iterations}
@@ -147,10 +148,8 @@ def points_report(base: RunConfig, block: dict[str, Any], *, environment: dict[s
                   detail: list[str] | None = None) -> Report:
     """A report made of points (a sweep's, a workload's: `block`), with the envelope a run's
     has: its tool, status, environment, configuration and inputs."""
-    from sagetui import __version__
-
     data = {"schema_version": SCHEMA_VERSION,
-            "tool": {"name": "sagetui", "version": __version__},
+            "tool": {"name": "sagetui", "version": VERSION},
             "created_utc": created, "status": status, "status_detail": detail or None,
             "environment": environment, "config": base.model_dump(mode="json"),
             "inputs": base.inputs_block(), "metadata": base.metadata or None, **block,

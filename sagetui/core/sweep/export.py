@@ -12,13 +12,13 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from sagetui.core import variant_facts
+from sagetui.core.blocks.sweep import Sweep, SweepVariantPoint
 from sagetui.core.palette import OKABE_ITO
 from sagetui.core.report.csv_cell import (
     inert_cell,  # names from a report, made inert for spreadsheets
     markdown_row,
 )
 from sagetui.core.report.model import Report
-from sagetui.core.sweep.model import Sweep, SweepVariantPoint
 from sagetui.core.sweep.plan import NOISY_CI_PERCENT, NOISY_MARK, NOISY_RULE, noisy, series_of
 
 CSV_FIELDS = ("point", "group", "x", "batch", "heads", "q_len", "kv_len", "head_dim", "causal",

@@ -11,12 +11,12 @@ from typing import Any
 
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts as facts
+from sagetui.core.blocks.workload import ReplayedCall, Workload
 from sagetui.core.report.csv_cell import inert_cell, markdown_row
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.verdict import MIN_THRESHOLD_PERCENT, decide
 from sagetui.core.sweep.export import accuracy_text, device_name, noisy_note, p50_cell
 from sagetui.core.sweep.plan import noisy
-from sagetui.core.workload.model import ReplayedCall, Workload
 
 CALL_COLUMNS = ("call", "weight", "shape", "variant", "p50 ms ± CI", "verdict", "accuracy")
 TOTAL_COLUMNS = ("variant", "total ms (Σ weight x p50)", "speedup % [95% CI]")

@@ -8,9 +8,9 @@ from typing import Any
 from rich.text import Text
 
 from sagetui.core.derived import change_percent
+from sagetui.core.export.kernel_facts_rows import DIFFERS, comparison_rows
+from sagetui.core.export.report import sol_cells
 from sagetui.core.format import fraction_pct, ms, pct
-from sagetui.core.report.export import sol_cells
-from sagetui.core.report.kernel_facts_rows import DIFFERS, comparison_rows
 from sagetui.core.report.model import SpeedOfLight
 from sagetui.core.run import figures
 from sagetui.tui.source import Source

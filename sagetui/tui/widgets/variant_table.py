@@ -8,12 +8,12 @@ from rich.text import Text
 
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts as facts
+from sagetui.core.blocks.sweep import Sweep
+from sagetui.core.blocks.workload import Workload
 from sagetui.core.format import ms, pct
 from sagetui.core.report.model import Accuracy
 from sagetui.core.run import figures, late
-from sagetui.core.sweep.model import Sweep
 from sagetui.core.workload import export as wx
-from sagetui.core.workload.model import Workload
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable

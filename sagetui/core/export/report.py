@@ -7,11 +7,11 @@ import io
 
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts
+from sagetui.core.blocks.base import Scheduler, Summary
+from sagetui.core.export.kernel_facts_rows import DIFFERS, comparison_rows
 from sagetui.core.kernel_facts import LIMITS
 from sagetui.core.phases import PARENTS
-from sagetui.core.report.base import Scheduler, Summary
 from sagetui.core.report.csv_cell import inert_cell
-from sagetui.core.report.kernel_facts_rows import DIFFERS, comparison_rows
 from sagetui.core.report.model import Report, SpeedOfLight, Variant
 
 # 9 significant digits: a nanosecond in 1 s, far finer than any timer here (CUDA events

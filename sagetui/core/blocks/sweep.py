@@ -9,8 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from sagetui.core.config import Shape
-from sagetui.core.report.base import (
+from sagetui.core.blocks.base import (
     Count,
     Fault,
     Model,
@@ -20,6 +19,7 @@ from sagetui.core.report.base import (
     Summary,
     Verdict,
 )
+from sagetui.core.config import Shape
 
 Tops = Annotated[float, Field(ge=0, description="tera-operations per second")]
 Share = Annotated[float, Field(ge=0)]
