@@ -227,8 +227,9 @@ def run_table(labelled: list[tuple[str, Report]]) -> Table:
     rows = compare_rows(reports)
     many = len(reports) > 1
     cos = any(c is not None and c.cos for r in rows for c in r.cells)  # accuracy, where kept
-    # host times, likewise
-    host = variant_facts.measured(v for r in reports for v in r.variants or [])
+    # the variants' facts (core/variant_facts.py's COMPARE: host times, where kept)
+    facts = variant_facts.columns(variant_facts.COMPARE,
+                                  [v for r in reports for v in r.variants or []])
     cols = key_columns(Column("variant"), Column("phase", kind="phase"), many=many)
     for i in range(len(reports)):
         x = letter(i)
@@ -239,8 +240,7 @@ def run_table(labelled: list[tuple[str, Report]]) -> Table:
                  Column(f"{x} verdict: paired % [95% CI]", True)]
         if cos:
             cols.append(Column(f"{x} cos sim", True))
-        if host:
-            cols += [Column(f"{x} {h}", True) for h in variant_facts.headers(variant_facts.COMPARE)]
+        cols += [Column(f"{x} {h}", True) for h in variant_facts.headers(facts)]
     lines, deltas = [], []
     for row in rows:
         out = [one_line(row.label()), one_line(row.phase)] + (
@@ -257,10 +257,8 @@ def run_table(labelled: list[tuple[str, Report]]) -> Table:
                     one_line(cell.verdict) if cell else ""]
             if cos:
                 out.append(cell.cos if cell else "")
-            if host:
-                v = reports[i].variant(cell.name) if cell and row.total else None
-                out += variant_facts.cells(v, variant_facts.COMPARE) if v else [""] * len(
-                    variant_facts.shown_in(variant_facts.COMPARE))
+            v = reports[i].variant(cell.name) if cell and row.total else None
+            out += variant_facts.cells(v, facts) if v else [""] * len(facts)
         lines.append(Line(out, row.total))
     notes = [SIGN_NOTE, CROSS_NOTE, MATCH_NOTE] if many else []
     # each report's verdict lines that name their clocks (core/statistics/clocks.py)

@@ -278,6 +278,9 @@ class VariantFacts(Model):
     # device memory one call allocates beyond what was held before it (its output and
     # workspace), from torch's allocator peak around the warm-up's timed call: GPU only
     peak_memory_bytes: Annotated[int, Field(ge=0)] | None = None
+    # wall time of its backend's first call in its runner, synchronised (the warm-up's first):
+    # what a model pays once for it (lazy imports, JIT compiling, handles, autotuning)
+    first_call_s: Annotated[float, Field(ge=0)] | None = None
     dispatch: Dispatch | None = None  # sage2-auto: the function and options it dispatched to
     # its main-loop kernel's registers, spills, shared memory and occupancy, from its binary
     # (`cuobjdump --dump-resource-usage`) and its launch: core/kernel_facts.py
