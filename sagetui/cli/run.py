@@ -32,6 +32,7 @@ from sagetui.core.export.report import (
 from sagetui.core.report.io import iter_report_json
 from sagetui.core.report.model import Report
 from sagetui.core.run import late
+from sagetui.core.run.status import exit_status
 from sagetui.session.errors import NotRunnable
 from sagetui.session.session import Session
 from sagetui.session.spawn import Spawned
@@ -244,4 +245,4 @@ def cmd_run(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
         return 1
     # 1 also when a variant failed (or its build did: the report is then partial) or anything
     # else went wrong: a script must not mistake a run that lost a variant for a clean one
-    return 0 if report.status == "complete" and not report.faults else 1
+    return exit_status(report.status, len(report.faults or []))

@@ -14,6 +14,7 @@ from sagetui.cli.outputs import MakeText, say
 from sagetui.cli.run import outputs_kept, write_outputs
 from sagetui.core import variant_facts
 from sagetui.core.report.model import Report
+from sagetui.core.run.status import exit_status
 
 
 def sweep_table(report: Report) -> Table:
@@ -61,4 +62,4 @@ def finish_sweep(report: Report, args: argparse.Namespace, err: Console, recover
     svg: list[tuple[str, MakeText]] = [(args.svg, lambda: to_svg(report))] if args.svg else []
     if not outputs_kept(write_outputs(report, args, err, svg), recovery, err):
         return 1
-    return 0 if report.status == "complete" and not report.faults else 1
+    return exit_status(report.status, len(report.faults or []))

@@ -73,7 +73,7 @@ def tail_study(session: RunnerSession, base: str) -> None:
     main_cfg, m = session.config, session.model
     spec = next(v for v in main_cfg.variants if v.name == base)
     s = main_cfg.shape
-    kernel = figures.kernel(m, m.variants[base]) or "sm89"
+    kernel = figures.kernel(m, m.variants[base]) or scheduler.FALLBACK_KERNEL
     for sweep, q_len, kv_len in scheduler.tail_plan(kernel, s.q_len, s.n_kv_len):
         if session.cancelled:
             break

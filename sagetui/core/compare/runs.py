@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts
 from sagetui.core.compare.facts import build_difference
@@ -35,8 +33,8 @@ from sagetui.core.compare.table import (
 from sagetui.core.derived import speedup_or_none
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
-from sagetui.core.run.load import report_threshold
-from sagetui.core.samples import RoundSeries, Samples
+from sagetui.core.run import figures
+from sagetui.core.run.load import from_report, report_threshold
 from sagetui.core.statistics.analysis import analyse
 from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.statistics.unpaired import unpaired_speedup
@@ -83,20 +81,6 @@ class Row:
         return " / ".join(names) if self.total and names else self.group
 
 
-def _p50_p90(values: np.ndarray) -> P50s:
-    if not values.size:
-        return None, None
-    p50, p90 = np.percentile(values, [50, 90])
-    return float(p50), float(p90)
-
-
-def round_medians(series: RoundSeries, numbers: list[int] | None = None) -> dict[int, float]:
-    """Round number -> the round's median (numbers: the kept rounds', else 0, 1, ...)."""
-    nums = numbers or []
-    return {nums[i] if i < len(nums) else i: float(np.median(r))
-            for i, r in enumerate(series) if r.size}
-
-
 @dataclass
 class _Read:
     """One variant of a report, as the compare table needs it."""
@@ -108,24 +92,16 @@ class _Read:
 
 
 def _read(report: Report) -> dict[str, _Read]:
-    samples = report.samples or Samples()
-    numbers = report.round_numbers()
+    """Each variant's figures as a run's (core/run/figures.of on the report loaded)."""
+    m = from_report(report)
     out: dict[str, _Read] = {}
-    for v in report.variants or []:
-        mine = samples.get(v.name) or {}
-        total = mine.get("total")
+    for name, v in m.variants.items():
+        f = figures.of(m, v)
         r = _Read()
-        if v.timing is not None:
-            r.p50, r.p90 = v.timing.p50_s, v.timing.p90_s
-        elif total is not None:
-            r.p50, r.p90 = _p50_p90(total.values)
-        r.phases = {p: _p50_p90(s.values) for p, s in mine.items() if p != "total"} or {
-            p: (s.p50_s, s.p90_s) for p, s in (v.phase_timings or {}).items()}
-        if total is not None:
-            r.rounds = round_medians(total, numbers.get(v.name))
-        elif v.rounds:
-            r.rounds = {i: s.p50_s for i, s in enumerate(v.rounds)}
-        out[v.name] = r
+        r.p50, r.p90 = f.quantiles() or (None, None)
+        r.phases = {p: q for p, _ in v.phases if (q := f.quantiles(p)) is not None}
+        r.rounds = figures.round_medians(v)
+        out[name] = r
     return out
 
 

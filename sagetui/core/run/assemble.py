@@ -29,7 +29,7 @@ def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Re
     base = m.variants.get(m.baseline or "")
     samples = Samples()
     clocks = figures.clocks(m, an)
-    variants = [_variant(m, v, base, an, samples, clocks.get(v.name))
+    variants = [_variant(m, v, an, samples, clocks.get(v.name))
                 for v in m.variants.values()]
     run_status, detail = ending or ((m.status, m.status_detail) if m.status in status.TERMINAL
                                     else status.unfinished(len(m.completed_rounds)))
@@ -76,22 +76,22 @@ def _build_facts(m: RunModel, name: str) -> BuildFacts | None:
     return spec.build if spec else None
 
 
-def _variant(m: RunModel, v: VariantModel, base: VariantModel | None, an: Analysis,
-             samples: Samples, clocks: dict[str, Any] | None) -> dict[str, Any]:
+def _variant(m: RunModel, v: VariantModel, an: Analysis, samples: Samples,
+             clocks: dict[str, Any] | None) -> dict[str, Any]:
+    f = figures.of(m, v)
     entry: dict[str, Any] = {
         "name": v.name, "path": v.path, "backend": v.backend, "spec": v.spec,
         "status": v.status if v.status != "pending" else "failed", "error": v.error,
-        "kernel": figures.kernel(m, v), "options": figures.resolved_options(v) or None,
-        "scheduler": figures.scheduler(m, v) if v.status != "failed" or v.asked else None,
+        "kernel": f.kernel, "options": f.options or None,
+        "scheduler": f.scheduler if v.status != "failed" or v.asked else None,
         "rounds_asked": len(v.asked),
         "failed_round": v.failed_round, "input_sha256": m.ready.get("input_sha256"),
         "build": _build_facts(m, v.name)}
     if v.completed_rounds:
-        entry.update(rounds=figures.rounds(v), timing=figures.timing(v),
-                     phase_timings=figures.phase_timings(v) or None,
-                     intervals=figures.intervals(v) or None, telemetry=figures.telemetry(v),
-                     achieved=figures.achieved(m, v), sol=figures.sol(m, v))
-        pk = figures.peak(m, v)
+        entry.update(rounds=f.rounds, timing=f.timing, phase_timings=f.phase_timings or None,
+                     intervals=f.intervals or None, telemetry=f.telemetry,
+                     achieved=f.achieved, sol=f.sol)
+        pk = f.peak
         if pk:
             entry["peak"] = {k: pk[k] for k in ("qk_type", "pv_type", "source")}  # type: ignore[literal-required]
         kept = _series(v)
@@ -101,9 +101,9 @@ def _variant(m: RunModel, v: VariantModel, base: VariantModel | None, an: Analys
         entry["outliers"] = {"count": len(flags), "where": figures.outlier_where(v, flags)}
         if a is not None and a.drift is not None:
             entry["drift"] = a.drift.to_dict()
-        entry.update(figures.host_figures(v))
+        entry.update(f.host)
         entry["clocks"] = clocks
-    entry.update(figures.outputs(v, base))
+    entry.update(f.outputs)
     entry.update(v.facts.model_dump(exclude_none=True))
     entry["verdict"] = an.verdict_dict(v.name)
     if v.name in an.variants:

@@ -16,7 +16,7 @@ from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.sweep import plan
-from sagetui.core.sweep.assemble import call_round_medians
+from sagetui.core.sweep.assemble import call_round_medians, phase_round_medians
 
 if TYPE_CHECKING:
     from sagetui.core.report.mismatch import MismatchCollector
@@ -125,7 +125,7 @@ def check_variant_point(c: MismatchCollector, path: str, v: SweepVariantPoint, o
         c.summary_from_samples(f"{path}.{field}", getattr(v, field),
                                np.concatenate([np.asarray(r, dtype=np.float64) for r in rounds]))
         c.eq(f"{path}.{ci_field}", getattr(v, ci_field),
-             half_percent([float(np.median(r)) for r in rounds if r]),
+             half_percent(phase_round_medians(rounds)),
              "95 % t-interval of the log round medians")
         if v.rounds is not None:
             c.eq(f"{path}.rounds", v.rounds, len(rounds), "one sample list per round")

@@ -11,8 +11,7 @@ from sagetui.core import variant_facts
 from sagetui.core.blocks.sweep import Sweep
 from sagetui.core.blocks.workload import Workload
 from sagetui.core.format import ms, pct
-from sagetui.core.run import late
-from sagetui.core.run.figures import host_figures
+from sagetui.core.run import figures, late
 from sagetui.core.workload import export
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
@@ -49,16 +48,16 @@ def _columns(host: bool, accuracy: bool, runner_facts: list[Any]) -> list[varian
         + [f for f in table if f.group == variant_facts.ACCURACY and accuracy]
 
 
-def _cells(cols: list[variant_facts.Fact], figures: dict[str, Any], runner_facts: Any,
+def _cells(cols: list[variant_facts.Fact], host: dict[str, Any], runner_facts: Any,
            late_state: str | None) -> list[Any]:
     """A variant's facts' cells: a host-time fact from its live figures (a host-bound call
     marked), any other from its runner facts; an accuracy still to come ("computing…") or that
     never came ("not computed", after the last round: core/run/late.py) says so once."""
-    style = "bold reverse" if figures.get("host_bound") else ""
+    style = "bold reverse" if host.get("host_bound") else ""
     out: list[Any] = []
     for f in cols:
         if f.group == variant_facts.HOST:
-            out.append(Text(f.text(figures), style=style if f.key == "host_bound" else ""))
+            out.append(Text(f.text(host), style=style if f.key == "host_bound" else ""))
         elif f.group == variant_facts.ACCURACY and runner_facts.accuracy is None \
                 and late_state is not None:
             first = not any(g.group == variant_facts.ACCURACY for g in cols[:cols.index(f)])
@@ -145,8 +144,9 @@ class VariantTable(SteadyTable):
         late_state = "computing…" if ctx.running else "not computed"
         accuracy = bool(any(v.facts.accuracy for v in data.variants.values())
                         or any(k.startswith(late.ACCURACY) for k in late_keys))
-        p50s = {n: data.p50_s(v) for n, v in data.variants.items()}
-        host = {n: host_figures(v, p50s[n]) for n, v in data.variants.items()}
+        figs = {n: figures.of(data.model, v) for n, v in data.variants.items()}
+        p50s = {n: f.p50_s for n, f in figs.items()}
+        host = {n: f.host for n, f in figs.items()}
         has_host = any(h.get("host_s") is not None for h in host.values())
         cols = _columns(has_host, accuracy, [v.facts for v in data.variants.values()])
         rows: list[tuple[str, list[Any]]] = []
