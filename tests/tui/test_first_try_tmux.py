@@ -24,9 +24,11 @@ from .test_e2e_tmux import (  # noqa: F401  (pytestmark: tmux needed, e2e, loade
 @pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=lambda s: f"{s[0]}x{s[1]}")
 def test_a_first_try_by_the_readme(tmp_path: Path, size: tuple[int, int]) -> None:
     tmux = Tmux(f"first-{size[0]}")
-    # the README's `sagetui`, at 2 rounds so that the test stays short
-    tmux.start_console(tmp_path, f"--rounds 2 --recovery-dir {tmp_path / 'recovery'}",
-                       size=size)
+    # the README's `sagetui`, at 2 rounds of the tests' tiny shape so that the test stays
+    # short (nothing here is about the shape: the README's default shape is timed whole by
+    # tests/test_cli.py's default run, and opened in the console by test_e2e_tmux's editor test)
+    tmux.start_console(tmp_path, "--heads 2 --q-len 256 --head-dim 64 --rounds 2 "
+                       f"--recovery-dir {tmp_path / 'recovery'}", size=size)
     try:
         screen = tmux.wait_ready()
         footer = screen.rstrip("\n").split("\n")[-1]
