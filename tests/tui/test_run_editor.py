@@ -238,30 +238,6 @@ async def test_during_a_run_the_editor_says_stop_first(tmp_path: Path) -> None:
 
 
 @aio
-async def test_over_an_unexported_result_it_asks_before_replacing_it(tmp_path: Path) -> None:
-    app = console(tmp_path)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await finished_run(pilot, app)
-        result = app.final_report
-        assert result is not None
-        for answer in ("escape", "y"):
-            await open_editor(pilot, app)
-            await type_into(pilot, app, "ed--rounds", "4")
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), timeout=30,
-                           what="the question")
-            assert "not exported" in app.screen.question  # type: ignore[attr-defined]
-            await pilot.press(answer)
-            await settle(pilot, app)
-            if answer == "escape":  # stay: the result is still shown, nothing applied
-                assert app.final_report is result and app.config.rounds == 2  # type: ignore
-                assert app.data.rounds_done == 2
-        assert app.config is not None and app.config.rounds == 4
-        assert app.final_report is None and app.data.rounds_done == 0
-        assert app.data.model.config.rounds == 4
-
-
-@aio
 async def test_without_a_builder_the_editor_says_it_cannot_run(tmp_path: Path) -> None:
     app = console(tmp_path, build=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -376,15 +352,58 @@ async def back_in_the_editor(pilot, app: SageTUI, rounds: str) -> None:
 
 
 @aio
-async def test_a_failed_export_first_keeps_the_edit(tmp_path: Path) -> None:
-    """Issue 23: "Export JSON first" whose write fails (the path is a directory) threw the edit
-    away while the toast said nothing was lost. The edit comes back in the editor, and applying
-    it asks again."""
+async def test_over_an_unexported_result_it_asks_and_export_first_keeps_the_edit(
+        tmp_path: Path) -> None:
+    """One finished run, unexported, under three questions in turn (each but the last leaves
+    it as it was; the toasts are cleared between them, so each says its own):
+
+    - Escape at the path prompt, or keeping the file that is there: the edit is not lost
+      either; escape in the editor then drops it, as always.
+    - An edit applied over the result asks first; escape stays (the result still shown,
+      nothing applied).
+    - Issue 23: "Export JSON first" whose write fails (the path is a directory) threw the edit
+      away while the toast said nothing was lost. The edit comes back in the editor, and
+      applying it asks again; yes replaces the result with the edit."""
     app = console(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await finished_run(pilot, app)
         result = app.final_report
+        assert result is not None
+        # abandoned: escape at the path prompt, then "keep it" at the overwrite question
+        await edit_then_export_first(pilot, app, "7")
+        await pilot.press("escape")
+        await back_in_the_editor(pilot, app, "7")
+        await pilot.press("escape")
+        await settle(pilot, app)
+        existing = tmp_path / "there.json"
+        existing.write_text("{}")
+        app.clear_notifications()
+        await edit_then_export_first(pilot, app, "6")
+        app.screen.query_one("#path", Input).value = str(existing)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), timeout=10,
+                       what="overwrite?")
+        await pilot.press("n")  # keep it: nothing written
+        await back_in_the_editor(pilot, app, "6")
+        assert existing.read_text() == "{}"
+        await pilot.press("escape")  # the edit dropped, as always
+        await settle(pilot, app)
+        assert not isinstance(app.screen, RunEditorScreen)
+        assert app.final_report is result and app.config.rounds == 2  # type: ignore[union-attr]
+        # asked before replacing it: escape stays
+        await open_editor(pilot, app)
+        await type_into(pilot, app, "ed--rounds", "4")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), timeout=30,
+                       what="the question")
+        assert "not exported" in app.screen.question  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert app.final_report is result and app.config.rounds == 2  # type: ignore
+        assert app.data.rounds_done == 2
+        # a failed export first: the edit comes back, applying it asks again, yes applies it
         (tmp_path / "a-directory").mkdir()
+        app.clear_notifications()
         await edit_then_export_first(pilot, app, "4")
         path = app.screen.query_one("#path", Input)
         path.value = str(tmp_path / "a-directory")
@@ -398,30 +417,9 @@ async def test_a_failed_export_first_keeps_the_edit(tmp_path: Path) -> None:
         await pilot.press("ctrl+s")  # applied again: asked again, and this time it runs
         await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), timeout=30,
                        what="the question again")
+        assert "not exported" in app.screen.question  # type: ignore[attr-defined]
         await pilot.press("y")
         await applied(pilot, app)
         assert app.config is not None and app.config.rounds == 4
-
-
-@aio
-async def test_an_abandoned_export_first_keeps_the_edit(tmp_path: Path) -> None:
-    """Escape at the path prompt, or keeping the file that is there: the edit is not lost
-    either; escape in the editor then drops it, as always."""
-    app = console(tmp_path)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await finished_run(pilot, app)
-        await edit_then_export_first(pilot, app, "7")
-        await pilot.press("escape")
-        await back_in_the_editor(pilot, app, "7")
-        await pilot.press("escape")
-        await settle(pilot, app)
-        existing = tmp_path / "there.json"
-        existing.write_text("{}")
-        await edit_then_export_first(pilot, app, "6")
-        app.screen.query_one("#path", Input).value = str(existing)
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), timeout=10,
-                       what="overwrite?")
-        await pilot.press("n")  # keep it: nothing written
-        await back_in_the_editor(pilot, app, "6")
-        assert existing.read_text() == "{}"
+        assert app.final_report is None and app.data.rounds_done == 0
+        assert app.data.model.config.rounds == 4
