@@ -103,37 +103,53 @@ async def test_the_editor_opens_from_its_footer_key_and_from_the_palette(
                        what="the editor from the palette")
 
 
-@pytest.mark.parametrize("field,text", [
-    ("ed--q-len", "-3"),
-    ("ed--q-len", "x"),
-    ("ed-new", "mine=nosuch"),
-    ("ed-new", "mine=sage2-sm89@/no/such/build/_qattn_sm89.so"),
-], ids=["negative-q-len", "text-q-len", "unknown-backend", "missing-build"])
+REFUSED = [  # (field, text): each a value `sagetui run` refuses
+    ("ed--q-len", "-3"),  # negative q len
+    ("ed--q-len", "x"),  # a q len that is no number
+    ("ed-new", "mine=nosuch"),  # an unknown backend
+    ("ed-new", "mine=sage2-sm89@/no/such/build/_qattn_sm89.so"),  # a build that is not there
+]
+
+
 def test_a_refused_value_shows_the_clis_own_line_and_keeps_the_form_open(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, text: str) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each refused value in turn in one console (escape drops each edit before the next):
+    the CLI's very line, in the form, which stays open with nothing applied."""
     @aio
-    async def check() -> tuple[list[str], str]:
+    async def check() -> list[tuple[list[str], str]]:
         app = console(tmp_path)
+        seen = []
         async with app.run_test(size=(160, 48)) as pilot:
             await settle(pilot, app)
             before = app.config
-            await open_editor(pilot, app)
-            if field == "ed-new":
-                await add_variant(pilot, app, text)
-            else:
-                await type_into(pilot, app, field, text)
-            argv = editor(app).argv()
-            await pilot.press("ctrl+s")
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            shown = problem(app)
-            assert isinstance(app.screen, RunEditorScreen)  # still open, nothing applied
-            assert app.config is before
-            assert " ".join(shown.split()[:4]) in screen_text(app)  # on screen, in the form
-            return argv, shown
+            fresh: list[str] | None = None
+            for field, text in REFUSED:
+                await open_editor(pilot, app)
+                untouched = editor(app).argv()
+                fresh = fresh or untouched
+                assert untouched == fresh, text  # afresh: no edit of the case before
+                if field == "ed-new":
+                    await add_variant(pilot, app, text)
+                else:
+                    await type_into(pilot, app, field, text)
+                argv = editor(app).argv()
+                await pilot.press("ctrl+s")
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+                shown = problem(app)
+                assert isinstance(app.screen, RunEditorScreen), text  # still open
+                assert app.config is before, text  # nothing applied
+                assert " ".join(shown.split()[:4]) in screen_text(app), text  # in the form
+                seen.append((argv, shown))
+                await pilot.press("escape")  # the edit dropped: the next starts afresh
+                await wait_for(pilot, lambda: not isinstance(app.screen, RunEditorScreen),
+                               what="the editor closed")
+        return seen
 
-    argv, shown = check()
-    assert shown == cli_error_line(argv, capsys)
+    seen = check()
+    assert len(seen) == len(REFUSED)
+    for (_, text), (argv, shown) in zip(REFUSED, seen, strict=True):
+        assert shown == cli_error_line(argv, capsys), text
 
 
 @aio
