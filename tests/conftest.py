@@ -141,7 +141,7 @@ def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, ob
     own setup.py: (tree, cache root, its build facts). A test that needs a good build of it in
     a cache of its own seeds one from this (`seed_build_cache`): the key holds no path, so any
     copy of the tree is then a cache hit."""
-    from sagetui.build.builder import build, plan
+    from sagetui.kernel_build.builder import build, plan
 
     from .build_tree import write_tree
 

@@ -1,4 +1,4 @@
-"""sagetui/build on the CPU with real builds (no mocks): a tiny tree that looks like a
+"""sagetui/kernel_build on the CPU with real builds (no mocks): a tiny tree that looks like a
 SageAttention checkout (build_tree.py) built by its own setup.py through torch's
 BuildExtension, cached, checked, rebuilt; and the bad inputs refused with one line."""
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from sagetui.build import cache, tools
-from sagetui.build.builder import build, module_files, plan
-from sagetui.build.errors import BuildFailed, BuildInputError
 from sagetui.cli.main import main
+from sagetui.kernel_build import cache, tools
+from sagetui.kernel_build.builder import build, module_files, plan
+from sagetui.kernel_build.errors import BuildFailed, BuildInputError
 from sagetui.runner.variants import load_extension
 
 from .build_tree import MODULE, set_qattn_source
@@ -186,7 +186,7 @@ def test_no_compiler_refuses_the_cli_with_one_line(
                                             ("9.0+PTX", False), ("sm_90", False)])
 def test_the_arch_list_takes_one_arch_with_or_without_its_a(listed: str, ok: bool) -> None:
     """CUDA images set TORCH_CUDA_ARCH_LIST=9.0a (the H200 machine does): one architecture."""
-    from sagetui.build.tools import target_arch
+    from sagetui.kernel_build.tools import target_arch
     if ok:
         assert target_arch(None, {"TORCH_CUDA_ARCH_LIST": listed}) == (listed,
                                                                         "TORCH_CUDA_ARCH_LIST")
@@ -216,7 +216,7 @@ def test_source_variants_resolve_to_their_builds_with_a_diff(
     from sagetui.cli.main import build_parser, run_config
     from sagetui.cli.options import config_from_args
     from sagetui.core.report.model import Variant
-    from sagetui.core.run.build import _build_facts
+    from sagetui.core.run.assemble import _build_facts
     from sagetui.core.run.fold import new_model
 
     tree, root, facts = built
@@ -270,7 +270,7 @@ def test_a_source_edited_during_the_build_leaves_no_entry_under_the_old_key(
     """The cache-poisoning case: setup.py edits a source as the build starts (build_tree.HOOKS),
     the test puts it back after; the next build of the original tree must compile it, not load
     the edited code from an entry under the original's key."""
-    from sagetui.build.tree import hash_sources
+    from sagetui.kernel_build.tree import hash_sources
 
     from .build_tree import EDIT, write_tree
 
@@ -298,7 +298,7 @@ def test_a_source_written_during_the_build_but_left_as_it_was(tmp_path: Path) ->
     read the edit, so no entry is kept from that build. And a setup.py that writes a source
     with the same text on every run: the second build reads what the first left, and its
     entry is kept under the edited tree's key (two builds, not a failure)."""
-    from sagetui.build.tree import hash_sources
+    from sagetui.kernel_build.tree import hash_sources
 
     from .build_tree import ALWAYS, EDIT, PUT_BACK, write_tree
 

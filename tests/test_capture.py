@@ -1,5 +1,5 @@
 """Capturing a program's attention calls (`sagetui capture`, `sagetui.capture`) and loading
-them back (core/capture/workload.load_workload, runner/workload.load_call): a small
+them back (core/capture/loaded.load_workload, runner/captured_call.load_call): a small
 transformer (tests/capture_model.py) run for real, its files checked against what the model
 itself recorded it passed, on the CPU."""
 
@@ -15,12 +15,12 @@ import torch
 import torch.nn.functional as F
 
 import sagetui
+from sagetui.core.capture.loaded import load_workload
 from sagetui.core.capture.manifest import Manifest
 from sagetui.core.capture.outcome import CaptureError
 from sagetui.core.capture.selection import Selection, parse_size
-from sagetui.core.capture.workload import load_workload
 from sagetui.core.format import size
-from sagetui.runner.workload import load_call
+from sagetui.runner.captured_call import load_call
 
 from .capture_model import run, sha256
 from .conftest import ROOT

@@ -16,8 +16,8 @@ import torch
 import torch.nn.functional as F
 
 import sagetui
+from sagetui.core.capture.loaded import load_workload
 from sagetui.core.capture.outcome import CaptureError
-from sagetui.core.capture.workload import load_workload
 from sagetui.recorder import module_path, recording
 
 from .capture_model import run

@@ -139,7 +139,7 @@ def test_sagetui_report_every_summary_is_recomputed_from_samples(tmp_path):
 def _made_report():
     """A report built by the session's code (the fold and the build) from synthetic events
     (no runner)."""
-    from sagetui.core.run.build import build_report
+    from sagetui.core.run.assemble import build_report
     from sagetui.core.run.status import final_status
 
     m = _made_model()
@@ -181,7 +181,7 @@ def _made_model():
 def test_a_tail_study_is_checked_at_its_own_variants_tiles() -> None:
     """The H200 stream's tail study timed its baseline, sm90 (CTA_Q 64, CTA_K 128): check used
     to recompute its rows at sm89's tiles and flagged five figures of a correct report."""
-    from sagetui.core.run.build import build_report
+    from sagetui.core.run.assemble import build_report
 
     from .test_parity import STREAMS, folded, replay
 

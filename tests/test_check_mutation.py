@@ -18,7 +18,7 @@ from sagetui.core.report import mutation
 from sagetui.core.report.check import audit, check_report
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.run import late
-from sagetui.core.run.build import build_report, with_left_out
+from sagetui.core.run.assemble import build_report, with_left_out
 from sagetui.core.run.fold import apply, new_model
 from sagetui.core.run.model import RunModel
 from sagetui.core.run.status import final_status

@@ -138,12 +138,12 @@ def test_sagetui_profile_writes_the_environment(monkeypatch, tmp_path,
 def test_a_sweep_point_keeps_each_variants_build() -> None:
     """A point is built from its run's report: the variants' provenance goes with it."""
     from sagetui.core.config import Shape
-    from sagetui.core.sweep import plan as sw
-    from sagetui.core.sweep.build import point
+    from sagetui.core.sweep import plan
+    from sagetui.core.sweep.assemble import point
 
     rep = load_report(H200_KERNELS)
     shape = Shape.model_validate(rep.config["shape"])
-    pt = point(0, shape, sw.Axes(q_lens=[shape.q_len], head_dims=[shape.head_dim],
+    pt = point(0, shape, plan.Axes(q_lens=[shape.q_len], head_dims=[shape.head_dim],
                                  causal=[False]), rep)
     for v in pt.variants:
         assert v.provenance == rep.variant(v.name).provenance
@@ -173,14 +173,14 @@ def test_a_pooled_sweep_whose_every_point_failed_still_says_where_it_ran() -> No
     """No point's report to take the block from: the runner's own hello and ready give it."""
     from sagetui.core.config import RunConfig, Shape
     from sagetui.core.gpus import Slot
-    from sagetui.core.sweep import plan as sw
+    from sagetui.core.sweep import plan
     from sagetui.session.pool import PoolSweep
 
     cfg = RunConfig(shape=Shape(heads=2, q_len=128, head_dim=64), device="cpu",
                     variants=[VariantSpec.parse("a=reference")], warmup=1, rounds=2,
                     iterations=2)
     slot = Slot("cpu 0", "cpu", env={"SAGETUI_INJECT_FAULT": "oom@setup:1"})
-    report = PoolSweep(cfg, sw.Axes(q_lens=[128], head_dims=[64], causal=[False]),
+    report = PoolSweep(cfg, plan.Axes(q_lens=[128], head_dims=[64], causal=[False]),
                        [slot]).run()
     assert report.status == "failed"
     env = report.environment

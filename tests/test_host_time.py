@@ -82,7 +82,7 @@ def h200_reports() -> tuple[Report, Report]:
     from pathlib import Path
 
     from sagetui.core.event_record import read_events
-    from sagetui.core.run.build import build_report
+    from sagetui.core.run.assemble import build_report
     from sagetui.core.run.fold import apply, new_model
 
     stream = Path(__file__).parent / "data" / "events" / "h200_sm90_sm89_sdpa.jsonl"
@@ -135,8 +135,8 @@ def test_a_workloads_totals_in_gpu_time_and_back_to_back_time() -> None:
     a call, so back to back it is slower (0.3 against 0.2 ms): its totals say both, each with
     its verdict, and each call says which time bounds it."""
     from sagetui.core.sweep.model import SweepPoint
-    from sagetui.core.workload import export as wx
-    from sagetui.core.workload.build import totals
+    from sagetui.core.workload import export
+    from sagetui.core.workload.assemble import totals
     from sagetui.core.workload.model import ReplayedCall, Workload
 
     calls = [ReplayedCall(index=i, signature="s", count=2, weight=1.0, file=f"{i}.safetensors",
@@ -155,11 +155,11 @@ def test_a_workloads_totals_in_gpu_time_and_back_to_back_time() -> None:
     wl = Workload(directory="d", manifest_sha256="0" * 64, calls_seen=2, calls=calls,
                   points=points, totals=got, variants={"a": "reference", "b": "reference"},
                   baseline="a", warmup=1, rounds=3, iterations=3)
-    rows = wx.total_rows(wl)
+    rows = export.total_rows(wl)
     assert rows[1][2].startswith("FASTER") and rows[1][4].startswith("SLOWER")
-    assert wx.total_columns(wl)[-2:] == wx.BACK_TO_BACK_COLUMNS
-    bound = wx.call_columns(wl).index("bound")
-    assert [r[bound] for r in wx.call_rows(wl)] == ["GPU", "HOST", "GPU", "HOST"]
+    assert export.total_columns(wl)[-2:] == export.BACK_TO_BACK_COLUMNS
+    bound = export.call_columns(wl).index("bound")
+    assert [r[bound] for r in export.call_rows(wl)] == ["GPU", "HOST", "GPU", "HOST"]
 
 
 def test_a_redone_block_is_a_log_line() -> None:

@@ -468,7 +468,7 @@ def test_the_facts_travel_from_the_runners_event_to_the_report_and_back():
     from sagetui.core import events as ev
     from sagetui.core.config import RunConfig, Shape, VariantSpec
     from sagetui.core.protocol import decode_event, encode
-    from sagetui.core.run.build import build_report
+    from sagetui.core.run.assemble import build_report
     from sagetui.core.run.fold import apply, new_model
     from sagetui.core.run.load import from_report
 

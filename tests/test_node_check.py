@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from sagetui.core import node_check as nc
+from sagetui.core import node_check
 from sagetui.core.statistics.intervals import half_percent as ci_percent
 
 
-def _gpu(name: str, rounds_ms: list[float]) -> nc.GpuResult:
+def _gpu(name: str, rounds_ms: list[float]) -> node_check.GpuResult:
     s = [x / 1e3 for x in rounds_ms]
-    return nc.GpuResult(name, p50_s=sorted(s)[len(s) // 2], ci_percent=ci_percent(s),
+    return node_check.GpuResult(name, p50_s=sorted(s)[len(s) // 2], ci_percent=ci_percent(s),
                         round_p50s=s)
 
 
@@ -27,41 +27,41 @@ def test_interval_is_the_p50s_t_interval_in_log():
 def test_a_slow_gpu_among_alike_ones_is_flagged_and_only_it():
     alike = [_gpu(f"gpu {i}", [1.0 + 0.002 * i, 1.01, 0.99, 1.0, 1.005]) for i in range(7)]
     slow = _gpu("gpu 7", [1.10, 1.11, 1.09, 1.10, 1.12])
-    notes = nc.flag([*alike, slow])
+    notes = node_check.flag([*alike, slow])
     assert [g.runner for g in [*alike, slow] if g.flagged] == ["gpu 7"]
     assert "slower than the others" in slow.why and notes == [f"gpu 7: {slow.why}"]
 
 
 def test_a_fast_outlier_is_flagged_too_and_the_floor_widens_the_spread():
     gpus = [_gpu("a", [1.0, 1.0, 1.0]), _gpu("b", [1.0, 1.0, 1.0]), _gpu("c", [0.985] * 3)]
-    nc.flag(gpus, floor_percent=1.0)  # zero-width intervals: the floor alone decides
+    node_check.flag(gpus, floor_percent=1.0)  # zero-width intervals: the floor alone decides
     assert [g.flagged for g in gpus] == [False, False, True]
     assert "faster" in gpus[2].why
     for g in gpus:
         g.flagged, g.why = False, None
-    assert nc.flag(gpus, floor_percent=2.0)[0].endswith("inside the others' spread")
+    assert node_check.flag(gpus, floor_percent=2.0)[0].endswith("inside the others' spread")
     assert not any(g.flagged for g in gpus)
 
 
 def test_one_gpu_or_failed_ones_have_nothing_to_compare():
-    one = [_gpu("gpu 0", [1.0, 1.1, 0.9]), nc.GpuResult("gpu 1", error="died")]
-    assert nc.flag(one) == ["1 GPU measured: nothing to compare it with"]
+    one = [_gpu("gpu 0", [1.0, 1.1, 0.9]), node_check.GpuResult("gpu 1", error="died")]
+    assert node_check.flag(one) == ["1 GPU measured: nothing to compare it with"]
     assert not one[0].flagged
 
 
 def test_cli_node_check_on_two_cpu_runners(cli, tmp_path):
     out = cli("node-check", "--backend", "reference", "--heads", "2", "--q-len", "128",
               "--rounds", "3", "--iterations", "3", "--warmup", "1", "--gpus", "cpu:2",
-              "--json", "nc.json")
-    data = json.loads((tmp_path / "nc.json").read_text())
+              "--json", "node_check.json")
+    data = json.loads((tmp_path / "node_check.json").read_text())
     assert [g["runner"] for g in data["gpus"]] == ["cpu 0", "cpu 1"]
     assert all(len(g["round_p50s"]) == 3 and g["p50_s"] > 0 for g in data["gpus"])
     flagged = any(g["flagged"] for g in data["gpus"])
     # 2 shared cores: the two may or may not agree; the exit status must say which
     assert out.returncode == (1 if flagged else 0), out.stderr
-    rows = [nc.GpuResult(**{k: v for k, v in g.items() if k not in ("flagged", "why")})
+    rows = [node_check.GpuResult(**{k: v for k, v in g.items() if k not in ("flagged", "why")})
             for g in data["gpus"]]
-    assert [n for n in nc.flag(rows, data["noise_floor_percent"])] == data["notes"]
+    assert [n for n in node_check.flag(rows, data["noise_floor_percent"])] == data["notes"]
     assert "rule: flag a GPU" in out.stdout and "cpu 1" in out.stdout
     env = data["environment"]  # where it ran, as every report says it
     assert env["device"] == "cpu" and env["torch"] and env["python"] and env["host"]
@@ -74,7 +74,7 @@ def test_the_environment_lists_every_gpu_and_the_runs_software():
     root = Path(__file__).resolve().parents[1] / "sample_results"
     kernels, small = (load_report(root / f) for f in ("h200_kernels.json",
                                                       "h200_sm80_small.json"))
-    env = nc.environment([("gpu 0", kernels), ("gpu 1", small), ("gpu 2", None)])
+    env = node_check.environment([("gpu 0", kernels), ("gpu 1", small), ("gpu 2", None)])
     assert env["torch"] == kernels.environment["torch"]
     assert env["gpu"] == kernels.environment["gpu"]
     assert [(r["runner"], (r["gpu"] or {}).get("uuid"), (r["gpu"] or {}).get("driver"))
@@ -94,7 +94,7 @@ def test_a_gpu_whose_runner_dies_fails_alone():
                     iterations=2)
     runs = run_node_check(cfg, [Slot("cpu 0", "cpu", env={"SAGETUI_INJECT_FAULT": "exit@k"}),
                                 Slot("cpu 1", "cpu")])
-    rows = [nc.gpu_result(s.label, rep, why) for s, rep, why in runs]
+    rows = [node_check.gpu_result(s.label, rep, why) for s, rep, why in runs]
     assert rows[0].p50_s is None and rows[0].error
     assert rows[1].p50_s is not None and len(rows[1].round_p50s) == 2
 

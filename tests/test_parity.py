@@ -12,7 +12,7 @@ import pytest
 from sagetui.core import events as ev
 from sagetui.core.event_record import decode, encode, read_events
 from sagetui.core.run import figures
-from sagetui.core.run.build import build_report
+from sagetui.core.run.assemble import build_report
 from sagetui.core.run.fold import apply, new_model
 from sagetui.core.run.load import from_report
 from sagetui.core.run.model import RunModel

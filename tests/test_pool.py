@@ -10,9 +10,9 @@ from sagetui.core.protocol import PROTOCOL_VERSION
 from sagetui.core.report.check import check_report
 from sagetui.core.report.io import load_report
 from sagetui.core.report.model import Report
-from sagetui.core.sweep import plan as sw
+from sagetui.core.sweep import plan
 
-AXES = sw.Axes(q_lens=[128, 256], head_dims=[64], causal=[False, True])
+AXES = plan.Axes(q_lens=[128, 256], head_dims=[64], causal=[False, True])
 
 
 def _cfg() -> RunConfig:

@@ -81,7 +81,7 @@ def _upto(series: RoundSeries, r: int) -> RoundSeries:
 
 def test_a_report_shares_the_models_arrays():
     """The recovery file's report (one per round) and the final one copy no sample."""
-    from sagetui.core.run.build import build_report
+    from sagetui.core.run.assemble import build_report
 
     from .test_check import _made_model, _made_report
 

@@ -190,7 +190,7 @@ def test_a_live_h200_run_gives_the_sol_check_recomputes() -> None:
     """A real H200 run's recorded event stream (sm90, sm89, sdpa), folded as the session
     folds it: the report's sol blocks are figures.sol's, and check recomputes them; the
     console's phase rows carry the same GB/s."""
-    from sagetui.core.run.build import build_report
+    from sagetui.core.run.assemble import build_report
     from sagetui.core.run.figures import sol as live_sol
     from sagetui.tui.source import Source
 

@@ -15,7 +15,7 @@ from sagetui.core.report.check import check_report
 from sagetui.core.report.io import load_report
 from sagetui.core.report.model import SCHEMA_VERSION, Report
 from sagetui.core.statistics.intervals import half_percent
-from sagetui.core.sweep import plan as sw
+from sagetui.core.sweep import plan
 from sagetui.core.sweep.axes import parse_axis, parse_causal, parse_length
 
 SMALL = ["--heads", "2", "--head-dim", "64", "--warmup", "1", "--rounds", "3",
@@ -64,16 +64,16 @@ def test_bad_sweep_input_is_one_line_and_exit_2(cli_here, args, needle):
 # -- derived numbers ------------------------------------------------------------------------
 def test_plan_orders_series_and_keeps_tokens():
     base = Shape(heads=2, q_len=1, head_dim=64)
-    axes = sw.Axes(q_lens=[1024, 2048, 4096], head_dims=[64, 128], causal=[False, True],
+    axes = plan.Axes(q_lens=[1024, 2048, 4096], head_dims=[64, 128], causal=[False, True],
                    tokens=8192)
-    shapes = sw.plan(base, axes)
+    shapes = plan.plan(base, axes)
     assert len(shapes) == 12
     assert [(s.head_dim, s.causal, s.q_len) for s in shapes[:4]] == [
         (64, False, 1024), (64, False, 2048), (64, False, 4096), (64, True, 1024)]
     assert all(s.batch * s.q_len == 8192 for s in shapes)
-    only_kv = sw.Axes(q_lens=[512], kv_lens=[1024, 2048], head_dims=[64], causal=[False])
+    only_kv = plan.Axes(q_lens=[512], kv_lens=[1024, 2048], head_dims=[64], causal=[False])
     assert only_kv.x_axis == "kv_len"
-    assert [sw.x_of(s, "kv_len") for s in sw.plan(base, only_kv)] == [1024, 2048]
+    assert [plan.x_of(s, "kv_len") for s in plan.plan(base, only_kv)] == [1024, 2048]
 
 
 def test_tops_as_sagattention_bench_counts_them():
@@ -84,8 +84,8 @@ def test_tops_as_sagattention_bench_counts_them():
     assert d["kernel_tops"] == pytest.approx(shape_ops(s) / 1e-3 / 1e12)
     assert d["e2e_tops"] == pytest.approx(d["kernel_tops"] / 2)
     assert d["kernel_share_of_peak"] == pytest.approx(d["kernel_tops"] / 1979.0)
-    assert sw.kernel_phase(["q_int8_quantization", "fused_mainloop"]) == "fused_mainloop"
-    assert sw.kernel_phase(["attention"]) == "total"
+    assert plan.kernel_phase(["q_int8_quantization", "fused_mainloop"]) == "fused_mainloop"
+    assert plan.kernel_phase(["attention"]) == "total"
 
 
 def test_interval_is_the_t_interval_of_log_round_medians():
@@ -100,10 +100,10 @@ def test_interval_is_the_t_interval_of_log_round_medians():
 def test_crossover_is_found_and_interpolated_in_log2():
     series = {"D128": {"a": [(1024, 10.0), (2048, 20.0), (4096, 30.0)],
                        "b": [(1024, 15.0), (2048, 18.0), (4096, 25.0)]}}
-    (x,) = sw.crossovers(series)
+    (x,) = plan.crossovers(series)
     assert (x["before"], x["after"], x["x_low"], x["x_high"]) == ("b", "a", 1024, 2048)
     assert x["x"] == pytest.approx(2 ** (10 + 5 / 7))
-    assert sw.crossovers({"g": {"a": [(1, 2.0), (2, 3.0)], "b": [(1, 1.0), (2, 1.0)]}}) == []
+    assert plan.crossovers({"g": {"a": [(1, 2.0), (2, 3.0)], "b": [(1, 1.0), (2, 1.0)]}}) == []
 
 
 # -- a real sweep on the CPU ----------------------------------------------------------------
@@ -116,7 +116,7 @@ def sweep_report(tmp_path_factory) -> Report:
                               VariantSpec.parse("b=reference[slowdown=2]")],
                     warmup=1, rounds=2, iterations=3)
     events = []
-    report = SweepSession(cfg, sw.Axes(q_lens=[128, 256], head_dims=[64], causal=[False, True]),
+    report = SweepSession(cfg, plan.Axes(q_lens=[128, 256], head_dims=[64], causal=[False, True]),
                           on_event=events.append).run()
     kinds = [e.NAME for e in events]
     assert kinds.count("point") == 4 and kinds.count("point_start") == 4
@@ -282,7 +282,7 @@ def test_svg_marks_a_crossover(sweep_report):
     pts[0]["variants"][1]["kernel_tops"] = 0.1 * pts[0]["variants"][0]["kernel_tops"]
     pts[1]["variants"][1]["kernel_tops"] = 10 * pts[1]["variants"][0]["kernel_tops"]
     edited = Report.model_validate(data)
-    found = sw.crossovers(sw.series_of(edited.sweep.points))
+    found = plan.crossovers(plan.series_of(edited.sweep.points))
     (x,) = [c for c in found if c["group"] == "D64 non-causal"]
     assert (x["before"], x["after"], x["x_low"], x["x_high"]) == ("a", "b", 128, 256)
     edited.sweep.crossovers = [Crossover(**x)]
@@ -300,7 +300,7 @@ def test_end_to_end_crossovers_are_found_where_the_kernel_lines_do_not_cross():
             NS(name="sdpa", status="ok", kernel_tops=base, e2e_tops=base)])
     pts = [point(1024, 600.0, 230.0, 560.0), point(4096, 860.0, 590.0, 680.0),
            point(8192, 900.0, 730.0, 690.0)]
-    (x,) = sw.all_crossovers(pts)
+    (x,) = plan.all_crossovers(pts)
     assert (x["metric"], x["before"], x["after"]) == ("e2e_tops", "sdpa", "sage")
     assert (x["x_low"], x["x_high"]) == (4096, 8192)
 

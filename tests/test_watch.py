@@ -14,16 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sagetui.build.errors import BuildFailed
-from sagetui.build.tree import hash_sources
-from sagetui.build.tree_diff import snapshot, tree_diff
-from sagetui.build.watch import TreeWatch
 from sagetui.core import format as fmt
 from sagetui.core.build_facts import FileDiff, LeftOut
 from sagetui.core.report.io import load_report
 from sagetui.core.statistics.threshold import report_threshold
 from sagetui.core.statistics.verdict import paired_speedup
 from sagetui.core.watch_history import MAINLOOP, change_text, row_of
+from sagetui.kernel_build.errors import BuildFailed
+from sagetui.kernel_build.tree import hash_sources
+from sagetui.kernel_build.tree_diff import snapshot, tree_diff
+from sagetui.kernel_build.watch import TreeWatch
 
 from .build_tree import MODULE, set_qattn_source, write_tree
 from .conftest import seed_build_cache

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sagetui.core.capture.workload import load_workload
+from sagetui.core.capture.loaded import load_workload
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.derived import speedup_percent
 from sagetui.core.report.check import check_report
@@ -23,8 +23,8 @@ from sagetui.core.report.export import to_csv, to_markdown
 from sagetui.core.report.io import load_report
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.verdict import paired_speedup
-from sagetui.core.sweep import plan as sw
-from sagetui.runner.workload import load_call
+from sagetui.core.sweep import plan
+from sagetui.runner.captured_call import load_call
 
 from .capture_model import sha256
 from .test_capture import captured
@@ -195,7 +195,7 @@ def test_one_call_is_the_inputs_run_of_that_call(replay, cli_here, tmp_path):
         rv = next(v for v in r.variants or [] if v.name == pv.name)
         # the same inputs, kernel and reference: the same output and accuracy, byte for byte
         assert pv.output_sha256 == rv.output_sha256 and pv.checksum == rv.checksum
-        assert pv.accuracy == sw.accuracy(rv.model_dump(), r.baseline if pv.name != r.baseline
+        assert pv.accuracy == plan.accuracy(rv.model_dump(), r.baseline if pv.name != r.baseline
                                           else None)
         assert pv.rounds == len(rv.rounds or []) == 3
         if pv.name == "b":  # the verdict: the same function of each's own round medians

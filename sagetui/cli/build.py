@@ -1,5 +1,5 @@
 """`sagetui build PATH`, and `backend@src:PATH` variants built before a runner starts: the
-CLI's side of sagetui/build (its progress lines, its failures as exit statuses)."""
+CLI's side of sagetui/kernel_build (its progress lines, its failures as exit statuses)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import contextlib
 import sys
 import time
 
-from sagetui.build.builder import build, plan
-from sagetui.build.errors import BuildFailed, BuildInputError, BuildInterrupted
-from sagetui.build.sources import plan_sources, resolve_sources
-from sagetui.build.stop import forward_signals
 from sagetui.cli.errors import UsageError
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
+from sagetui.kernel_build.builder import build, plan
+from sagetui.kernel_build.errors import BuildFailed, BuildInputError, BuildInterrupted
+from sagetui.kernel_build.sources import plan_sources, resolve_sources
+from sagetui.kernel_build.stop import forward_signals
 
 # the backend of each architecture, when `sagetui build` is given none
 _ARCH_BACKEND = {"8.0": "sage2-sm80", "8.6": "sage2-sm80", "8.9": "sage2-sm89",

@@ -25,11 +25,11 @@ from rich.text import Text
 
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.core import format as fmt
+from sagetui.core.capture.loaded import LoadedCapture, WorkloadError, load_workload, read_manifest
 from sagetui.core.capture.manifest import Manifest, Settings
 from sagetui.core.capture.outcome import FAILED, CaptureError, notes, refusal, summary
 from sagetui.core.capture.selection import Selection
 from sagetui.core.capture.staging import checked, discard, publish, resolve, stage, sweep
-from sagetui.core.capture.workload import Workload, WorkloadError, load_workload, read_manifest
 from sagetui.core.report.io import one_line
 from sagetui.core.run_argv import command_line
 
@@ -230,7 +230,7 @@ def _verify(directory: Path) -> int:
     return 0
 
 
-def _table(workload: Workload) -> Table:
+def _table(workload: LoadedCapture) -> Table:
     """A row per saved call; every cell a Text, never markup (a module path may hold `[...]`:
     a ModuleDict's key)."""
     t = Table(show_edge=False)

@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from sagetui import __version__
-from sagetui.build.errors import BuildFailed, BuildInterrupted
 from sagetui.cli.errors import UsageError
+from sagetui.kernel_build.errors import BuildFailed, BuildInterrupted
 
 if TYPE_CHECKING:
     from sagetui.core.config import RunConfig

@@ -27,7 +27,7 @@ from sagetui.core.report.io import loads_strict
 from sagetui.core.run_fields import FIELDS
 from sagetui.core.suggest import did_you_mean
 
-if TYPE_CHECKING:  # sagetui.build only where a tree is built
+if TYPE_CHECKING:  # sagetui.kernel_build only where a tree is built
     from sagetui.core.build_facts import LeftOut
 
 # each field's option, which a refused value's line names
@@ -77,8 +77,8 @@ def no_cuda_here(device: str) -> str | None:
     not imported). None when CUDA may be there (the runner then finds out)."""
     if device == "cpu":
         return "needs a CUDA device; asked for 'cpu'"
-    from sagetui.build.errors import BuildInputError
-    from sagetui.build.tools import torch_versions
+    from sagetui.kernel_build.errors import BuildInputError
+    from sagetui.kernel_build.tools import torch_versions
 
     try:
         version, cuda = torch_versions()
@@ -183,8 +183,8 @@ def config_from_args(args: argparse.Namespace, build: bool | str = True,
                              "for: no variant here is built from a tree")
         return config
     if build == "later":
-        from sagetui.build.errors import BuildInputError
-        from sagetui.build.sources import plan_sources
+        from sagetui.kernel_build.errors import BuildInputError
+        from sagetui.kernel_build.sources import plan_sources
 
         try:
             plan_sources(config, arch=getattr(args, "arch", None))

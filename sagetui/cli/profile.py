@@ -29,7 +29,7 @@ from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.report.export import mainloop_markdown
 from sagetui.core.report.io import iter_report_json
 from sagetui.core.report.model import SCHEMA_VERSION, Report, Tool
-from sagetui.core.run.build import with_left_out
+from sagetui.core.run.assemble import with_left_out
 from sagetui.session.profile_pass import Pass, ProfileCancelled, Tools, profile_variant
 
 

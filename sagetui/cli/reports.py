@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sagetui.cli.errors import stdout_console
-from sagetui.core.compare.build import Comparison, compare_reports
+from sagetui.core.compare.assemble import Comparison, compare_reports
 from sagetui.core.compare.facts import NotComparable
 from sagetui.core.compare.gate import tripped
 from sagetui.core.report.check import Audit, audit

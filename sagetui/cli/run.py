@@ -20,7 +20,7 @@ from sagetui.cli.options import config_from_args, default_report_path, recovery_
 from sagetui.cli.outputs import MakeText, Written, check_outputs, may_replace, write_files
 from sagetui.cli.outputs import say as _say
 from sagetui.core import format as fmt
-from sagetui.core import variant_facts as facts
+from sagetui.core import variant_facts
 from sagetui.core.config import RunConfig
 from sagetui.core.event_record import Recorder
 from sagetui.core.eventlog import log_line
@@ -78,9 +78,9 @@ class Progress:
 def summary_table(report: Report, title: str | None = None) -> Table:
     """The two speedups labelled apart: report 001's from the p50s, and the verdict's paired
     estimate with its interval (core.analysis); the threshold with where it came from."""
-    notes = facts.clock_notes(report)
-    host = facts.measured(report.variants)
-    host_headers = facts.headers(facts.TABLE) if host else []
+    notes = variant_facts.clock_notes(report)
+    host = variant_facts.measured(report.variants)
+    host_headers = variant_facts.headers(variant_facts.TABLE) if host else []
     t = Table(title=title or status_title(report), caption="\n".join(notes) or None)
     for col in ("variant", "p50 ms", "p90 ms", "p50 speedup %", "verdict: paired % [95% CI]",
                 "SAME threshold", "drift %/rnd", "byte-exact", *host_headers):
@@ -98,7 +98,7 @@ def summary_table(report: Report, title: str | None = None) -> Table:
             f"{v.drift.slope_percent_per_round:+.2f}{' !' if v.drift.flagged else ''}"
             if v.drift and v.drift.slope_percent_per_round is not None else "-",
             "-" if v.byte_exact is None else str(v.byte_exact),
-            *(facts.cells(v, facts.TABLE) if host else ()))
+            *(variant_facts.cells(v, variant_facts.TABLE) if host else ()))
     return t
 
 

@@ -30,8 +30,8 @@ from sagetui.cli.capture import _command
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.options import default_report_path
 from sagetui.cli.outputs import check_outputs, write_files
+from sagetui.core.capture.loaded import WorkloadError, load_workload
 from sagetui.core.capture.selection import Selection
-from sagetui.core.capture.workload import WorkloadError, load_workload
 from sagetui.core.config import VariantSpec
 from sagetui.core.environment import environment_block, host_facts
 from sagetui.core.report.io import (

@@ -23,15 +23,15 @@ from sagetui.cli.outputs import check_outputs
 from sagetui.cli.run import _say, outputs_kept, run_session, write_outputs
 from sagetui.cli.sweep_cli import SweepProgress
 from sagetui.core.build_facts import LeftOut
+from sagetui.core.capture.loaded import LoadedCapture, WorkloadCall, WorkloadError, load_workload
 from sagetui.core.capture.selection import Selection
-from sagetui.core.capture.workload import Workload, WorkloadCall, WorkloadError, load_workload
 from sagetui.core.config import RunConfig
 from sagetui.core.report.model import Report
 from sagetui.session.spawn import Spawned
 
 
 def workload_input(args: argparse.Namespace, build_failed: dict[str, LeftOut] | None = None
-                   ) -> tuple[RunConfig, Workload, list[WorkloadCall]]:
+                   ) -> tuple[RunConfig, LoadedCapture, list[WorkloadCall]]:
     """The capture (checked against its files, sha256 included), the selected calls and the
     base RunConfig (the first runnable call's shape and file, the run options as given), or
     UsageError with the one line to print; source variants whose build failed are left out,
@@ -112,20 +112,19 @@ def cmd_workload(args: argparse.Namespace, prestarted: Spawned | None = None) ->
 
 def print_workload(report: Report) -> None:
     """The per-call table, the totals and the worst call and head, on stdout."""
-    from sagetui.core.workload import export as wx
-
+    from sagetui.core.workload import export
     if report.workload is None:  # the session failed before its first point
         return
     wl, out = report.workload, stdout_console()
     for title, columns, rows in (
-            (f"sagetui workload: {wx.summary_line(report)}", wx.call_columns(wl),
-             wx.call_rows(wl)),
-            ("total attention time", wx.total_columns(wl), wx.total_rows(wl))):
+            (f"sagetui workload: {export.summary_line(report)}", export.call_columns(wl),
+             export.call_rows(wl)),
+            ("total attention time", export.total_columns(wl), export.total_rows(wl))):
         t = Table(title=escape(title))
         for col in columns:
             t.add_column(col, justify="right" if "ms" in col or "weight" in col else "left")
         for row in rows:
             t.add_row(*(escape(x) for x in row))
         _say(out, t)
-    for line in [*(report.status_detail or []), *wx.notes(wl), *wx.worst_lines(wl)]:
+    for line in [*(report.status_detail or []), *export.notes(wl), *export.worst_lines(wl)]:
         _say(out, escape(line))

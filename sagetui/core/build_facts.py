@@ -1,6 +1,6 @@
 """What a variant built from a source tree records (`backend@src:PATH`, `sagetui build`):
 the tree, its source hash, the flags, the tools, the build's time and whether the cache
-answered, and the diff against the baseline's tree. Built by sagetui/build, carried on the
+answered, and the diff against the baseline's tree. Built by sagetui/kernel_build, carried on the
 variant's spec (core/config.py) into its report entry."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class _Spec(Protocol):
 
 
 class LeftOut(NamedTuple):
-    """A source variant whose build failed: asked for, never run (core/run/build.py's
+    """A source variant whose build failed: asked for, never run (core/run/assemble.py's
     with_left_out puts it in the run's report)."""
 
     backend: str

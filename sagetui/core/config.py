@@ -163,7 +163,7 @@ class VariantSpec(_Strict):
     backend: str
     path: str | None = None
     options: dict[str, str | float | int | bool] = Field(default_factory=dict)
-    # a variant built from a source tree (`backend@src:PATH`, sagetui/build): what the build
+    # a variant built from a source tree (`backend@src:PATH`, sagetui/kernel_build): what the build
     # was, once `path` names its cache entry. Written only when set, so that every other
     # configuration reads as it always has.
     build: BuildFacts | None = None

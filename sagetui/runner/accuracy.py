@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from sagetui.core import accuracy as acc
+from sagetui.core import accuracy
 from sagetui.runner.backends.base import Inputs, segments_of, to_hnd
 
 CHUNK_ELEMENTS = 1 << 28  # fp32 scores per block: 1 GiB
@@ -96,14 +96,15 @@ class ExactReference:
                      "abs_diff": diff.abs().sum(), "ref_abs": rh.abs().sum(),
                      "sq_diff": (diff * diff).sum()}
             sums = {key: float(value.double().item()) for key, value in parts.items()}
-            per_head.append(acc.head_entry(h, sums, float(diff.abs().max().item()), rh.numel()))
-        result: dict[str, Any] = acc.combine(per_head)
+            per_head.append(
+                accuracy.head_entry(h, sums, float(diff.abs().max().item()), rh.numel()))
+        result: dict[str, Any] = accuracy.combine(per_head)
         if lse is not None:  # [B, Hq, Nq], natural log: the compared heads' rows
             d = (lse[:, self.heads].float() - self.lse).abs().max()
             result["lse_max_abs_error"] = float(d.item())
         result.update(reference="fp32 attention of the same inputs (TF32 off)",
                       rows="all", elements=self.out.numel(),
                       heads="all" if self.all_heads else list(self.heads), per_head=per_head,
-                      worst_heads=acc.worst_heads({e["head"]: e["relative_l1"]
+                      worst_heads=accuracy.worst_heads({e["head"]: e["relative_l1"]
                                                    for e in per_head}))
         return result

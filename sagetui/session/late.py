@@ -20,7 +20,7 @@ LATE_EVENTS: tuple[type[ev.RunnerEvent], ...] = (ev.LateFacts, ev.Decomposition,
 
 
 class Conversation(Protocol):
-    """What of a session (conversation.RunnerSession) the late figures use."""
+    """What of a session (runner_session.RunnerSession) the late figures use."""
 
     model: RunModel
     client: RunnerClient | None

@@ -11,7 +11,7 @@ from sagetui.core import events as ev
 from sagetui.core.config import RunConfig
 from sagetui.core.gpus import Slot
 from sagetui.core.report.model import Report
-from sagetui.session.conversation import OnEvent
+from sagetui.session.runner_session import OnEvent
 from sagetui.session.session import Session
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sagetui.core import events as ev
-from sagetui.core import scheduler as geo
+from sagetui.core import scheduler
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.run import figures
 from sagetui.core.run.model import RunModel
@@ -24,7 +24,7 @@ from sagetui.session.late import late_figures
 from sagetui.session.runner_client import RunnerFault
 
 if TYPE_CHECKING:
-    from sagetui.session.conversation import RunnerSession
+    from sagetui.session.runner_session import RunnerSession
 
 
 @dataclass
@@ -74,7 +74,7 @@ def tail_study(session: RunnerSession, base: str) -> None:
     spec = next(v for v in main_cfg.variants if v.name == base)
     s = main_cfg.shape
     kernel = figures.kernel(m, m.variants[base]) or "sm89"
-    for sweep, q_len, kv_len in geo.tail_plan(kernel, s.q_len, s.n_kv_len):
+    for sweep, q_len, kv_len in scheduler.tail_plan(kernel, s.q_len, s.n_kv_len):
         if session.cancelled:
             break
         shape = Shape(**{**s.model_dump(), "q_len": q_len, "kv_len": kv_len})

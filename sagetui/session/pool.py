@@ -27,12 +27,12 @@ from sagetui.core.config import RunConfig, Shape
 from sagetui.core.gpus import Slot
 from sagetui.core.report.io import save_report
 from sagetui.core.report.model import Fault, Report
-from sagetui.core.run.build import with_left_out
-from sagetui.core.sweep import build as sweep_build
+from sagetui.core.run.assemble import with_left_out
+from sagetui.core.sweep import assemble
 from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes, plan
-from sagetui.session.conversation import SETUP_TIMEOUT_S, OnEvent
 from sagetui.session.errors import NotRunnable
+from sagetui.session.runner_session import SETUP_TIMEOUT_S, OnEvent
 from sagetui.session.sweep import SweepSession
 
 
@@ -154,12 +154,12 @@ class PoolSweep:
                 faults += [f for f in w.model.faults if f not in faults]
         base = next((w.base for w in self.workers if w.points), self.workers[0].base)
         planned = len(self.indices)
-        status = sweep_build.points_status(points, planned, stopped=self.cancelled)
+        status = assemble.points_status(points, planned, stopped=self.cancelled)
         by = next((w.stopped_by for w in self.workers if w.stopped_by), "the user")
         dropped = any(w._dropped for w in self.workers)
-        detail = [sweep_build.stopped_detail(by, len(points), planned, dropped=dropped)] \
+        detail = [assemble.stopped_detail(by, len(points), planned, dropped=dropped)] \
             if self.cancelled else []
-        return sweep_build.sweep_report(base, self.axes, points,
+        return assemble.sweep_report(base, self.axes, points,
                                         environment=self.environment(points),
                                         created=self._created, status=status, faults=faults,
                                         detail=detail)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from sagetui.core import events as ev
 from sagetui.core.report.model import Report
-from sagetui.session.conversation import OnEvent, RunnerSession
 from sagetui.session.errors import NotRunnable, SetupFailed
 from sagetui.session.faults import gone_fault
 from sagetui.session.late import late_figures
 from sagetui.session.points import tail_study
 from sagetui.session.runner_client import RunnerFault
+from sagetui.session.runner_session import OnEvent, RunnerSession
 
 __all__ = ["NotRunnable", "OnEvent", "Session", "SetupFailed"]
 

@@ -16,8 +16,8 @@ from sagetui.core.config import RunConfig, Shape
 from sagetui.core.environment import environment_block
 from sagetui.core.gpus import measured_on
 from sagetui.core.report.model import Fault, Report
-from sagetui.core.run.build import build_report
-from sagetui.core.sweep import build as sweep_build
+from sagetui.core.run.assemble import build_report
+from sagetui.core.sweep import assemble
 from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes, plan
 from sagetui.session.points import measure_point
@@ -56,7 +56,7 @@ class SweepSession(Session):
             err = run.setup_error
             rep = None if err else build_report(run.model)
             ready, runner = run.model.ready, run.model.runner
-            pt = sweep_build.point(i, shape, self.axes, rep,
+            pt = assemble.point(i, shape, self.axes, rep,
                                    error=err.message if err else None,
                                    fault_kind=err.kind if err else None, elapsed_s=run.elapsed_s,
                                    measured_on=measured_on(
@@ -93,12 +93,12 @@ class SweepSession(Session):
         """The status from the points (sweep/build.points_status), and why it is not
         complete where it was stopped."""
         if self.cancelled:
-            return (sweep_build.points_status(self.points, len(self.shapes), stopped=True),
-                    [sweep_build.stopped_detail(self.stopped_by or "the user", len(self.points),
+            return (assemble.points_status(self.points, len(self.shapes), stopped=True),
+                    [assemble.stopped_detail(self.stopped_by or "the user", len(self.points),
                                                 len(self.shapes), self.UNIT, self._dropped)])
         if not self._done:
             return ("partial" if self.points else "failed"), []
-        return sweep_build.points_status(self.points, len(self.shapes)), []
+        return assemble.points_status(self.points, len(self.shapes)), []
 
     def ran_on(self) -> dict[str, Any]:
         """The report's environment block: a measured point's, else what the runner said of
@@ -123,7 +123,7 @@ class SweepSession(Session):
     def _points_report(self, base: RunConfig, points: list[SweepPoint], *,
                        environment: dict[str, Any], status: str, faults: list[Fault],
                        detail: list[str]) -> Report:
-        return sweep_build.sweep_report(base, self.axes, points, environment=environment,
+        return assemble.sweep_report(base, self.axes, points, environment=environment,
                                         created=self.created_utc, status=status,
                                         faults=faults, detail=detail)
 

@@ -2,25 +2,24 @@
 capture's runnable calls, each measured at its own shape on its own tensors (the RunConfig's
 inputs_path is the call's file), variants interleaved in rounds as at any point
 (session/points.py), with its late figures (accuracy, per head). The report's block is the
-workload's (core/workload/build.py) instead of a sweep's."""
+workload's (core/workload/assemble.py) instead of a sweep's."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from sagetui.core.capture.workload import Workload as Capture
-from sagetui.core.capture.workload import WorkloadCall
+from sagetui.core.capture.loaded import LoadedCapture, WorkloadCall
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes
-from sagetui.core.workload import build as wb
+from sagetui.core.workload import assemble as wb
 from sagetui.session.sweep import SweepSession
 
 
 class WorkloadSession(SweepSession):
-    def __init__(self, config: RunConfig, capture: Capture, calls: Sequence[WorkloadCall], *,
+    def __init__(self, config: RunConfig, capture: LoadedCapture, calls: Sequence[WorkloadCall], *,
                  selection: str | None = None, **kw: Any) -> None:
         # the points are the calls: no axes to plan from (x is each call's q_len)
         super().__init__(config, Axes(q_lens=[], head_dims=[], causal=[]), **kw)

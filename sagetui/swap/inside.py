@@ -26,9 +26,9 @@ from typing import Any
 import torch
 
 from sagetui.core import accuracy as acc
+from sagetui.core.capture.loaded import call_shape
 from sagetui.core.capture.manifest import VARLEN
 from sagetui.core.capture.selection import Selection
-from sagetui.core.capture.workload import call_shape
 from sagetui.core.config import VariantSpec
 from sagetui.core.report.io import atomic_write_text
 from sagetui.core.swap.model import (

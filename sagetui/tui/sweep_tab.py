@@ -14,7 +14,7 @@ from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes
 
 if TYPE_CHECKING:
-    from sagetui.core.capture.workload import Workload, WorkloadCall
+    from sagetui.core.capture.loaded import LoadedCapture, WorkloadCall
     from sagetui.core.report.model import Report
     from sagetui.session.session import Session
 
@@ -27,7 +27,7 @@ from sagetui.tui.widgets.sweep_panel import SweepPanel
 class WorkloadPlan(NamedTuple):
     """A capture the console's runs replay (cli/workload.workload_input checked it)."""
 
-    capture: Workload
+    capture: LoadedCapture
     calls: list[WorkloadCall]
     selection: str | None
 

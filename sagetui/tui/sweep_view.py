@@ -76,13 +76,12 @@ class SweepView:
     @classmethod
     def from_report(cls, report: Report | None) -> SweepView | None:
         if report is not None and report.workload is not None:
-            from sagetui.core.workload import export as wx
-
+            from sagetui.core.workload import export
             w = report.workload
             totals = [f"{row[0]} total {row[1]} ms{f', {row[2]}' if row[2] else ''}"
                       + (f"; back to back {row[3]} ms{f', {row[4]}' if row[4] else ''}"
                          if len(row) > 3 else "")
-                      for row in wx.total_rows(w)] + wx.worst_lines(w)
+                      for row in export.total_rows(w)] + export.worst_lines(w)
             return cls(variants=list(w.variants), points=list(w.points),
                        planned=len(w.points), version=1, totals=totals, workload=True,
                        calls={c.point: c.index for c in w.calls if c.point is not None})

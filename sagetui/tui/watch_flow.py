@@ -37,7 +37,7 @@ from sagetui.core.report.model import Report
 from sagetui.core.watch_history import COLUMNS, WatchRow, change_text, row_of
 
 if TYPE_CHECKING:
-    from sagetui.build.errors import BuildFailed
+    from sagetui.kernel_build.errors import BuildFailed
     from sagetui.tui.run_control import ConsoleView, RunControl
 
 FIRST = "first build"
@@ -132,8 +132,8 @@ class SourceFlow:
 
     def _build(self, config: RunConfig) -> None:
         """On the worker's thread: every source variant built or found; failures kept."""
-        from sagetui.build.errors import BuildFailed, BuildInputError
-        from sagetui.build.sources import plan_sources, resolve_sources
+        from sagetui.kernel_build.errors import BuildFailed, BuildInputError
+        from sagetui.kernel_build.sources import plan_sources, resolve_sources
 
         post = self.app.post_message
         failed: dict[str, BuildFailed] = {}
@@ -176,7 +176,7 @@ class SourceFlow:
         cfg = message.config
         for v in cfg.variants if cfg is not None else []:
             if v.build is not None and self._copies is not None:
-                from sagetui.build.tree_diff import snapshot
+                from sagetui.kernel_build.tree_diff import snapshot
 
                 snapshot(Path(v.build.source), self._copies / v.name)
                 self.built[v.name] = v.build
@@ -234,7 +234,7 @@ class SourceFlow:
                             "runs the comparison again.")
 
     def _start_watch(self) -> None:
-        from sagetui.build.watch import TreeWatch
+        from sagetui.kernel_build.watch import TreeWatch
 
         assert self.config is not None
         trees = {v.name: Path(v.source).expanduser() for v in self.config.variants if v.source}
@@ -259,7 +259,7 @@ class SourceFlow:
             self._stop = None
 
     def on_changed(self, message: TreeChanged) -> None:
-        from sagetui.build.tree_diff import tree_diff
+        from sagetui.kernel_build.tree_diff import tree_diff
 
         name = message.variant
         before = self._copies / name if self._copies is not None else None

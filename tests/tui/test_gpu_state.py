@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sagetui.core import events as ev
 from sagetui.core.report.io import load_report, save_report
-from sagetui.core.run.build import build_report
+from sagetui.core.run.assemble import build_report
 from sagetui.core.run.fold import apply
 from sagetui.tui.source import live_source, saved_source
 from sagetui.tui.view_context import ViewContext

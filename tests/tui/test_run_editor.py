@@ -313,11 +313,12 @@ def test_an_untouched_form_keeps_every_field() -> None:
 
 
 def test_the_form_has_a_place_for_every_option_the_table_labels() -> None:
-    from sagetui.tui import run_editor as ed
+    from sagetui.tui import run_editor
     from sagetui.tui.edit_model import FIELDS
 
-    placed = [flag for flag, *_ in (*ed.SHAPE, *ed.MEASURE, *ed.CHOICES, *ed.CHECKS)]
-    assert sorted([*placed, ed.INPUTS]) == sorted(FIELDS)
+    placed = [flag for flag, *_ in (*run_editor.SHAPE, *run_editor.MEASURE,
+                                    *run_editor.CHOICES, *run_editor.CHECKS)]
+    assert sorted([*placed, run_editor.INPUTS]) == sorted(FIELDS)
 
 
 

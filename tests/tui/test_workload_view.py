@@ -11,7 +11,7 @@ from pathlib import Path
 from textual.widgets import TabbedContent
 
 from sagetui.core.report.io import load_report
-from sagetui.core.workload import export as wx
+from sagetui.core.workload import export
 from sagetui.tui.widgets.phase_table import PhaseTable
 from sagetui.tui.widgets.sweep_plot import SweepPlot
 from sagetui.tui.widgets.sweep_table import WORKLOAD_COLUMNS, SweepTable
@@ -31,7 +31,7 @@ def _rows(table) -> list[list[str]]:
 async def test_the_overview_lists_the_variants_and_their_totals(replayed_workload: Path) -> None:
     report = load_report(replayed_workload)
     assert report.workload is not None
-    totals = {row[0]: row[1:] for row in wx.total_rows(report.workload)}
+    totals = {row[0]: row[1:] for row in export.total_rows(report.workload)}
     app = viewer(replayed_workload)
     async with app.run_test(size=SIZE) as pilot:
         app.action_show_tab("overview")

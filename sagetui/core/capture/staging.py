@@ -110,7 +110,7 @@ def stage(out: Path, force: bool) -> Path:
 def checked(staged: Path) -> Manifest:
     """The staged capture's manifest, every file hashed again against it and nothing else
     there; CaptureError naming what differs."""
-    from sagetui.core.capture.workload import WorkloadError, load_workload
+    from sagetui.core.capture.loaded import WorkloadError, load_workload
 
     try:
         manifest = load_workload(staged).manifest

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sagetui.core import format as fmt
-from sagetui.core import variant_facts as facts
+from sagetui.core import variant_facts
 from sagetui.core.compare.facts import build_difference
 from sagetui.core.compare.match import letter, match
 from sagetui.core.compare.table import (
@@ -250,7 +250,8 @@ def run_table(labelled: list[tuple[str, Report]]) -> Table:
     rows = compare_rows(reports)
     many = len(reports) > 1
     cos = any(c is not None and c.cos for r in rows for c in r.cells)  # accuracy, where kept
-    host = facts.measured(v for r in reports for v in r.variants or [])  # host times, likewise
+    # host times, likewise
+    host = variant_facts.measured(v for r in reports for v in r.variants or [])
     cols = key_columns(Column("variant"), Column("phase", kind="phase"), many=many)
     for i in range(len(reports)):
         x = letter(i)
@@ -262,7 +263,7 @@ def run_table(labelled: list[tuple[str, Report]]) -> Table:
         if cos:
             cols.append(Column(f"{x} cos sim", True))
         if host:
-            cols += [Column(f"{x} {h}", True) for h in facts.headers(facts.COMPARE)]
+            cols += [Column(f"{x} {h}", True) for h in variant_facts.headers(variant_facts.COMPARE)]
     lines, deltas = [], []
     for row in rows:
         out = [one_line(row.label()), one_line(row.phase)] + (
@@ -281,13 +282,13 @@ def run_table(labelled: list[tuple[str, Report]]) -> Table:
                 out.append(cell.cos if cell else "")
             if host:
                 v = reports[i].variant(cell.name) if cell and row.total else None
-                out += facts.cells(v, facts.COMPARE) if v else [""] * len(
-                    facts.shown_in(facts.COMPARE))
+                out += variant_facts.cells(v, variant_facts.COMPARE) if v else [""] * len(
+                    variant_facts.shown_in(variant_facts.COMPARE))
         lines.append(Line(out, row.total))
     notes = [SIGN_NOTE, CROSS_NOTE, MATCH_NOTE] if many else []
     # each report's verdict lines that name their clocks (core/statistics/clocks.py)
     notes += [(f"{letter(i)}: " if many else "") + n for i, r in enumerate(reports)
-              for n in facts.clock_notes(r)]
+              for n in variant_facts.clock_notes(r)]
     return Table(cols, lines, notes, deltas, _builds(labelled, rows))
 
 

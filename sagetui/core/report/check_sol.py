@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from sagetui.core import scheduler as geo
-from sagetui.core import sol
+from sagetui.core import scheduler, sol
 from sagetui.core.config import Shape
 from sagetui.core.derived import shape_ops
 from sagetui.core.options import with_defaults
@@ -50,7 +49,7 @@ def expected_sol(report: Report, v: Variant) -> dict[str, Any] | None:
         return None
     configured = _configured(report, v.name)
     options = v.options if v.options is not None else with_defaults(v.backend, configured)
-    kernel = v.kernel or geo.kernel_of(v.backend, options, gpu.get("capability"))
+    kernel = v.kernel or scheduler.kernel_of(v.backend, options, gpu.get("capability"))
     name = gpu.get("name")
     pk = kernel_peak(name if isinstance(name, str) else None, v.backend, configured,
                      shape.dtype)

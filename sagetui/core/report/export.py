@@ -6,7 +6,7 @@ import csv
 import io
 
 from sagetui.core import format as fmt
-from sagetui.core import variant_facts as facts
+from sagetui.core import variant_facts
 from sagetui.core.kernel_facts import LIMITS
 from sagetui.core.phases import PARENTS
 from sagetui.core.report.base import Scheduler, Summary
@@ -124,8 +124,8 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
     if report.variants:
         # two speedups, labelled apart: report 001's from the p50s, and the verdict's paired
         # estimate, the centre of its interval (core.analysis)
-        host = facts.measured(report.variants)
-        extra = facts.headers(facts.MARKDOWN) if host else []
+        host = variant_facts.measured(report.variants)
+        extra = variant_facts.headers(variant_facts.MARKDOWN) if host else []
         lines += ["| variant | p50 ms | p90 ms | p50 speedup % | verdict: paired % [95% CI] "
                   "| SAME threshold | drift %/round | byte-exact |"
                   + "".join(f" {h} |" for h in extra),
@@ -143,10 +143,10 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
                          f"{fmt.ms(t.p90_s if t else None)} | {sp} | {fmt.verdict(vv)} | "
                          f"{fmt.threshold(vv, report.created_utc)} | {drift} | "
                          f"{'-' if v.byte_exact is None else v.byte_exact} |"
-                         + "".join(f" {c} |" for c in (facts.cells(v, facts.MARKDOWN)
-                                                        if host else ())))
+                         + "".join(f" {c} |" for c in (
+                             variant_facts.cells(v, variant_facts.MARKDOWN) if host else ())))
         lines.append("")
-        notes = facts.clock_notes(report)
+        notes = variant_facts.clock_notes(report)
         if any(v.host_bound for v in report.variants):
             notes.insert(0, "bound HOST: the host's time to issue one call (host ms) exceeds "
                          "its GPU time (p50 ms); b2b ms: wall time per call back to back")

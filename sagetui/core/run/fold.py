@@ -17,8 +17,7 @@ from pydantic import ValidationError
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig
 from sagetui.core.report.model import Fault, Report, VariantFacts
-from sagetui.core.run import late
-from sagetui.core.run import status as st
+from sagetui.core.run import late, status
 from sagetui.core.run.model import TOTAL, BlockFacts, RunModel, VariantModel
 from sagetui.core.statistics.summary import summarize
 from sagetui.core.statistics.threshold import Threshold
@@ -57,7 +56,7 @@ def apply(m: RunModel, e: ev.Event) -> None:
         case ev.RunStarted():
             configure(m, e.config)
             m.created_utc, m.host = e.created_utc, dict(e.host)
-            m.status, m.status_detail = st.RUNNING, []
+            m.status, m.status_detail = status.RUNNING, []
             m.progress.stage = "starting"
         case ev.ConfigResolved():
             configure(m, e.config)
@@ -111,7 +110,7 @@ def apply(m: RunModel, e: ev.Event) -> None:
                 for s in v.samples.values():
                     s.drop()
             m.schedule = [s for s in m.schedule if s["round"] in set(m.completed_rounds)]
-            m.status, m.status_detail = st.RUNNING, []
+            m.status, m.status_detail = status.RUNNING, []
             m.progress.stage = "starting"
         case ev.Finished():
             m.status, m.status_detail = e.status, list(e.detail)

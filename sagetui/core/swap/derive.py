@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Sequence
 
-from sagetui.core import accuracy as acc
+from sagetui.core import accuracy
 from sagetui.core.derived import change_of_speedup, change_percent
 from sagetui.core.report.base import Verdict
 from sagetui.core.statistics.verdict import paired_speedup
@@ -103,7 +103,8 @@ def output_changes(processes: Sequence[SwapProcess], arm: str) -> list[OutputCha
                     problems.setdefault(name, s.problem or "not compared")
                     per_name.setdefault(name, [])
                     continue
-                per_name.setdefault(name, []).append(acc.from_sums(s.sums, s.max_abs, s.elements))
+                per_name.setdefault(name, []).append(
+                    accuracy.from_sums(s.sums, s.max_abs, s.elements))
     out = []
     for name, metrics in per_name.items():
         if not metrics:

@@ -15,7 +15,7 @@ from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.sweep import plan as sw
-from sagetui.core.sweep.build import call_round_medians
+from sagetui.core.sweep.assemble import call_round_medians
 from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
 
 if TYPE_CHECKING:
@@ -203,7 +203,7 @@ def _plan(report: Report, axes: sw.Axes | None) -> list[Shape] | None:
 def _measured_with(c: MismatchCollector, report: Report, sweep: Sweep) -> None:
     """The block's warm-up, rounds and iterations: the configuration's."""
     from sagetui.core.report.check_run import run_config
-    from sagetui.core.sweep.build import measured_with
+    from sagetui.core.sweep.assemble import measured_with
 
     cfg = run_config(report)
     if cfg is None:
@@ -219,7 +219,7 @@ def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
     by the user, it is cancelled unless every point ran; cut short by an error, partial where
     it kept a point. A part of a sweep (a Slurm job's) does not say which points it was given:
     one whose points all ran may be complete with fewer points than the plan."""
-    from sagetui.core.sweep.build import points_status
+    from sagetui.core.sweep.assemble import points_status
 
     if report.status is None or report.workload is not None:
         return

@@ -11,7 +11,7 @@ import math
 from typing import Any
 from xml.sax.saxutils import escape
 
-from sagetui.core import variant_facts as facts
+from sagetui.core import variant_facts
 from sagetui.core.palette import OKABE_ITO
 from sagetui.core.report.csv_cell import (
     inert_cell,  # names from a report, made inert for spreadsheets
@@ -36,8 +36,8 @@ def _sweep(report: Report) -> Sweep:
 
 def to_csv(report: Report) -> str:
 
-    host = facts.measured(v for p in _sweep(report).points for v in p.variants)
-    extra = [f.key for f in facts.shown_in(facts.CSV)] if host else []
+    host = variant_facts.measured(v for p in _sweep(report).points for v in p.variants)
+    extra = [f.key for f in variant_facts.shown_in(variant_facts.CSV)] if host else []
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([*CSV_FIELDS, *extra])
@@ -60,7 +60,7 @@ def to_csv(report: Report) -> str:
                             v.e2e_share_of_peak, acc.get("cosine_similarity"),
                             acc.get("relative_l1"), acc.get("worst_head"),
                             acc.get("worst_head_relative_l1"), acc.get("max_abs_diff"))),
-                        inert_cell(v.error or ""), *(facts.raw_cells(v) if host else ())])
+                        inert_cell(v.error or ""), *(variant_facts.raw_cells(v) if host else ())])
     return buf.getvalue()
 
 
@@ -127,8 +127,8 @@ def shape_text(report: Report) -> str:
 
 def to_markdown(report: Report, title: str = "sagetui sweep") -> str:
     sw = _sweep(report)
-    host = facts.measured(v for p in sw.points for v in p.variants)
-    extra = facts.headers(facts.MARKDOWN) if host else []
+    host = variant_facts.measured(v for p in sw.points for v in p.variants)
+    extra = variant_facts.headers(variant_facts.MARKDOWN) if host else []
     gpu = device_name(report)
     lines = [f"## {title}", "",
              f"- {len(sw.points)} points on {gpu}: {sw.rounds} rounds x {sw.iterations} "
@@ -151,7 +151,8 @@ def to_markdown(report: Report, title: str = "sagetui sweep") -> str:
                 f"{100 * v.kernel_share_of_peak:.1f} %"
             lines.append(markdown_row((label, v.name, p50_cell(v), f"{v.kernel_tops:.3f}",
                                        f"{v.e2e_tops:.3f}", share, accuracy_text(v.accuracy),
-                                       *(facts.cells(v, facts.MARKDOWN) if host else ()))))
+                                       *(variant_facts.cells(v, variant_facts.MARKDOWN)
+                                         if host else ()))))
     lines.append("")
     if note := noisy_note(sw.points):
         lines.append(f"- {note}")

@@ -13,7 +13,7 @@ from typing import Any
 
 from sagetui.core.config import RunConfig
 from sagetui.core.report.model import Fault, Report
-from sagetui.core.sweep.build import points_status, sweep_report
+from sagetui.core.sweep.assemble import points_status, sweep_report
 from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes, plan
 

@@ -1,7 +1,7 @@
 """`sagetui check` of a workload block: every point's operations and each variant's summaries,
 p50 intervals and TOPS from its raw samples (as a sweep's point: sweep/check.py), its verdict
 from its round medians, each call's weight from the counts, and the totals, their speedups and
-intervals and the worst call and head from the points (core/workload/build.py's own
+intervals and the worst call and head from the points (core/workload/assemble.py's own
 functions)."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from sagetui.core.report.mismatch import Mismatch
 from sagetui.core.report.model import Report
 from sagetui.core.run.status import CANCELLED, COMPLETE, FAILED, PARTIAL
 from sagetui.core.statistics.verdict import paired_speedup
-from sagetui.core.sweep import plan as sw
-from sagetui.core.sweep.build import call_round_medians, point_status, points_status
+from sagetui.core.sweep import plan
+from sagetui.core.sweep.assemble import call_round_medians, point_status, points_status
 from sagetui.core.sweep.check import check_grid, check_variant_point
 from sagetui.core.sweep.model import SweepPoint
-from sagetui.core.workload import build as wb
+from sagetui.core.workload import assemble as wb
 
 if TYPE_CHECKING:
     from sagetui.core.report.mismatch import MismatchCollector
@@ -43,7 +43,7 @@ def check_workload(c: MismatchCollector, report: Report) -> None:
             c.eq(f"{path}.status", p.status, point_status(words),
                  "from its variants' (sweep/build.point_status)")
         for j, v in enumerate(p.variants):
-            peak = sw.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
+            peak = plan.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
                 else v.peak_tops
             check_variant_point(c, f"{path}.variants[{j}]", v, p.ops, peak)
         _verdicts(c, path, p, wl.baseline)

@@ -10,7 +10,7 @@ import math
 from rich.text import Text
 
 from sagetui.core import format as fmt
-from sagetui.core.run import figures as fig
+from sagetui.core.run import figures
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_static import SteadyStatic
@@ -42,7 +42,7 @@ def head_strips(data: Source, ctx: ViewContext) -> Text | None:
     for name, v, acc in rows:
         colour, bad = ctx.colour(data, name), f"bold {ctx.error_colour}"
         dispatch = v.facts.dispatch
-        options, note = fmt.options_text(v.backend or "", fig.resolved_options(v),
+        options, note = fmt.options_text(v.backend or "", figures.resolved_options(v),
                                           dispatch.function if dispatch else None)
         t.append(fmt.printable(name), style=f"bold {colour}")
         t.append(f"  {fmt.printable(options)}\n", style="dim")

@@ -12,7 +12,7 @@ from sagetui.core.format import fraction_pct, ms, pct
 from sagetui.core.report.export import sol_cells
 from sagetui.core.report.kernel_facts_rows import DIFFERS, comparison_rows
 from sagetui.core.report.model import SpeedOfLight
-from sagetui.core.run import figures as fig
+from sagetui.core.run import figures
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.mainloop_panel import mainloop_text
@@ -58,7 +58,8 @@ class SchedulerFacts(SteadyTable):
         v = data.variants.get(ctx.selected or "")
         report = data.report
         if v is not None:
-            s, achieved = fig.scheduler(data.model, v) or {}, fig.achieved(data.model, v) or {}
+            s = figures.scheduler(data.model, v) or {}
+            achieved = figures.achieved(data.model, v) or {}
         else:
             s = report.scheduler.model_dump(exclude_none=True) if report is not None \
                 and report.scheduler else {}
@@ -72,7 +73,7 @@ class SchedulerFacts(SteadyTable):
             if value is not None:
                 text = f"{100 * value:.2f} %" if "share" in key else f"{value:.3f}"
                 facts.append((key.replace("_", " "), Text(text, justify="right")))
-        sol = fig.sol(data.model, v) if v is not None else None
+        sol = figures.sol(data.model, v) if v is not None else None
         if sol is not None and sol.get("tops") is not None:
             facts += [(label, Text(text, justify="right"))
                       for label, text in sol_cells(SpeedOfLight.model_validate(sol))]
@@ -105,7 +106,7 @@ def decomposition_text(data: Source) -> Text:
                  style="dim")
     elif not m.profiles:
         t.append("manual decomposition check: not in this report", style="dim")
-    notes = fig.fused_notes(m)
+    notes = figures.fused_notes(m)
     if m.profiles:  # measured shares replace the static note
         if t.plain:
             t.append("\n")
@@ -177,7 +178,7 @@ class TailTable(SteadyTable):
                       "Q rows", "row eff", "p50 ms", "p90 ms", "Δ p50 %", "checksum"):
             self.add_column(label, key=label)
         first: dict[str, float] = {}
-        rows = fig.tail_rows(data.model)
+        rows = figures.tail_rows(data.model)
         for row in rows:
             ml = row.get("mainloop") or {}
             p50 = ml.get("p50_s")

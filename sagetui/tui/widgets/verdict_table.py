@@ -12,7 +12,7 @@ from rich.text import Text
 
 from sagetui.core import format as fmt
 from sagetui.core.format import ci, pct
-from sagetui.core.run import figures as fig
+from sagetui.core.run import figures
 from sagetui.core.statistics import threshold as th
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
@@ -75,8 +75,8 @@ class VerdictTable(SteadyTable):
             return []
         key = (id(m), m.version)
         if self._notes is None or self._notes[:2] != key:
-            clocks = fig.clocks(m, fig.analysis(m, drift=False, outliers=False)) \
-                if any(fig.telemetry(v) and fig.telemetry(v)[0].get("available")
+            clocks = figures.clocks(m, figures.analysis(m, drift=False, outliers=False)) \
+                if any(figures.telemetry(v) and figures.telemetry(v)[0].get("available")
                        for v in m.variants.values()) else {}
             self._notes = (*key, [c["note"] for c in clocks.values() if c.get("note")])
         return self._notes[2]

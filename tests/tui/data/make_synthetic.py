@@ -4,7 +4,7 @@ snapshot tests. Run from the repository root:
     python tests/tui/data/make_synthetic.py
 
 It folds seeded synthetic events into a run model with the one fold the session uses
-(core/run/fold.py) and builds the report as the session does (core/run/build.py), so the
+(core/run/fold.py) and builds the report as the session does (core/run/assemble.py), so the
 report has exactly the shape a real run writes (samples, verdicts, drift, outliers, telemetry,
 tail study, a fault) without any live timing. Three variants on an "H200": a baseline that drifts
 upward, a variant about 6 % faster with throttled rounds 4 and 5, and one that failed.
@@ -21,7 +21,7 @@ from sagetui.core import events as ev
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.report.io import save_report
 from sagetui.core.report.model import Fault, Report
-from sagetui.core.run.build import build_report
+from sagetui.core.run.assemble import build_report
 from sagetui.core.run.fold import apply, new_model
 from sagetui.core.run.status import final_status
 from sagetui.core.scheduler import tail_plan

@@ -1,6 +1,6 @@
 """A capture loaded as a workload: its manifest checked against its files, and each saved
 call with what a run needs to know of it. The tensors themselves load in the runner
-(runner/workload.py: torch); everything here reads files with the standard library.
+(runner/captured_call.py: torch); everything here reads files with the standard library.
 
 Every way a capture can be wrong is a WorkloadError whose text is one line naming the call and
 what differs: the CLI prints it and exits 2.
@@ -78,14 +78,14 @@ class WorkloadCall:
 
 
 @dataclass(frozen=True)
-class Workload:
+class LoadedCapture:
     directory: Path
     manifest: Manifest
     calls: list[WorkloadCall]
 
 
 def load_workload(directory: str | Path, *, hashes: bool = True,
-                  cast_to: str | None = None) -> Workload:
+                  cast_to: str | None = None) -> LoadedCapture:
     """The capture in `directory`, checked: its manifest against its model, every call's file
     against the manifest (each tensor there, its dtype and shape; its sha256 unless `hashes`
     is False: they read every byte). `cast_to` (fp16, bf16: `--dtype`): float32 calls are
@@ -102,7 +102,7 @@ def load_workload(directory: str | Path, *, hashes: bool = True,
         cast = cast_to is not None and c.dtype == CASTABLE
         shape, unfit = run_shape(c, d / c.file, cast_to if cast else None)
         calls.append(WorkloadCall(c, d / c.file, shape, unfit, cast and shape is not None))
-    return Workload(d, manifest, calls)
+    return LoadedCapture(d, manifest, calls)
 
 
 def read_manifest(directory: Path) -> Manifest:

@@ -9,8 +9,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from sagetui.build.tree import hash_sources, source_files
 from sagetui.core.build_facts import FileDiff
+from sagetui.kernel_build.tree import hash_sources, source_files
 
 _EMPTY = "/dev/null"
 

@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from sagetui.build import stop
-from sagetui.build.errors import BuildFailed, BuildInputError
+from sagetui.kernel_build import stop
+from sagetui.kernel_build.errors import BuildFailed, BuildInputError
 
 NOT_DECLARED = 3  # DRIVER's exit status when setup.py did not declare a wanted extension
 MARK = "sagetui-build:"

@@ -1,6 +1,6 @@
 """A captured call's tensors, for a run of a captured workload: q, k, v (and a varlen call's
 cu_seqlens_q/_k) from the call's safetensors file, on a device. Finding and checking the
-capture is core's (core/capture/workload.load_workload: it needs no torch)."""
+capture is core's (core/capture/loaded.load_workload: it needs no torch)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
-from sagetui.core.capture.workload import WorkloadCall, WorkloadError
+from sagetui.core.capture.loaded import WorkloadCall, WorkloadError
 
 
 @dataclass(frozen=True)

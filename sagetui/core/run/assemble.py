@@ -10,7 +10,7 @@ from typing import Any
 from sagetui.core.build_facts import BuildFacts, LeftOut
 from sagetui.core.environment import environment_block
 from sagetui.core.report.model import SCHEMA_VERSION, Report, Variant
-from sagetui.core.run import figures as fig
+from sagetui.core.run import figures
 from sagetui.core.run import status as st
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
 from sagetui.core.samples import RoundSeries, Samples
@@ -25,10 +25,10 @@ def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Re
 
     assert m.config is not None, "a run model gets its configuration from run_started"
     cfg, shape = m.config, m.config.shape
-    an = fig.analysis(m)
+    an = figures.analysis(m)
     base = m.variants.get(m.baseline or "")
     samples = Samples()
-    clocks = fig.clocks(m, an)
+    clocks = figures.clocks(m, an)
     variants = [_variant(m, v, base, an, samples, clocks.get(v.name))
                 for v in m.variants.values()]
     status, detail = ending or ((m.status, m.status_detail) if m.status in st.TERMINAL
@@ -58,7 +58,7 @@ def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Re
         "faults": [f.model_dump() for f in m.faults] or None,
         "mainloop_profiles": list(m.profiles) or None,
     }
-    data["fused_mainloop_phases"] = fig.fused_notes(m)
+    data["fused_mainloop_phases"] = figures.fused_notes(m)
     d = m.decomposition
     if d:
         data["manual_decomposition_vs_public_sage2"] = {
@@ -66,12 +66,12 @@ def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Re
                                   "public_sha256", "variant")}
         data["manual_checksum"] = d.get("manual_checksum")
         data["reference_checksum"] = d.get("reference_checksum")
-    data["tail_study"] = fig.tail_rows(m) or None
+    data["tail_study"] = figures.tail_rows(m) or None
     return Report.model_validate({k: v for k, v in data.items() if v is not None})
 
 
 def _build_facts(m: RunModel, name: str) -> BuildFacts | None:
-    """A variant built from a source tree: its spec's build (sagetui/build)."""
+    """A variant built from a source tree: its spec's build (sagetui/kernel_build)."""
     spec = next((s for s in (m.config.variants if m.config else []) if s.name == name), None)
     return spec.build if spec else None
 
@@ -81,29 +81,29 @@ def _variant(m: RunModel, v: VariantModel, base: VariantModel | None, an: Analys
     entry: dict[str, Any] = {
         "name": v.name, "path": v.path, "backend": v.backend, "spec": v.spec,
         "status": v.status if v.status != "pending" else "failed", "error": v.error,
-        "kernel": fig.kernel(m, v), "options": fig.resolved_options(v) or None,
-        "scheduler": fig.scheduler(m, v) if v.status != "failed" or v.asked else None,
+        "kernel": figures.kernel(m, v), "options": figures.resolved_options(v) or None,
+        "scheduler": figures.scheduler(m, v) if v.status != "failed" or v.asked else None,
         "rounds_asked": len(v.asked),
         "failed_round": v.failed_round, "input_sha256": m.ready.get("input_sha256"),
         "build": _build_facts(m, v.name)}
     if v.completed_rounds:
-        entry.update(rounds=fig.rounds(v), timing=fig.timing(v),
-                     phase_timings=fig.phase_timings(v) or None,
-                     intervals=fig.intervals(v) or None, telemetry=fig.telemetry(v),
-                     achieved=fig.achieved(m, v), sol=fig.sol(m, v))
-        pk = fig.peak(m, v)
+        entry.update(rounds=figures.rounds(v), timing=figures.timing(v),
+                     phase_timings=figures.phase_timings(v) or None,
+                     intervals=figures.intervals(v) or None, telemetry=figures.telemetry(v),
+                     achieved=figures.achieved(m, v), sol=figures.sol(m, v))
+        pk = figures.peak(m, v)
         if pk:
             entry["peak"] = {k: pk[k] for k in ("qk_type", "pv_type", "source")}  # type: ignore[literal-required]
         kept = _series(v)
         samples[v.name] = kept
         a = an.variants.get(v.name)
         flags = (a.outliers if a else None) or []
-        entry["outliers"] = {"count": len(flags), "where": fig.outlier_where(v, flags)}
+        entry["outliers"] = {"count": len(flags), "where": figures.outlier_where(v, flags)}
         if a is not None and a.drift is not None:
             entry["drift"] = a.drift.to_dict()
-        entry.update(fig.host_figures(v))
+        entry.update(figures.host_figures(v))
         entry["clocks"] = clocks
-    entry.update(fig.outputs(v, base))
+    entry.update(figures.outputs(v, base))
     entry.update(v.facts.model_dump(exclude_none=True))
     entry["verdict"] = an.verdict_dict(v.name)
     if v.name in an.variants:
@@ -115,7 +115,7 @@ def _series(v: VariantModel) -> dict[str, RoundSeries]:
     """The raw samples of every phase measured in every completed round (sharing the model's
     arrays), and the total's."""
     rounds = v.completed_rounds
-    return {p: v.samples[p].series() for p in [*fig.phase_order(v), TOTAL]
+    return {p: v.samples[p].series() for p in [*figures.phase_order(v), TOTAL]
             if v.samples[p].rounds == rounds}
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from sagetui.build.builder import Plan, build, plan
-from sagetui.build.errors import BuildFailed
-from sagetui.build.setup_driver import Progress
-from sagetui.build.tree_diff import tree_diff
 from sagetui.core.build_facts import BuildFacts, TreeDiff
 from sagetui.core.config import RunConfig
+from sagetui.kernel_build.builder import Plan, build, plan
+from sagetui.kernel_build.errors import BuildFailed
+from sagetui.kernel_build.setup_driver import Progress
+from sagetui.kernel_build.tree_diff import tree_diff
 
 
 def plan_sources(config: RunConfig, *, arch: str | None = None,

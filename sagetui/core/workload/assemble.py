@@ -12,14 +12,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from sagetui.core.accuracy import error_rank
+from sagetui.core.capture.loaded import LoadedCapture, WorkloadCall
 from sagetui.core.capture.manifest import MANIFEST
-from sagetui.core.capture.workload import Workload as Capture
-from sagetui.core.capture.workload import WorkloadCall
 from sagetui.core.config import RunConfig
 from sagetui.core.derived import speedup_or_none
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.statistics import weighted_total as wt
-from sagetui.core.sweep.build import (
+from sagetui.core.sweep.assemble import (
     call_round_medians,
     drop_none,
     measured_with,
@@ -42,7 +41,7 @@ def share_weights(calls: Sequence[ReplayedCall]) -> list[float | None]:
     return [c.count / replayed[c.signature] if c.point is not None else None for c in calls]
 
 
-def replayed_calls(capture: Capture, selected: Sequence[WorkloadCall]) -> list[ReplayedCall]:
+def replayed_calls(capture: LoadedCapture, selected: Sequence[WorkloadCall]) -> list[ReplayedCall]:
     """Every selected call; the runnable ones numbered as points in order, the others with why
     they were skipped."""
     out, n = [], 0
@@ -176,7 +175,7 @@ def cast_to(calls: Sequence[ReplayedCall]) -> str | None:
     return next((c.shape.dtype for c in calls if c.cast and c.shape is not None), None)
 
 
-def workload_block(config: RunConfig, capture: Capture, calls: list[ReplayedCall],
+def workload_block(config: RunConfig, capture: LoadedCapture, calls: list[ReplayedCall],
                    points: list[SweepPoint], selection: str | None = None) -> Workload:
     names = [v.name for v in config.variants]
     base = config.baseline_name

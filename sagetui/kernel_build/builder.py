@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sagetui.build import cache, tools
-from sagetui.build.errors import BuildFailed, BuildInputError
-from sagetui.build.setup_driver import Progress, run_setup
-from sagetui.build.tree import check_tree, hash_sources, modules_for, source_files
 from sagetui.core import paths
 from sagetui.core.build_facts import BuildFacts
 from sagetui.core.provenance import file_sha256
+from sagetui.kernel_build import cache, tools
+from sagetui.kernel_build.errors import BuildFailed, BuildInputError
+from sagetui.kernel_build.setup_driver import Progress, run_setup
+from sagetui.kernel_build.tree import check_tree, hash_sources, modules_for, source_files
 
 KEY_VERSION = 1  # moves when what an entry holds changes
 LINEINFO = "-lineinfo"  # source lines in the kernels, for the profiler's attribution

@@ -7,9 +7,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from sagetui.build.errors import BuildInputError
 from sagetui.core.build_facts import BACKEND_MODULES, PACKAGE
 from sagetui.core.provenance import file_sha256
+from sagetui.kernel_build.errors import BuildInputError
 
 # what no build reads: bytecode, built modules, the build folders setup.py may leave, and an
 # editor's droppings beside the file it edits (vim's swap files, emacs' backups and locks,

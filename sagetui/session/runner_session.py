@@ -10,7 +10,7 @@ keep every round they were asked for: a failed variant never shortens the run).
 Everything it learns becomes an event (core/events.py), and `_emit` is the one door: the event
 is folded into the session's own run model (core/run/fold.py) and then handed to the display
 (`on_event`), which folds it into its own. The report is built from the model
-(core/run/build.py). docs/architecture.md draws the flow.
+(core/run/assemble.py). docs/architecture.md draws the flow.
 
 `run()` blocks; call it from a worker thread. Given a WarmRunner (warm.py), a run takes its
 runner from it and gives it back at the end, for the console's next run. The controls
@@ -36,7 +36,7 @@ from sagetui.core.config import RunConfig, resolve_auto
 from sagetui.core.environment import host_facts
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.run import figures
-from sagetui.core.run.build import build_report, with_left_out
+from sagetui.core.run.assemble import build_report, with_left_out
 from sagetui.core.run.fold import apply, new_model
 from sagetui.core.run.model import RunModel
 from sagetui.core.run.status import final_status

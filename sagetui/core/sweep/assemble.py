@@ -14,7 +14,7 @@ from sagetui.core.host_time import HOST_FIELDS
 from sagetui.core.report.model import SCHEMA_VERSION, Fault, Report, Variant
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.intervals import half_percent
-from sagetui.core.sweep import plan as sw
+from sagetui.core.sweep import plan
 from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
 
 
@@ -36,10 +36,10 @@ def variant_point(v: Variant, rep: Report, point_ops: float, baseline: str | Non
     if entry["status"] != "ok":
         return entry
     assert v.timing is not None
-    peak = sw.peak_tops(gpu, v.spec, dtype)
+    peak = plan.peak_tops(gpu, v.spec, dtype)
     kept = dict((rep.samples or Samples()).get(v.name, {}))
     samples = {p: s.tolist() for p, s in kept.items()}
-    phase = sw.kernel_phase(list(v.phase_timings or {}))
+    phase = plan.kernel_phase(list(v.phase_timings or {}))
     kernel = v.timing if phase == "total" else (v.phase_timings or {})[phase]
     entry.update(kernel_phase=phase, timing=v.timing.model_dump(), kernel=kernel.model_dump(),
                  rounds=len(v.rounds or []),
@@ -48,19 +48,19 @@ def variant_point(v: Variant, rep: Report, point_ops: float, baseline: str | Non
                  checksum=v.checksum, output_sha256=v.output_sha256, samples=samples or None,
                  verdict=v.verdict, **{k: getattr(v, k) for k in HOST_FIELDS},
                  **kernel_and_e2e(point_ops, v.timing.p50_s, kernel.p50_s, peak))
-    entry["accuracy"] = sw.accuracy(v.model_dump(), baseline if v.name != baseline else None)
+    entry["accuracy"] = plan.accuracy(v.model_dump(), baseline if v.name != baseline else None)
     return entry
 
 
-def point(index: int, shape: Shape, axes: sw.Axes, rep: Report | None, *,
+def point(index: int, shape: Shape, axes: plan.Axes, rep: Report | None, *,
           error: str | None = None, fault_kind: str | None = None,
           elapsed_s: float | None = None, measured_on: dict[str, Any] | None = None,
           group: str | None = None) -> SweepPoint:
     """The point's entry; `rep` None when the point never ran (its setup failed: `error`).
     `group`: the series it belongs to where no axes name it (a workload's call)."""
     x_axis = axes.x_axis
-    data: dict[str, Any] = {"index": index, "x": sw.x_of(shape, x_axis),
-                            "group": group or sw.group_of(shape, x_axis, axes), "shape": shape,
+    data: dict[str, Any] = {"index": index, "x": plan.x_of(shape, x_axis),
+                            "group": group or plan.group_of(shape, x_axis, axes), "shape": shape,
                             "ops": shape_ops(shape), "error": error, "fault_kind": fault_kind,
                             "elapsed_s": elapsed_s or None, "measured_on": measured_on}
     if rep is None:
@@ -86,12 +86,12 @@ def point_status(variants: list[str]) -> str:
     return "ok" if variants and ok == len(variants) else ("partial" if ok else "failed")
 
 
-def sweep_block(config: RunConfig, axes: sw.Axes, points: list[SweepPoint]) -> Sweep:
+def sweep_block(config: RunConfig, axes: plan.Axes, points: list[SweepPoint]) -> Sweep:
     """The whole block: points, the crossovers between their lines, the largest that fit."""
     return Sweep.model_validate(drop_none({
         "x_axis": axes.x_axis, "axes": axes.to_dict(), **measured_with(config),
-        "points": points, "crossovers": sw.all_crossovers(points),
-        "largest_fit": sw.largest_fit(points)}))
+        "points": points, "crossovers": plan.all_crossovers(points),
+        "largest_fit": plan.largest_fit(points)}))
 
 
 def measured_with(config: RunConfig) -> dict[str, Any]:
@@ -135,7 +135,7 @@ def stopped_detail(stopped_by: str, kept: int, planned: int, unit: str = "points
             + ("; the one in progress is not kept" if dropped else ""))
 
 
-def sweep_report(base: RunConfig, axes: sw.Axes, points: list[SweepPoint], *,
+def sweep_report(base: RunConfig, axes: plan.Axes, points: list[SweepPoint], *,
                  environment: dict[str, Any], created: str, status: str,
                  faults: list[Fault], detail: list[str] | None = None) -> Report:
     """The sweep report (a single runner's, several runners' merged, or Slurm jobs' joined):

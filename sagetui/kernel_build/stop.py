@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from sagetui.build.errors import BuildFailed, BuildInterrupted
+from sagetui.kernel_build.errors import BuildFailed, BuildInterrupted
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 GRACE_S = 10.0  # after the signal, how long the group has to end before it is killed

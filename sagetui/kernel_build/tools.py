@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from sagetui.build.errors import BuildInputError
+from sagetui.kernel_build.errors import BuildInputError
 
 DEFAULT_CUDA_HOME = "/usr/local/cuda"  # torch's third guess on Linux
 

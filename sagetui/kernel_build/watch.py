@@ -15,7 +15,7 @@ from pathlib import Path
 
 import watchfiles
 
-from sagetui.build.tree import hash_sources, is_source
+from sagetui.kernel_build.tree import hash_sources, is_source
 
 DEBOUNCE_MS = 400  # quiet after the last write before a batch is reported
 Changed = Callable[[str, list[str]], None]  # (variant, the source files the batch touched)
