@@ -64,6 +64,8 @@ def test_a_first_try_by_the_readme(tmp_path: Path, size: tuple[int, int]) -> Non
                            capture_output=True, text=True, timeout=120, env=env)
     assert check.returncode == 0 and ": ok: " in check.stdout and \
         check.stdout.strip().endswith("taken as recorded"), check  # and what it recomputed
+    if size != (80, 24):
+        return  # the mistyped backend's answer knows no terminal size: asked once, at 80 x 24
     typo = subprocess.run([sys.executable, "-m", "sagetui", "run", "--backend", "sage2-sm98"],
                           capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
     assert typo.returncode == 2 and len(typo.stderr.strip().splitlines()) == 1
