@@ -112,8 +112,12 @@ def test_a_replay_stopped_by_a_signal_keeps_the_calls_measured(cap, tmp_path, si
         assert all(len(v.samples["total"]) == 40 for p in wl.points for v in p.variants)
         assert [t.missing for t in wl.totals] == [list(range(kept, 8))] * 2
         assert check_report(report) == []
-        got = sagetui("check", path, cwd=tmp_path)
-        assert got.returncode == 0 and ": ok: " in got.stdout, got.stdout
+    # both, through `sagetui check` as a user runs it: one child for the two files
+    got = sagetui("check", tmp_path / "r.json", recovery, cwd=tmp_path)
+    assert got.returncode == 0, got.stdout + got.stderr
+    for path in (tmp_path / "r.json", recovery):
+        assert any(line.startswith(f"{path}: ok: ") for line in got.stdout.splitlines()), \
+            got.stdout
     rows = list(csv.DictReader(io.StringIO((tmp_path / "r.csv").read_text())))
     assert len(rows) == 8 * 2  # a row per call and variant, measured or not
     assert {r["status"] for r in rows[2 * kept:]} == {"not measured"}
