@@ -1,7 +1,7 @@
 """Mutation coverage of `sagetui check` (issue 28): every derived leaf of every report in
 sample_results/ changed one at a time (core/report/mutation.py says how), and how many of
 those changes `check` catches; the raw samples and the facts `check` takes as recorded
-(core/report/recorded.py, the list `check --recorded` prints) are left alone.
+(core/check/recorded.py, the list `check --recorded` prints) are left alone.
 
     python benchmarks/check_mutation.py [FILES...] [--missed]
 
@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from sagetui.core.report import mutation
-from sagetui.core.report.check import audit
+from sagetui.core.check import mutation
+from sagetui.core.check.report import audit
 from sagetui.core.report.model import Report
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,22 +3,26 @@
 `sagetui.capture(DIR, ...)`, the context manager that captures a program's attention calls
 (sagetui/recorder/context.py), loads with torch when first asked for: `import sagetui` stays
 light. `sagetui.region(NAME)` and `sagetui.output(NAME, tensor)` mark a program's step and
-outputs for `sagetui swap` (sagetui/swap/api.py; nothing outside a swap)."""
+outputs for `sagetui swap` (sagetui/swap/api.py; nothing outside a swap).
+
+This module is the API a user's program imports, over every layer: no module of sagetui
+imports it (tests/test_layers.py), so its imports of the recorder and the swap, made when a
+name is first asked for, put them under nothing else."""
 
 from typing import Any
 
-__version__ = "0.1.0"
+from sagetui.core.version import VERSION
+
+__version__ = VERSION
 
 
 def __getattr__(name: str) -> Any:
     if name == "capture":
-        # by name: every layer imports this package (for __version__), and a plain import
-        # would put the recorder, torch with it, under each of them in the import graph
-        import importlib
+        from sagetui.recorder.context import capture
 
-        return importlib.import_module("sagetui.recorder.context").capture
+        return capture
     if name in ("region", "output"):
-        import importlib
+        from sagetui.swap import api
 
-        return getattr(importlib.import_module("sagetui.swap.api"), name)
+        return getattr(api, name)
     raise AttributeError(f"module 'sagetui' has no attribute {name!r}")

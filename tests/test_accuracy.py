@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from sagetui.core import accuracy as acc
-from sagetui.core.report.check import check_report
+from sagetui.core.check.report import check_report
 from sagetui.core.report.model import Report
 from sagetui.runner import accuracy as racc
 from sagetui.runner.backends.base import Inputs
@@ -109,8 +109,8 @@ def test_check_refuses_accuracy_out_of_range(tmp_path):
 
 
 def test_accuracy_and_sdpa_backend_reach_the_exports_and_the_console_views():
+    from sagetui.core.export.report import to_markdown
     from sagetui.core.format import accuracy
-    from sagetui.core.report.export import to_markdown
     from sagetui.tui.source import saved_source
 
     from .conftest import SAMPLES

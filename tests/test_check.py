@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sagetui.core.report.check import check_report
+from sagetui.core.check.report import check_report
 from sagetui.core.report.model import Report
 
 from .conftest import REF_000, REF_001

@@ -13,9 +13,9 @@ import pytest
 
 from sagetui.core import events as ev
 from sagetui.core.build_facts import LeftOut
+from sagetui.core.check import mutation
+from sagetui.core.check.report import audit, check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
-from sagetui.core.report import mutation
-from sagetui.core.report.check import audit, check_report
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.run import late
 from sagetui.core.run.assemble import build_report, with_left_out

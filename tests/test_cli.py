@@ -209,12 +209,13 @@ def test_help_imports_neither_numpy_nor_pydantic():
     """`sagetui --help` builds every subcommand's parser: none may pull in the statistics or
     the report model, nor any of core (numpy and pydantic cost 0.15-0.2 s there, core.gpus'
     subprocess and dataclasses 10 ms: `--help` measured 27 ms before the sweeps came) but the
-    run options' table, which imports nothing (test_run_fields.py)."""
+    run options' table and the version, which import nothing (test_run_fields.py,
+    core/version.py)."""
     code = ("import sys; from sagetui.cli.main import build_parser; build_parser(); "
             "print(sorted(m for m in ('numpy', 'pydantic', 'scipy', 'textual', 'torch') "
             "if m in sys.modules) "
             "+ sorted(m for m in sys.modules if m.startswith('sagetui.core.') "
-            "and m != 'sagetui.core.run_fields'))")
+            "and m not in ('sagetui.core.run_fields', 'sagetui.core.version')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, check=True)
     assert out.stdout.strip() == "[]", out.stdout

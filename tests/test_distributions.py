@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from sagetui.core import distributions
+from sagetui.core.check.report import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec, resolve_auto
-from sagetui.core.report.check import check_report
-from sagetui.core.report.export import to_markdown
+from sagetui.core.export.report import to_markdown
 from sagetui.core.report.model import Report
 from sagetui.core.run_argv import explicit_options, to_argv
 from sagetui.runner.inputs import synthetic

@@ -10,11 +10,11 @@ import pytest
 
 from sagetui.core import events as ev
 from sagetui.core import protocol
+from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.eventlog import log_line
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.sweep import assemble
-from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes
 
 from .test_check import _made_report

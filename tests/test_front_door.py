@@ -150,8 +150,8 @@ def test_options_are_written_as_typed_and_test_knobs_only_in_effect() -> None:
     """`smooth_k=false` stays lowercase in the Markdown; the reference's slowdown (a test
     knob) is listed only where it is not 1."""
     from sagetui.core.config import VariantSpec
+    from sagetui.core.export.report import to_markdown
     from sagetui.core.format import options_text
-    from sagetui.core.report.export import to_markdown
     from sagetui.core.report.io import load_report
 
     assert VariantSpec.parse("a=reference[smooth_k=false]").spec == "reference[smooth_k=false]"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from sagetui.core.check.report import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
+from sagetui.core.export.report import to_markdown
 from sagetui.core.host_time import bound_by, drained, host_bound, idle_s, typical
-from sagetui.core.report.check import check_report
-from sagetui.core.report.export import to_markdown
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.clocks import clock_note, cycle_medians
 from sagetui.session.session import Session
@@ -76,6 +76,31 @@ def test_host_bound_call_marked_and_a_drained_block_redone() -> None:
     assert paths == {"$.variants[1].host_bound", "$.variants[1].back_to_back_s"}
 
 
+def test_a_variants_first_call_is_measured_and_shown() -> None:
+    """The first call of each variant's backend, synchronised (the device's 20 ms of work
+    waited for, not only its launch), a fact of the runner (report/model.VariantFacts) that the
+    registry (core/variant_facts.py) shows in the Markdown and `compare`; `check` takes it as
+    recorded."""
+    from sagetui.core.check.recorded import recorded_why
+    from sagetui.core.compare.runs import run_table
+
+    cfg = RunConfig(shape=TINY, warmup=2, rounds=2, iterations=3, variants=[
+        VariantSpec.parse("a=reference[device_us=20000]"), VariantSpec.parse("b=reference")])
+    report = Session(cfg).run()
+    assert report.status == "complete", report.status_detail
+    a, b = report.variants
+    assert a.first_call_s > 0.019 and 0 < b.first_call_s < a.first_call_s
+    assert check_report(report) == []
+    assert recorded_why(report.model_dump(mode="json"), "$.variants[0].first_call_s")
+    md = to_markdown(report)
+    assert "| first call ms |" in md and f"| {a.first_call_s * 1e3:.3f} |" in md
+    table = run_table([("A", report)])
+    assert "A first call ms" in [c.title for c in table.columns]
+    old = report.model_copy(update={"variants": [v.model_copy(update={"first_call_s": None})
+                                                 for v in report.variants]})
+    assert "first call" not in to_markdown(old)  # a report before it: no empty column
+
+
 def h200_reports() -> tuple[Report, Report]:
     """The recorded H200 stream (tests/data/events)'s report, and the same with its sdpa
     variant's rounds moved to 2 % higher SM clocks under sw_power_cap."""
@@ -93,6 +118,7 @@ def h200_reports() -> tuple[Report, Report]:
     for b in m.variants["sdpa"].blocks.values():
         b.telemetry["sm_clock_mhz"] = {k: x * 1.02 for k, x in b.telemetry["sm_clock_mhz"].items()}
         b.telemetry["throttle_reasons"] = ["sw_power_cap"]
+    m.version += 1  # changed outside the fold: say so, as a fold does (figures.of's cache)
     return plain, build_report(m)
 
 
@@ -134,10 +160,10 @@ def test_a_workloads_totals_in_gpu_time_and_back_to_back_time() -> None:
     """Two calls: b is faster than a on the GPU (0.1 against 0.2 ms) but its host needs 0.3 ms
     a call, so back to back it is slower (0.3 against 0.2 ms): its totals say both, each with
     its verdict, and each call says which time bounds it."""
-    from sagetui.core.sweep.model import SweepPoint
+    from sagetui.core.blocks.sweep import SweepPoint
+    from sagetui.core.blocks.workload import ReplayedCall, Workload
     from sagetui.core.workload import export
     from sagetui.core.workload.assemble import totals
-    from sagetui.core.workload.model import ReplayedCall, Workload
 
     calls = [ReplayedCall(index=i, signature="s", count=2, weight=1.0, file=f"{i}.safetensors",
                           point=i) for i in range(2)]

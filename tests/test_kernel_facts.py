@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from sagetui.cli.errors import UsageError
+from sagetui.core.check.report import check_report
+from sagetui.core.export.report import kernel_facts_csv, to_markdown
 from sagetui.core.kernel_facts import (
     ARCH_LIMITS,
     SM80_FUNCTIONS,
@@ -34,8 +36,6 @@ from sagetui.core.kernel_facts import (
     template_of,
 )
 from sagetui.core.paths import cuda_tool
-from sagetui.core.report.check import check_report
-from sagetui.core.report.export import kernel_facts_csv, to_markdown
 from sagetui.core.report.model import Report
 from sagetui.runner.kernel_facts import NO_CUOBJDUMP, demangle, read_facts
 

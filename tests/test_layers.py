@@ -19,7 +19,7 @@ def test_import_linter_contracts_hold():
 
 def test_cli_and_console_modules_do_not_import_torch():
     code = ("import sys, sagetui.cli.main, sagetui.cli.run, sagetui.cli.reports, "
-            "sagetui.session.session, sagetui.core.report.check; "
+            "sagetui.session.session, sagetui.core.check.report; "
             "bad = [m for m in ('torch', 'sageattention', 'pynvml') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

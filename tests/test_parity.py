@@ -72,6 +72,12 @@ def test_a_saved_report_loads_into_a_model_with_the_same_figures(path: Path) -> 
             assert fig(s) == fig(v), (name, fig.__name__)
         for fig2 in (figures.scheduler, figures.achieved, figures.kernel):
             assert fig2(saved, s) == fig2(live, v), (name, fig2.__name__)
+        got, want = figures.of(saved, s), figures.of(live, v)  # the one object, either way
+        assert type(got) is type(want) and figures.of(saved, s) is got  # once per version
+        for field in ("timing", "p50_s", "rounds", "phase_timings", "intervals", "telemetry",
+                      "outputs", "options", "kernel", "scheduler", "peak", "achieved", "sol",
+                      "host"):
+            assert getattr(got, field) == getattr(want, field), (name, field)
         assert (s.verdict, s.drift, s.speedup_percent) == (v.verdict, v.drift,
                                                            v.speedup_percent), name
         assert s.facts == v.facts and s.status == v.status, name

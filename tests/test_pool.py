@@ -4,10 +4,10 @@ split, the merged report and a fault on one runner are tested for real on this m
 import pytest
 
 from sagetui.core import events as ev
+from sagetui.core.check.report import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.gpus import Slot, measured_on, parse_gpus
 from sagetui.core.protocol import PROTOCOL_VERSION
-from sagetui.core.report.check import check_report
 from sagetui.core.report.io import load_report
 from sagetui.core.report.model import Report
 from sagetui.core.sweep import plan
@@ -153,8 +153,8 @@ def test_one_status_line_per_runner():
     from rich.console import Console
 
     from sagetui.cli.runner_lines import RunnerLines
+    from sagetui.core.blocks.sweep import SweepPoint
     from sagetui.core.report.model import Fault
-    from sagetui.core.sweep.model import SweepPoint
 
     def hello():
         return ev.Hello(protocol=PROTOCOL_VERSION, pid=1, python="3.12", torch="2.11",

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.profile.attribute import share_and_error
 from sagetui.core.profile.diff import MIN_CHANGE, Z, profile_diff, variant_diff
 from sagetui.core.profile.diff_view import diff_text, sections
-from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.profile.summary import to_profile
 from sagetui.core.report.io import load_report
 
@@ -135,7 +135,7 @@ def test_a_blank_lines_rebuild_matches_its_moved_hottest_line_by_code_else_by_ca
 
 def test_the_diff_in_a_report_checks_clean_and_a_changed_number_is_named(toy, tmp_path):
     from sagetui.cli.profile import build_report
-    from sagetui.core.report.check import check_report
+    from sagetui.core.check.report import check_report
     from sagetui.core.report.io import save_report
 
     report = build_report({}, [toy["base"], toy["moved"], toy["again"]], "complete",
@@ -197,7 +197,7 @@ def test_sagetui_profile_over_two_variants_writes_prints_and_checks_the_diff(
     are the real ones."""
     import sagetui.cli.profile as cli_profile
     from sagetui.cli.main import main
-    from sagetui.core.report.check import check_report
+    from sagetui.core.check.report import check_report
 
     monkeypatch.setattr(cli_profile, "profile_variant", lambda config, spec, p: toy[spec.name])
     monkeypatch.setattr(cli_profile, "_resolved", lambda config: config)
@@ -213,3 +213,24 @@ def test_sagetui_profile_over_two_variants_writes_prints_and_checks_the_diff(
     assert "moved vs base: hot lines that moved or changed" in stdout
     text = md.read_text()
     assert "### Profile diff against base" in text and "| compute_int_qk |" in text
+
+
+def test_a_run_report_makes_its_profiles_diff_itself(toy):
+    """One report (docs/architecture.md): build_report makes the diff with the profiles, and
+    profiles given to a finished run's report (the console's p) get the same diff."""
+    from sagetui.core.check.report import check_report
+    from sagetui.core.run.assemble import build_report, with_profiles
+    from sagetui.core.run.load import from_report
+
+    report = load_report(SAMPLES / "cpu_reference_default.json")
+    profiles = [toy["base"], toy["moved"]]
+    model = from_report(report)
+    model.profiles = profiles
+    built = build_report(model)
+    assert built.mainloop_profiles == profiles
+    assert built.mainloop_diff == profile_diff(profiles, model.baseline) is not None
+    given = with_profiles(report, profiles)
+    assert (given.mainloop_profiles, given.mainloop_diff) == (profiles, built.mainloop_diff)
+    assert check_report(given) == []
+    again = with_profiles(given, [toy["again"]])  # one profile: no diff, never a stale one
+    assert again.mainloop_diff is None

@@ -141,8 +141,8 @@ def test_no_ncu_exits_2_with_one_line_before_a_runner_starts(tmp_path: Path):
 
 def test_a_report_with_profiles_round_trips(fake, tmp_path: Path):
     from sagetui.cli.profile import build_report
-    from sagetui.core.report.check import check_report
-    from sagetui.core.report.export import to_markdown
+    from sagetui.core.check.report import check_report
+    from sagetui.core.export.report import to_markdown
     from sagetui.core.report.io import load_report, save_report
 
     report = build_report({}, [fake("ok")], "complete")

@@ -98,7 +98,7 @@ def test_a_build_whose_lines_moved_keeps_its_breakdown():
 
 
 def test_profile_model_from_the_recording_checks_clean():
-    from sagetui.core.report.check import check_report
+    from sagetui.core.check.report import check_report
     from sagetui.core.report.model import Report
 
     p = to_profile(run("toy_attention"), variant="toy", family="toy", sampling_interval=6)

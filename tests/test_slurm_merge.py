@@ -93,7 +93,7 @@ def test_merge_refuses_parts_of_different_sweeps_and_twice_measured_points(two_j
 def test_check_derives_each_parts_status_and_the_merged_sweeps(two_jobs):
     """Issue 28: a job's part (its points all ran: complete, fewer points than the plan) passes
     check; the merged report's status relabelled does not."""
-    from sagetui.core.report.check import check_report
+    from sagetui.core.check.report import check_report
     from sagetui.core.report.model import Report
 
     d, _ = two_jobs

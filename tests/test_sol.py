@@ -1,4 +1,4 @@
-"""Issue 24: the speed of light per phase (core/sol.py), its check (core/report/check_sol.py)
+"""Issue 24: the speed of light per phase (core/sol.py), its check (core/run/check_sol.py)
 and its Markdown. The bytes model is checked term by term against the sizes SageAttention's
 quant.py and core.py allocate, worked out by hand here; the recomputation against a real
 H200 report (sagetui/sample_results/h200_sm89_reference_shape.json, which measured the copy
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from sagetui.core import sol
-from sagetui.core.report.check import check_report
-from sagetui.core.report.check_sol import expected_sol
-from sagetui.core.report.export import to_markdown
+from sagetui.core.check.report import check_report
+from sagetui.core.export.report import to_markdown
 from sagetui.core.report.model import Report
+from sagetui.core.run.check_sol import expected_sol
 
 ROOT = Path(__file__).resolve().parents[1]
 H200 = ROOT / "sagetui" / "sample_results" / "h200_sm89_reference_shape.json"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sagetui.core.report.check import check_report
+from sagetui.core.check.report import check_report
 from sagetui.core.report.io import load_report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,7 +78,7 @@ def test_the_step_change_matches_the_injected_work_and_outputs_are_compared(swap
         f"{slow.attention_change_percent:+.0f} %: ")
     assert f"slow: {slow.replay_note}" in done.stdout
     assert "slow: a swapped call in the model: host" in done.stdout
-    from sagetui.core.report.export import to_markdown
+    from sagetui.core.export.report import to_markdown
 
     assert "| slow | 2 |" in to_markdown(report)
 
@@ -126,8 +126,8 @@ def test_the_wrapper_swaps_what_the_backend_runs_and_says_why_it_passes_the_rest
     import torch
     import torch.nn.functional as F
 
+    from sagetui.core.blocks.swap import ProcessSettings
     from sagetui.core.config import VariantSpec
-    from sagetui.core.swap.model import ProcessSettings
     from sagetui.recorder.install import Installed
     from sagetui.runner.backends.base import Inputs, NullClock
     from sagetui.swap.inside import Swapper, load_backend
@@ -243,7 +243,7 @@ def test_ctrl_c_keeps_the_rounds_done(tmp_path) -> None:
 
 
 def test_telemetry_is_shown_per_round_from_the_processes_summaries() -> None:
-    from sagetui.core.swap.model import ProcessResult, Swap, SwapProcess
+    from sagetui.core.blocks.swap import ProcessResult, Swap, SwapProcess
     from sagetui.core.swap.view import telemetry_lines
     from sagetui.core.telemetry import summarize_samples, unavailable
 
@@ -295,8 +295,8 @@ def test_a_stock_backend_is_swapped_in_through_its_public_function(tmp_path) -> 
     import torch
     import torch.nn.functional as F
 
+    from sagetui.core.blocks.swap import ProcessSettings
     from sagetui.core.config import VariantSpec
-    from sagetui.core.swap.model import ProcessSettings
     from sagetui.recorder.install import Installed
     from sagetui.runner.backends.reference import ReferenceBackend
     from sagetui.swap.inside import Swapper

@@ -9,9 +9,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from sagetui.core.check.report import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.derived import kernel_and_e2e, shape_ops
-from sagetui.core.report.check import check_report
 from sagetui.core.report.io import load_report
 from sagetui.core.report.model import SCHEMA_VERSION, Report
 from sagetui.core.statistics.intervals import half_percent
@@ -178,7 +178,7 @@ def test_check_recomputes_the_crossovers(sweep_report):
 
 
 def test_exports_csv_markdown_svg(sweep_report):
-    from sagetui.core.report.export import to_csv, to_markdown
+    from sagetui.core.export.report import to_csv, to_markdown
     from sagetui.core.sweep.export import to_svg
 
     rows = to_csv(sweep_report).strip().splitlines()
@@ -274,8 +274,8 @@ def test_a_failing_variant_is_shown_failed_at_each_point(cli, tmp_path):
 
 
 def test_svg_marks_a_crossover(sweep_report):
+    from sagetui.core.blocks.sweep import Crossover
     from sagetui.core.sweep.export import to_svg
-    from sagetui.core.sweep.model import Crossover
 
     data = sweep_report.to_json_dict()  # a faster at 128, b at 256: the lines cross
     pts = data["sweep"]["points"]

@@ -9,7 +9,7 @@ import csv
 import io
 import xml.etree.ElementTree as ET
 
-from sagetui.core.report.export import to_csv, to_markdown
+from sagetui.core.export.report import to_csv, to_markdown
 from sagetui.core.report.io import load_report
 from sagetui.core.sweep import plan as sw
 from sagetui.core.sweep.export import to_svg

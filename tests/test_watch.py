@@ -17,7 +17,7 @@ import pytest
 from sagetui.core import format as fmt
 from sagetui.core.build_facts import FileDiff, LeftOut
 from sagetui.core.report.io import load_report
-from sagetui.core.statistics.threshold import report_threshold
+from sagetui.core.run.load import report_threshold
 from sagetui.core.statistics.verdict import paired_speedup
 from sagetui.core.watch_history import MAINLOOP, change_text, row_of
 from sagetui.kernel_build.errors import BuildFailed
@@ -196,7 +196,7 @@ def test_sweeps_and_workloads_with_a_failed_build_are_partial_and_say_so(
     """`sagetui sweep` (one runner, and two with --gpus cpu:2) and `sagetui run --workload`
     leave the variant out as `run` does: the others measured, the report partial with the
     variant failed, exit 1, and `check` passes (each said complete, exit 0, before)."""
-    from sagetui.core.report.check import check_report
+    from sagetui.core.check.report import check_report
 
     from .test_capture import captured
 

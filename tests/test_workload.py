@@ -16,10 +16,10 @@ import pytest
 from scipy import stats
 
 from sagetui.core.capture.loaded import load_workload
+from sagetui.core.check.report import check_report
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.derived import speedup_percent
-from sagetui.core.report.check import check_report
-from sagetui.core.report.export import to_csv, to_markdown
+from sagetui.core.export.report import to_csv, to_markdown
 from sagetui.core.report.io import load_report
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.verdict import paired_speedup

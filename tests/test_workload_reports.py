@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from sagetui.core.report.check import check_report
+from sagetui.core.check.report import check_report
 from sagetui.core.report.io import load_report
 from sagetui.core.report.model import Report
 from sagetui.core.workload import assemble

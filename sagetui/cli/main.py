@@ -9,8 +9,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from sagetui import __version__
 from sagetui.cli.errors import UsageError
+from sagetui.core.version import VERSION
 from sagetui.kernel_build.errors import BuildFailed, BuildInterrupted
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
 
     p = parser_class(prog="sagetui", description="A live console for benchmarking "
                      "SageAttention kernels. With no command it opens the console.")
-    p.add_argument("--version", action="version", version=f"sagetui {__version__}")
+    p.add_argument("--version", action="version", version=f"sagetui {VERSION}")
     p.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
     p.add_argument("--refresh", type=float, default=2.0, metavar="HZ",
                    help="plot redraws per second, at most (2)")

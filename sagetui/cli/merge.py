@@ -10,7 +10,7 @@ from rich.console import Console
 from sagetui.cli.errors import UsageError
 from sagetui.cli.outputs import check_outputs, write_files
 from sagetui.cli.reports import load_all
-from sagetui.core.report.check import check_report
+from sagetui.core.check.report import check_report
 from sagetui.core.report.io import iter_report_json
 from sagetui.core.sweep.merge import MergeError, merge
 

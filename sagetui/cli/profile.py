@@ -16,20 +16,20 @@ from typing import Any, Literal
 
 from rich.console import Console
 
-from sagetui import __version__
 from sagetui.cli.options import config_from_args, default_report_path
 from sagetui.cli.outputs import MakeText, check_outputs, write_files
+from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
+from sagetui.core.export.report import mainloop_markdown
 from sagetui.core.profile.diff import profile_diff
 from sagetui.core.profile.diff_view import diff_text
 from sagetui.core.profile.failures import ProfileError
 from sagetui.core.profile.markdown import mainloop_lines
-from sagetui.core.profile.model import MainloopProfile
-from sagetui.core.report.export import mainloop_markdown
 from sagetui.core.report.io import iter_report_json
 from sagetui.core.report.model import SCHEMA_VERSION, Report, Tool
 from sagetui.core.run.assemble import with_left_out
+from sagetui.core.version import VERSION
 from sagetui.session.profile_pass import Pass, ProfileCancelled, Tools, profile_variant
 
 
@@ -40,7 +40,7 @@ def build_report(config_json: dict, profiles: list[MainloopProfile],
     """The profile report; `environment`: the pass's (where the profiled calls ran, and ncu);
     two or more profiles also get the diff of each against the baseline's (the first's when
     `baseline` names none)."""
-    return Report(schema_version=SCHEMA_VERSION, tool=Tool(version=__version__),
+    return Report(schema_version=SCHEMA_VERSION, tool=Tool(version=VERSION),
                   created_utc=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
                   status=status, environment=environment or None, config=config_json,
                   baseline=baseline, mainloop_profiles=profiles,

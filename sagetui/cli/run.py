@@ -19,21 +19,21 @@ from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.options import config_from_args, default_report_path, recovery_file
 from sagetui.cli.outputs import MakeText, Written, check_outputs, may_replace, write_files
 from sagetui.cli.outputs import say as _say
-from sagetui.core import format as fmt
 from sagetui.core import variant_facts
 from sagetui.core.config import RunConfig
 from sagetui.core.event_record import Recorder
 from sagetui.core.eventlog import log_line
 from sagetui.core.events import Event, Measured
-from sagetui.core.report.export import (
-    kernel_cells,
+from sagetui.core.export.report import (
     kernel_facts_csv,
+    kernel_rows,
     to_csv,
     to_markdown,
 )
 from sagetui.core.report.io import iter_report_json
 from sagetui.core.report.model import Report
 from sagetui.core.run import late
+from sagetui.core.run.status import exit_status
 from sagetui.session.errors import NotRunnable
 from sagetui.session.session import Session
 from sagetui.session.spawn import Spawned
@@ -79,46 +79,31 @@ def summary_table(report: Report, title: str | None = None) -> Table:
     """The two speedups labelled apart: report 001's from the p50s, and the verdict's paired
     estimate with its interval (core.analysis); the threshold with where it came from."""
     notes = variant_facts.clock_notes(report)
-    host = variant_facts.measured(report.variants)
-    host_headers = variant_facts.headers(variant_facts.TABLE) if host else []
+    cols = variant_facts.columns(variant_facts.RUN, report.variants)
+    at = variant_facts.At(report.baseline, report.created_utc)
     t = Table(title=title or status_title(report), caption="\n".join(notes) or None)
-    for col in ("variant", "p50 ms", "p90 ms", "p50 speedup %", "verdict: paired % [95% CI]",
-                "SAME threshold", "drift %/rnd", "byte-exact", *host_headers):
-        t.add_column(col, justify="right" if col.endswith(("%", "ms", "rnd")) else "left")
+    t.add_column("variant")
+    for f in cols:
+        t.add_column(f.header(), justify="left" if f.left else "right")
     for v in report.variants or []:
-        tm = v.timing
-        vd = v.verdict.model_dump() if v.verdict else None
-        t.add_row(
-            escape(v.name) + ("" if v.status in (None, "ok") else f" ({v.status})"),
-            f"{tm.p50_s * 1e3:.3f}" if tm else "-", f"{tm.p90_s * 1e3:.3f}" if tm else "-",
-            "-" if v.speedup_vs_baseline_percent is None
-            else f"{v.speedup_vs_baseline_percent:+.3f}",
-            fmt.verdict(vd) if vd else ("baseline" if v.name == report.baseline else fmt.DASH),
-            escape(fmt.threshold(vd)),
-            f"{v.drift.slope_percent_per_round:+.2f}{' !' if v.drift.flagged else ''}"
-            if v.drift and v.drift.slope_percent_per_round is not None else "-",
-            "-" if v.byte_exact is None else str(v.byte_exact),
-            *(variant_facts.cells(v, variant_facts.TABLE) if host else ()))
+        t.add_row(escape(v.name) + ("" if v.status in (None, "ok") else f" ({v.status})"),
+                  *(escape(c) for c in variant_facts.cells(v, cols, at)))
     return t
-
-
-KERNEL_COLUMNS = {"sdpa": "SDPA ran", "tops": "TOPS", "share": "share of peak (QK/PV types)",
-                  **fmt.ACCURACY_COLUMNS}
 
 
 def kernel_table(report: Report) -> Table | None:
     """Throughput against each kernel's own peak, and accuracy against fp32 attention: a
     table of its own, so that neither it nor the speed table is squeezed in 80 columns."""
-    rows = [(v, kernel_cells(v)) for v in report.variants or []
-            if v.accuracy or v.achieved or v.sdpa_backend]
+    rows = kernel_rows(report)
     if not rows:
         return None
+    cols = variant_facts.columns(variant_facts.KERNEL, rows)
     t = Table(title="throughput and accuracy against fp32 attention")
     t.add_column("variant")
-    for key, col in KERNEL_COLUMNS.items():
-        t.add_column(col, justify="left" if key in ("sdpa", "share") else "right")
-    for v, cells in rows:
-        t.add_row(escape(v.name), *(escape(cells[k]) for k in KERNEL_COLUMNS))
+    for f in cols:
+        t.add_column(f.header(), justify="left" if f.left else "right")
+    for v in rows:
+        t.add_row(escape(v.name), *(escape(c) for c in variant_facts.cells(v, cols)))
     return t
 
 
@@ -261,4 +246,4 @@ def cmd_run(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
         return 1
     # 1 also when a variant failed (or its build did: the report is then partial) or anything
     # else went wrong: a script must not mistake a run that lost a variant for a clean one
-    return 0 if report.status == "complete" and not report.faults else 1
+    return exit_status(report.status, len(report.faults or []))

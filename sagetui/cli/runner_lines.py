@@ -31,7 +31,7 @@ class RunnerLines:
         self._live: Live | None = None
 
     def update(self, e: ev.FromRunner) -> None:
-        inner = e.event
+        inner: ev.Event = e.event
         with self._lock:
             s = self.state.setdefault(e.runner, RunnerState())
             match inner:
@@ -44,6 +44,16 @@ class RunnerLines:
                     s.doing = "idle"
                 case ev.FaultRaised():
                     s.faults += 1
+                case (ev.VariantLoaded() | ev.Ready() | ev.WarmupDone() | ev.Iterations()
+                      | ev.BlockDone() | ev.Decomposition() | ev.LateFacts() | ev.LateDone()
+                      | ev.PhaseStarted() | ev.RunnerError() | ev.Bye() | ev.RunStarted()
+                      | ev.ConfigResolved() | ev.ThresholdResolved() | ev.BaselineChanged()
+                      | ev.Resumed() | ev.RoundStarted() | ev.RoundDone() | ev.AnalysisDone()
+                      | ev.Measured() | ev.TailRow() | ev.LogMessage() | ev.Finished()
+                      | ev.FromRunner()):
+                    pass  # a runner's line says what it is doing, how many done, its faults
+                case _:
+                    ev.unexpected(inner)
             if self.console.is_terminal and self._live is None:
                 self._live = Live(self.render(), console=self.console, transient=True,
                                   auto_refresh=False)

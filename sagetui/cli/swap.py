@@ -25,11 +25,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sagetui import __version__
 from sagetui.cli.capture import _command
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.options import default_report_path
 from sagetui.cli.outputs import check_outputs, write_files
+from sagetui.core.blocks.swap import UNCHANGED, ArmSpec, Replay, Swap
 from sagetui.core.capture.loaded import WorkloadError, load_workload
 from sagetui.core.capture.selection import Selection
 from sagetui.core.config import VariantSpec
@@ -43,7 +43,7 @@ from sagetui.core.report.io import (
 from sagetui.core.report.model import Report, Tool
 from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.core.swap import derive, view
-from sagetui.core.swap.model import UNCHANGED, ArmSpec, Replay, Swap
+from sagetui.core.version import VERSION
 from sagetui.session.swap import Arm, SwapRounds
 
 
@@ -121,7 +121,7 @@ def cmd_swap(args: argparse.Namespace) -> int:
                 figures=derive.arm_figures(processes, names, args.baseline, threshold.percent,
                                            replay),
                 replay=replay)
-    report = Report(schema_version=None, tool=Tool(name="sagetui", version=__version__),
+    report = Report(schema_version=None, tool=Tool(name="sagetui", version=VERSION),
                     created_utc=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                     status=status, status_detail=detail or None,  # type: ignore[arg-type]
                     environment=environment_block(host=host_facts(), device=next(

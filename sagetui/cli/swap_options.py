@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-UNCHANGED = "unchanged"  # core/swap/model.UNCHANGED: the program as it is
+UNCHANGED = "unchanged"  # core/blocks/swap.UNCHANGED: the program as it is
 
 
 def add_swap_command(sub: argparse._SubParsersAction, full: bool) -> None:  # type: ignore[type-arg]

@@ -12,33 +12,32 @@ from rich.table import Table
 from sagetui.cli.errors import stdout_console
 from sagetui.cli.outputs import MakeText
 from sagetui.cli.run import _say, outputs_kept, write_outputs
+from sagetui.core import variant_facts
 from sagetui.core.report.model import Report
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f} %"
+from sagetui.core.run.status import exit_status
 
 
 def sweep_table(report: Report) -> Table:
-    from sagetui.core.sweep.export import accuracy_text, p50_cell
-
+    """A row per point and variant; its columns are core/variant_facts.py's SWEEP_MD facts, as
+    in the sweep's Markdown."""
     sw = report.sweep
     assert sw is not None
+    cols = variant_facts.columns(variant_facts.SWEEP_MD, [v for p in sw.points
+                                                          for v in p.variants])
+    blank = [""] * (len(cols) - 1)
     t = Table(title=f"sagetui sweep: {report.status}, {len(sw.points)} points, "
                     f"{sw.rounds} rounds x {sw.iterations} iterations")
-    for col in ("point", "backend", "p50 ms ± CI", "kernel TOPS", "e2e TOPS", "share of peak",
-                "accuracy"):
-        t.add_column(col, justify="left" if col in ("point", "backend", "accuracy") else "right")
+    t.add_column("point")
+    t.add_column("backend")
+    for f in cols:
+        t.add_column(f.header(), justify="left" if f.left else "right")
     for p in sw.points:
         label = f"{p.x} {p.group}"
         if not p.variants:
-            t.add_row(label, "-", f"failed: {p.error}", "", "", "", "")
+            t.add_row(label, "-", f"failed: {p.error}", *blank)
         for v in p.variants:
-            if v.status != "ok":
-                t.add_row(label, v.name, f"failed: {v.error}", "", "", "", "")
-                continue
-            t.add_row(label, v.name, p50_cell(v), f"{v.kernel_tops:.3f}", f"{v.e2e_tops:.3f}",
-                      _pct(v.kernel_share_of_peak), accuracy_text(v.accuracy))
+            t.add_row(label, v.name, *(variant_facts.cells(v, cols) if v.status == "ok"
+                                       else (f"failed: {v.error}", *blank)))
     return t
 
 
@@ -63,4 +62,4 @@ def finish_sweep(report: Report, args: argparse.Namespace, err: Console, recover
     svg: list[tuple[str, MakeText]] = [(args.svg, lambda: to_svg(report))] if args.svg else []
     if not outputs_kept(write_outputs(report, args, err, svg), recovery, err):
         return 1
-    return 0 if report.status == "complete" and not report.faults else 1
+    return exit_status(report.status, len(report.faults or []))

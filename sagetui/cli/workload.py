@@ -27,6 +27,7 @@ from sagetui.core.capture.loaded import LoadedCapture, WorkloadCall, WorkloadErr
 from sagetui.core.capture.selection import Selection
 from sagetui.core.config import RunConfig
 from sagetui.core.report.model import Report
+from sagetui.core.run.status import exit_status
 from sagetui.session.spawn import Spawned
 
 
@@ -107,7 +108,7 @@ def cmd_workload(args: argparse.Namespace, prestarted: Spawned | None = None) ->
     print_workload(report)
     if not outputs_kept(write_outputs(report, args, err), recovery, err):
         return 1
-    return 0 if report.status == "complete" and not report.faults else 1
+    return exit_status(report.status, len(report.faults or []))
 
 
 def print_workload(report: Report) -> None:

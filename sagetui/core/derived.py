@@ -93,7 +93,9 @@ def call_and_mainloop(ops: float, call_p50_s: float, mainloop_p50_s: float | Non
 
 def kernel_and_e2e(ops: float, timing_p50_s: float | None, kernel_p50_s: float | None,
                    peak: float | None) -> dict[str, float | None]:
-    """A sweep point's kernel-only and end-to-end TOPS and their shares, from the two p50s."""
+    """A sweep point's kernel-only and end-to-end TOPS and their shares, from the two p50s.
+    `e2e_tops` is the figure a run's `achieved` block calls `call_tops` (call_and_mainloop):
+    the whole call's TOPS, one function (`tops`) under the two names saved reports hold."""
     k = tops(ops, kernel_p50_s) if kernel_p50_s else None
     e = tops(ops, timing_p50_s) if timing_p50_s else None
     return {"kernel_tops": k, "e2e_tops": e, "peak_tops": peak,

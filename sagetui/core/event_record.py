@@ -21,9 +21,9 @@ from pydantic import BaseModel
 
 from sagetui.core import events as ev
 from sagetui.core import protocol
+from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.config import RunConfig
 from sagetui.core.report.model import Fault, Report
-from sagetui.core.sweep.model import SweepPoint
 
 SESSION_EVENTS: dict[str, type] = {c.NAME: c for c in get_args(ev.SessionEventT)}
 # the fields of session events that hold a model (the rest are JSON values as they are)

@@ -8,9 +8,9 @@ from typing import Literal
 
 from sagetui.core import events as ev
 from sagetui.core import format as fmt
+from sagetui.core.blocks.sweep import SweepPoint
+from sagetui.core.blocks.workload import Workload
 from sagetui.core.run import late
-from sagetui.core.sweep.model import SweepPoint
-from sagetui.core.workload.model import Workload
 
 Severity = Literal["information", "warning", "error"]
 

@@ -34,8 +34,8 @@ from sagetui.core.report.model import Fault
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
+    from sagetui.core.blocks.sweep import SweepPoint
     from sagetui.core.report.model import Report
-    from sagetui.core.sweep.model import SweepPoint
 
 _STRICT = ConfigDict(extra="forbid", strict=True, defer_build=True)  # built at first use
 STRICT_ENV = "SAGETUI_STRICT_EVENTS"  # set by the tests: an unexpected event raises

@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
-
 from sagetui.core.report.model import Report
+from sagetui.core.statistics.intervals import around
 from sagetui.core.statistics.intervals import half_percent as ci_percent
+from sagetui.core.statistics.summary import median
 from sagetui.core.telemetry import merge_blocks
 
 FLAG_RULE = ("flag a GPU whose p50 lies outside [min lo, max hi] of the other GPUs' 95 % p50 "
@@ -51,8 +51,7 @@ class GpuResult:
     def interval(self) -> tuple[float, float] | None:
         if self.p50_s is None:
             return None
-        h = (self.ci_percent or 0.0) / 100.0
-        return self.p50_s / (1 + h), self.p50_s * (1 + h)  # symmetric in log: expm1(half)
+        return around(self.p50_s, self.ci_percent)
 
 
 def gpu_result(runner: str, report: Report | None, error: str | None = None) -> GpuResult:
@@ -66,7 +65,7 @@ def gpu_result(runner: str, report: Report | None, error: str | None = None) -> 
         out.error = v.error or error or "the kernel did not run"
         return out
     out.round_p50s = [r.p50_s for r in v.rounds]
-    out.p50_s = float(np.median(out.round_p50s))
+    out.p50_s = median(out.round_p50s)
     out.ci_percent = ci_percent(out.round_p50s)
     out.telemetry = merge_blocks(t.model_dump() for t in v.telemetry or [])
     return out

@@ -1,7 +1,7 @@
 """Speed of light per phase: the bytes each timed phase must move, its bandwidth against the
 GPU's measured copy bandwidth, and the main loop's TOPS against the tensor-core ceiling at the
 SM clock its rounds ran at. Computed here once: the report (core/run/figures.py) and `sagetui
-check` (core/report/check_sol.py) both call `speed_of_light`.
+check` (core/run/check_sol.py) both call `speed_of_light`.
 
 The bytes model is the compulsory traffic of each phase: every tensor the phase's kernels take
 is read once and every tensor they produce written once, at the sizes SageAttention allocates

@@ -1,23 +1,130 @@
-"""Per-variant facts, each declared once (nvbench's summaries): its key (the report Variant's
-field), label, unit, how its cell is written and where it is shown. The console's variant table,
-`sagetui run`'s table, the Markdown export, the sweep and workload CSVs and `sagetui compare`
-iterate over FACTS; adding a fact is its measurement, its field in the report model and one
-entry here.
+"""Per-variant facts, each declared once (nvbench's summaries): its key (the report Variant's or
+the sweep point's field, and its CSV header), label, unit, how its value is read (`get`, from a
+report Variant or a sweep/workload point: a derived figure is read, never recomputed, here), how
+its cell is written (`cell`, core/format.py's formatter for its kind), its raw CSV text (`raw`)
+and where it is shown. Every per-variant table and export iterates over FACTS; adding a fact is
+its measurement, its field in the model and one entry here (docs/architecture.md, "Adding a
+per-variant fact").
 
-Where: TABLE (the console's variant table and `run`'s table), MARKDOWN, CSV (a sweep's or a
-workload's rows; a run's CSV holds raw samples only), COMPARE.
+Where (`shown`):
+
+- TABLE: the console's variant table (the host-time facts: it reads the live model's figures);
+- RUN: `sagetui run`'s table, one row per variant; MARKDOWN: the Markdown export's;
+- KERNEL: the throughput and accuracy table of `run` and of the Markdown export;
+- CALLS: a workload's calls (`run --workload`'s table, its Markdown); SWEEP_MD: a sweep's
+  Markdown;
+- SWEEP_CSV, WORKLOAD_CSV: a sweep's and a workload's rows (a run's CSV holds raw samples only);
+- COMPARE: `sagetui compare`'s run table.
+
+A fact of group HOST is shown only where some variant has a host time (on the CPU's clock none
+has, and the tables keep their columns for timing); an `optional` one only where some variant
+has it (a report written before it was measured shows no empty column). The console's table
+reads its HOST facts from the live figures (run/figures.host_figures), its ACCURACY facts (shown
+where a variant has one or is computing it) and every other fact from the variant's
+VariantFacts (the runner's `facts`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from sagetui.core import format as fmt
+from sagetui.core.blocks.sweep import NOISY_MARK, noisy
+from sagetui.core.report.csv_cell import inert_cell
 
-TABLE, MARKDOWN, CSV, COMPARE = "table", "markdown", "csv", "compare"
-EVERYWHERE = frozenset({TABLE, MARKDOWN, CSV, COMPARE})
+TABLE, RUN, MARKDOWN, KERNEL, CALLS, SWEEP_MD = (
+    "table", "run", "markdown", "kernel", "calls", "sweep markdown")
+SWEEP_CSV, WORKLOAD_CSV, COMPARE = "sweep csv", "workload csv", "compare"
+CSV = frozenset({SWEEP_CSV, WORKLOAD_CSV})
+EVERYWHERE = frozenset({TABLE, RUN, MARKDOWN, CALLS, SWEEP_MD, COMPARE}) | CSV
+HOST, ACCURACY = "host", "accuracy"
+
+
+@dataclass(frozen=True)
+class At:
+    """What a cell may need besides its variant: the report's baseline (its verdict cell says
+    "baseline") and when the report was made (a threshold's calibration age)."""
+
+    baseline: str | None = None
+    created_utc: str | None = None
+
+
+def _num(x: Any) -> str:
+    """A raw number as its repr (a CSV cell)."""
+    return "" if x is None else repr(x)
+
+
+def _seconds_raw(x: Any) -> str:
+    return "" if x is None else f"{x:.9g}"
+
+
+def _text_raw(x: Any) -> str:
+    return "" if x is None else str(x)
+
+
+def _inert(x: Any) -> str:
+    """Words from a report (an error, a reason), made inert for spreadsheets."""
+    return inert_cell(x or "")
+
+
+def _attr(key: str) -> Callable[[Any], Any]:
+    def get(v: Any) -> Any:
+        return v.get(key) if isinstance(v, Mapping) else getattr(v, key, None)
+    return get
+
+
+def _acc(key: str) -> Callable[[Any], Any]:
+    """A figure of a variant's accuracy (a report Variant's Accuracy, a point's dict)."""
+    def get(v: Any) -> Any:
+        a = getattr(v, "accuracy", None)
+        return a.get(key) if isinstance(a, Mapping) else getattr(a, key, None)
+    return get
+
+
+def _of(path: str) -> Callable[[Any], Any]:
+    """A figure one attribute down ("timing.p50_s", "verdict.state"), None where absent."""
+    first, second = path.split(".")
+
+    def get(v: Any) -> Any:
+        return getattr(getattr(v, first, None), second, None)
+    return get
+
+
+@dataclass(frozen=True)
+class Fact:
+    key: str  # the field it is read from (by default), and its CSV header
+    label: str
+    unit: str
+    cell: Callable[[Any], str]  # the value as a table cell
+    shown: frozenset[str] = EVERYWHERE
+    raw: Callable[[Any], str] = _num  # the value as a CSV cell
+    get: Callable[[Any], Any] | None = None  # how its value is read; by default the key's field
+    group: str | None = None  # HOST: shown only where some variant has a host time
+    optional: bool = False  # shown only where some variant has it
+    left: bool = False  # words, aligned left (numbers right)
+    short: str | None = None  # its header where the console's table is narrow
+    # a cell that needs more than its value (the verdict's baseline, the threshold's age)
+    cell_at: Callable[[Any, Any, At], str] | None = field(default=None, compare=False)
+
+    def header(self) -> str:
+        return f"{self.label} {self.unit}".strip()
+
+    def align(self) -> str:
+        """Its Markdown column's alignment row cell."""
+        return "---|" if self.left else "---:|"
+
+    def value(self, v: Any) -> Any:
+        return (self.get or _attr(self.key))(v)
+
+    def text(self, v: Any, at: At | None = None) -> str:
+        if self.cell_at is not None:
+            return self.cell_at(self.value(v), v, at or At())
+        return self.cell(self.value(v))
+
+    def raw_text(self, v: Any) -> str:
+        return self.raw(self.value(v))
 
 
 def _bound(host_bound: Any) -> str:
@@ -26,58 +133,193 @@ def _bound(host_bound: Any) -> str:
     return fmt.DASH if host_bound is None else "HOST" if host_bound else "GPU"
 
 
-def _seconds_raw(x: Any) -> str:
-    return "" if x is None else f"{x:.9g}"
+def _count(x: Any) -> str:
+    return fmt.DASH if x is None else str(x)
 
 
-@dataclass(frozen=True)
-class Fact:
-    key: str  # the field of core/report/model.Variant (and of figures.host_figures' dict)
-    label: str
-    unit: str
-    cell: Callable[[Any], str]  # the value as a table cell
-    shown: frozenset[str] = EVERYWHERE
-    raw: Callable[[Any], str] = _seconds_raw  # the value as a CSV cell
+def _verdict(vd: Any, v: Any, at: At) -> str:
+    if vd is not None:
+        return fmt.verdict(vd.model_dump())
+    return "baseline" if at.baseline is not None and v.name == at.baseline else fmt.DASH
 
-    def header(self) -> str:
-        return f"{self.label} {self.unit}".strip()
 
+def _threshold(vd: Any, _v: Any, at: At) -> str:
+    return fmt.threshold(vd.model_dump() if vd is not None else None, at.created_utc)
+
+
+def _drift(d: Any) -> str:
+    return fmt.drift(d.model_dump() if d is not None else None)[0]
+
+
+def _share(v: Any) -> tuple[Any, Any, Any]:
+    ach = v.achieved or {}
+    types = (v.peak.qk_type, v.peak.pv_type) if v.peak else None
+    return ach.get("call_share_of_peak"), ach.get("peak_tops"), types
+
+
+def p50_text(v: Any) -> str:
+    """A point's p50 with its interval."""
+    if v.timing is None:
+        return fmt.DASH
+    ci = f" ± {v.p50_ci_percent:.1f} %" if v.p50_ci_percent is not None else ""
+    return f"{v.timing.p50_s * 1e3:.3f}{ci}"
+
+
+def p50_cell(v: Any) -> str:
+    """The p50 with its interval, and NOISY_MARK after it where the interval is too wide to
+    trust (sweep/plan.noisy; sweep/export.noisy_note says what the mark means)."""
+    return p50_text(v) + (f" {NOISY_MARK}" if noisy(v) else "")
+
+
+def _fixed3(x: Any) -> str:
+    return fmt.DASH if x is None else f"{x:.3f}"
+
+
+def _share_pct(x: Any) -> str:
+    return fmt.DASH if x is None else f"{100 * x:.1f} %"
+
+
+def accuracy_text(acc: Any) -> str:
+    """A point's accuracy in one cell: cosine, relative L1, the worst head, and its difference
+    from the baseline's output."""
+    if not acc:
+        return fmt.DASH
+    parts = []
+    if acc.get("cosine_similarity") is not None:
+        parts.append(f"cos {acc['cosine_similarity']:.5f}")
+    if acc.get("relative_l1") is not None:
+        parts.append(f"L1 {100 * acc['relative_l1']:.2f} %")
+    if acc.get("worst_head") is not None:
+        l1 = acc.get("worst_head_relative_l1")
+        parts.append(f"worst head {acc['worst_head']} "
+                     + (f"{100 * l1:.2f} %" if l1 is not None else "not finite"))
+    if acc.get("byte_exact"):
+        parts.append(f"= {acc.get('against')}")
+    elif acc.get("max_abs_diff") is not None:
+        parts.append(f"max |Δ| {acc['max_abs_diff']:.3g} vs {acc.get('against')}")
+    return " · ".join(parts) or fmt.DASH
+
+
+_RUN = frozenset({RUN, MARKDOWN})
+_POINTS_CSV = CSV
 
 FACTS: tuple[Fact, ...] = (
-    Fact("host_s", "host", "ms", fmt.ms),
-    Fact("back_to_back_s", "b2b", "ms", fmt.ms),
-    Fact("host_bound", "bound", "", _bound, raw=lambda x: "" if x is None else str(bool(x))),
-    Fact("redone_blocks", "redone", "blocks", lambda x: fmt.DASH if x is None else str(x),
-         frozenset({MARKDOWN, CSV}), raw=lambda x: "" if x is None else str(x)),
+    Fact("kernel_phase", "kernel phase", "", _text_raw, frozenset({SWEEP_CSV}), raw=_text_raw),
+    # a run's variants (`run`'s table, the Markdown): report 001's p50 speedup and the verdict's
+    # paired estimate, labelled apart
+    Fact("p50_s", "p50", "ms", fmt.ms, _RUN | _POINTS_CSV, get=_of("timing.p50_s")),
+    Fact("p50", "p50", "ms ± CI", p50_cell, frozenset({SWEEP_MD, CALLS}), get=lambda v: v),
+    Fact("p50_ci_percent", "p50 CI", "%", fmt.half_width, _POINTS_CSV),
+    Fact("kernel_p50_s", "kernel p50", "ms", fmt.ms, frozenset({SWEEP_CSV}),
+         get=_of("kernel.p50_s")),
+    Fact("kernel_p50_ci_percent", "kernel p50 CI", "%", fmt.half_width, frozenset({SWEEP_CSV})),
+    Fact("noisy", "noisy", "", str, _POINTS_CSV,
+         get=lambda v: noisy(v) if v.status == "ok" else None, raw=_text_raw),
+    Fact("p90_s", "p90", "ms", fmt.ms, _RUN, get=_of("timing.p90_s")),
+    Fact("speedup_vs_baseline_percent", "p50 speedup", "%", lambda x: fmt.pct(x, 3), _RUN),
+    Fact("verdict", "verdict: paired", "% [95% CI]", str, _RUN, cell_at=_verdict, left=True),
+    Fact("verdict", "verdict", "", str, frozenset({CALLS}), cell_at=_verdict, left=True),
+    Fact("verdict", "verdict", "", str, frozenset({WORKLOAD_CSV}), get=_of("verdict.state"),
+         raw=_text_raw),
+    Fact("estimate_percent", "estimate", "%", fmt.pct, frozenset({WORKLOAD_CSV}),
+         get=_of("verdict.estimate_percent")),
+    Fact("ci_low_percent", "CI low", "%", fmt.pct, frozenset({WORKLOAD_CSV}),
+         get=_of("verdict.ci_low_percent")),
+    Fact("ci_high_percent", "CI high", "%", fmt.pct, frozenset({WORKLOAD_CSV}),
+         get=_of("verdict.ci_high_percent")),
+    Fact("threshold", "SAME threshold", "", str, _RUN, get=_attr("verdict"),
+         cell_at=_threshold, left=True),
+    Fact("drift", "drift", "%/rnd", _drift, _RUN),
+    Fact("byte_exact", "byte-exact", "", lambda x: fmt.DASH if x is None else str(x), _RUN,
+         left=True),
+    # throughput against each kernel's own peak, and accuracy against fp32 attention
+    Fact("sdpa_backend", "SDPA ran", "", lambda x: x or fmt.DASH, frozenset({KERNEL}),
+         left=True),
+    Fact("call_tops", "TOPS", "", fmt.tops, frozenset({KERNEL}),
+         get=lambda v: (v.achieved or {}).get("call_tops")),
+    Fact("call_share_of_peak", "share of peak", "(QK/PV types)",
+         lambda x: fmt.share_of_peak(*x), frozenset({KERNEL}), get=_share, left=True),
+    Fact("kernel_tops", "kernel", "TOPS", _fixed3, frozenset({SWEEP_MD, SWEEP_CSV})),
+    Fact("e2e_tops", "e2e", "TOPS", _fixed3, frozenset({SWEEP_MD, SWEEP_CSV})),
+    Fact("kernel_share_of_peak", "share of peak", "", _share_pct,
+         frozenset({SWEEP_MD, SWEEP_CSV})),
+    Fact("e2e_share_of_peak", "e2e share of peak", "", _share_pct, frozenset({SWEEP_CSV})),
+    Fact("accuracy", "accuracy", "", accuracy_text, frozenset({SWEEP_MD, CALLS}), left=True),
+    # (the console's table: group ACCURACY, shown where a variant has one or is computing it)
+    Fact("cosine_similarity", fmt.ACCURACY_COLUMNS["cos"], "", fmt.cosine,
+         frozenset({TABLE, KERNEL}) | _POINTS_CSV, get=_acc("cosine_similarity"),
+         group=ACCURACY, short="cos"),
+    Fact("relative_l1", fmt.ACCURACY_COLUMNS["l1"], "", fmt.fraction_pct,
+         frozenset({TABLE, KERNEL}) | _POINTS_CSV, get=_acc("relative_l1"), group=ACCURACY,
+         short="L1 %"),
+    Fact("rmse", fmt.ACCURACY_COLUMNS["rmse"], "", fmt.sci, frozenset({KERNEL}),
+         get=_acc("rmse")),
+    Fact("max_abs_error", fmt.ACCURACY_COLUMNS["max"], "", fmt.sci, frozenset({KERNEL}),
+         get=_acc("max_abs_error")),
+    Fact("worst_head", "worst head", "", _text_raw, _POINTS_CSV, get=_acc("worst_head")),
+    Fact("worst_head_relative_l1", "worst head rel L1", "", fmt.fraction_pct, _POINTS_CSV,
+         get=_acc("worst_head_relative_l1")),
+    Fact("max_abs_diff", "max |Δ|", "", fmt.sci, frozenset({SWEEP_CSV}),
+         get=_acc("max_abs_diff")),
+    # a call's own words: a workload's skipped call, a failed variant's error (CSV only)
+    Fact("skipped", "skipped", "", _text_raw, frozenset({WORKLOAD_CSV}), get=lambda v: None,
+         raw=_inert),
+    Fact("error", "error", "", _text_raw, _POINTS_CSV, raw=_inert),
+    # the runner's facts (report/model.VariantFacts)
+    Fact("first_call_s", "first call", "ms", fmt.ms, frozenset({MARKDOWN, COMPARE}),
+         raw=_seconds_raw, optional=True),
+    # host time and back-to-back time (core/host_time.py)
+    Fact("host_s", "host", "ms", fmt.ms, raw=_seconds_raw, group=HOST),
+    Fact("back_to_back_s", "b2b", "ms", fmt.ms, raw=_seconds_raw, group=HOST),
+    Fact("host_bound", "bound", "", _bound, raw=lambda x: "" if x is None else str(bool(x)),
+         group=HOST, left=True),
+    Fact("redone_blocks", "redone", "blocks", _count,
+         frozenset({MARKDOWN, SWEEP_MD}) | CSV, raw=_text_raw, group=HOST),
     # kept drained after every redo: its GPU time is the host's pace (never silently)
-    Fact("drained_blocks", "drained", "blocks", lambda x: fmt.DASH if x is None else str(x),
-         frozenset({MARKDOWN, CSV}), raw=lambda x: "" if x is None else str(x)),
+    Fact("drained_blocks", "drained", "blocks", _count,
+         frozenset({MARKDOWN, SWEEP_MD}) | CSV, raw=_text_raw, group=HOST),
 )
 
 
 def measured(variants: Any) -> bool:
-    """Whether any of these variants (report Variants) has a host time: on the CPU's clock
-    none has, and the tables keep their columns for timing."""
+    """Whether any of these variants (report Variants, points) has a host time."""
     return any(getattr(v, "host_s", None) is not None for v in variants or ())
 
 
 def shown_in(where: str) -> list[Fact]:
+    """Every fact shown in `where`, in the registry's order (whatever the variants hold)."""
     return [f for f in FACTS if where in f.shown]
 
 
-def headers(where: str) -> list[str]:
-    return [f.header() for f in shown_in(where)]
+def columns(where: str, variants: Iterable[Any] | None = None) -> list[Fact]:
+    """The facts `where` shows for these variants: a HOST fact only where some variant has a
+    host time, an optional one only where some variant has it."""
+    vs = list(variants or ())
+    host = measured(vs)
+    return [f for f in shown_in(where)
+            if (f.group != HOST or host)
+            and (not f.optional or any(f.value(v) is not None for v in vs))]
 
 
-def cells(values: Mapping[str, Any] | Any, where: str) -> list[str]:
-    """The facts' cells of one variant (a report Variant, or a mapping of the same keys)."""
-    get = values.get if isinstance(values, Mapping) else (lambda k: getattr(values, k, None))
-    return [f.cell(get(f.key)) for f in shown_in(where)]
+def headers(where: str | list[Fact]) -> list[str]:
+    return [f.header() for f in (shown_in(where) if isinstance(where, str) else where)]
 
 
-def raw_cells(values: Mapping[str, Any] | Any, where: str = CSV) -> list[str]:
-    get = values.get if isinstance(values, Mapping) else (lambda k: getattr(values, k, None))
-    return [f.raw(get(f.key)) for f in shown_in(where)]
+def cells(values: Any, where: str | list[Fact], at: At | None = None) -> list[str]:
+    """The facts' cells of one variant (a report Variant, a point, or a mapping of the same
+    keys)."""
+    return [f.text(values, at) for f in (shown_in(where) if isinstance(where, str) else where)]
+
+
+def raw_cells(values: Any, where: str | list[Fact]) -> list[str]:
+    """The facts' CSV cells of one variant; `values` None: blank cells."""
+    facts = shown_in(where) if isinstance(where, str) else where
+    return ["" if values is None else f.raw_text(values) for f in facts]
+
+
+def blank_row(facts: list[Fact], **given: str) -> list[str]:
+    """A row without a variant (a skipped call, a failed point): blank but for `given`."""
+    return [given.get(f.key, "") for f in facts]
 
 
 def clock_notes(report: Any) -> list[str]:

@@ -19,9 +19,8 @@ from sagetui.core.build_facts import FileDiff
 from sagetui.core.compare.runs import baseline_of
 from sagetui.core.report.model import Report
 from sagetui.core.run import figures as fig
-from sagetui.core.run.load import from_report
+from sagetui.core.run.load import from_report, report_threshold
 from sagetui.core.statistics.analysis import VariantAnalysis, analyse
-from sagetui.core.statistics.threshold import report_threshold
 
 MAINLOOP = "fused_mainloop"  # core/phases.py: the phase the kernel's main loop is timed in
 COLUMNS = ("time", "variant", "change", "verdict", "main-loop p50 % [95% CI]")

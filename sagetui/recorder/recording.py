@@ -27,7 +27,6 @@ import torch
 from pydantic import ValidationError
 from safetensors.torch import save_file
 
-from sagetui import __version__
 from sagetui.core.capture.manifest import (
     MANIFEST,
     VARLEN,
@@ -43,6 +42,7 @@ from sagetui.core.capture.outcome import CaptureError
 from sagetui.core.capture.selection import Selection
 from sagetui.core.capture.staging import usual_mode
 from sagetui.core.report.io import one_line, validation_line
+from sagetui.core.version import VERSION
 from sagetui.recorder.module_path import ModulePaths
 from sagetui.recorder.targets import Target
 
@@ -227,7 +227,7 @@ class Recording:
                           signature=hashlib.sha256(repr(key).encode()).hexdigest()[:12])
                      for facts, key in self._saved]
             manifest = Manifest(
-                tool=f"sagetui {__version__}", created=dt.datetime.now(dt.UTC)
+                tool=f"sagetui {VERSION}", created=dt.datetime.now(dt.UTC)
                 .astimezone().isoformat(timespec="seconds"),
                 torch=torch.__version__, sageattention=_version(sage) if sage else None,
                 device=self.device, device_name=self.device_name, argv=argv,

@@ -185,15 +185,14 @@ def aa_config(config: RunConfig) -> RunConfig:
 
 def measured_noise_floor(report: Report) -> float | None:
     """The noise floor of an A/A report (None if either side has no rounds)."""
-    import numpy as np
-
+    from sagetui.core.statistics.summary import median
     from sagetui.core.statistics.verdict import noise_floor_percent
 
     names = [v.name for v in report.variants or []]
     samples = report.samples or Samples()
     if len(names) != 2 or not all(samples.get(n, {}).get("total") for n in names):
         return None
-    a, b = ([float(np.median(r)) for r in samples[n]["total"]] for n in names)
+    a, b = ([median(r) for r in samples[n]["total"]] for n in names)
     return noise_floor_percent(a, b)
 
 

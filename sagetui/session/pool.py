@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sagetui.core import events as ev
+from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.gpus import Slot
@@ -29,7 +30,6 @@ from sagetui.core.report.io import save_report
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.run.assemble import with_left_out
 from sagetui.core.sweep import assemble
-from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes, plan
 from sagetui.session.errors import NotRunnable
 from sagetui.session.runner_session import SETUP_TIMEOUT_S, OnEvent

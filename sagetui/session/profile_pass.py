@@ -21,19 +21,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sagetui.core.blocks.base import Provenance
+from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.config import RunConfig, VariantSpec
 from sagetui.core.environment import environment_block, host_facts
 from sagetui.core.paths import cuda_tool
 from sagetui.core.profile.attribute import attribute, choose_function
 from sagetui.core.profile.failures import NO_LINE_INFO, NO_NCU, ProfileError, ncu_failure
 from sagetui.core.profile.listing import Function, parse_listing
-from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.profile.ncu_csv import CsvFormatError, parse_source_csv
 from sagetui.core.profile.place import KernelNotInSource, Placer
 from sagetui.core.profile.rules import FAMILIES, Family
 from sagetui.core.profile.source import SourceIndex, resolve_source
 from sagetui.core.profile.summary import to_profile
-from sagetui.core.report.base import Provenance
 
 Progress = Callable[[str], None]
 SECTIONS = ("SourceCounters", "WarpStateStats")

@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from sagetui.core import events as ev
 from sagetui.core.build_facts import LeftOut
@@ -316,7 +316,9 @@ class RunnerSession:
         self.client.send(ev.Setup(config=cfg.model_dump(mode="json")))
         self._warm.clear()
         while True:
-            e = self._expect((ev.VariantLoaded, ev.Ready, ev.RunnerError), SETUP_TIMEOUT_S)
+            # one of the kinds asked for (mypy joins them to RunnerEvent): the match is whole
+            e = cast(ev.VariantLoaded | ev.Ready | ev.RunnerError, self._expect(
+                (ev.VariantLoaded, ev.Ready, ev.RunnerError), SETUP_TIMEOUT_S))
             match e:
                 case ev.VariantLoaded():
                     self._emit(e)
@@ -326,6 +328,8 @@ class RunnerSession:
                     return
                 case ev.RunnerError():
                     raise SetupFailed(e)
+                case _:
+                    ev.unexpected(e)
 
     def _resolve_threshold(self, ready: ev.Ready) -> None:
         """--threshold, this machine's calibration, --noise-floor or the default

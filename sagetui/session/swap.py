@@ -19,16 +19,16 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from sagetui.core.config import VariantSpec
-from sagetui.core.report.io import one_line
-from sagetui.core.swap import derive
-from sagetui.core.swap.model import (
+from sagetui.core.blocks.swap import (
     UNCHANGED,
     Earlier,
     ProcessResult,
     ProcessSettings,
     SwapProcess,
 )
+from sagetui.core.config import VariantSpec
+from sagetui.core.report.io import one_line
+from sagetui.core.swap import derive
 
 TAIL_LINES = 12  # of a failed program's output, kept in the report
 

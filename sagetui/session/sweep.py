@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from sagetui.core import events as ev
+from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.environment import environment_block
 from sagetui.core.gpus import measured_on
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.run.assemble import build_report
 from sagetui.core.sweep import assemble
-from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes, plan
 from sagetui.session.points import measure_point
 from sagetui.session.session import Session
@@ -90,7 +90,7 @@ class SweepSession(Session):
     UNIT = "points"  # what the points are, in the status detail ("calls": a workload's)
 
     def _status(self) -> tuple[str, list[str]]:
-        """The status from the points (sweep/build.points_status), and why it is not
+        """The status from the points (sweep/assemble.points_status), and why it is not
         complete where it was stopped."""
         if self.cancelled:
             return (assemble.points_status(self.points, len(self.shapes), stopped=True),

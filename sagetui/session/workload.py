@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.capture.loaded import LoadedCapture, WorkloadCall
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.report.model import Fault, Report
-from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes
 from sagetui.core.workload import assemble as wb
 from sagetui.session.sweep import SweepSession

@@ -1,6 +1,6 @@
 """`python -m sagetui.swap SETTINGS PROGRAM...`: one process of one arm of `sagetui swap`.
 
-SETTINGS is a core/swap/model.ProcessSettings as JSON; PROGRAM runs as `python PROGRAM...`
+SETTINGS is a core/blocks/swap.ProcessSettings as JSON; PROGRAM runs as `python PROGRAM...`
 would (recorder/__main__.run_program) with its attention calls wrapped (inside.py). Exit
 status: the program's; 3 where the arm's backend cannot be loaded here (the line says why)."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import traceback
 
-from sagetui.core.swap.model import ProcessSettings
+from sagetui.core.blocks.swap import ProcessSettings
 from sagetui.recorder.__main__ import run_program
 from sagetui.recorder.install import Installed
 from sagetui.runner.telemetry import TelemetrySampler

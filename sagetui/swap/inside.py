@@ -26,12 +26,7 @@ from typing import Any
 import torch
 
 from sagetui.core import accuracy as acc
-from sagetui.core.capture.loaded import call_shape
-from sagetui.core.capture.manifest import VARLEN
-from sagetui.core.capture.selection import Selection
-from sagetui.core.config import VariantSpec
-from sagetui.core.report.io import atomic_write_text
-from sagetui.core.swap.model import (
+from sagetui.core.blocks.swap import (
     UNCHANGED,
     Compared,
     OutputSums,
@@ -39,6 +34,11 @@ from sagetui.core.swap.model import (
     ProcessSettings,
     Timed,
 )
+from sagetui.core.capture.loaded import call_shape
+from sagetui.core.capture.manifest import VARLEN
+from sagetui.core.capture.selection import Selection
+from sagetui.core.config import VariantSpec
+from sagetui.core.report.io import atomic_write_text
 from sagetui.recorder.install import Record, _Inside
 from sagetui.recorder.module_path import ModulePaths
 from sagetui.recorder.targets import Target

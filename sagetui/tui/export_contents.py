@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from sagetui.core.report.export import to_csv, to_markdown
+from sagetui.core.export.report import to_csv, to_markdown
 from sagetui.core.report.io import atomic_write_text, iter_report_json
 from sagetui.core.report.model import Report
 

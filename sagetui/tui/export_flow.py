@@ -16,7 +16,7 @@ from typing import Protocol
 from textual.app import App
 
 from sagetui.core.eventlog import LogLine
-from sagetui.core.report.export import export_stem
+from sagetui.core.export.report import export_stem
 from sagetui.core.report.model import Report
 from sagetui.tui import export_contents
 from sagetui.tui.modals import ConfirmScreen, PathPromptScreen

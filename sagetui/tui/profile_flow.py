@@ -13,8 +13,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.config import RunConfig, VariantSpec
-from sagetui.core.profile.model import MainloopProfile
+from sagetui.core.run.assemble import with_profiles
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -92,7 +93,6 @@ class ProfileFlow:
         data.touch()
         report = self.rc.final_report
         if report is not None:
-            self.rc.final_report = report.model_copy(
-                update={"mainloop_profiles": data.model.profiles})
+            self.rc.final_report = with_profiles(report, data.model.profiles)
         self.app.notify(f"Profiled {', '.join(sorted(names))}: the Scheduler tab's main-loop "
                         "panel shows the shares.")

@@ -20,11 +20,12 @@ from textual.app import App
 from textual.worker import Worker, WorkerState
 
 from sagetui.core import events as ev
+from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
 from sagetui.core.eventlog import LogLine, log_line
-from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.report.model import Report
+from sagetui.core.run.assemble import with_profiles
 from sagetui.core.run.fold import apply, new_model
 from sagetui.session.calibration import (
     aa_config,
@@ -327,19 +328,14 @@ class RunControl:
         if data is None:
             return
         apply(data.model, e)
-        match e:  # the console's own clock, for the ETA
-            case ev.RoundStarted():
-                data.clock.round_begins()
-            case ev.RoundDone():
-                data.clock.round_ends()
-            case ev.Finished():
-                data.clock.finish()
-            case _:
-                pass
         line = log_line(e)
         if line is not None:
             self.view.write_log(line)
         match e:
+            case ev.RoundStarted():
+                data.clock.round_begins()  # the console's own clock, for the ETA
+            case ev.RoundDone():
+                data.clock.round_ends()
             case ev.VariantLoaded():
                 if self.session is not None and e.name in data.variants:
                     self.session.set_enabled(e.name, data.is_enabled(e.name))
@@ -350,14 +346,23 @@ class RunControl:
             case ev.PointDone():
                 if self.on_point is not None:
                     self.on_point(e)
-            case ev.FaultRaised() if line is not None:
-                self.app.notify(f"{line.text}. The last stderr lines are in the Log (6).",
-                                severity="error", timeout=10)
+            case ev.FaultRaised():
+                if line is not None:
+                    self.app.notify(f"{line.text}. The last stderr lines are in the Log (6).",
+                                    severity="error", timeout=10)
             case ev.Finished():
+                data.clock.finish()
                 self._finished(e)
                 self.view.sync_panels()
-            case _:
+            case (ev.Hello() | ev.WarmupDone() | ev.Iterations() | ev.BlockDone()
+                  | ev.Decomposition() | ev.LateFacts() | ev.LateDone() | ev.PhaseStarted()
+                  | ev.RunnerError() | ev.Bye() | ev.RunStarted() | ev.ConfigResolved()
+                  | ev.ThresholdResolved() | ev.BaselineChanged() | ev.Resumed()
+                  | ev.AnalysisDone() | ev.Measured() | ev.TailRow() | ev.PointStarted()
+                  | ev.LogMessage() | ev.FromRunner()):
                 pass  # the panels follow on the next tick: at most refresh_hz syncs a second
+            case _:
+                ev.unexpected(e)
 
     def _finished(self, e: ev.Finished) -> None:
         report = e.report
@@ -371,11 +376,7 @@ class RunControl:
         if self.profiles and not report.mainloop_profiles:
             # profiles made in this console (p) describe the same builds: the report keeps
             # them with their diff, and so does the model the panels show
-            from sagetui.core.profile.diff import profile_diff
-
-            report = report.model_copy(update={
-                "mainloop_profiles": self.profiles,
-                "mainloop_diff": profile_diff(self.profiles, report.baseline)})
+            report = with_profiles(report, self.profiles)
             data.model.profiles = list(self.profiles)
         self.final_report = report
         if self.run_recovery:

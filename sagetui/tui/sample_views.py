@@ -1,126 +1,19 @@
-"""Fast views of a run model's samples for the panels, which ask twice a second while a run
-streams: a phase's p50 and p90 (exactly np.percentile's, over its completed rounds and the
-round being measured) and a variant's per-iteration totals with a min/max pyramid
-(series.MinMaxSeries) for the iteration plot.
+"""A fast view of a run model's samples for the iteration plot, which asks twice a second while
+a run streams: a variant's per-iteration totals, the round being measured included, with a
+min/max pyramid (series.MinMaxSeries). (A phase's p50 and p90: core/run/quantiles.py.)
 
-They read the model's arrays (core/run/model.PhaseSamples) and keep no second copy of them,
-but for the totals the plot draws (one phase of eight). A completed round never changes, so
-what a view has read of them it never reads again.
+It reads the model's arrays (core/run/model.PhaseSamples) and keeps a copy of the totals only
+(one phase of eight). A completed round never changes, so what it has read of them it never
+reads again.
 """
 
 from __future__ import annotations
-
-import math
-from collections.abc import Callable
 
 import numpy as np
 
 from sagetui.core.run.model import PhaseSamples
 from sagetui.core.samples import GrowableArray
 from sagetui.tui.series import MinMaxSeries
-
-SELECT_FROM = 4096  # samples: below, np.percentile itself is as quick
-_EDGES = np.geomspace(1e-9, 1e4, 13 * 1024 + 1)  # 1024 bins a decade (0.2 % wide), 1 ns..3 h
-
-
-class QuantileView:
-    """(p50, p90) of one phase, computed once per sample count.
-
-    np.percentile selects over every sample (6-20 ms for 500,000), and a live run changes the
-    count before every sync. Past SELECT_FROM samples, a histogram over fixed log-spaced bins,
-    brought up to date with the completed rounds as they complete, tells which bin holds each
-    order statistic needed, and only that bin's samples are partitioned: the completed rounds'
-    ones found by one pass when the bin is new and topped up after, the unfinished round's
-    (a round at most) counted and filtered at each ask."""
-
-    def __init__(self) -> None:
-        self._counts = np.zeros(_EDGES.size + 1, dtype=np.int64)  # over completed[:_done]
-        self._done = 0
-        self._nan = False
-        self._bins: dict[int, tuple[GrowableArray, int]] = {}  # bin -> its completed samples
-        self._cached: tuple[tuple[int, int], float, float] | None = None
-
-    def quantiles(self, ps: PhaseSamples) -> tuple[float, float] | None:
-        done = ps.values
-        pending = ps.pending_values()
-        pend = np.concatenate(pending) if pending else np.empty(0)
-        n = done.size + pend.size
-        if n == 0:
-            return None
-        key = (done.size, pend.size)
-        if self._cached is None or self._cached[0] != key:
-            self._catch_up(done)
-            if n < SELECT_FROM or self._nan or bool(np.isnan(pend).any()):
-                allv = np.concatenate((done, pend)) if pend.size else done
-                p50, p90 = (float(x) for x in np.percentile(allv, [50, 90]))
-            else:
-                p50, p90 = _linear_percentiles(n, (0.5, 0.9),
-                                               lambda ks: self._select(done, pend, ks))
-            self._cached = (key, p50, p90)
-        return self._cached[1], self._cached[2]
-
-    def _catch_up(self, done: np.ndarray) -> None:
-        new = done[self._done:]
-        if new.size:
-            self._nan = self._nan or bool(np.isnan(new).any())
-            self._counts += np.bincount(np.searchsorted(_EDGES, new, side="right"),
-                                        minlength=self._counts.size)
-            self._done = done.size
-
-    def _select(self, done: np.ndarray, pend: np.ndarray, ranks: list[int]) -> dict[int, float]:
-        """The samples of these ranks (0-based, in sorted order)."""
-        counts = self._counts
-        pend_bins = np.searchsorted(_EDGES, pend, side="right") if pend.size else None
-        if pend_bins is not None:
-            counts = counts + np.bincount(pend_bins, minlength=counts.size)
-        cum = np.cumsum(counts)
-        bins = np.searchsorted(cum, ranks, side="right")  # bin b: _EDGES[b-1] <= x < _EDGES[b]
-        out: dict[int, float] = {}
-        kept: dict[int, tuple[GrowableArray, int]] = {}
-        for b in sorted(set(bins.tolist())):
-            inside = self._in_bin(done, b)
-            kept[b] = self._bins[b]
-            if pend_bins is not None:
-                inside = np.concatenate((inside, pend[pend_bins == b]))
-            before = int(cum[b - 1]) if b > 0 else 0
-            want = [r for r, rb in zip(ranks, bins.tolist(), strict=True) if rb == b]
-            part = np.partition(inside, [r - before for r in want])
-            out.update({r: float(part[r - before]) for r in want})
-        self._bins = kept  # the bins that hold the quantiles now; they rarely move
-        return out
-
-    def _in_bin(self, done: np.ndarray, b: int) -> np.ndarray:
-        """The completed samples in bin b: found once by a pass over all of them, then topped
-        up with the ones completed since."""
-        got, upto = self._bins.get(b) or (GrowableArray(), 0)
-        new = done[upto:]
-        inside = np.ones(new.size, dtype=bool)
-        if b > 0:
-            inside &= new >= _EDGES[b - 1]
-        if b < _EDGES.size:
-            inside &= new < _EDGES[b]
-        got.extend(new[inside])
-        self._bins[b] = (got, done.size)
-        return got.view
-
-
-def _linear_percentiles(n: int, qs: tuple[float, ...],
-                        select: Callable[[list[int]], dict[int, float]]) -> list[float]:
-    """np.percentile's default ("linear") interpolation, bit for bit, from the order
-    statistics `select(ranks)` returns: numpy's virtual index, gamma and _lerp."""
-    spots = []
-    for q in qs:
-        virtual = (n - 1) * q
-        lo = n - 1 if virtual >= n - 1 else math.floor(virtual)
-        hi = n - 1 if virtual >= n - 1 else lo + 1
-        spots.append((lo, hi, virtual - lo))
-    stats = select(sorted({r for lo, hi, _ in spots for r in (lo, hi)}))
-    out = []
-    for lo, hi, t in spots:
-        a, b = stats[lo], stats[hi]
-        diff = b - a
-        out.append(b - diff * (1 - t) if t >= 0.5 else a + diff * t)
-    return out
 
 
 class TotalsView:

@@ -23,11 +23,10 @@ from sagetui.core.run import figures as fig
 from sagetui.core.run.fold import new_model
 from sagetui.core.run.load import from_report
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
-from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.telemetry import merge_blocks
 from sagetui.tui.progress import RunClock
-from sagetui.tui.sample_views import QuantileView, TotalsView
+from sagetui.tui.sample_views import TotalsView
 from sagetui.tui.series import MinMaxSeries
 
 
@@ -75,7 +74,6 @@ class Source:
         self.enabled: dict[str, bool] = {}  # a variant turned off is neither run nor shown
         self.clock = RunClock()  # a live run's wall clock (the model holds none)
         self._version = 0  # the console's own changes (toggles, a new baseline, derived...)
-        self._quantiles: dict[tuple[str, str], QuantileView] = {}
         self._totals: dict[str, TotalsView] = {}
         self._telemetry: tuple[Any, dict[int, dict[str, Any]]] | None = None
         self._round_telemetry: dict[str, dict[int, dict[str, Any]]] = {}
@@ -100,7 +98,6 @@ class Source:
         """Show another model (a new run, a run editor's configuration): the views of the old
         one's samples go; the toggles of the variants kept stay."""
         self.model = model
-        self._quantiles.clear()
         self._totals.clear()
         self._telemetry = None
         self._round_telemetry.clear()
@@ -215,35 +212,20 @@ class Source:
     # -- a variant's numbers --------------------------------------------------------------------
     def quantiles(self, v: VariantModel, phase: str = TOTAL) -> tuple[float, float] | None:
         """(p50, p90) of a phase: a saved report's as recorded, a live run's from its
-        samples (exactly the summary the report will hold)."""
-        if v.recorded is not None:
-            s = (v.recorded.timing if phase == TOTAL else
-                 (v.recorded.phase_timings or {}).get(phase))
-            return (s.p50_s, s.p90_s) if s is not None else None
-        ps = v.samples.get(phase)
-        if ps is None:
-            return None
-        view = self._quantiles.setdefault((v.name, phase), QuantileView())
-        return view.quantiles(ps)
+        completed rounds (exactly the summary the report will hold)."""
+        return fig.of(self.model, v).quantiles(phase)
 
     def p50_s(self, v: VariantModel) -> float | None:
         q = self.quantiles(v)
         return q[0] if q else None
 
     def count(self, v: VariantModel, phase: str = TOTAL) -> int | None:
-        if v.recorded is not None:
-            s = (v.recorded.timing if phase == TOTAL else
-                 (v.recorded.phase_timings or {}).get(phase))
-            return s.count if s is not None else None
-        ps = v.samples.get(phase)
-        return (len(ps) + sum(len(x) for x in ps.pending.values())) if ps else None
+        return fig.of(self.model, v).count(phase)
 
     def interval(self, v: VariantModel, phase: str = TOTAL) -> float | None:
         """The 95 % half-width (percent) of the phase's typical round median (completed
         rounds: the report's `intervals`)."""
-        if v.recorded is not None:
-            return (v.recorded.intervals or {}).get(phase)
-        return half_percent(list(fig.round_medians(v, phase).values()))
+        return fig.interval(v, phase)
 
     def totals(self, v: VariantModel) -> MinMaxSeries:
         """Every iteration's whole-call latency so far, for the iteration plot."""
@@ -282,8 +264,7 @@ class Source:
                 if q is not None:
                     stats[n] = (q[0], q[1], self.interval(v, n), self.count(v, n))
             if stats:
-                sol = fig.sol(self.model, v, {n: st[0] for n, st in stats.items()
-                                             if st[0] is not None}) or {}
+                sol = fig.of(self.model, v).sol or {}
                 return v.name, phase_rows(v.phases, stats, sol.get("phases") or {})
         report = self.model.report
         if report is not None and report.phase_timings and not self.variants:

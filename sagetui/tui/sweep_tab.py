@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sagetui.core import events as ev
+from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.config import RunConfig
-from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes
 
 if TYPE_CHECKING:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.report.model import Report
 from sagetui.core.sweep import plan as sw
-from sagetui.core.sweep.model import SweepPoint
 
 
 @dataclass

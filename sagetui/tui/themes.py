@@ -69,9 +69,7 @@ def _packaged() -> Iterable[tuple[str, str]]:
         root = resources.files("sagetui.themes")
         entries = [(e.name, e) for e in root.iterdir()]
     except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError):
-        import sagetui
-
-        checkout = Path(sagetui.__file__).resolve().parent.parent / "themes"
+        checkout = Path(__file__).resolve().parent.parent.parent / "themes"  # sagetui/tui/
         entries = [(p.name, p) for p in checkout.glob("*.toml")] if checkout.is_dir() else []
     for name, entry in sorted(entries, key=lambda e: e[0]):
         if name.endswith(".toml"):

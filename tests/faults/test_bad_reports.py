@@ -203,7 +203,7 @@ def test_check_names_every_bad_file_and_still_checks_the_good_ones(tmp_path):
     for f, line in zip(files, err, strict=True):
         assert line.startswith(f"{f}: ") and EXPECTED[f.name] in line
     from sagetui.cli.reports import audit_counts
-    from sagetui.core.report.check import audit
+    from sagetui.core.check.report import audit
     from sagetui.core.report.io import load_report
 
     ok = f"{SAMPLE_001}: ok: {audit_counts(audit(load_report(SAMPLE_001)))}"

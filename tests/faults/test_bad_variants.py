@@ -131,7 +131,7 @@ def test_a_kernel_whose_output_holds_nan_keeps_its_timings(tmp_path):
     report is valid (before, the runner's event could not be written and the run was lost)."""
     import numpy as np
 
-    from sagetui.core.report.check import check_report
+    from sagetui.core.check.report import check_report
 
     config = tiny_config("a=reference", "b=reference")
     shape = config.shape.tensor_shapes()["q_shape"]

@@ -16,8 +16,8 @@ from rich.console import Console
 
 from sagetui.cli.main import main
 from sagetui.cli.reports import compare_table
-from sagetui.core.report.check import check_report
-from sagetui.core.report.export import to_csv, to_markdown
+from sagetui.core.check.report import check_report
+from sagetui.core.export.report import to_csv, to_markdown
 from sagetui.core.report.io import ReportError, parse_report
 from sagetui.core.report.model import Report
 

@@ -17,9 +17,9 @@ from gpu_stats import GPU_MARKS, stats_fixture
 from test_kernels_gpu import CASE_SUBSET
 from test_sage2_gpu import backend, make_inputs, raw, run
 
+from sagetui.core.check.report import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.options import PUBLIC, auto_call
-from sagetui.core.report.check import check_report
 from sagetui.runner.accuracy import ExactReference
 from sagetui.runner.inputs import build_inputs, tensor_sha256
 from sagetui.session.session import Session

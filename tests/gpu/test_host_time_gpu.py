@@ -7,8 +7,8 @@ import time
 import pytest
 
 from sagetui.core import events as ev
+from sagetui.core.check.report import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
-from sagetui.core.report.check import check_report
 from sagetui.session.session import Session
 
 pytestmark = pytest.mark.gpu

@@ -20,10 +20,10 @@ import torch
 from gpu_stats import GPU_MARKS, stats_fixture
 from test_sage2_gpu import CASES, backend, make_inputs, run
 
+from sagetui.core.check.report import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.kernel_facts import Launch, template_of
 from sagetui.core.paths import cuda_tool
-from sagetui.core.report.check import check_report
 from sagetui.session.session import Session
 
 pytestmark = GPU_MARKS

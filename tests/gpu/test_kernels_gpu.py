@@ -14,8 +14,8 @@ import torch
 from gpu_stats import GPU_MARKS, stats_fixture
 from test_sage2_gpu import CASES, _errors, _exact, backend, make_inputs, raw, run
 
+from sagetui.core.check.report import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
-from sagetui.core.report.check import check_report
 from sagetui.runner.accuracy import ExactReference
 from sagetui.runner.backends.sdpa import SdpaBackend, which_backend_ran
 from sagetui.session.session import Session

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from gpu_stats import GPU_MARKS, stats_fixture
 
-from sagetui.core.report.check import check_report
+from sagetui.core.check.report import check_report
 from sagetui.core.report.io import load_report
 
 pytestmark = [*GPU_MARKS,

@@ -2,8 +2,8 @@
 
 import pytest
 
+from sagetui.core.check.report import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
-from sagetui.core.report.check import check_report
 from sagetui.session.session import Session
 
 pytestmark = pytest.mark.gpu

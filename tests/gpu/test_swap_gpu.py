@@ -11,7 +11,7 @@ from pathlib import Path
 
 from gpu_stats import GPU_MARKS
 
-from sagetui.core.report.check import check_report
+from sagetui.core.check.report import check_report
 from sagetui.core.report.io import load_report
 
 pytestmark = GPU_MARKS

@@ -14,8 +14,8 @@ import pytest
 from sagetui.core import events as ev
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts
+from sagetui.core.export.report import sol_cells
 from sagetui.core.phases import PARENTS
-from sagetui.core.report.export import sol_cells
 from sagetui.core.report.io import save_report
 from sagetui.core.report.model import Report
 from sagetui.tui.app import SageTUI
@@ -60,7 +60,8 @@ def report_cells(report: Report) -> dict[str, Any]:
                    "" if base else fmt.pct(v.speedup_vs_baseline_percent, 3),
                    fmt.drift(v.drift.model_dump() if v.drift else None)[0]]
         # host time's cells (the H200 stream's blocks timed the host) before the accuracy's
-        variant += variant_facts.cells(v, variant_facts.TABLE) \
+        variant += variant_facts.cells(v, [f for f in variant_facts.shown_in(variant_facts.TABLE)
+                                           if f.group == variant_facts.HOST]) \
             if variant_facts.measured(report.variants) else []
         variant += [acc["cos"], acc["l1"]] if any(x.accuracy for x in report.variants or []) \
             else []

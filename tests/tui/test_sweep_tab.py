@@ -95,8 +95,8 @@ async def test_a_workload_calls_module_path_shows_as_text_never_markup() -> None
     from textual.app import App, ComposeResult
     from textual.widgets._data_table import default_cell_formatter
 
+    from sagetui.core.blocks.sweep import SweepPoint
     from sagetui.core.config import Shape
-    from sagetui.core.sweep.model import SweepPoint
     from sagetui.tui.sweep_view import SweepView
 
     class One(App[None]):

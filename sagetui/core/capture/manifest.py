@@ -8,7 +8,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import Field, model_validator
 
-from sagetui.core.report.base import Count, Model, Sha256
+from sagetui.core.blocks.base import Count, Model, Sha256
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"

@@ -31,8 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sagetui.core.blocks.base import Provenance
 from sagetui.core.config import Shape
-from sagetui.core.report.base import Provenance
 from sagetui.core.report.model import Report
 
 KINDS = {"run": "a run report", "sweep": "a sweep report", "profile": "a profile report",

@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 
 from sagetui.core import format as fmt
+from sagetui.core.blocks.profile import MainloopProfile, PhaseShare, VariantDiff
 from sagetui.core.compare.facts import build_difference
 from sagetui.core.compare.match import letter, match
 from sagetui.core.compare.table import Column, Line, Table, key_columns
 from sagetui.core.profile.diff import profile_diff, variant_diff
-from sagetui.core.profile.model import MainloopProfile, PhaseShare, VariantDiff
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
 

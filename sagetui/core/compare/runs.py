@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts
 from sagetui.core.compare.facts import build_difference
@@ -35,9 +33,10 @@ from sagetui.core.compare.table import (
 from sagetui.core.derived import speedup_or_none
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
-from sagetui.core.samples import RoundSeries, Samples
+from sagetui.core.run import figures
+from sagetui.core.run.load import from_report, report_threshold
 from sagetui.core.statistics.analysis import analyse
-from sagetui.core.statistics.threshold import Threshold, report_threshold
+from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.statistics.unpaired import unpaired_speedup
 from sagetui.core.statistics.verdict import Verdict
 
@@ -82,20 +81,6 @@ class Row:
         return " / ".join(names) if self.total and names else self.group
 
 
-def _p50_p90(values: np.ndarray) -> P50s:
-    if not values.size:
-        return None, None
-    p50, p90 = np.percentile(values, [50, 90])
-    return float(p50), float(p90)
-
-
-def round_medians(series: RoundSeries, numbers: list[int] | None = None) -> dict[int, float]:
-    """Round number -> the round's median (numbers: the kept rounds', else 0, 1, ...)."""
-    nums = numbers or []
-    return {nums[i] if i < len(nums) else i: float(np.median(r))
-            for i, r in enumerate(series) if r.size}
-
-
 @dataclass
 class _Read:
     """One variant of a report, as the compare table needs it."""
@@ -107,24 +92,16 @@ class _Read:
 
 
 def _read(report: Report) -> dict[str, _Read]:
-    samples = report.samples or Samples()
-    numbers = report.round_numbers()
+    """Each variant's figures as a run's (core/run/figures.of on the report loaded)."""
+    m = from_report(report)
     out: dict[str, _Read] = {}
-    for v in report.variants or []:
-        mine = samples.get(v.name) or {}
-        total = mine.get("total")
+    for name, v in m.variants.items():
+        f = figures.of(m, v)
         r = _Read()
-        if v.timing is not None:
-            r.p50, r.p90 = v.timing.p50_s, v.timing.p90_s
-        elif total is not None:
-            r.p50, r.p90 = _p50_p90(total.values)
-        r.phases = {p: _p50_p90(s.values) for p, s in mine.items() if p != "total"} or {
-            p: (s.p50_s, s.p90_s) for p, s in (v.phase_timings or {}).items()}
-        if total is not None:
-            r.rounds = round_medians(total, numbers.get(v.name))
-        elif v.rounds:
-            r.rounds = {i: s.p50_s for i, s in enumerate(v.rounds)}
-        out[v.name] = r
+        r.p50, r.p90 = f.quantiles() or (None, None)
+        r.phases = {p: q for p, _ in v.phases if (q := f.quantiles(p)) is not None}
+        r.rounds = figures.round_medians(v)
+        out[name] = r
     return out
 
 
@@ -250,8 +227,9 @@ def run_table(labelled: list[tuple[str, Report]]) -> Table:
     rows = compare_rows(reports)
     many = len(reports) > 1
     cos = any(c is not None and c.cos for r in rows for c in r.cells)  # accuracy, where kept
-    # host times, likewise
-    host = variant_facts.measured(v for r in reports for v in r.variants or [])
+    # the variants' facts (core/variant_facts.py's COMPARE: host times, where kept)
+    facts = variant_facts.columns(variant_facts.COMPARE,
+                                  [v for r in reports for v in r.variants or []])
     cols = key_columns(Column("variant"), Column("phase", kind="phase"), many=many)
     for i in range(len(reports)):
         x = letter(i)
@@ -262,8 +240,7 @@ def run_table(labelled: list[tuple[str, Report]]) -> Table:
                  Column(f"{x} verdict: paired % [95% CI]", True)]
         if cos:
             cols.append(Column(f"{x} cos sim", True))
-        if host:
-            cols += [Column(f"{x} {h}", True) for h in variant_facts.headers(variant_facts.COMPARE)]
+        cols += [Column(f"{x} {h}", True) for h in variant_facts.headers(facts)]
     lines, deltas = [], []
     for row in rows:
         out = [one_line(row.label()), one_line(row.phase)] + (
@@ -280,10 +257,8 @@ def run_table(labelled: list[tuple[str, Report]]) -> Table:
                     one_line(cell.verdict) if cell else ""]
             if cos:
                 out.append(cell.cos if cell else "")
-            if host:
-                v = reports[i].variant(cell.name) if cell and row.total else None
-                out += variant_facts.cells(v, variant_facts.COMPARE) if v else [""] * len(
-                    variant_facts.shown_in(variant_facts.COMPARE))
+            v = reports[i].variant(cell.name) if cell and row.total else None
+            out += variant_facts.cells(v, facts) if v else [""] * len(facts)
         lines.append(Line(out, row.total))
     notes = [SIGN_NOTE, CROSS_NOTE, MATCH_NOTE] if many else []
     # each report's verdict lines that name their clocks (core/statistics/clocks.py)

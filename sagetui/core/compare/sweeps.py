@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from sagetui.core import format as fmt
+from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
 from sagetui.core.compare.facts import build_difference
 from sagetui.core.compare.match import letter, match
 from sagetui.core.compare.runs import CROSS_NOTE, cross_threshold
@@ -34,7 +33,7 @@ from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.statistics.unpaired import unpaired_speedup
-from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
+from sagetui.core.sweep.assemble import call_round_medians
 
 NOTES = ["faster %: + = faster than A (A p50 / p50 - 1, the whole call)", CROSS_NOTE,
          "points match by shape; at a point, variants match by name, else baseline with "
@@ -65,7 +64,7 @@ class PointCell:
         return self.v.timing.p50_s if self.v.status == "ok" and self.v.timing else None
 
     def rounds(self) -> list[float]:
-        return [float(np.median(r)) for r in (self.v.samples or {}).get("total", []) if r]
+        return call_round_medians(self.v)
 
 
 def _sweep(r: Report) -> Sweep:

@@ -17,6 +17,7 @@ compared but not their totals.
 from __future__ import annotations
 
 from sagetui.core import format as fmt
+from sagetui.core.blocks.workload import ReplayedCall, Workload
 from sagetui.core.compare.match import letter, match
 from sagetui.core.compare.runs import CROSS_NOTE, cross_threshold
 from sagetui.core.compare.sweeps import point_lines
@@ -35,7 +36,6 @@ from sagetui.core.report.model import Report
 from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.statistics.weighted_total import ReplayedCallTimes, unpaired_total_speedup
 from sagetui.core.sweep.assemble import call_round_medians
-from sagetui.core.workload.model import ReplayedCall, Workload
 
 NOTES = ["faster %: + = faster than A (A p50 / p50 - 1; a total: A's total / total - 1)",
          CROSS_NOTE, "calls match by their index in the capture and their shape; at a call, "

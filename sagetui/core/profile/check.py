@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from sagetui.core.blocks.profile import MainloopProfile, ProfileDiff
 from sagetui.core.profile.attribute import share_and_error
-from sagetui.core.profile.model import MainloopProfile, ProfileDiff
 from sagetui.core.profile.rules import PHASES, UNATTRIBUTED
 from sagetui.core.profile.summary import interval_cycles
 

@@ -15,8 +15,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sagetui.core.profile.attribute import share_and_error
-from sagetui.core.profile.model import (
+from sagetui.core.blocks.profile import (
     HotLine,
     HotLineDelta,
     MainloopProfile,
@@ -26,6 +25,7 @@ from sagetui.core.profile.model import (
     StallDelta,
     VariantDiff,
 )
+from sagetui.core.profile.attribute import share_and_error
 
 Z = 3.0  # combined standard errors beyond which a change is reported as one ...
 MIN_CHANGE = 0.001  # ... when it is also at least 0.1 points: rare events come in clusters

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sagetui.core import format as fmt
+from sagetui.core.blocks.profile import HotLine, ProfileDiff, ShareDelta, VariantDiff
 from sagetui.core.profile.diff import MIN_CHANGE, Z
-from sagetui.core.profile.model import HotLine, ProfileDiff, ShareDelta, VariantDiff
 
 CHANGED = "*"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sagetui.core.profile.model import MainloopProfile
+from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.profile.summary import share_change, top_stall
 
 HOT_LINES = 5

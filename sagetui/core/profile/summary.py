@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sagetui.core.profile.model import HotLine, MainloopProfile, PhaseShare, StallShare
+from sagetui.core.blocks.profile import HotLine, MainloopProfile, PhaseShare, StallShare
 from sagetui.core.profile.rules import UNATTRIBUTED
 
 if TYPE_CHECKING:  # the attribution chain (regexes, parsers) loads when a profile is built,

@@ -1,5 +1,6 @@
 """What a check collects: the mismatches between a report's recorded numbers and the ones
-recomputed from its samples and facts (check.py, check_accuracy_peak.py, sweep/check.py)."""
+recomputed from its samples and facts (check/report.py and each kind's check: run/check.py,
+sweep/check.py, ...)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from sagetui.core.report.base import Summary
+from sagetui.core.blocks.base import Summary
 from sagetui.core.statistics.summary import summarize
 
 REL_TOL = 1e-9

@@ -21,10 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from sagetui.core.build_facts import BuildFacts
-from sagetui.core.kernel_facts import KernelFacts
-from sagetui.core.profile.model import MainloopProfile, ProfileDiff
-from sagetui.core.report.base import (
+from sagetui.core.blocks.base import (
     Count,
     Fault,
     Model,
@@ -35,13 +32,16 @@ from sagetui.core.report.base import (
     Summary,
     Verdict,
 )
+from sagetui.core.blocks.profile import MainloopProfile, ProfileDiff
+from sagetui.core.blocks.swap import Swap
+from sagetui.core.blocks.sweep import Sweep
+from sagetui.core.blocks.workload import Workload
+from sagetui.core.build_facts import BuildFacts
+from sagetui.core.kernel_facts import KernelFacts
 from sagetui.core.samples import RoundSeries, Samples
 from sagetui.core.statistics import outliers as outlier_rule
-from sagetui.core.swap.model import Swap
-from sagetui.core.sweep.model import Sweep
-from sagetui.core.workload.model import Workload
 
-# 2: mainloop_profiles (core/profile/model.py), the `sweep` block (core/sweep/model.py),
+# 2: mainloop_profiles (core/blocks/profile.py), the `sweep` block (core/blocks/sweep.py),
 #    accuracy, provenance and peaks per variant
 # 3: one run model (core/run/): each variant's own kernel, scheduler grid, options as they ran,
 #    intervals, rounds asked and the round it failed in; status_detail. The top-level
@@ -278,6 +278,9 @@ class VariantFacts(Model):
     # device memory one call allocates beyond what was held before it (its output and
     # workspace), from torch's allocator peak around the warm-up's timed call: GPU only
     peak_memory_bytes: Annotated[int, Field(ge=0)] | None = None
+    # wall time of its backend's first call in its runner, synchronised (the warm-up's first):
+    # what a model pays once for it (lazy imports, JIT compiling, handles, autotuning)
+    first_call_s: Annotated[float, Field(ge=0)] | None = None
     dispatch: Dispatch | None = None  # sage2-auto: the function and options it dispatched to
     # its main-loop kernel's registers, spills, shared memory and occupancy, from its binary
     # (`cuobjdump --dump-resource-usage`) and its launch: core/kernel_facts.py
@@ -405,8 +408,8 @@ class Report(Model):
     # each profile against the baseline's (sagetui profile over two or more variants)
     mainloop_diff: ProfileDiff | None = None
     sweep: Sweep | None = None  # `sagetui sweep` (core/sweep_model.py)
-    workload: Workload | None = None  # `sagetui run --workload` (core/workload/model.py)
-    swap: Swap | None = None  # `sagetui swap` (core/swap/model.py)
+    workload: Workload | None = None  # `sagetui run --workload` (core/blocks/workload.py)
+    swap: Swap | None = None  # `sagetui swap` (core/blocks/swap.py)
 
     @model_validator(mode="after")
     def _has_measurements(self) -> Report:

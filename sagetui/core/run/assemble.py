@@ -4,38 +4,39 @@ on a model; equal models give equal reports."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.build_facts import BuildFacts, LeftOut
 from sagetui.core.environment import environment_block
+from sagetui.core.profile.diff import profile_diff
 from sagetui.core.report.model import SCHEMA_VERSION, Report, Variant
 from sagetui.core.run import figures
 from sagetui.core.run import status as st
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
 from sagetui.core.samples import RoundSeries, Samples
 from sagetui.core.statistics.analysis import Analysis
+from sagetui.core.version import VERSION
 
 
 def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Report:
     """Everything the model holds, as a valid Report (at any time: mid-run for the recovery
     file, at the end for the final report). `ending`: the status and its detail of a run that
     just ended (status.final_status), before the `finished` event that carries them."""
-    from sagetui import __version__
-
     assert m.config is not None, "a run model gets its configuration from run_started"
     cfg, shape = m.config, m.config.shape
     an = figures.analysis(m)
     base = m.variants.get(m.baseline or "")
     samples = Samples()
     clocks = figures.clocks(m, an)
-    variants = [_variant(m, v, base, an, samples, clocks.get(v.name))
+    variants = [_variant(m, v, an, samples, clocks.get(v.name))
                 for v in m.variants.values()]
     status, detail = ending or ((m.status, m.status_detail) if m.status in st.TERMINAL
                                 else st.unfinished(len(m.completed_rounds)))
     data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "sagetui", "version": __version__},
+        "tool": {"name": "sagetui", "version": VERSION},
         "created_utc": m.created_utc,
         "status": status,
         "status_detail": detail or None,
@@ -56,7 +57,7 @@ def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Re
         "schedule": _schedule(m),
         "samples": samples or None,
         "faults": [f.model_dump() for f in m.faults] or None,
-        "mainloop_profiles": list(m.profiles) or None,
+        **profile_parts(m.profiles, m.baseline),
     }
     data["fused_mainloop_phases"] = figures.fused_notes(m)
     d = m.decomposition
@@ -76,22 +77,22 @@ def _build_facts(m: RunModel, name: str) -> BuildFacts | None:
     return spec.build if spec else None
 
 
-def _variant(m: RunModel, v: VariantModel, base: VariantModel | None, an: Analysis,
-             samples: Samples, clocks: dict[str, Any] | None) -> dict[str, Any]:
+def _variant(m: RunModel, v: VariantModel, an: Analysis, samples: Samples,
+             clocks: dict[str, Any] | None) -> dict[str, Any]:
+    f = figures.of(m, v)
     entry: dict[str, Any] = {
         "name": v.name, "path": v.path, "backend": v.backend, "spec": v.spec,
         "status": v.status if v.status != "pending" else "failed", "error": v.error,
-        "kernel": figures.kernel(m, v), "options": figures.resolved_options(v) or None,
-        "scheduler": figures.scheduler(m, v) if v.status != "failed" or v.asked else None,
+        "kernel": f.kernel, "options": f.options or None,
+        "scheduler": f.scheduler if v.status != "failed" or v.asked else None,
         "rounds_asked": len(v.asked),
         "failed_round": v.failed_round, "input_sha256": m.ready.get("input_sha256"),
         "build": _build_facts(m, v.name)}
     if v.completed_rounds:
-        entry.update(rounds=figures.rounds(v), timing=figures.timing(v),
-                     phase_timings=figures.phase_timings(v) or None,
-                     intervals=figures.intervals(v) or None, telemetry=figures.telemetry(v),
-                     achieved=figures.achieved(m, v), sol=figures.sol(m, v))
-        pk = figures.peak(m, v)
+        entry.update(rounds=f.rounds, timing=f.timing, phase_timings=f.phase_timings or None,
+                     intervals=f.intervals or None, telemetry=f.telemetry,
+                     achieved=f.achieved, sol=f.sol)
+        pk = f.peak
         if pk:
             entry["peak"] = {k: pk[k] for k in ("qk_type", "pv_type", "source")}  # type: ignore[literal-required]
         kept = _series(v)
@@ -101,9 +102,9 @@ def _variant(m: RunModel, v: VariantModel, base: VariantModel | None, an: Analys
         entry["outliers"] = {"count": len(flags), "where": figures.outlier_where(v, flags)}
         if a is not None and a.drift is not None:
             entry["drift"] = a.drift.to_dict()
-        entry.update(figures.host_figures(v))
+        entry.update(f.host)
         entry["clocks"] = clocks
-    entry.update(figures.outputs(v, base))
+    entry.update(f.outputs)
     entry.update(v.facts.model_dump(exclude_none=True))
     entry["verdict"] = an.verdict_dict(v.name)
     if v.name in an.variants:
@@ -139,3 +140,18 @@ def with_left_out(report: Report, left_out: Mapping[str, LeftOut]) -> Report:
     return report.model_copy(update={
         "variants": [*(report.variants or []), *failed], "status": status,
         "status_detail": detail})
+
+
+def profile_parts(profiles: Sequence[MainloopProfile], baseline: str | None) -> dict[str, Any]:
+    """A report's profile blocks: the profiles and, for two or more, the diff of each against
+    the baseline's (core/profile/diff.py), made together so that one never goes without the
+    other."""
+    return {"mainloop_profiles": list(profiles) or None,
+            "mainloop_diff": profile_diff(profiles, baseline)}
+
+
+def with_profiles(report: Report, profiles: Sequence[MainloopProfile]) -> Report:
+    """The report with profiles the session's model never held (the console's p, made after
+    the run of the same builds), and their diff, as build_report makes them from a model that
+    holds them."""
+    return report.model_copy(update=profile_parts(profiles, report.baseline))

@@ -1,16 +1,24 @@
-"""A variant's derived figures, computed once here for the report (build.py) and for every
+"""A variant's derived figures, computed once here for the report (assemble.py) and for every
 panel that shows them: the same function gives the number on screen and the number on disk.
+
+`of(m, v)` is a variant's figures as one typed object (`Figures`), made once per model version
+(`RunModel.version`, which the fold moves) and kept on the model: each figure is computed the
+first time it is read at that version and never again, so the console, which asks at 2 Hz,
+computes nothing that did not change, and nothing no panel reads.
 
 A model loaded from a report (`v.recorded`) gives back what the report recorded: a saved
 report is shown as it was written (`sagetui check` says whether its numbers still agree with
-its samples), never recomputed behind the user's back.
+its samples), never recomputed behind the user's back. `_figure` is the one place a recorded
+entry and a measurement part: every figure is read through it, as `Figures`' fields and as the
+module's functions of the same names.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
-
-import numpy as np
 
 from sagetui.core import scheduler as geo
 from sagetui.core.config import Shape
@@ -19,7 +27,9 @@ from sagetui.core.host_time import HOST_FIELDS, host_bound, typical
 from sagetui.core.options import with_defaults
 from sagetui.core.peaks import KernelPeak, kernel_peak
 from sagetui.core.phases import FUSED_MAINLOOP_PHASES
+from sagetui.core.report.model import Variant
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
+from sagetui.core.run.quantiles import QuantileView
 from sagetui.core.sol import (
     compute_phase,
     gpu_copy_gbps,
@@ -31,7 +41,7 @@ from sagetui.core.sol import (
 from sagetui.core.statistics.analysis import Analysis, analyse
 from sagetui.core.statistics.clocks import clock_note, cycle_medians, mean_clocks
 from sagetui.core.statistics.intervals import half_percent
-from sagetui.core.statistics.summary import p50, summarize
+from sagetui.core.statistics.summary import median, p50, summarize
 from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.core.telemetry import merge_blocks
 
@@ -47,10 +57,175 @@ def phase_order(v: VariantModel) -> list[str]:
     return [n for n, _ in v.phases if n in v.samples and len(v.samples[n])]
 
 
+class _Unrecorded:
+    """A report entry without the figure (one made before it was recorded): measured."""
+
+
+UNRECORDED = _Unrecorded()
+
+
+def _dump(x: Any) -> Any:
+    return x.model_dump() if x is not None else None
+
+
+def _host_recorded(r: Variant) -> dict[str, Any]:
+    return {k: getattr(r, k) for k in HOST_FIELDS if getattr(r, k) is not None}
+
+
+_OUTPUT_FIELDS = ("output_sha256", "deterministic", "byte_exact", "checksum", "max_abs_diff",
+                  "mean_abs_diff")
+
+# what a report entry recorded of each figure (UNRECORDED: measure it from the model)
+_RECORDED: dict[str, Callable[[Variant], Any]] = {
+    "timing": lambda r: _dump(r.timing) if r.timing is not None else UNRECORDED,
+    "rounds": lambda r: [s.model_dump() for s in r.rounds or []],
+    "phase_timings": lambda r: ({n: s.model_dump() for n, s in r.phase_timings.items()}
+                                if r.phase_timings is not None else UNRECORDED),
+    "intervals": lambda r: dict(r.intervals or {}),
+    "telemetry": lambda r: [t.model_dump() for t in r.telemetry or []],
+    "options": lambda r: dict(r.options) if r.options is not None else UNRECORDED,
+    "scheduler": lambda r: (r.scheduler.model_dump(exclude_none=True)
+                            if r.scheduler is not None else UNRECORDED),
+    "achieved": lambda r: dict(r.achieved) if r.achieved else None,
+    "sol": lambda r: r.sol.model_dump(exclude_none=True) if r.sol else None,
+    "host": _host_recorded,
+    "outputs": lambda r: {k: getattr(r, k) for k in _OUTPUT_FIELDS
+                          if getattr(r, k) is not None},
+}
+
+
+def _figure(v: VariantModel, name: str, measure: Callable[[], Any]) -> Any:
+    """The one place a loaded report's entry and a measurement part: what `v`'s entry
+    recorded of figure `name`, else `measure()` (a live run's, or a figure the report did not
+    record)."""
+    if v.recorded is not None:
+        got = _RECORDED[name](v.recorded)
+        if got is not UNRECORDED:
+            return got
+    return measure()
+
+
+@dataclass(frozen=True, eq=False)
+class Figures:
+    """A variant's derived figures at one version of its model (`of`): a live run's measured,
+    a loaded report's as its entry recorded them, the same fields either way. Each is computed
+    when first read and kept (do not modify what they hold)."""
+
+    m: RunModel
+    v: VariantModel
+    version: int
+    baseline: str | None
+
+    @cached_property
+    def timing(self) -> dict[str, Any] | None:
+        return timing(self.v)
+
+    @property
+    def p50_s(self) -> float | None:
+        """The whole call's p50 (the quick one: no summary of every sample)."""
+        q = self.quantiles()
+        return q[0] if q else None
+
+    @cached_property
+    def p50s(self) -> dict[str, float]:
+        """Each measured phase's p50 and the whole call's (TOTAL), the quick ones."""
+        out = {}
+        for n in dict.fromkeys([*phase_order(self.v), MAINLOOP, TOTAL]):
+            q = self.quantiles(n)
+            if q is not None:
+                out[n] = q[0]
+        return out
+
+    def quantiles(self, phase: str = TOTAL) -> tuple[float, float] | None:
+        """(p50, p90) of a phase (TOTAL: the whole call): its summary's, a live run's by the
+        quick selection over its completed rounds (core/run/quantiles.py, bit for bit the
+        summary's) rather than a summary of every sample at every version."""
+        if self.v.recorded is None:
+            ps = self.v.samples.get(phase)
+            if ps is None:
+                return None
+            view = self.m.views.get((self.v.name, phase))
+            if view is None:
+                view = self.m.views[(self.v.name, phase)] = QuantileView()
+            return view.quantiles(ps)
+        s = self.timing if phase == TOTAL else self.phase_timings.get(phase)
+        return (s["p50_s"], s["p90_s"]) if s else None
+
+    def count(self, phase: str = TOTAL) -> int | None:
+        """The samples of a phase its quantiles are of (its completed rounds')."""
+        if self.v.recorded is None:
+            ps = self.v.samples.get(phase)
+            return len(ps) if ps else None
+        s = self.timing if phase == TOTAL else self.phase_timings.get(phase)
+        return s["count"] if s else None
+
+    @cached_property
+    def rounds(self) -> list[dict[str, Any]]:
+        return rounds(self.v)
+
+    @cached_property
+    def phase_timings(self) -> dict[str, dict[str, Any]]:
+        return phase_timings(self.v)
+
+    @cached_property
+    def intervals(self) -> dict[str, float]:
+        return intervals(self.v)
+
+    @cached_property
+    def telemetry(self) -> list[dict[str, Any]]:
+        return telemetry(self.v)
+
+    @cached_property
+    def outputs(self) -> dict[str, Any]:
+        return outputs(self.v, self.m.variants.get(self.baseline or ""))
+
+    @cached_property
+    def options(self) -> dict[str, Any]:
+        return resolved_options(self.v)
+
+    @cached_property
+    def kernel(self) -> str | None:
+        return kernel(self.m, self.v)
+
+    @cached_property
+    def scheduler(self) -> dict[str, Any] | None:
+        return scheduler(self.m, self.v)
+
+    @cached_property
+    def peak(self) -> KernelPeak | None:
+        return peak(self.m, self.v)
+
+    @cached_property
+    def achieved(self) -> dict[str, float | None] | None:
+        return _figure(self.v, "achieved", lambda: measured_achieved(self.m, self.v, self.p50s))
+
+    @cached_property
+    def sol(self) -> dict[str, Any] | None:
+        return _figure(self.v, "sol", lambda: measured_sol(
+            self.m, self.v, {n: x for n, x in self.p50s.items()
+                             if n in dict(self.v.phases) and n != TOTAL}))
+
+    @cached_property
+    def host(self) -> dict[str, Any]:
+        return host_figures(self.v, self.p50_s)
+
+
+def of(m: RunModel, v: VariantModel) -> Figures:
+    """`v`'s figures at the model's version: made once per version (and baseline: a variant's
+    byte-exactness is against the baseline's output) and kept on the model."""
+    got = m.figures.get(v.name)
+    if got is None or got.v is not v or got.version != m.version \
+            or got.baseline != m.baseline:
+        got = m.figures[v.name] = Figures(m, v, m.version, m.baseline)
+    return got
+
+
 def timing(v: VariantModel) -> dict[str, Any] | None:
     """The whole call's summary over every completed round."""
-    if v.recorded is not None:
-        return v.recorded.timing.model_dump() if v.recorded.timing else None
+    return _figure(v, "timing", lambda: measured_timing(v))
+
+
+def measured_timing(v: VariantModel) -> dict[str, Any] | None:
     total = v.samples.get(TOTAL)
     return summarize(total.values) if total is not None and len(total) else None
 
@@ -62,15 +237,14 @@ def p50_of(v: VariantModel) -> float | None:
 
 def rounds(v: VariantModel) -> list[dict[str, Any]]:
     """The whole call's summary of each completed round, in order."""
-    if v.recorded is not None:
-        return [s.model_dump() for s in v.recorded.rounds or []]
-    return [v.round_summaries[r] for r in v.completed_rounds if r in v.round_summaries]
+    return _figure(v, "rounds", lambda: [v.round_summaries[r] for r in v.completed_rounds
+                                               if r in v.round_summaries])
 
 
 def phase_timings(v: VariantModel) -> dict[str, dict[str, Any]]:
-    if v.recorded is not None:
-        return {n: s.model_dump() for n, s in (v.recorded.phase_timings or {}).items()}
-    return {n: summarize(v.samples[n].values) for n in phase_order(v)}
+    """Each measured phase's summary over every completed round."""
+    return _figure(v, "phase_timings",
+                   lambda: {n: summarize(v.samples[n].values) for n in phase_order(v)})
 
 
 def round_medians(v: VariantModel, phase: str = TOTAL) -> dict[int, float]:
@@ -83,31 +257,41 @@ def round_medians(v: VariantModel, phase: str = TOTAL) -> dict[int, float]:
         if phase == TOTAL and v.recorded is not None:
             return {i: r.p50_s for i, r in enumerate(v.recorded.rounds or [])}
         return {}
-    return {r: float(np.median(s.round_values(i))) for i, r in enumerate(s.rounds)}
+    return {r: median(s.round_values(i)) for i, r in enumerate(s.rounds)}
 
 
 def intervals(v: VariantModel) -> dict[str, float]:
     """The 95 % half-width (percent) of each phase's and the total's typical round median."""
-    if v.recorded is not None:
-        return dict(v.recorded.intervals or {})
-    return measured_intervals(v)
+    return _figure(v, "intervals", lambda: measured_intervals(v))
 
 
 def measured_intervals(v: VariantModel) -> dict[str, float]:
     """intervals() from the samples, whatever a report recorded (`sagetui check`)."""
     out = {}
     for phase in [*phase_order(v), TOTAL]:
-        h = half_percent(list(round_medians(v, phase).values()))
+        h = measured_interval(v, phase)
         if h is not None:
             out[phase] = h
     return out
 
 
+def interval(v: VariantModel, phase: str = TOTAL) -> float | None:
+    """intervals() of one phase (the console's phase table asks row by row)."""
+    if v.recorded is not None:
+        return intervals(v).get(phase)
+    return measured_interval(v, phase)
+
+
+def measured_interval(v: VariantModel, phase: str = TOTAL) -> float | None:
+    """The 95 % half-width (percent) of one phase's typical round median, from its completed
+    rounds' medians."""
+    return half_percent(list(round_medians(v, phase).values()))
+
+
 def telemetry(v: VariantModel) -> list[dict[str, Any]]:
     """Each completed round's telemetry, its blocks merged."""
-    if v.recorded is not None:
-        return [t.model_dump() for t in v.recorded.telemetry or []]
-    return [merged_telemetry(v, r) for r in v.completed_rounds]
+    return _figure(v, "telemetry",
+                   lambda: [merged_telemetry(v, r) for r in v.completed_rounds])
 
 
 def merged_telemetry(v: VariantModel, r: int) -> dict[str, Any]:
@@ -124,11 +308,10 @@ def round_telemetry(v: VariantModel) -> dict[int, dict[str, Any]]:
 def outputs(v: VariantModel, base: VariantModel | None) -> dict[str, Any]:
     """Its last output's sha256 and checksum, whether its output was the same every block,
     whether it equals the baseline's first output byte for byte, and by how much not."""
-    if v.recorded is not None:
-        r = v.recorded
-        return {k: getattr(r, k) for k in ("output_sha256", "deterministic", "byte_exact",
-                                           "checksum", "max_abs_diff", "mean_abs_diff")
-                if getattr(r, k) is not None}
+    return _figure(v, "outputs", lambda: measured_outputs(v, base))
+
+
+def measured_outputs(v: VariantModel, base: VariantModel | None) -> dict[str, Any]:
     last = v.last_block()
     if last is None or last.output_sha256 is None:
         return {}
@@ -145,9 +328,7 @@ def outputs(v: VariantModel, base: VariantModel | None) -> dict[str, Any]:
 def resolved_options(v: VariantModel) -> dict[str, Any]:
     """The options it ran with: the configured ones over the backend's defaults; for
     sage2-auto, those its dispatch ran with (the runner's `dispatch` fact)."""
-    if v.recorded is not None and v.recorded.options is not None:
-        return dict(v.recorded.options)
-    return options_as_ran(v)
+    return _figure(v, "options", lambda: options_as_ran(v))
 
 
 def options_as_ran(v: VariantModel) -> dict[str, Any]:
@@ -168,9 +349,7 @@ def kernel(m: RunModel, v: VariantModel) -> str | None:
 
 def scheduler(m: RunModel, v: VariantModel) -> dict[str, Any] | None:
     """Its own grid: its kernel's tiles over the run's shape, waves over this GPU's SMs."""
-    if v.recorded is not None and v.recorded.scheduler is not None:
-        return v.recorded.scheduler.model_dump(exclude_none=True)
-    return own_grid(m, v)
+    return _figure(v, "scheduler", lambda: own_grid(m, v))
 
 
 def own_grid(m: RunModel, v: VariantModel, k: str | None = None) -> dict[str, Any] | None:
@@ -198,15 +377,23 @@ def peak(m: RunModel, v: VariantModel) -> KernelPeak | None:
 
 def achieved(m: RunModel, v: VariantModel) -> dict[str, float | None] | None:
     """Its TOPS and share of its own peak, for the whole call and its main loop."""
-    if v.recorded is not None:
-        return dict(v.recorded.achieved) if v.recorded.achieved else None
-    t, s = timing(v), shape(m)
-    if t is None or s is None:
+    return _figure(v, "achieved", lambda: measured_achieved(m, v))
+
+
+def measured_achieved(m: RunModel, v: VariantModel,
+                      p50s: dict[str, float] | None = None) -> dict[str, float | None] | None:
+    """achieved() from the samples; `p50s`: the whole call's and the main loop's p50s where
+    the caller has them (Figures' quick ones), else their summaries'."""
+    if p50s is None:
+        t, ml = timing(v), v.samples.get(MAINLOOP)
+        p50s = {TOTAL: t["p50_s"]} if t is not None else {}
+        if ml is not None and len(ml):
+            p50s[MAINLOOP] = p50(ml.values)
+    s = shape(m)
+    if TOTAL not in p50s or s is None:
         return None
-    ml = v.samples.get(MAINLOOP)
     pk = peak(m, v)
-    return call_and_mainloop(shape_ops(s), t["p50_s"],
-                             p50(ml.values) if ml is not None and len(ml) else None,
+    return call_and_mainloop(shape_ops(s), p50s[TOTAL], p50s.get(MAINLOOP),
                              pk["peak_tops"] if pk else None)
 
 
@@ -215,8 +402,11 @@ def sol(m: RunModel, v: VariantModel,
     """Its speed of light per phase (core/sol.py): bytes, GB/s and share of the copy
     bandwidth per phase; the main loop's TOPS against the clock-adjusted ceiling. `p50s`: the
     phases' p50s where the caller has them already (the console's), else its phase timings'."""
-    if v.recorded is not None:
-        return v.recorded.sol.model_dump(exclude_none=True) if v.recorded.sol else None
+    return _figure(v, "sol", lambda: measured_sol(m, v, p50s))
+
+
+def measured_sol(m: RunModel, v: VariantModel,
+                 p50s: dict[str, float] | None = None) -> dict[str, Any] | None:
     s = shape(m)
     if s is None or not v.backend:
         return None
@@ -237,9 +427,10 @@ def host_figures(v: VariantModel, p50_s: float | None = None) -> dict[str, Any]:
     medians over the rounds, whether it is host-bound, and its blocks measured again (and kept
     drained). `p50_s`: its GPU time's p50 where the caller has it (the console's), else its
     timing's."""
-    if v.recorded is not None:
-        return {k: getattr(v.recorded, k) for k in HOST_FIELDS
-                if getattr(v.recorded, k) is not None}
+    return _figure(v, "host", lambda: measured_host(v, p50_s))
+
+
+def measured_host(v: VariantModel, p50_s: float | None = None) -> dict[str, Any]:
     per_round = [[b for k, b in sorted(v.blocks.items()) if k[0] == r]
                  for r in v.completed_rounds]
     blocks = [b for bs in per_round for b in bs]

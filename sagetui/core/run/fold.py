@@ -19,7 +19,7 @@ from sagetui.core.config import RunConfig
 from sagetui.core.report.model import Fault, Report, VariantFacts
 from sagetui.core.run import late, status
 from sagetui.core.run.model import TOTAL, BlockFacts, RunModel, VariantModel
-from sagetui.core.statistics.summary import summarize
+from sagetui.core.statistics.summary import median, summarize
 from sagetui.core.statistics.threshold import Threshold
 
 
@@ -246,7 +246,7 @@ def _round_done(m: RunModel, e: ev.RoundDone) -> None:
 
 def _round_figures(v: VariantModel, r: int, total: np.ndarray) -> None:
     """A completed round's median and summary of the whole call (a round never changes)."""
-    v.round_medians[r] = float(np.median(total))
+    v.round_medians[r] = median(total)
     v.round_summaries[r] = summarize(total)
 
 

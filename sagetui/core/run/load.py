@@ -21,7 +21,21 @@ from sagetui.core.report.model import Report, VariantFacts
 from sagetui.core.run import figures as fig
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
 from sagetui.core.samples import Samples
-from sagetui.core.statistics.threshold import report_threshold
+from sagetui.core.statistics.threshold import Threshold, config_threshold
+
+
+def report_threshold(report: Report) -> Threshold:
+    """The threshold a saved report's verdicts were judged with (what a recomputed verdict, for
+    a new baseline say, uses too): the report's own (schema 3), its verdicts', else its
+    configuration's (the config is free-form JSON), else the default. A noise floor over the
+    rule gives the default."""
+    if report.threshold is not None and (t := Threshold.from_fields(
+            report.threshold.model_dump())):
+        return t
+    for v in report.variants or []:
+        if v.verdict is not None and (t := Threshold.from_fields(v.verdict.model_dump())):
+            return t
+    return config_threshold(report.config or {})
 
 
 def from_report(report: Report) -> RunModel:

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.config import RunConfig
-from sagetui.core.profile.model import MainloopProfile
 from sagetui.core.report.model import Fault, Variant, VariantFacts
 from sagetui.core.samples import GrowableArray, RoundSeries
 from sagetui.core.statistics.threshold import Threshold
@@ -220,6 +220,10 @@ class RunModel:
     report: Any = None  # the Report it was loaded from (core.report.model.Report)
     version: int = 0  # moved by every fold that changes what a display shows
     sample_version: int = 0  # moved by every batch of iterations (the iteration plot)
+    # core/run/figures.of: each variant's figures at `version`, made when first asked
+    figures: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # core/run/quantiles.QuantileView per (variant, phase): they last across versions
+    views: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False, compare=False)
 
     def variant(self, name: str) -> VariantModel:
         if name not in self.variants:

@@ -181,5 +181,6 @@ def with_left_out(status: str, detail: list[str],
 
 
 def exit_status(status: str | None, faults: int) -> int:
-    """`sagetui run`'s exit status: 0 complete and clean, 1 anything else that ran."""
+    """The exit status of `sagetui run` (a run's, a sweep's, a workload's report): 0 complete
+    and clean, 1 anything else that ran (a lost variant, a partial report, a fault)."""
     return 0 if status == COMPLETE and not faults else 1

@@ -72,6 +72,13 @@ def log_interval(round_medians: Sequence[float] | np.ndarray,
                        math.expm1(half) * 100.0, int(x.size))
 
 
+def around(center: float, half_percent: float | None) -> tuple[float, float]:
+    """The bounds of an interval of `half_percent` (log_interval's, exp(half) - 1) about
+    `center`: symmetric in log, center / (1 + h) to center x (1 + h)."""
+    h = (half_percent or 0.0) / 100.0
+    return center / (1 + h), center * (1 + h)
+
+
 def half_percent(round_medians: Sequence[float] | np.ndarray,
                  confidence: float = CONFIDENCE) -> float | None:
     """log_interval's half-width in percent alone (the sweep's p50_ci_percent)."""

@@ -1,13 +1,21 @@
-"""Latency summaries with the reference reports' fields.
+"""Latency summaries with the reference reports' fields, and the one median and the one
+percentile rule every figure is computed with.
 
 Percentiles use numpy's default "linear" method (Hyndman & Fan type 7: the value at rank
-(n - 1) * p, interpolated between neighbours). Reference report 000's own p90/p95/p99 fit that
-method exactly, so summaries written here and there mean the same thing.
+(n - 1) * p, interpolated between neighbours): `percentiles` is the one place they are taken.
+Reference report 000's own p90/p95/p99 fit that method exactly, so summaries written here and
+there mean the same thing.
+
+A round's median (the unit of inference, docs/statistics.md) is `median`: np.median, the mean
+of the two middle samples of an even count. It is the linear p50 up to the last bit of a
+float (numpy's percentile interpolates as b - (b - a) / 2, the median averages), which is why
+the round medians the verdicts pair keep their own function rather than being read off a
+round's summary. Only completed rounds count: a round being measured is in no figure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -15,14 +23,30 @@ SUMMARY_FIELDS = ("count", "mean_s", "p50_s", "p90_s", "p95_s", "p99_s", "min_s"
 PERCENTILES = {"p50_s": 50, "p90_s": 90, "p95_s": 95, "p99_s": 99}
 
 
+def median(values: Sequence[float] | np.ndarray) -> float:
+    """The one median: of a round's samples (its round median), of round medians."""
+    return float(np.median(np.asarray(values, dtype=np.float64)))
+
+
+def round_medians(rounds: Iterable[Sequence[float] | np.ndarray]) -> list[float]:
+    """Each non-empty round's median, in order (a phase's raw samples per round)."""
+    return [median(r) for r in rounds if len(r)]
+
+
+def percentiles(samples: Sequence[float] | np.ndarray, qs: Sequence[float]) -> list[float]:
+    """The percentiles `qs` (0-100) of the samples by the one rule, numpy's "linear"."""
+    x = np.asarray(samples, dtype=np.float64)
+    return [float(v) for v in np.percentile(x, list(qs), method="linear")]
+
+
 def summarize(samples: Sequence[float] | np.ndarray) -> dict[str, float | int]:
     """count, mean, p50, p90, p95, p99, min and max of latencies in seconds."""
     x = np.asarray(samples, dtype=np.float64)
     if x.size == 0:
         raise ValueError("cannot summarise zero samples")
-    q = np.percentile(x, list(PERCENTILES.values()), method="linear")
+    q = percentiles(x, list(PERCENTILES.values()))
     out: dict[str, float | int] = {"count": int(x.size), "mean_s": float(x.mean())}
-    out.update({k: float(v) for k, v in zip(PERCENTILES, q, strict=True)})
+    out.update(dict(zip(PERCENTILES, q, strict=True)))
     out["min_s"] = float(x.min())
     out["max_s"] = float(x.max())
     return out
@@ -30,7 +54,7 @@ def summarize(samples: Sequence[float] | np.ndarray) -> dict[str, float | int]:
 
 def p50(samples: Sequence[float] | np.ndarray) -> float:
     """The p50 that summarize() reports, alone."""
-    return float(np.percentile(np.asarray(samples, dtype=np.float64), 50, method="linear"))
+    return percentiles(samples, (50,))[0]
 
 
 def merge_round_summaries(rounds: Sequence[dict]) -> dict[str, float | int]:

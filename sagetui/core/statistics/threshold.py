@@ -12,12 +12,9 @@ import datetime as _dt
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sagetui.core.statistics import verdict as vd
-
-if TYPE_CHECKING:
-    from sagetui.core.report.model import Report
 
 MAX_THRESHOLD_PERCENT = 5.0
 # The largest noise floor accepted: its threshold 2 x floor is MAX_THRESHOLD_PERCENT.
@@ -161,18 +158,10 @@ def _number(x: Any) -> float | None:
         and math.isfinite(x) else None
 
 
-def report_threshold(report: Report) -> Threshold:
-    """The threshold a saved report's verdicts were judged with (what a recomputed verdict, for
-    a new baseline say, uses too): the report's own (schema 3), its verdicts', else its
-    configuration's (the config is free-form JSON), else the default. A noise floor over the
-    rule gives the default."""
-    if report.threshold is not None and (t := Threshold.from_fields(
-            report.threshold.model_dump())):
-        return t
-    for v in report.variants or []:
-        if v.verdict is not None and (t := Threshold.from_fields(v.verdict.model_dump())):
-            return t
-    cfg = report.config or {}
+def config_threshold(cfg: Mapping[str, Any]) -> Threshold:
+    """The threshold a configuration (free-form JSON, as a saved report keeps it) asks for,
+    else the default; a noise floor over the rule gives the default (run/load.report_threshold
+    asks here after the report's own and its verdicts')."""
     thr, noise = _number(cfg.get("threshold_percent")), _number(cfg.get("noise_floor_percent"))
     try:
         return resolve_threshold(thr if thr is not None and 0 < thr <= 100 else None, noise)

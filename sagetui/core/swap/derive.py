@@ -6,14 +6,11 @@ functions and `sagetui check` calls them again (check.py)."""
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Sequence
 
 from sagetui.core import accuracy
-from sagetui.core.derived import change_of_speedup, change_percent
-from sagetui.core.report.base import Verdict
-from sagetui.core.statistics.verdict import paired_speedup
-from sagetui.core.swap.model import (
+from sagetui.core.blocks.base import Verdict
+from sagetui.core.blocks.swap import (
     UNCHANGED,
     ArmFigures,
     OutputChange,
@@ -22,6 +19,9 @@ from sagetui.core.swap.model import (
     SwapProcess,
     Timed,
 )
+from sagetui.core.derived import change_of_speedup, change_percent
+from sagetui.core.statistics.summary import median
+from sagetui.core.statistics.verdict import paired_speedup
 
 FIRST_TO_LAST = "first to last attention call"
 STEP = "step"
@@ -82,7 +82,7 @@ def _paired(base: dict[int, float], mine: dict[int, float]) -> tuple[list[float]
 
 
 def _median(values: Sequence[float]) -> float | None:
-    return statistics.median(values) if values else None
+    return median(values) if values else None
 
 
 def output_changes(processes: Sequence[SwapProcess], arm: str) -> list[OutputChange]:

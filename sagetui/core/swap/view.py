@@ -4,9 +4,9 @@ Swap panel and `sagetui compare` (core/format.py's formatters)."""
 from __future__ import annotations
 
 from sagetui.core import format as fmt
+from sagetui.core.blocks.swap import UNCHANGED, ArmFigures, Swap
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
-from sagetui.core.swap.model import UNCHANGED, ArmFigures, Swap
 from sagetui.core.telemetry import merge_blocks
 
 COLUMNS = [("arm", False), ("rounds", True), ("step ms", True), ("step change %", True),

@@ -6,45 +6,45 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.host_time import HOST_FIELDS
 from sagetui.core.report.model import SCHEMA_VERSION, Fault, Report, Variant
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.intervals import half_percent
+from sagetui.core.statistics.summary import round_medians
 from sagetui.core.sweep import plan
-from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
+from sagetui.core.version import VERSION
 
 
-def round_medians(rounds: list[list[float]] | None) -> list[float]:
+def phase_round_medians(rounds: list[list[float]] | None) -> list[float]:
     """A phase's round medians from its raw samples per round (a point's `samples[phase]`)."""
-    return [float(np.median(r)) for r in rounds or [] if len(r)]
+    return round_medians(rounds or [])
 
 
 def call_round_medians(v: SweepVariantPoint) -> list[float]:
     """A variant's round medians of the whole call at its point (what its verdict pairs)."""
-    return round_medians((v.samples or {}).get("total"))
+    return phase_round_medians((v.samples or {}).get("total"))
 
 
-def variant_point(v: Variant, rep: Report, point_ops: float, baseline: str | None,
-                  gpu: dict[str, Any] | None, dtype: str) -> dict[str, Any]:
+def variant_point(v: Variant, rep: Report, point_ops: float,
+                  baseline: str | None) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": v.name, "backend": v.backend, "spec": v.spec,
                              "status": "ok" if v.status == "ok" and v.timing else "failed",
                              "error": v.error, "provenance": v.provenance}
     if entry["status"] != "ok":
         return entry
     assert v.timing is not None
-    peak = plan.peak_tops(gpu, v.spec, dtype)
+    peak = (v.achieved or {}).get("peak_tops")  # its run's (core/run/figures.peak)
     kept = dict((rep.samples or Samples()).get(v.name, {}))
     samples = {p: s.tolist() for p, s in kept.items()}
     phase = plan.kernel_phase(list(v.phase_timings or {}))
     kernel = v.timing if phase == "total" else (v.phase_timings or {})[phase]
     entry.update(kernel_phase=phase, timing=v.timing.model_dump(), kernel=kernel.model_dump(),
                  rounds=len(v.rounds or []),
-                 p50_ci_percent=half_percent(round_medians(samples.get("total"))),
-                 kernel_p50_ci_percent=half_percent(round_medians(samples.get(phase))),
+                 p50_ci_percent=half_percent(phase_round_medians(samples.get("total"))),
+                 kernel_p50_ci_percent=half_percent(phase_round_medians(samples.get(phase))),
                  checksum=v.checksum, output_sha256=v.output_sha256, samples=samples or None,
                  verdict=v.verdict, **{k: getattr(v, k) for k in HOST_FIELDS},
                  **kernel_and_e2e(point_ops, v.timing.p50_s, kernel.p50_s, peak))
@@ -66,10 +66,7 @@ def point(index: int, shape: Shape, axes: plan.Axes, rep: Report | None, *,
     if rep is None:
         data["status"] = "failed"
         return SweepPoint.model_validate(drop_none(data))
-    gpu = (rep.environment or {}).get("gpu")
-    variants = [variant_point(v, rep, data["ops"], rep.baseline,
-                              gpu if isinstance(gpu, dict) else None, shape.dtype)
-                for v in rep.variants or []]
+    variants = [variant_point(v, rep, data["ops"], rep.baseline) for v in rep.variants or []]
     data.update(variants=variants, scheduler=_grid(rep), input_sha256=next(
         (v.input_sha256 for v in rep.variants or [] if v.input_sha256), None),
         faults=rep.faults or None, status=point_status([v["status"] for v in variants]))
@@ -95,7 +92,7 @@ def sweep_block(config: RunConfig, axes: plan.Axes, points: list[SweepPoint]) ->
 
 
 def measured_with(config: RunConfig) -> dict[str, Any]:
-    """A block of points' Measured fields (sweep/model.py), from the configuration."""
+    """A block of points' Measured fields (blocks/sweep.py), from the configuration."""
     return {"baseline": config.baseline_name,
             "variants": {v.name: v.spec for v in config.variants},
             "warmup": config.warmup, "rounds": config.rounds, "iterations": config.iterations}
@@ -151,10 +148,8 @@ def points_report(base: RunConfig, block: dict[str, Any], *, environment: dict[s
                   detail: list[str] | None = None) -> Report:
     """A report made of points (a sweep's, a workload's: `block`), with the envelope a run's
     has: its tool, status, environment, configuration and inputs."""
-    from sagetui import __version__
-
     data = {"schema_version": SCHEMA_VERSION,
-            "tool": {"name": "sagetui", "version": __version__},
+            "tool": {"name": "sagetui", "version": VERSION},
             "created_utc": created, "status": status, "status_detail": detail or None,
             "environment": environment, "config": base.model_dump(mode="json"),
             "inputs": base.inputs_block(), "metadata": base.metadata or None, **block,

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sagetui.core import scheduler as geo
+from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
 from sagetui.core.config import Shape
 from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.sweep import plan as sw
-from sagetui.core.sweep.assemble import call_round_medians
-from sagetui.core.sweep.model import Sweep, SweepPoint, SweepVariantPoint
+from sagetui.core.sweep.assemble import call_round_medians, phase_round_medians
 
 if TYPE_CHECKING:
     from sagetui.core.report.mismatch import MismatchCollector
@@ -125,7 +125,7 @@ def check_variant_point(c: MismatchCollector, path: str, v: SweepVariantPoint, o
         c.summary_from_samples(f"{path}.{field}", getattr(v, field),
                                np.concatenate([np.asarray(r, dtype=np.float64) for r in rounds]))
         c.eq(f"{path}.{ci_field}", getattr(v, ci_field),
-             half_percent([float(np.median(r)) for r in rounds if r]),
+             half_percent(phase_round_medians(rounds)),
              "95 % t-interval of the log round medians")
         if v.rounds is not None:
             c.eq(f"{path}.rounds", v.rounds, len(rounds), "one sample list per round")
@@ -158,7 +158,7 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint,
     ok = words.count("ok")
     want = "ok" if p.variants and ok == len(p.variants) else "partial" if ok else "failed"
     if not (p.status == "skipped" and not p.variants):
-        c.eq(f"{path}.status", p.status, want, "from its variants' (sweep/build.point)")
+        c.eq(f"{path}.status", p.status, want, "from its variants' (sweep/assemble.point_status)")
     base = next((v for v in p.variants if v.name == baseline), None)
     for j, v in enumerate(p.variants):
         exact = (v.accuracy or {}).get("byte_exact")
@@ -202,7 +202,7 @@ def _plan(report: Report, axes: sw.Axes | None) -> list[Shape] | None:
 
 def _measured_with(c: MismatchCollector, report: Report, sweep: Sweep) -> None:
     """The block's warm-up, rounds and iterations: the configuration's."""
-    from sagetui.core.report.check_run import run_config
+    from sagetui.core.run.check import run_config
     from sagetui.core.sweep.assemble import measured_with
 
     cfg = run_config(report)
@@ -215,7 +215,7 @@ def _measured_with(c: MismatchCollector, report: Report, sweep: Sweep) -> None:
 
 def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
                   axes: sw.Axes | None) -> None:
-    """A sweep's status from its points (sweep/build.points_status) against its plan: stopped
+    """A sweep's status from its points (sweep/assemble.points_status) against its plan: stopped
     by the user, it is cancelled unless every point ran; cut short by an error, partial where
     it kept a point. A part of a sweep (a Slurm job's) does not say which points it was given:
     one whose points all ran may be complete with fewer points than the plan."""
@@ -225,7 +225,7 @@ def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
         return
     shapes = _plan(report, axes)
     want = points_status(sweep.points, len(shapes) if shapes is not None else len(sweep.points))
-    from sagetui.core.report.check_run import is_left_out
+    from sagetui.core.run.check import is_left_out
 
     if any(is_left_out(v) for v in report.variants or []):  # a variant whose build failed
         want = "partial" if want == "complete" else want  # never ran: run/status.with_left_out
@@ -240,4 +240,4 @@ def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
     if report.status not in allowed:
         c.out.append(_mismatch("$.status", report.status, " or ".join(sorted(allowed)),
                                "from the points against the sweep's plan "
-                               "(sweep/build.points_status)"))
+                               "(sweep/assemble.points_status)"))

@@ -12,20 +12,28 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from sagetui.core import variant_facts
+from sagetui.core.blocks.sweep import Sweep
 from sagetui.core.palette import OKABE_ITO
 from sagetui.core.report.csv_cell import (
     inert_cell,  # names from a report, made inert for spreadsheets
     markdown_row,
 )
 from sagetui.core.report.model import Report
-from sagetui.core.sweep.model import Sweep, SweepVariantPoint
 from sagetui.core.sweep.plan import NOISY_CI_PERCENT, NOISY_MARK, NOISY_RULE, noisy, series_of
+from sagetui.core.variant_facts import (  # the sweep's cells, read from here too
+    accuracy_text as accuracy_text,
+)
+from sagetui.core.variant_facts import (
+    p50_cell as p50_cell,
+)
+from sagetui.core.variant_facts import p50_text
 
-CSV_FIELDS = ("point", "group", "x", "batch", "heads", "q_len", "kv_len", "head_dim", "causal",
-              "dtype", "variant", "status", "kernel_phase", "p50_s", "p50_ci_percent",
-              "kernel_p50_s", "kernel_p50_ci_percent", "noisy", "kernel_tops", "e2e_tops",
-              "kernel_share_of_peak", "e2e_share_of_peak", "cosine_similarity", "relative_l1",
-              "worst_head", "worst_head_relative_l1", "max_abs_diff", "error")
+POINT_FIELDS = ("point", "group", "x", "batch", "heads", "q_len", "kv_len", "head_dim", "causal",
+                "dtype", "variant", "status")
+# the point's own columns, then each variant's facts (core/variant_facts.py's SWEEP_CSV: its
+# host-time facts only where a point has a host time)
+CSV_FIELDS = POINT_FIELDS + tuple(f.key for f in variant_facts.shown_in(variant_facts.SWEEP_CSV)
+                                  if f.group != variant_facts.HOST)
 
 
 def _sweep(report: Report) -> Sweep:
@@ -35,50 +43,21 @@ def _sweep(report: Report) -> Sweep:
 
 
 def to_csv(report: Report) -> str:
-
-    host = variant_facts.measured(v for p in _sweep(report).points for v in p.variants)
-    extra = [f.key for f in variant_facts.shown_in(variant_facts.CSV)] if host else []
+    points = _sweep(report).points
+    cols = variant_facts.columns(variant_facts.SWEEP_CSV, [v for p in points for v in p.variants])
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow([*CSV_FIELDS, *extra])
-    for p in _sweep(report).points:
+    w.writerow([*POINT_FIELDS, *(f.key for f in cols)])
+    for p in points:
         s = p.shape
         fixed = [p.index, p.group, p.x, s.batch, s.heads, s.q_len, s.n_kv_len, s.head_dim,
                  s.causal, s.dtype]
         if not p.variants:
-            w.writerow([*fixed, "", p.status, *[""] * 15, inert_cell(p.error or ""),
-                        *[""] * len(extra)])
+            w.writerow([*fixed, "", p.status,
+                        *variant_facts.blank_row(cols, error=inert_cell(p.error or ""))])
         for v in p.variants:
-            acc = v.accuracy or {}
-            w.writerow([*fixed, inert_cell(v.name), v.status, v.kernel_phase or "",
-                        *(_num(x) for x in (
-                            v.timing.p50_s if v.timing else None, v.p50_ci_percent,
-                            v.kernel.p50_s if v.kernel else None, v.kernel_p50_ci_percent)),
-                        noisy(v) if v.status == "ok" else "",
-                        *(_num(x) for x in (
-                            v.kernel_tops, v.e2e_tops, v.kernel_share_of_peak,
-                            v.e2e_share_of_peak, acc.get("cosine_similarity"),
-                            acc.get("relative_l1"), acc.get("worst_head"),
-                            acc.get("worst_head_relative_l1"), acc.get("max_abs_diff"))),
-                        inert_cell(v.error or ""), *(variant_facts.raw_cells(v) if host else ())])
+            w.writerow([*fixed, inert_cell(v.name), v.status, *variant_facts.raw_cells(v, cols)])
     return buf.getvalue()
-
-
-def _num(x: Any) -> str:
-    return "" if x is None else repr(x)
-
-
-def p50_cell(v: SweepVariantPoint) -> str:
-    """The p50 with its interval, and NOISY_MARK after it where the interval is too wide to
-    trust (plan.noisy; noisy_note says what the mark means)."""
-    return p50_text(v) + (f" {NOISY_MARK}" if noisy(v) else "")
-
-
-def p50_text(v: SweepVariantPoint) -> str:
-    if v.timing is None:
-        return "-"
-    ci = f" ± {v.p50_ci_percent:.1f} %" if v.p50_ci_percent is not None else ""
-    return f"{v.timing.p50_s * 1e3:.3f}{ci}"
 
 
 def noisy_note(points: list[Any]) -> str | None:
@@ -86,25 +65,6 @@ def noisy_note(points: list[Any]) -> str | None:
     flagged = sum(noisy(v) for p in points for v in p.variants)
     return f"{NOISY_MARK} noisy: {NOISY_RULE} ({flagged} marked): their figures may be off " \
         "by as much; more rounds or iterations narrow it" if flagged else None
-
-
-def accuracy_text(acc: dict[str, Any] | None) -> str:
-    if not acc:
-        return "-"
-    parts = []
-    if acc.get("cosine_similarity") is not None:
-        parts.append(f"cos {acc['cosine_similarity']:.5f}")
-    if acc.get("relative_l1") is not None:
-        parts.append(f"L1 {100 * acc['relative_l1']:.2f} %")
-    if acc.get("worst_head") is not None:
-        l1 = acc.get("worst_head_relative_l1")
-        parts.append(f"worst head {acc['worst_head']} "
-                     + (f"{100 * l1:.2f} %" if l1 is not None else "not finite"))
-    if acc.get("byte_exact"):
-        parts.append(f"= {acc.get('against')}")
-    elif acc.get("max_abs_diff") is not None:
-        parts.append(f"max |Δ| {acc['max_abs_diff']:.3g} vs {acc.get('against')}")
-    return " · ".join(parts) or "-"
 
 
 def device_name(report: Report) -> str:
@@ -127,32 +87,25 @@ def shape_text(report: Report) -> str:
 
 def to_markdown(report: Report, title: str = "sagetui sweep") -> str:
     sw = _sweep(report)
-    host = variant_facts.measured(v for p in sw.points for v in p.variants)
-    extra = variant_facts.headers(variant_facts.MARKDOWN) if host else []
+    cols = variant_facts.columns(variant_facts.SWEEP_MD, [v for p in sw.points
+                                                          for v in p.variants])
+    blank = [""] * (len(cols) - 1)
     gpu = device_name(report)
     lines = [f"## {title}", "",
              f"- {len(sw.points)} points on {gpu}: {sw.rounds} rounds x {sw.iterations} "
              f"iterations after {sw.warmup} warm-up calls per point; status {report.status}",
              f"- TOPS = {sw.ops_formula}; kernel: the main loop where a backend has one "
              "(quantization excluded), else the whole call", "",
-             "| point | variant | p50 ms ± CI | kernel TOPS | e2e TOPS | share of peak | "
-             "accuracy |" + "".join(f" {h} |" for h in extra),
-             "|---|---|---:|---:|---:|---:|---|" + "---:|" * len(extra)]
+             "| point | variant |" + "".join(f" {h} |" for h in variant_facts.headers(cols)),
+             "|---|---|" + "".join(f.align() for f in cols)]
     for p in sw.points:
         label = f"{sw.x_axis} {p.x}, {p.group}"
         if not p.variants:
-            lines.append(markdown_row((label, "-", f"failed: {p.error}", "", "", "", "")))
+            lines.append(markdown_row((label, "-", f"failed: {p.error}", *blank)))
         for v in p.variants:
-            if v.status != "ok":
-                lines.append(markdown_row((label, v.name, f"failed: {v.error}", "", "", "",
-                                           "")))
-                continue
-            share = "-" if v.kernel_share_of_peak is None else \
-                f"{100 * v.kernel_share_of_peak:.1f} %"
-            lines.append(markdown_row((label, v.name, p50_cell(v), f"{v.kernel_tops:.3f}",
-                                       f"{v.e2e_tops:.3f}", share, accuracy_text(v.accuracy),
-                                       *(variant_facts.cells(v, variant_facts.MARKDOWN)
-                                         if host else ()))))
+            lines.append(markdown_row((label, v.name, *(
+                variant_facts.cells(v, cols) if v.status == "ok"
+                else (f"failed: {v.error}", *blank)))))
     lines.append("")
     if note := noisy_note(sw.points):
         lines.append(f"- {note}")

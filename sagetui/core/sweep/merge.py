@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.config import RunConfig
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.sweep.assemble import points_status, sweep_report
-from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.sweep.plan import Axes, plan
 
 SAME = ("x_axis", "axes", "variants", "baseline", "warmup", "rounds", "iterations")

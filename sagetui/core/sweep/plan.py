@@ -17,17 +17,15 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+# a noisy point (its rule, mark and test) is the point's own, in core/blocks/sweep.py, where
+# the registry of per-variant facts (core/variant_facts.py) reads it too
+from sagetui.core.blocks.sweep import NOISY_CI_PERCENT as NOISY_CI_PERCENT
+from sagetui.core.blocks.sweep import NOISY_MARK as NOISY_MARK
+from sagetui.core.blocks.sweep import NOISY_RULE as NOISY_RULE
+from sagetui.core.blocks.sweep import noisy as noisy
 from sagetui.core.config import Shape
 
 KERNEL_PHASE = "fused_mainloop"
-# A point is noisy when its p50's 95 % interval (the whole call's, or the kernel phase's that
-# kernel TOPS is read from) has a half-width over this, in percent of the p50: its TOPS may be
-# off by a tenth or more, twice the largest SAME threshold a verdict may use (5 %), so a
-# ranking or a crossover read from it is not to be trusted. The H200 sweep's widest were cudnn
-# and flash at 1k (±92.9 %, ±65.0 %: a GPU still warming up); the next, ±7.7 %.
-NOISY_CI_PERCENT = 10.0
-NOISY_RULE = f"the p50's 95 % interval is wider than ±{NOISY_CI_PERCENT:g} %"
-NOISY_MARK = "!"  # after a noisy p50, in every table: the console's, the CLI's, the exports'
 
 
 @dataclass(frozen=True)
@@ -99,14 +97,6 @@ def peak_tops(gpu: dict[str, Any] | None, spec: str | None, dtype: str) -> float
     v = VariantSpec.parse(spec)
     peak = kernel_peak((gpu or {}).get("name"), v.backend, v.options, dtype)
     return peak["peak_tops"] if peak else None
-
-
-def noisy(v: Any) -> bool:
-    """A variant's point (a SweepVariantPoint) whose interval is too wide to trust
-    (NOISY_CI_PERCENT); one without an interval (a single round) is not called noisy."""
-    return any(ci is not None and ci > NOISY_CI_PERCENT
-               for ci in (getattr(v, "p50_ci_percent", None),
-                          getattr(v, "kernel_p50_ci_percent", None)))
 
 
 def accuracy(variant: dict[str, Any], baseline: str | None) -> dict[str, Any] | None:

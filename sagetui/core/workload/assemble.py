@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from sagetui.core.accuracy import error_rank
+from sagetui.core.blocks.sweep import SweepPoint, SweepVariantPoint
+from sagetui.core.blocks.workload import ReplayedCall, Workload, WorkloadTotal, WorstOf
 from sagetui.core.capture.loaded import LoadedCapture, WorkloadCall
 from sagetui.core.capture.manifest import MANIFEST
 from sagetui.core.config import RunConfig
@@ -24,8 +26,6 @@ from sagetui.core.sweep.assemble import (
     measured_with,
     points_report,
 )
-from sagetui.core.sweep.model import SweepPoint, SweepVariantPoint
-from sagetui.core.workload.model import ReplayedCall, Workload, WorkloadTotal, WorstOf
 
 
 def call_label(call: WorkloadCall, prefix: str = "call ") -> str:

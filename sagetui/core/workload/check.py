@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.derived import OPS_FORMULA, shape_ops
 from sagetui.core.report.io import one_line
 from sagetui.core.report.mismatch import Mismatch
@@ -18,7 +19,6 @@ from sagetui.core.statistics.verdict import paired_speedup
 from sagetui.core.sweep import plan
 from sagetui.core.sweep.assemble import call_round_medians, point_status, points_status
 from sagetui.core.sweep.check import check_grid, check_variant_point
-from sagetui.core.sweep.model import SweepPoint
 from sagetui.core.workload import assemble as wb
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def check_workload(c: MismatchCollector, report: Report) -> None:
             c.eq(f"{path}.variants[{j}].status", v.status, word, "ok exactly when it has timings")
         if p.variants:
             c.eq(f"{path}.status", p.status, point_status(words),
-                 "from its variants' (sweep/build.point_status)")
+                 "from its variants' (sweep/assemble.point_status)")
         for j, v in enumerate(p.variants):
             peak = plan.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
                 else v.peak_tops
@@ -99,7 +99,7 @@ def _rows(c: MismatchCollector, path: str, got: list[dict[str, Any]],
 
 
 def _status(c: MismatchCollector, report: Report) -> None:
-    """The status against the points (sweep/build.points_status): `complete` only when every
+    """The status against the points (sweep/assemble.points_status): `complete` only when every
     call to replay has its point and every variant measured it; a replay cut short (stopped,
     or its recovery file) is `partial` when a point was kept, else cancelled or failed; one
     with a variant left out (`variants`: never ran) is never complete. Who stopped it and when
@@ -110,7 +110,7 @@ def _status(c: MismatchCollector, report: Report) -> None:
     cut = len(wl.points) < planned
     want = points_status(wl.points, planned, stopped=cut)
     if want == COMPLETE and any(v.status == "failed" for v in report.variants or []):
-        want = PARTIAL  # a variant left out (its build failed: run/build.with_left_out)
+        want = PARTIAL  # a variant left out (its build failed: run/assemble.with_left_out)
     allowed = {want, FAILED} if want == CANCELLED else {want}
     if report.status in (COMPLETE, PARTIAL, FAILED, CANCELLED) and report.status not in allowed:
         c.out.append(Mismatch("$.status", report.status, want,

@@ -11,19 +11,20 @@ from typing import Any
 
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts as facts
+from sagetui.core.blocks.workload import ReplayedCall, Workload
 from sagetui.core.report.csv_cell import inert_cell, markdown_row
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.verdict import MIN_THRESHOLD_PERCENT, decide
-from sagetui.core.sweep.export import accuracy_text, device_name, noisy_note, p50_cell
-from sagetui.core.sweep.plan import noisy
-from sagetui.core.workload.model import ReplayedCall, Workload
+from sagetui.core.sweep.export import device_name, noisy_note
 
-CALL_COLUMNS = ("call", "weight", "shape", "variant", "p50 ms ± CI", "verdict", "accuracy")
+# a call's own columns, then each variant's facts (core/variant_facts.py's CALLS and
+# WORKLOAD_CSV: the host-time facts only where a call has a host time)
+CALL_COLUMNS = ("call", "weight", "shape", "variant",
+                *(f.header() for f in facts.shown_in(facts.CALLS) if f.group != facts.HOST))
 TOTAL_COLUMNS = ("variant", "total ms (Σ weight x p50)", "speedup % [95% CI]")
-CSV_FIELDS = ("call", "module", "count", "weight", "shape", "cast", "file", "variant",
-              "status", "p50_s", "p50_ci_percent", "noisy", "verdict", "estimate_percent",
-              "ci_low_percent", "ci_high_percent", "cosine_similarity", "relative_l1", "worst_head",
-              "worst_head_relative_l1", "skipped", "error")
+CALL_FIELDS = ("call", "module", "count", "weight", "shape", "cast", "file", "variant", "status")
+CSV_FIELDS = CALL_FIELDS + tuple(f.key for f in facts.shown_in(facts.WORKLOAD_CSV)
+                                 if f.group != facts.HOST)
 
 
 def workload_of(report: Report) -> Workload:
@@ -40,15 +41,14 @@ def weight_text(w: float | None) -> str:
     return fmt.DASH if w is None else f"{w:g}"
 
 
-def host_measured(wl: Workload) -> bool:
-    """Whether the calls have host times (core/variant_facts.py's columns are shown)."""
-    return facts.measured(v for p in wl.points for v in p.variants)
+def _variants(wl: Workload) -> list[Any]:
+    return [v for p in wl.points for v in p.variants]
 
 
 def call_columns(wl: Workload) -> tuple[str, ...]:
-    """CALL_COLUMNS, and the host-time facts where the calls have them: per call which time
-    bounds it."""
-    return CALL_COLUMNS + (tuple(facts.headers(facts.TABLE)) if host_measured(wl) else ())
+    """The calls' table's columns: the call's, then its variants' facts (with the host-time
+    facts where the calls have them: per call which time bounds it)."""
+    return (*CALL_COLUMNS[:4], *facts.headers(facts.columns(facts.CALLS, _variants(wl))))
 
 
 NOT_REACHED = "not measured: the replay stopped before it"
@@ -64,26 +64,22 @@ def shape_text(c: ReplayedCall) -> str:
 def call_rows(wl: Workload) -> list[tuple[str, ...]]:
     """call_columns per replayed call and variant; a skipped, failed or not reached call says
     why. A noisy p50 carries the noise mark (sweep/export.p50_cell)."""
-    host = host_measured(wl)
-    blank = ("",) * len(facts.shown_in(facts.TABLE)) if host else ()
+    cols = facts.columns(facts.CALLS, _variants(wl))
+    at = facts.At(wl.baseline)
+    blank = ("",) * (len(cols) - 1)
     rows: list[tuple[str, ...]] = []
     for c in wl.calls:
         head = (label(c), weight_text(c.weight), shape_text(c))
         p = wl.point_of(c)
         if c.point is None or p is None:
             rows.append((*head, fmt.DASH, f"skipped: {c.skipped}" if c.point is None
-                         else NOT_REACHED, "", "", *blank))
+                         else NOT_REACHED, *blank))
             continue
         if not p.variants:
-            rows.append((*head, fmt.DASH, f"failed: {p.error}", "", "", *blank))
+            rows.append((*head, fmt.DASH, f"failed: {p.error}", *blank))
         for v in p.variants:
-            if v.status != "ok":
-                rows.append((*head, v.name, f"failed: {v.error}", "", "", *blank))
-                continue
-            verdict = fmt.verdict(v.verdict.model_dump()) if v.verdict else (
-                "baseline" if v.name == wl.baseline else fmt.DASH)
-            rows.append((*head, v.name, p50_cell(v), verdict, accuracy_text(v.accuracy),
-                         *(facts.cells(v, facts.TABLE) if host else ())))
+            rows.append((*head, v.name, *(facts.cells(v, cols, at) if v.status == "ok"
+                                          else (f"failed: {v.error}", *blank))))
     return rows
 
 
@@ -204,11 +200,10 @@ def to_csv(report: Report) -> str:
     """A row per call and variant (a call skipped, failed or not reached: a row per variant
     saying why)."""
     wl = workload_of(report)
-    host = host_measured(wl)
-    extra = [f.key for f in facts.shown_in(facts.CSV)] if host else []
+    cols = facts.columns(facts.WORKLOAD_CSV, _variants(wl))
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow([*CSV_FIELDS, *extra])
+    w.writerow([*CALL_FIELDS, *(f.key for f in cols)])
     names = list(wl.variants)
     for c in wl.calls:
         fixed = [c.index, inert_cell(c.module or ""), c.count, _num(c.weight),
@@ -223,17 +218,8 @@ def to_csv(report: Report) -> str:
                 else:
                     status, skipped, error = ("not measured", "", NOT_REACHED) if p is None \
                         else (p.status, "", p.error or "")
-                w.writerow([*fixed, inert_cell(name), status, *[""] * 11, inert_cell(skipped),
-                            inert_cell(error), *[""] * len(extra)])
+                w.writerow([*fixed, inert_cell(name), status, *facts.blank_row(
+                    cols, skipped=inert_cell(skipped), error=inert_cell(error))])
                 continue
-            acc, vd = v.accuracy or {}, v.verdict
-            w.writerow([*fixed, inert_cell(v.name), v.status, *(_num(x) for x in (
-                v.timing.p50_s if v.timing else None, v.p50_ci_percent)),
-                noisy(v) if v.status == "ok" else "",
-                vd.state if vd else "", *(_num(x) for x in (
-                    vd.estimate_percent if vd else None, vd.ci_low_percent if vd else None,
-                    vd.ci_high_percent if vd else None, acc.get("cosine_similarity"),
-                    acc.get("relative_l1"), acc.get("worst_head"),
-                    acc.get("worst_head_relative_l1"))), "", inert_cell(v.error or ""),
-                *(facts.raw_cells(v) if host else ())])
+            w.writerow([*fixed, inert_cell(v.name), v.status, *facts.raw_cells(v, cols)])
     return buf.getvalue()

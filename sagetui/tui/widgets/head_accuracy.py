@@ -42,7 +42,7 @@ def head_strips(data: Source, ctx: ViewContext) -> Text | None:
     for name, v, acc in rows:
         colour, bad = ctx.colour(data, name), f"bold {ctx.error_colour}"
         dispatch = v.facts.dispatch
-        options, note = fmt.options_text(v.backend or "", figures.resolved_options(v),
+        options, note = fmt.options_text(v.backend or "", figures.of(data.model, v).options,
                                           dispatch.function if dispatch else None)
         t.append(fmt.printable(name), style=f"bold {colour}")
         t.append(f"  {fmt.printable(options)}\n", style="dim")

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from sagetui.core.blocks.profile import MainloopProfile, VariantDiff
 from sagetui.core.compare.match import letter
 from sagetui.core.profile.diff_view import bar_line, sections, text_lines
-from sagetui.core.profile.model import MainloopProfile, VariantDiff
 from sagetui.core.profile.rules import PHASES, UNATTRIBUTED
 from sagetui.core.profile.summary import share_change, top_stall
 

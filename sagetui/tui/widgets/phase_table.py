@@ -7,8 +7,8 @@ from typing import Any
 
 from rich.text import Text
 
+from sagetui.core.blocks.workload import Workload
 from sagetui.core.format import fraction_pct, gbps, half_width, ms, size
-from sagetui.core.workload.model import Workload
 from sagetui.tui import keymap
 from sagetui.tui.source import PhaseRow, Source
 from sagetui.tui.view_context import ViewContext

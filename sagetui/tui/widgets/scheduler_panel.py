@@ -8,9 +8,9 @@ from typing import Any
 from rich.text import Text
 
 from sagetui.core.derived import change_percent
+from sagetui.core.export.kernel_facts_rows import DIFFERS, comparison_rows
+from sagetui.core.export.report import sol_cells
 from sagetui.core.format import fraction_pct, ms, pct
-from sagetui.core.report.export import sol_cells
-from sagetui.core.report.kernel_facts_rows import DIFFERS, comparison_rows
 from sagetui.core.report.model import SpeedOfLight
 from sagetui.core.run import figures
 from sagetui.tui.source import Source
@@ -57,9 +57,10 @@ class SchedulerFacts(SteadyTable):
             self.add_column(key, key=key)
         v = data.variants.get(ctx.selected or "")
         report = data.report
-        if v is not None:
-            s = figures.scheduler(data.model, v) or {}
-            achieved = figures.achieved(data.model, v) or {}
+        f = figures.of(data.model, v) if v is not None else None
+        if f is not None:
+            s = f.scheduler or {}
+            achieved = f.achieved or {}
         else:
             s = report.scheduler.model_dump(exclude_none=True) if report is not None \
                 and report.scheduler else {}
@@ -73,7 +74,7 @@ class SchedulerFacts(SteadyTable):
             if value is not None:
                 text = f"{100 * value:.2f} %" if "share" in key else f"{value:.3f}"
                 facts.append((key.replace("_", " "), Text(text, justify="right")))
-        sol = figures.sol(data.model, v) if v is not None else None
+        sol = f.sol if f is not None else None
         if sol is not None and sol.get("tops") is not None:
             facts += [(label, Text(text, justify="right"))
                       for label, text in sol_cells(SpeedOfLight.model_validate(sol))]

@@ -8,13 +8,11 @@ from rich.text import Text
 
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts as facts
+from sagetui.core.blocks.sweep import Sweep
+from sagetui.core.blocks.workload import Workload
 from sagetui.core.format import ms, pct
-from sagetui.core.report.model import Accuracy
-from sagetui.core.run import late
-from sagetui.core.run.figures import host_figures
-from sagetui.core.sweep.model import Sweep
+from sagetui.core.run import figures, late
 from sagetui.core.workload import export as wx
-from sagetui.core.workload.model import Workload
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -23,7 +21,6 @@ from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
 NONE_KEY = "__none__"
 HEADERS = ("", "on", "variant", "role", "status", "p50 ms", "p50 Δ %", "drift %/rnd")
-ACCURACY_HEADERS = ("cos sim", "rel L1 %")
 
 
 def _width(rows: list[tuple[str, list[Any]]], headers: tuple[str, ...]) -> int:
@@ -40,23 +37,34 @@ STATUS_STYLE = {"ok": "", "failed": "bold red", "excluded": "yellow", "partial":
                 "pending": "dim"}
 
 
-def _accuracy(acc: Accuracy | None, late_state: str | None) -> tuple[Any, Any]:
-    """Its cells; `late_state` for an accuracy still to come ("computing…") or that never
-    came ("not computed"), after the last round (core/run/late.py)."""
-    if acc is None and late_state is not None:
-        return Text(late_state, style="dim italic"), ""
-    cells = fmt.accuracy(acc.model_dump() if acc else None)
-    return cells["cos"], cells["l1"]
+def _columns(host: bool, accuracy: bool, runner_facts: list[Any]) -> list[facts.Fact]:
+    """Its facts' columns (core/variant_facts.py's TABLE): the host-time ones where a variant
+    has a host time, the accuracy ones where a variant has or is computing one, every other
+    where shown (an optional one where a variant's runner facts hold it)."""
+    table = facts.shown_in(facts.TABLE)
+    return [f for f in facts.columns(facts.TABLE, runner_facts)
+            if f.group not in (facts.HOST, facts.ACCURACY)] \
+        + [f for f in table if f.group == facts.HOST and host] \
+        + [f for f in table if f.group == facts.ACCURACY and accuracy]
 
 
-def _host_cells(figures: dict[str, Any], shown: bool) -> list[Any]:
-    """Its host-time cells (core/variant_facts.py), a host-bound call marked."""
-    if not shown:
-        return []
-    style = "bold reverse" if figures.get("host_bound") else ""
-    return [Text(c, style=style if f.key == "host_bound" else "")
-            for f, c in zip(facts.shown_in(facts.TABLE), facts.cells(figures, facts.TABLE),
-                            strict=True)]
+def _cells(cols: list[facts.Fact], host: dict[str, Any], runner_facts: Any,
+           late_state: str | None) -> list[Any]:
+    """A variant's facts' cells: a host-time fact from its live figures (a host-bound call
+    marked), any other from its runner facts; an accuracy still to come ("computing…") or that
+    never came ("not computed", after the last round: core/run/late.py) says so once."""
+    style = "bold reverse" if host.get("host_bound") else ""
+    out: list[Any] = []
+    for f in cols:
+        if f.group == facts.HOST:
+            out.append(Text(f.text(host), style=style if f.key == "host_bound" else ""))
+        elif f.group == facts.ACCURACY and runner_facts.accuracy is None \
+                and late_state is not None:
+            first = not any(g.group == facts.ACCURACY for g in cols[:cols.index(f)])
+            out.append(Text(late_state, style="dim italic") if first else "")
+        else:
+            out.append(f.text(runner_facts))
+    return out
 
 
 class VariantTable(SteadyTable):
@@ -67,8 +75,7 @@ class VariantTable(SteadyTable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
         self._signature: tuple = ()
-        self._accuracy = False  # the accuracy columns are shown (only when a variant has them)
-        self._host = False  # the host-time columns (core/variant_facts.py): likewise
+        self._cols: list[facts.Fact] = []  # its facts' columns (core/variant_facts.py)
         self._points: str | None = None  # a report of points' ("calls", "points"): by variant
         self._narrow = False  # the short headers: the columns fit 80 columns with accuracy
         self._last: tuple[Source, ViewContext] | None = None
@@ -93,11 +100,8 @@ class VariantTable(SteadyTable):
         # report 001's p50 speedup, not "paired %"
         self.add_column("Δ %" if short else "p50 Δ %", key="speedup")
         self.add_column("drift" if short else "drift %/rnd", key="drift")
-        for f in facts.shown_in(facts.TABLE) if self._host else ():
-            self.add_column(f.header(), key=f.key)
-        if self._accuracy:
-            self.add_column("cos" if short else "cos sim", key="cos")
-            self.add_column("L1 %" if short else "rel L1 %", key="l1")
+        for f in self._cols:
+            self.add_column(f.short if short and f.short else f.header(), key=f.key)
 
     def on_resize(self) -> None:
         if self._last is not None:
@@ -117,14 +121,13 @@ class VariantTable(SteadyTable):
         except Exception:  # the name is not in this table (another source)
             pass
 
-    def _mode(self, accuracy: bool, points: str | None, host: bool = False,
-              narrow: bool = False) -> None:
+    def _mode(self, cols: list[facts.Fact], points: str | None, narrow: bool = False) -> None:
         """The columns: a run's (its accuracy's and host time's only when a variant has them: a
         report without keeps 80 columns for timing; short headers where the long ones would not
         fit), or a report of points'."""
-        mode = (accuracy, points, host, narrow)
-        if mode != (self._accuracy, self._points, self._host, self._narrow):
-            self._accuracy, self._points, self._host, self._narrow = mode
+        mode = (cols, points, narrow)
+        if mode != (self._cols, self._points, self._narrow):
+            self._cols, self._points, self._narrow = mode
             self.clear(columns=True)
             self._add_columns()
             self._signature = ()
@@ -133,16 +136,18 @@ class VariantTable(SteadyTable):
         self._last = (data, ctx)
         block = data.points_block()
         if block is not None:  # its variants are its points': none of the run's own
-            self._mode(False, "calls" if isinstance(block, Workload) else "points")
+            self._mode([], "calls" if isinstance(block, Workload) else "points")
             self._show(points_rows(data, block, ctx), ctx)
             return
         late_keys = set(data.model.computing)
         late_state = "computing…" if ctx.running else "not computed"
         accuracy = bool(any(v.facts.accuracy for v in data.variants.values())
                         or any(k.startswith(late.ACCURACY) for k in late_keys))
-        p50s = {n: data.p50_s(v) for n, v in data.variants.items()}
-        host = {n: host_figures(v, p50s[n]) for n, v in data.variants.items()}
+        figs = {n: figures.of(data.model, v) for n, v in data.variants.items()}
+        p50s = {n: f.p50_s for n, f in figs.items()}
+        host = {n: f.host for n, f in figs.items()}
         has_host = any(h.get("host_s") is not None for h in host.values())
+        cols = _columns(has_host, accuracy, [v.facts for v in data.variants.values()])
         rows: list[tuple[str, list[Any]]] = []
         for name, v in data.variants.items():
             colour = ctx.colour(data, name)
@@ -155,18 +160,17 @@ class VariantTable(SteadyTable):
                 Text("■", style=colour), on, Text(label, style=f"bold {colour}"), role,
                 Text(v.status, style=STATUS_STYLE.get(v.status, "")), ms(p50s[name]),
                 "" if name == data.baseline else pct(v.speedup_percent, 3),
-                drift_cell(v.drift), *_host_cells(host[name], has_host),
-                *(_accuracy(v.facts.accuracy, late_state if late.accuracy_key(name) in late_keys
-                            else None) if accuracy else ())]))
-        headers = (*HEADERS, *(f.header() for f in facts.shown_in(facts.TABLE) if has_host),
-                   *(ACCURACY_HEADERS if accuracy else ()))
+                drift_cell(v.drift),
+                *_cells(cols, host[name], v.facts,
+                        late_state if late.accuracy_key(name) in late_keys else None)]))
+        headers = (*HEADERS, *(f.header() for f in cols))
         if not rows:
             rows.append((NONE_KEY, ["", "", Text("(none)", style="dim"),
                                     *[""] * (len(headers) - 3)]))
         # the panel takes the table's own width, up to the terminal's (less its border): short
         # headers when the long ones would not fit the terminal
         narrow = 0 < self.app.size.width - 2 < _width(rows, headers)
-        self._mode(accuracy, None, has_host, narrow)
+        self._mode(cols, None, narrow)
         if narrow:
             for _, cells in rows:
                 cells[3] = "base" if cells[3] else ""

@@ -76,7 +76,7 @@ class VerdictTable(SteadyTable):
         key = (id(m), m.version)
         if self._notes is None or self._notes[:2] != key:
             clocks = figures.clocks(m, figures.analysis(m, drift=False, outliers=False)) \
-                if any(figures.telemetry(v) and figures.telemetry(v)[0].get("available")
+                if any((t := figures.of(m, v).telemetry) and t[0].get("available")
                        for v in m.variants.values()) else {}
             self._notes = (*key, [c["note"] for c in clocks.values() if c.get("note")])
         return self._notes[2]

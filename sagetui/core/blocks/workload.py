@@ -10,10 +10,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from sagetui.core.blocks.base import Count, Model, Seconds, Sha256
+from sagetui.core.blocks.sweep import Measured, SweepPoint
 from sagetui.core.config import Shape
-from sagetui.core.report.base import Count, Model, Seconds, Sha256
 from sagetui.core.statistics.weighted_total import TOTAL_METHOD
-from sagetui.core.sweep.model import Measured, SweepPoint
 
 Weight = Annotated[float, Field(gt=0)]
 

@@ -7,9 +7,9 @@ from the p50s; the byte-exact flags from the hashes; a variant's kernel facts' o
 registers, shared memory and launch; the decomposition check's consistency; and,
 for summaries of at most 10 samples, the linear-interpolation link between p90, p95, p99 and max
 (they all fall between the two largest samples); accuracy ranges, accuracy per head (from each
-head's sums), the inputs block and the share of peak (check_accuracy_peak.py); the copy
-bandwidth and each variant's speed of light (check_sol.py); host time, back-to-back time,
-host-bound and the clocks a verdict names (check_host.py). A sweep block is
+head's sums), the inputs block and the share of peak (run/check_accuracy_peak.py); the copy
+bandwidth and each variant's speed of light (run/check_sol.py); host time, back-to-back time,
+host-bound and the clocks a verdict names (run/check_host.py). A sweep block is
 checked in core/sweep/check.py, a workload block in core/workload/check.py.
 """
 
@@ -18,17 +18,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sagetui.core import scheduler as geo
+from sagetui.core.check.recorded import Recorded, inventory
 from sagetui.core.config import MAX_HEAD_DIM
 from sagetui.core.derived import speedup_percent
 from sagetui.core.kernel_facts import derive
 from sagetui.core.profile.check import check_diff, check_profiles
-from sagetui.core.report.check_accuracy_peak import check_kernel_fields
-from sagetui.core.report.check_host import check_host
-from sagetui.core.report.check_run import check_run
-from sagetui.core.report.check_sol import check_sol
 from sagetui.core.report.mismatch import Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, TailRow, Variant
-from sagetui.core.report.recorded import Recorded, inventory
+from sagetui.core.run.check import check_run
+from sagetui.core.run.check_accuracy_peak import check_kernel_fields
+from sagetui.core.run.check_host import check_host
+from sagetui.core.run.check_sol import check_sol
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.summary import merge_round_summaries
 from sagetui.core.swap.check import check_swap

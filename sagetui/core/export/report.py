@@ -7,11 +7,11 @@ import io
 
 from sagetui.core import format as fmt
 from sagetui.core import variant_facts
+from sagetui.core.blocks.base import Scheduler, Summary
+from sagetui.core.export.kernel_facts_rows import DIFFERS, comparison_rows
 from sagetui.core.kernel_facts import LIMITS
 from sagetui.core.phases import PARENTS
-from sagetui.core.report.base import Scheduler, Summary
 from sagetui.core.report.csv_cell import inert_cell
-from sagetui.core.report.kernel_facts_rows import DIFFERS, comparison_rows
 from sagetui.core.report.model import Report, SpeedOfLight, Variant
 
 # 9 significant digits: a nanosecond in 1 s, far finer than any timer here (CUDA events
@@ -123,28 +123,15 @@ def to_markdown(report: Report, title: str = "sagetui report") -> str:
     lines.append("")
     if report.variants:
         # two speedups, labelled apart: report 001's from the p50s, and the verdict's paired
-        # estimate, the centre of its interval (core.analysis)
-        host = variant_facts.measured(report.variants)
-        extra = variant_facts.headers(variant_facts.MARKDOWN) if host else []
-        lines += ["| variant | p50 ms | p90 ms | p50 speedup % | verdict: paired % [95% CI] "
-                  "| SAME threshold | drift %/round | byte-exact |"
-                  + "".join(f" {h} |" for h in extra),
-                  "|---|---:|---:|---:|---|---|---:|---|" + "---:|" * len(extra)]
+        # estimate, the centre of its interval (core.analysis); the columns are
+        # core/variant_facts.py's MARKDOWN facts
+        cols = variant_facts.columns(variant_facts.MARKDOWN, report.variants)
+        at = variant_facts.At(report.baseline, report.created_utc)
+        lines += ["| variant |" + "".join(f" {h} |" for h in variant_facts.headers(cols)),
+                  "|---|" + "".join(f.align() for f in cols)]
         for v in report.variants:
-            t = v.timing
-            vv = v.verdict.model_dump() if v.verdict else None
-            drift = "-"
-            if v.drift and v.drift.slope_percent_per_round is not None:
-                drift = f"{v.drift.slope_percent_per_round:+.2f}" + (" (!)" if v.drift.flagged
-                                                                      else "")
-            sp = ("-" if v.speedup_vs_baseline_percent is None
-                  else f"{v.speedup_vs_baseline_percent:+.3f}")
-            lines.append(f"| {v.name} | {fmt.ms(t.p50_s if t else None)} | "
-                         f"{fmt.ms(t.p90_s if t else None)} | {sp} | {fmt.verdict(vv)} | "
-                         f"{fmt.threshold(vv, report.created_utc)} | {drift} | "
-                         f"{'-' if v.byte_exact is None else v.byte_exact} |"
-                         + "".join(f" {c} |" for c in (
-                             variant_facts.cells(v, variant_facts.MARKDOWN) if host else ())))
+            lines.append(f"| {v.name} |"
+                         + "".join(f" {c} |" for c in variant_facts.cells(v, cols, at)))
         lines.append("")
         notes = variant_facts.clock_notes(report)
         if any(v.host_bound for v in report.variants):
@@ -178,28 +165,21 @@ def mainloop_markdown(report: Report) -> str:
     return "\n".join(_mainloop_lines(report)) + "\n"
 
 
-def kernel_cells(v: Variant) -> dict[str, str]:
-    """The accuracy and throughput of one variant as text (the Markdown export and `sagetui
-    run`'s summary): the backend SDPA ran, TOPS and share of the peak of its own tensor-core
-    types, and format.accuracy's cells."""
-    ach = v.achieved or {}
-    types = (v.peak.qk_type, v.peak.pv_type) if v.peak else None
-    return {"sdpa": v.sdpa_backend or fmt.DASH, "tops": fmt.tops(ach.get("call_tops")),
-            "share": fmt.share_of_peak(ach.get("call_share_of_peak"), ach.get("peak_tops"),
-                                       types),
-            **fmt.accuracy(v.accuracy.model_dump() if v.accuracy else None)}
+def kernel_rows(report: Report) -> list[Variant]:
+    """The variants with a throughput or accuracy figure (the kernel table's rows: the Markdown
+    export and `sagetui run`'s summary, its columns core/variant_facts.py's KERNEL facts)."""
+    return [v for v in report.variants or [] if v.accuracy or v.achieved or v.sdpa_backend]
 
 
 def kernel_lines(report: Report) -> list[str]:
-    rows = [(v.name, kernel_cells(v)) for v in report.variants or []
-            if v.accuracy or v.achieved or v.sdpa_backend]
+    rows = kernel_rows(report)
     if not rows:
         return []
-    lines = ["| variant | SDPA ran | TOPS | share of peak (QK/PV types) | cosine | rel. L1 % "
-             "| RMSE | max abs err |", "|---|---|---:|---|---:|---:|---:|---:|"]
-    for name, c in rows:
-        lines.append(f"| {name} | {c['sdpa']} | {c['tops']} | {c['share']} | {c['cos']} | "
-                     f"{c['l1']} | {c['rmse']} | {c['max']} |")
+    cols = variant_facts.columns(variant_facts.KERNEL, rows)
+    lines = ["| variant |" + "".join(f" {h} |" for h in variant_facts.headers(cols)),
+             "|---|" + "".join(f.align() for f in cols)]
+    for v in rows:
+        lines.append(f"| {v.name} |" + "".join(f" {c} |" for c in variant_facts.cells(v, cols)))
     acc = next((v.accuracy for v in report.variants or [] if v.accuracy), None)
     if acc is not None:
         heads = "all heads" if acc.heads in (None, "all") else f"heads {acc.heads}"

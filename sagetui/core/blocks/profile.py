@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sagetui.core.report.base import Provenance
+from sagetui.core.blocks.base import Provenance
 
 Count = Annotated[int, Field(ge=0, le=10**15)]
 Share = Annotated[float, Field(ge=0, le=1)]

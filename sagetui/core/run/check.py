@@ -208,7 +208,7 @@ def _thresholds(c: MismatchCollector, report: Report) -> None:
 # -- status ------------------------------------------------------------------------------------
 
 def is_left_out(v: Variant) -> bool:
-    """A variant asked for that never ran: its build failed (run/build.with_left_out)."""
+    """A variant asked for that never ran: its build failed (run/assemble.with_left_out)."""
     return v.status == "failed" and (v.error or "").startswith(st.BUILD_FAILED) \
         and v.rounds_asked is None and not v.rounds
 

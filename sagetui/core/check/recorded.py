@@ -115,6 +115,7 @@ RULES: list[Rule] = [
     _rule(r"^\$(\.sweep\.points\[\d+\])?\.variants\[\d+\]\.(redone_blocks|drained_blocks)$",
           "the runner's count of the blocks it redid or drained"),
     _rule(_V + r"\.peak_memory_bytes$", "the CUDA allocator's peak, as the runner read it"),
+    _rule(_V + r"\.first_call_s$", "the runner's clock around the variant's first call"),
     _rule(_V + r"\.kernel_facts\.kernel\.", "the kernel's resources, as cuobjdump read them "
           "from the module (the occupancy is recomputed from them)"),
     _rule(_V + r"\.build\.(build_s|cache_hit)$", "the build's clock reading and the cache, as "

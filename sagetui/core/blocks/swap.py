@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from sagetui.core.blocks.base import Count, Model, Verdict
 from sagetui.core.config import VariantSpec
-from sagetui.core.report.base import Count, Model, Verdict
 
 UNCHANGED = "unchanged"  # the arm that runs the program as it is
 NonNegative = Annotated[float, Field(ge=0)]

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sagetui.core.host_time import host_bound, typical
+from sagetui.core.run.load import report_threshold
 from sagetui.core.statistics.analysis import analyse
 from sagetui.core.statistics.clocks import clock_note, cycle_medians, mean_clocks
-from sagetui.core.statistics.threshold import report_threshold
 
 if TYPE_CHECKING:
     from sagetui.core.report.mismatch import MismatchCollector

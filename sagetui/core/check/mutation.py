@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sagetui.core.report.check import check_report
+from sagetui.core.check.recorded import Json, inventory
+from sagetui.core.check.report import check_report
 from sagetui.core.report.model import Report
-from sagetui.core.report.recorded import Json, inventory
 
 STATES = ("FASTER", "SLOWER", "SAME", "INCONCLUSIVE")
 WORDS = {

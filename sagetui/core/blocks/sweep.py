@@ -9,8 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from sagetui.core.config import Shape
-from sagetui.core.report.base import (
+from sagetui.core.blocks.base import (
     Count,
     Fault,
     Model,
@@ -20,11 +19,30 @@ from sagetui.core.report.base import (
     Summary,
     Verdict,
 )
+from sagetui.core.config import Shape
 
 Tops = Annotated[float, Field(ge=0, description="tera-operations per second")]
 Share = Annotated[float, Field(ge=0)]
 # raw seconds: samples[phase][round] -> [iteration...]
 PhaseSamples = dict[str, list[list[Annotated[float, Field(gt=0, le=1e6)]]]]
+
+
+# A point is noisy when its p50's 95 % interval (the whole call's, or the kernel phase's that
+# kernel TOPS is read from) has a half-width over this, in percent of the p50: its TOPS may be
+# off by a tenth or more, twice the largest SAME threshold a verdict may use (5 %), so a
+# ranking or a crossover read from it is not to be trusted. The H200 sweep's widest were cudnn
+# and flash at 1k (±92.9 %, ±65.0 %: a GPU still warming up); the next, ±7.7 %.
+NOISY_CI_PERCENT = 10.0
+NOISY_RULE = f"the p50's 95 % interval is wider than ±{NOISY_CI_PERCENT:g} %"
+NOISY_MARK = "!"  # after a noisy p50, in every table: the console's, the CLI's, the exports'
+
+
+def noisy(v: Any) -> bool:
+    """A variant's point (a SweepVariantPoint) whose interval is too wide to trust
+    (NOISY_CI_PERCENT); one without an interval (a single round) is not called noisy."""
+    return any(ci is not None and ci > NOISY_CI_PERCENT
+               for ci in (getattr(v, "p50_ci_percent", None),
+                          getattr(v, "kernel_p50_ci_percent", None)))
 
 
 class SweepVariantPoint(Model):

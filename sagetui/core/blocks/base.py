@@ -1,5 +1,5 @@
-"""The report's building blocks that the sweep block (sweep/model.py) and the main-loop profiles
-(profile/model.py) share with the report model (report/model.py): the strict base model, its
+"""The report's building blocks that the sweep block (blocks/sweep.py) and the main-loop profiles
+(blocks/profile.py) share with the report model (report/model.py): the strict base model, its
 units, the latency summary, the scheduler facts, a fault, a build's provenance and a paired
 verdict with its threshold (a sweep's or a workload's point carries one)."""
 

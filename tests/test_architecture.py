@@ -1,0 +1,177 @@
+"""docs/architecture.md held to the code where a test can read both: its layer tables against
+pyproject's import-linter contracts, and "every `match` on events ends in
+`events.unexpected`" against the source (an AST walk)."""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+
+from .conftest import ROOT
+
+EVENTS = "sagetui.core.events"
+DOC = ROOT / "docs" / "architecture.md"
+
+
+# -- every match on events ends in events.unexpected ------------------------------------------
+def _events_names(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """The names a module binds to core/events.py, and to the names it imports from it."""
+    modules: set[str] = set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "sagetui.core":
+            modules |= {a.asname or a.name for a in node.names if a.name == "events"}
+        elif isinstance(node, ast.ImportFrom) and node.module == EVENTS:
+            names |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname for a in node.names if a.name == EVENTS and a.asname}
+    return modules, names
+
+
+def _is_event_class(cls: ast.expr, modules: set[str], names: set[str]) -> bool:
+    if isinstance(cls, ast.Attribute) and isinstance(cls.value, ast.Name):
+        return cls.value.id in modules
+    return isinstance(cls, ast.Name) and cls.id in names
+
+
+def _calls_unexpected(body: list[ast.stmt], modules: set[str], names: set[str]) -> bool:
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if (isinstance(f, ast.Attribute) and f.attr == "unexpected"
+                    and isinstance(f.value, ast.Name) and f.value.id in modules):
+                return True
+            if isinstance(f, ast.Name) and f.id == "unexpected" and "unexpected" in names:
+                return True
+    return False
+
+
+def event_matches(path: Path) -> list[tuple[int, bool]]:
+    """Each `match` in the file whose cases name an event class: its line, and whether its
+    last case is a bare `case _:` that calls events.unexpected."""
+    tree = ast.parse(path.read_text(), str(path))
+    modules, names = _events_names(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Match):
+            continue
+        if not any(isinstance(p, ast.MatchClass) and _is_event_class(p.cls, modules, names)
+                   for case in node.cases for p in ast.walk(case.pattern)):
+            continue
+        last = node.cases[-1]
+        bare = (isinstance(last.pattern, ast.MatchAs) and last.pattern.pattern is None
+                and last.pattern.name is None and last.guard is None)
+        found.append((node.lineno, bare and _calls_unexpected(last.body, modules, names)))
+    return found
+
+
+def test_every_match_on_events_ends_in_events_unexpected() -> None:
+    """docs/architecture.md, Events: mypy names a missing arm, and under the tests an
+    unhandled event raises."""
+    seen, bad = [], []
+    for path in sorted((ROOT / "sagetui").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for line, ok in event_matches(path):
+            seen.append(rel)
+            if not ok:
+                bad.append(f"{rel}:{line}")
+    assert not bad, f"a match on events that does not end in `case _: ev.unexpected(e)`: {bad}"
+    # the walk finds them: the fold, the log line, the runner's commands, the console's
+    assert {"sagetui/core/run/fold.py", "sagetui/core/eventlog.py", "sagetui/runner/main.py",
+            "sagetui/tui/run_control.py"} <= set(seen), seen
+
+
+def test_the_walk_sees_a_match_that_falls_through(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("from sagetui.core import events as ev\n"
+                 "def f(e):\n"
+                 "    match e:\n"
+                 "        case ev.Hello():\n"
+                 "            pass\n"
+                 "        case _:\n"
+                 "            pass\n"
+                 "    match e:\n"
+                 "        case ev.Bye():\n"
+                 "            pass\n"
+                 "        case _:\n"
+                 "            ev.unexpected(e)\n")
+    assert event_matches(f) == [(3, False), (8, True)]
+
+
+# -- the layer tables against the contracts -----------------------------------------------------
+def _contracts() -> list[dict]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"][
+        "contracts"]
+
+
+def _table(heading: str) -> list[list[str]]:
+    """The rows (cells) of the first table after the line `heading` in the doc."""
+    lines = DOC.read_text().splitlines()
+    start = lines.index(heading)
+    rows: list[list[str]] = []
+    for line in lines[start:]:
+        if line.startswith("|"):
+            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+        elif rows:
+            break
+    assert len(rows) > 2, f"no table after {heading!r}"
+    return rows[2:]  # past the header and its rule
+
+
+def _ticked(cell: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def _allowed_packages() -> dict[str, set[str]]:
+    """What each of sagetui's packages may import of the others, by the contracts: the
+    packages in the layers below its own (not its independent siblings), less those a
+    forbidden contract names for it."""
+    contracts = _contracts()
+    layers = next(c for c in contracts if c["type"] == "layers" and "containers" not in c)
+    rows = [[m.strip() for m in row.split("|")] for row in layers["layers"]]
+    allowed = {m: {x for below in rows[i + 1:] for x in below}
+               for i, row in enumerate(rows) for m in row}
+    for c in contracts:
+        if c["type"] == "forbidden":
+            for src in c["source_modules"]:
+                if src in allowed:
+                    allowed[src] -= set(c["forbidden_modules"])
+    return allowed
+
+
+def test_the_package_table_is_the_contracts() -> None:
+    """Each package's row names, in backticks, exactly the packages of sagetui it may import;
+    every package is in the table and in the layers contract; and a library a row names is
+    not one a contract forbids it."""
+    allowed = _allowed_packages()
+    forbidden = {src: set(c["forbidden_modules"]) for c in _contracts()
+                 if c["type"] == "forbidden" for src in c["source_modules"]}
+    table = {}
+    for package, may, _holds in _table("| package | may import | holds |"):
+        name = _ticked(package)[0]
+        ticked = _ticked(may)
+        table[name] = {f"sagetui.{p}" for p in ticked}
+        libraries = [w.strip() for w in re.sub(r"`[^`]+`,?", "", may).split(",") if w.strip()]
+        for lib in libraries:
+            assert lib.replace("-", "_") not in forbidden.get(name, set()), (name, lib)
+    packages = {f"sagetui.{p.parent.name}" for p in (ROOT / "sagetui").glob("*/__init__.py")}
+    assert set(table) == set(allowed) == packages
+    assert table == allowed
+
+
+def test_the_core_table_is_the_core_contract() -> None:
+    """docs/architecture.md's core order, row by row, is the layers contract over core's
+    folders and modules (exhaustive: every one of them is placed)."""
+    contract = next(c for c in _contracts()
+                    if c["type"] == "layers" and c.get("containers") == ["sagetui.core"])
+    assert contract.get("exhaustive") is True
+    want = [sorted(m.strip() for m in row.split("|")) for row in contract["layers"]]
+    got = [sorted(n.removesuffix("/").removesuffix(".py") for n in _ticked(row[0]))
+           for row in _table("| core, top to bottom | holds |")]
+    assert got == want
+    children = {p.stem if p.is_file() else p.name
+                for p in (ROOT / "sagetui" / "core").iterdir()
+                if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}
+    assert children == {m for row in want for m in row}
