@@ -166,13 +166,37 @@ def seed_build_cache(tiny: tuple[Path, Path, object], xdg_cache_home: Path) -> N
 REPLAYED_CALLS = 12  # tests/capture_model.py's 3 steps of 4 blocks, every call saved
 
 
+def made_once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str, make) -> Path:
+    """The folder `name`, filled by `make(folder)` once for the whole test run: under
+    pytest-xdist its workers share it (the first to come makes it, holding a lock the others
+    wait on), where a session fixture is made once per worker. Read-only to the tests."""
+    import fcntl
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's own folder, above each worker's (popen-gwN)
+    folder, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a worker that failed half-way
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def replayed_workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A workload report from a real replay, made once a session: `sagetui capture` of
-    tests/capture_model.py (3 steps, 12 calls: causal and not, one block with GQA), then
-    `sagetui run --workload` of it on the CPU's reference backend, two variants (one slowed).
-    Returns the report's path (read-only to the tests: copy it to change it)."""
-    base = tmp_path_factory.mktemp("workload")
+    """A workload report from a real replay, made once a test run (made_once_per_run: both
+    xdist workers read it): `sagetui capture` of tests/capture_model.py (3 steps, 12 calls:
+    causal and not, one block with GQA), then `sagetui run --workload` of it on the CPU's
+    reference backend, two variants (one slowed). Returns the report's path (read-only to the
+    tests: copy it to change it)."""
+    return made_once_per_run(tmp_path_factory, "workload", _replay_workload) / "workload.json"
+
+
+def _replay_workload(base: Path) -> None:
     env = dict(os.environ, XDG_STATE_HOME=str(base / "state"))
 
     def sagetui(*args: object) -> None:
@@ -184,4 +208,3 @@ def replayed_workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sagetui("run", "--workload", "cap", "--variant", "ref=reference", "--variant",
             "slow=reference[slowdown=1.3]", "--device", "cpu", "--warmup", "1", "--rounds", "2",
             "--iterations", "2", "--quiet", "--json", "workload.json")
-    return base / "workload.json"

@@ -20,7 +20,8 @@ from .conftest import TINY, TWO_BUILDS, VIDEO_CALL_PHASES, fake_noise_floor
     (["--head-dim", "256"], "--head-dim"),
     (["--heads", "6", "--kv-heads", "4"], "multiple of kv heads"),
     (["--batch", "0"], "--batch"),
-    (["--backend", "nosuch"], "unknown backend 'nosuch'"),
+    # (["--backend", "nosuch"]: test_unknown_backend_lists_what_runs_here_and_why_not, in a
+    # real process: the same words, and a runner asked what runs here, once)
     (["--variant", "x=nosuch"], "unknown backend"),
     (["--variant", "x=sage2-sm89@/no/such/_qattn_sm89.so"], "does not exist"),
     (["--variant", "x=reference[pv_accum=fp32+fp16]"], "pv_accum"),
@@ -69,7 +70,11 @@ def test_bad_input_in_a_real_process_is_one_line_exit_2_and_quick(cli):
 
 def test_unknown_backend_lists_what_runs_here_and_why_not(cli):
     out = cli("run", "--backend", "nosuch")
+    assert out.returncode == 2, out.stderr
     line = out.stderr.strip()
+    assert len(line.splitlines()) == 1 and "unknown backend 'nosuch'" in line, out.stderr
+    assert "Traceback" not in out.stderr
+    assert "runner up" not in out.stderr  # refused before the runner started
     assert "Available here: reference" in line
     assert "sdpa, flash-attn" in line and line.count("CUDA is not available to torch") == 1
 

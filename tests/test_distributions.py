@@ -123,8 +123,10 @@ def test_the_configuration_and_its_command_line_carry_the_name() -> None:
 
 
 @pytest.mark.parametrize("value", ["synthetic:nosuch", "synthetic:"])
-def test_a_bad_name_is_one_line_and_exit_2(cli, value) -> None:
-    out = cli("run", "--inputs", value, *TINY)
+def test_a_bad_name_is_one_line_and_exit_2(cli_here, value) -> None:
+    # in this process (main() as `python -m sagetui` calls it, its exit status and stderr):
+    # a refusal needs no interpreter of its own; test_cli's refusals run as a child process
+    out = cli_here("run", "--inputs", value, *TINY)
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in out.stderr

@@ -44,8 +44,7 @@ GPU = {"name": "NVIDIA H200", "uuid": "GPU-9584d760-8db7-d92c-f1cc-850d54c3d7a5"
        "driver": "580.159.04", "cuda": "13.0", "capability": "sm_90"}
 
 
-@pytest.fixture
-def profiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def _profiler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     tools = fake_tools(tmp_path, monkeypatch)
     monkeypatch.setenv("FAKE_MODE", "ok")
     work = tmp_path / "work"
@@ -60,6 +59,19 @@ def profiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
                                      variant="toy", backend=None, info_path=info)]
         return p
     return go
+
+
+@pytest.fixture
+def profiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    return _profiler(tmp_path, monkeypatch)
+
+
+@pytest.fixture(scope="module")
+def profiled_on_gpu(tmp_path_factory: pytest.TempPathFactory) -> Pass:
+    """One pass of the fake tools over a child that says it ran on the H200 (GPU), made once:
+    the three tests below only read it (its environment, its profile)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        return _profiler(tmp_path_factory.mktemp("profiled"), monkeypatch)(json.dumps(GPU))
 
 
 def test_child_info_says_where_the_call_ran_and_which_build() -> None:
@@ -77,9 +89,9 @@ def test_child_info_says_where_the_call_ran_and_which_build() -> None:
     assert f["sha256"] == hashlib.sha256(TOY_SOURCE.read_bytes()).hexdigest()
 
 
-def test_a_profile_report_carries_gpu_torch_ncu_and_the_profiled_build(profiled,
+def test_a_profile_report_carries_gpu_torch_ncu_and_the_profiled_build(profiled_on_gpu,
                                                                        tmp_path) -> None:
-    p = profiled(json.dumps(GPU))
+    p = profiled_on_gpu
     report = build_report({}, p.profiles, "complete", environment=p.environment)
     back = load_report(save_report(report, tmp_path / "p.json"))
     env = back.environment
@@ -100,12 +112,15 @@ def test_a_profile_on_the_cpu_stand_in_says_so(profiled) -> None:
     assert env["device"] == "cpu" and "gpu" not in env  # never guessed
 
 
-def test_sagetui_profile_writes_the_environment(monkeypatch, tmp_path, profiled) -> None:
+def test_sagetui_profile_writes_the_environment(monkeypatch, tmp_path,
+                                                profiled_on_gpu) -> None:
     """cmd_profile hands the pass's environment to the report it writes."""
     from sagetui.cli import profile
     from sagetui.cli.main import main
 
-    done = profiled(json.dumps(GPU))
+    done = profiled_on_gpu
+    monkeypatch.setenv("FAKE_FIX", str(FIX))  # the fake tools' settings, as when it was made
+    monkeypatch.setenv("FAKE_MODE", "ok")
 
     def fake_variant(config, spec, p):  # what profile_variant leaves in the pass it is given
         p.ran_on, p.ncu = done.ran_on, done.ncu
@@ -135,11 +150,11 @@ def test_a_sweep_point_keeps_each_variants_build() -> None:
     assert pt.variants[0].provenance.files[0].sha256  # sm80-fp16: _fused, _qattn_sm80
 
 
-def test_compare_says_which_profiled_builds_and_ncu_differ(profiled, tmp_path,
+def test_compare_says_which_profiled_builds_and_ncu_differ(profiled_on_gpu, tmp_path,
                                                            capsys) -> None:
     from sagetui.cli.main import main
 
-    p = profiled(json.dumps(GPU))
+    p = profiled_on_gpu
     a = save_report(build_report({}, p.profiles, "complete", environment=p.environment),
                     tmp_path / "a.json")
     d = json.loads(a.read_text())

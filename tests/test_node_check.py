@@ -103,7 +103,9 @@ def test_a_gpu_whose_runner_dies_fails_alone():
 @pytest.mark.parametrize("args,needle", [(["--gpus", "x"], "--gpus"),
                                          (["--backend", "reference", "--backend", "sdpa"],
                                           "one kernel")])
-def test_bad_node_check_input_is_one_line_exit_2(cli, args, needle):
-    out = cli("node-check", *args, "--gpus" if "--gpus" not in args else "--quiet",
+def test_bad_node_check_input_is_one_line_exit_2(cli_here, args, needle):
+    # in this process (main() as `python -m sagetui` calls it, its exit status and stderr):
+    # a refusal needs no interpreter of its own; test_cli's refusals run as a child process
+    out = cli_here("node-check", *args, "--gpus" if "--gpus" not in args else "--quiet",
               *(["cpu:1"] if "--gpus" not in args else []))
     assert out.returncode == 2 and needle in out.stderr and out.stderr.count("\n") == 1

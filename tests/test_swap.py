@@ -189,8 +189,10 @@ def test_region_and_output_do_nothing_outside_a_swap() -> None:
      "nodir: no such directory"),
     (["--variant", "a=reference"], "no program given"),
 ])
-def test_bad_input_is_one_line_and_exit_2(cli, args, said) -> None:
-    done = cli("swap", *args)
+def test_bad_input_is_one_line_and_exit_2(cli_here, args, said) -> None:
+    # in this process (main() as `python -m sagetui` calls it, its exit status and stderr):
+    # a refusal needs no interpreter of its own; test_cli's refusals run as a child process
+    done = cli_here("swap", *args)
     assert done.returncode == 2 and said in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "round" not in done.stderr
 

@@ -51,8 +51,10 @@ def test_bad_axis_values_raise(text):
     (["--tail-study"], "--tail-study"),
     (["--svg", "/no/such/dir/s.svg"], "--svg"),
 ])
-def test_bad_sweep_input_is_one_line_and_exit_2(cli, args, needle):
-    out = cli("sweep", *args)
+def test_bad_sweep_input_is_one_line_and_exit_2(cli_here, args, needle):
+    # in this process (main() as `python -m sagetui` calls it, its exit status and stderr):
+    # a refusal needs no interpreter of its own; test_cli's refusals run as a child process
+    out = cli_here("sweep", *args)
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], out.stderr

@@ -107,8 +107,10 @@ def test_operations_count_each_sequence_s_own_work() -> None:
     (["--variant", "sage2-varlen[return_lse=true]", "--seqlens", "8"], "no option 'return_lse'"),
     (["--seqlens", "100,200", "--tail-study"], "--tail-study times one sequence"),
 ])
-def test_bad_packed_input_is_one_line_and_exit_2(cli, args: list[str], says: str) -> None:
-    out = cli("run", "--heads", "2", "--head-dim", "32", "--device", "cpu", *args)
+def test_bad_packed_input_is_one_line_and_exit_2(cli_here, args: list[str], says: str) -> None:
+    # in this process (main() as `python -m sagetui` calls it, its exit status and stderr):
+    # a refusal needs no interpreter of its own; test_cli's refusals run as a child process
+    out = cli_here("run", "--heads", "2", "--head-dim", "32", "--device", "cpu", *args)
     assert out.returncode == 2, out.stderr
     lines = [x for x in out.stderr.strip().splitlines() if not x.startswith("usage:")]
     assert len(lines) == 1 and says in lines[0], out.stderr
@@ -171,9 +173,9 @@ def test_a_captured_varlen_call_replays_as_packed_sequences(cli, tmp_path, monke
     assert refused.returncode == 2 and "sdpa runs no packed sequences" in refused.stderr
 
 
-def test_a_sweep_of_packed_sequences_is_refused(cli) -> None:
+def test_a_sweep_of_packed_sequences_is_refused(cli_here) -> None:
     """A sweep sets each point's lengths; packed ones are fixed: one line, exit 2."""
-    out = cli("sweep", "--heads", "2", "--head-dim", "32", "--device", "cpu", "--seqlens",
+    out = cli_here("sweep", "--heads", "2", "--head-dim", "32", "--device", "cpu", "--seqlens",
               "100,200", "--variant", "reference")
     assert out.returncode == 2, out.stderr
     lines = [x for x in out.stderr.strip().splitlines() if not x.startswith("usage:")]

@@ -112,8 +112,12 @@ def test_a_replay_stopped_by_a_signal_keeps_the_calls_measured(cap, tmp_path, si
         assert all(len(v.samples["total"]) == 40 for p in wl.points for v in p.variants)
         assert [t.missing for t in wl.totals] == [list(range(kept, 8))] * 2
         assert check_report(report) == []
-        got = sagetui("check", path, cwd=tmp_path)
-        assert got.returncode == 0 and ": ok: " in got.stdout, got.stdout
+    # both, through `sagetui check` as a user runs it: one child for the two files
+    got = sagetui("check", tmp_path / "r.json", recovery, cwd=tmp_path)
+    assert got.returncode == 0, got.stdout + got.stderr
+    for path in (tmp_path / "r.json", recovery):
+        assert any(line.startswith(f"{path}: ok: ") for line in got.stdout.splitlines()), \
+            got.stdout
     rows = list(csv.DictReader(io.StringIO((tmp_path / "r.csv").read_text())))
     assert len(rows) == 8 * 2  # a row per call and variant, measured or not
     assert {r["status"] for r in rows[2 * kept:]} == {"not measured"}
@@ -370,21 +374,25 @@ def _no_calls(m) -> None:
     (lambda m: m.update(calls_seen=10 ** 15), "calls_seen: Input should be less than"),
     (_no_calls, "cap: the capture saved no call (12 calls seen): nothing to replay"),
 ])
-def test_a_capture_out_of_bounds_is_one_line_at_load(tmp_path, change, needle):
+def test_a_capture_out_of_bounds_is_one_line_at_load(cli_here, tmp_path, change, needle):
     captured(tmp_path / "cap", steps=3, calls="0-3")
     _edit(tmp_path / "cap", change)
-    got = sagetui("run", "--workload", "cap", *VARIANTS, "--json", "o.json", "--recovery-dir",
-                  "rec", cwd=tmp_path)
+    # refused at load: main() in this process (as `python -m sagetui` calls it; its exit
+    # status and stderr), no interpreter of its own; the replays above run as children
+    got = cli_here("run", "--workload", "cap", *VARIANTS, "--json", "o.json", "--recovery-dir",
+                   "rec")
     err = got.stderr.splitlines()
     assert got.returncode == 2 and len(err) == 1 and needle in err[0], got.stderr
     assert "--calls None" not in got.stderr and "Traceback" not in got.stderr
     assert not (tmp_path / "o.json").exists() and not (tmp_path / "rec").exists()
 
 
-def test_two_calls_of_a_signature_disagreeing_on_its_count(tmp_path):
+def test_two_calls_of_a_signature_disagreeing_on_its_count(cli_here, tmp_path):
     captured(tmp_path / "cap", steps=3, calls="0,4")  # one signature: blocks.0's call
     _edit(tmp_path / "cap", lambda m: m["calls"][1].update(count=2))
-    got = sagetui("run", "--workload", "cap", *VARIANTS, "--json", "o.json", cwd=tmp_path)
+    # refused at load: main() in this process (as `python -m sagetui` calls it; its exit
+    # status and stderr), no interpreter of its own; the replays above run as children
+    got = cli_here("run", "--workload", "cap", *VARIANTS, "--json", "o.json")
     assert got.returncode == 2 and len(got.stderr.splitlines()) == 1
     assert "call 4: count 2, but another call of its signature" in got.stderr
 
@@ -405,8 +413,10 @@ def fp32_cap(tmp_path_factory) -> Path:
     return d
 
 
-def test_float32_calls_are_skipped_without_dtype(fp32_cap, tmp_path):
-    got = sagetui("run", "--workload", fp32_cap, *VARIANTS, "--json", "o.json", cwd=tmp_path)
+def test_float32_calls_are_skipped_without_dtype(cli_here, fp32_cap, tmp_path):
+    # refused at load: main() in this process (as `python -m sagetui` calls it; its exit
+    # status and stderr), no interpreter of its own; the replays above run as children
+    got = cli_here("run", "--workload", fp32_cap, *VARIANTS, "--json", "o.json")
     assert got.returncode == 2 and len(got.stderr.splitlines()) == 1
     assert "call 0 float32: a run is fp16 or bf16 (--dtype fp16|bf16 replays it cast)" \
         in got.stderr
@@ -433,9 +443,10 @@ def test_dtype_replays_float32_calls_cast_and_marks_them(fp32_cap, tmp_path):
     assert "$.workload.cast_to" in found and "$.workload.calls[0].cast" in found
 
 
-def test_dtype_without_a_float32_call_is_refused(cap, tmp_path):
-    got = sagetui("run", "--workload", cap, "--dtype", "fp16", *VARIANTS, "--json", "o.json",
-                  cwd=tmp_path)
+def test_dtype_without_a_float32_call_is_refused(cli_here, cap, tmp_path):
+    # refused at load: main() in this process (as `python -m sagetui` calls it; its exit
+    # status and stderr), no interpreter of its own; the replays above run as children
+    got = cli_here("run", "--workload", cap, "--dtype", "fp16", *VARIANTS, "--json", "o.json")
     assert got.returncode == 2 and got.stderr.strip().endswith(
         "--dtype fp16 casts float32 calls: " + str(cap) + " has none among the calls selected "
         "(the others replay as they were passed; drop --dtype)")

@@ -111,23 +111,20 @@ async def test_a_run_exported_as_json_is_replaced_without_a_question(tmp_path: P
 
 
 @aio
-async def test_a_over_an_unexported_run_asks_first(tmp_path: Path) -> None:
+async def test_a_and_q_over_an_unexported_run_ask_first(tmp_path: Path) -> None:
+    """One finished run for both keys (each answer leaves it as it was, unexported): `a`
+    asks before calibrating over it; `q` says where it is kept and asks, stay or quit."""
     app = console(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await finished_run(pilot, app)
+        result = app.final_report
         await pilot.press("a")
         await pilot.pause()
         assert "calibrate and keep it only in its recovery file" in asked(app)
         await pilot.press("n")
         await pilot.pause()
         assert not app.running and app.run_control.calibrating is None
-
-
-@aio
-async def test_q_over_an_unexported_run_says_where_it_is_kept_and_asks(tmp_path: Path) -> None:
-    app = console(tmp_path)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await finished_run(pilot, app)
+        assert not isinstance(app.screen, ChoiceScreen) and app.final_report is result
         await pilot.press("q")
         await pilot.pause()
         text = asked(app)

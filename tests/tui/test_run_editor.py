@@ -103,37 +103,53 @@ async def test_the_editor_opens_from_its_footer_key_and_from_the_palette(
                        what="the editor from the palette")
 
 
-@pytest.mark.parametrize("field,text", [
-    ("ed--q-len", "-3"),
-    ("ed--q-len", "x"),
-    ("ed-new", "mine=nosuch"),
-    ("ed-new", "mine=sage2-sm89@/no/such/build/_qattn_sm89.so"),
-], ids=["negative-q-len", "text-q-len", "unknown-backend", "missing-build"])
+REFUSED = [  # (field, text): each a value `sagetui run` refuses
+    ("ed--q-len", "-3"),  # negative q len
+    ("ed--q-len", "x"),  # a q len that is no number
+    ("ed-new", "mine=nosuch"),  # an unknown backend
+    ("ed-new", "mine=sage2-sm89@/no/such/build/_qattn_sm89.so"),  # a build that is not there
+]
+
+
 def test_a_refused_value_shows_the_clis_own_line_and_keeps_the_form_open(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, text: str) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each refused value in turn in one console (escape drops each edit before the next):
+    the CLI's very line, in the form, which stays open with nothing applied."""
     @aio
-    async def check() -> tuple[list[str], str]:
+    async def check() -> list[tuple[list[str], str]]:
         app = console(tmp_path)
+        seen = []
         async with app.run_test(size=(160, 48)) as pilot:
             await settle(pilot, app)
             before = app.config
-            await open_editor(pilot, app)
-            if field == "ed-new":
-                await add_variant(pilot, app, text)
-            else:
-                await type_into(pilot, app, field, text)
-            argv = editor(app).argv()
-            await pilot.press("ctrl+s")
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            shown = problem(app)
-            assert isinstance(app.screen, RunEditorScreen)  # still open, nothing applied
-            assert app.config is before
-            assert " ".join(shown.split()[:4]) in screen_text(app)  # on screen, in the form
-            return argv, shown
+            fresh: list[str] | None = None
+            for field, text in REFUSED:
+                await open_editor(pilot, app)
+                untouched = editor(app).argv()
+                fresh = fresh or untouched
+                assert untouched == fresh, text  # afresh: no edit of the case before
+                if field == "ed-new":
+                    await add_variant(pilot, app, text)
+                else:
+                    await type_into(pilot, app, field, text)
+                argv = editor(app).argv()
+                await pilot.press("ctrl+s")
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+                shown = problem(app)
+                assert isinstance(app.screen, RunEditorScreen), text  # still open
+                assert app.config is before, text  # nothing applied
+                assert " ".join(shown.split()[:4]) in screen_text(app), text  # in the form
+                seen.append((argv, shown))
+                await pilot.press("escape")  # the edit dropped: the next starts afresh
+                await wait_for(pilot, lambda: not isinstance(app.screen, RunEditorScreen),
+                               what="the editor closed")
+        return seen
 
-    argv, shown = check()
-    assert shown == cli_error_line(argv, capsys)
+    seen = check()
+    assert len(seen) == len(REFUSED)
+    for (_, text), (argv, shown) in zip(REFUSED, seen, strict=True):
+        assert shown == cli_error_line(argv, capsys), text
 
 
 @aio
@@ -235,30 +251,6 @@ async def test_during_a_run_the_editor_says_stop_first(tmp_path: Path) -> None:
         assert STOP_FIRST in [n.message for n in app._notifications]
         await pilot.press("r")
         await wait_for(pilot, lambda: not app.running, timeout=15, what="the stop")
-
-
-@aio
-async def test_over_an_unexported_result_it_asks_before_replacing_it(tmp_path: Path) -> None:
-    app = console(tmp_path)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await finished_run(pilot, app)
-        result = app.final_report
-        assert result is not None
-        for answer in ("escape", "y"):
-            await open_editor(pilot, app)
-            await type_into(pilot, app, "ed--rounds", "4")
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), timeout=30,
-                           what="the question")
-            assert "not exported" in app.screen.question  # type: ignore[attr-defined]
-            await pilot.press(answer)
-            await settle(pilot, app)
-            if answer == "escape":  # stay: the result is still shown, nothing applied
-                assert app.final_report is result and app.config.rounds == 2  # type: ignore
-                assert app.data.rounds_done == 2
-        assert app.config is not None and app.config.rounds == 4
-        assert app.final_report is None and app.data.rounds_done == 0
-        assert app.data.model.config.rounds == 4
 
 
 @aio
@@ -377,15 +369,58 @@ async def back_in_the_editor(pilot, app: SageTUI, rounds: str) -> None:
 
 
 @aio
-async def test_a_failed_export_first_keeps_the_edit(tmp_path: Path) -> None:
-    """Once, "Export JSON first" whose write fails (the path is a directory) threw the edit
-    away while the toast said nothing was lost. The edit comes back in the editor, and applying
-    it asks again."""
+async def test_over_an_unexported_result_it_asks_and_export_first_keeps_the_edit(
+        tmp_path: Path) -> None:
+    """One finished run, unexported, under three questions in turn (each but the last leaves
+    it as it was; the toasts are cleared between them, so each says its own):
+
+    - Escape at the path prompt, or keeping the file that is there: the edit is not lost
+      either; escape in the editor then drops it, as always.
+    - An edit applied over the result asks first; escape stays (the result still shown,
+      nothing applied).
+    - Once, "Export JSON first" whose write fails (the path is a directory) threw the edit
+      away while the toast said nothing was lost. The edit comes back in the editor, and
+      applying it asks again; yes replaces the result with the edit."""
     app = console(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
         await finished_run(pilot, app)
         result = app.final_report
+        assert result is not None
+        # abandoned: escape at the path prompt, then "keep it" at the overwrite question
+        await edit_then_export_first(pilot, app, "7")
+        await pilot.press("escape")
+        await back_in_the_editor(pilot, app, "7")
+        await pilot.press("escape")
+        await settle(pilot, app)
+        existing = tmp_path / "there.json"
+        existing.write_text("{}")
+        app.clear_notifications()
+        await edit_then_export_first(pilot, app, "6")
+        app.screen.query_one("#path", Input).value = str(existing)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), timeout=10,
+                       what="overwrite?")
+        await pilot.press("n")  # keep it: nothing written
+        await back_in_the_editor(pilot, app, "6")
+        assert existing.read_text() == "{}"
+        await pilot.press("escape")  # the edit dropped, as always
+        await settle(pilot, app)
+        assert not isinstance(app.screen, RunEditorScreen)
+        assert app.final_report is result and app.config.rounds == 2  # type: ignore[union-attr]
+        # asked before replacing it: escape stays
+        await open_editor(pilot, app)
+        await type_into(pilot, app, "ed--rounds", "4")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), timeout=30,
+                       what="the question")
+        assert "not exported" in app.screen.question  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert app.final_report is result and app.config.rounds == 2  # type: ignore
+        assert app.data.rounds_done == 2
+        # a failed export first: the edit comes back, applying it asks again, yes applies it
         (tmp_path / "a-directory").mkdir()
+        app.clear_notifications()
         await edit_then_export_first(pilot, app, "4")
         path = app.screen.query_one("#path", Input)
         path.value = str(tmp_path / "a-directory")
@@ -399,30 +434,9 @@ async def test_a_failed_export_first_keeps_the_edit(tmp_path: Path) -> None:
         await pilot.press("ctrl+s")  # applied again: asked again, and this time it runs
         await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen), timeout=30,
                        what="the question again")
+        assert "not exported" in app.screen.question  # type: ignore[attr-defined]
         await pilot.press("y")
         await applied(pilot, app)
         assert app.config is not None and app.config.rounds == 4
-
-
-@aio
-async def test_an_abandoned_export_first_keeps_the_edit(tmp_path: Path) -> None:
-    """Escape at the path prompt, or keeping the file that is there: the edit is not lost
-    either; escape in the editor then drops it, as always."""
-    app = console(tmp_path)
-    async with app.run_test(size=(160, 48)) as pilot:
-        await finished_run(pilot, app)
-        await edit_then_export_first(pilot, app, "7")
-        await pilot.press("escape")
-        await back_in_the_editor(pilot, app, "7")
-        await pilot.press("escape")
-        await settle(pilot, app)
-        existing = tmp_path / "there.json"
-        existing.write_text("{}")
-        await edit_then_export_first(pilot, app, "6")
-        app.screen.query_one("#path", Input).value = str(existing)
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), timeout=10,
-                       what="overwrite?")
-        await pilot.press("n")  # keep it: nothing written
-        await back_in_the_editor(pilot, app, "6")
-        assert existing.read_text() == "{}"
+        assert app.final_report is None and app.data.rounds_done == 0
+        assert app.data.model.config.rounds == 4
