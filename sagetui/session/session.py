@@ -1,4 +1,4 @@
-"""The Session: one benchmark run from spawn to report (conversation.py), then, after the
+"""The Session: one benchmark run from spawn to report (runner_session.py), then, after the
 timed rounds and never inside them, the late figures (late.py: accuracy, the baseline's
 decomposed phases against its public API, the inputs' sha256) and the tail study (points.py);
 a stopped run can resume."""
