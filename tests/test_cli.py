@@ -219,3 +219,20 @@ def test_help_imports_neither_numpy_nor_pydantic():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_a_command_run_in_process_puts_the_signal_handlers_back(tmp_path, monkeypatch):
+    """`run` ignores Ctrl-C while it writes its outputs; main() puts the handlers back, or a
+    caller in the same process (a test's fixture) would start every later child with SIGINT
+    ignored, and Python there would never raise KeyboardInterrupt (test_swap's Ctrl-C test
+    failed so in CI, after a fixture ran `run --workload` in its worker)."""
+    import signal
+
+    from sagetui.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    assert main(["run", "--backend", "reference", *TINY, "--rounds", "1", "--quiet",
+                 "--json", str(tmp_path / "r.json")]) == 0
+    assert {s: signal.getsignal(s) for s in before} == before

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import re
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -388,7 +390,26 @@ def run_config(argv: list[str]) -> RunConfig:
         raise UsageError(usage_line(exc)) from None
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line. A command may change how the process takes Ctrl-C (run, sweep and
+    calibrate ignore it while they write their outputs); the handlers are put back on return,
+    so a caller in the same process (a test) does not start its next children with Ctrl-C
+    ignored, which Python would then never turn into KeyboardInterrupt."""
+    if threading.current_thread() is not threading.main_thread():
+        return _command(argv)
+    saved = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    try:
+        return _command(argv)
+    finally:
+        for s, handler in saved.items():
+            if handler is not None:
+                signal.signal(s, handler)
+
+
+def _command(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(next((w for w in words if w in COMMANDS), "")).parse_args(words)
     try:

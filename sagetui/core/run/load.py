@@ -86,7 +86,8 @@ def from_report(report: Report) -> RunModel:
 
 def _options(report: Report, name: str) -> dict[str, Any]:
     cfg = report.config if isinstance(report.config, dict) else {}
-    for c in cfg.get("variants") or []:
+    variants = cfg.get("variants")
+    for c in variants if isinstance(variants, list) else []:  # a report is read as it is
         if isinstance(c, dict) and c.get("name") == name and isinstance(c.get("options"), dict):
             return dict(c["options"])
     return {}
