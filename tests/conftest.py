@@ -115,17 +115,10 @@ def cli_here(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
 
     def run(*args):
-        import signal
-
-        handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM,
-                                                     signal.SIGHUP)}
-        try:
+        try:  # main() puts back the signal handlers `sagetui run` installs
             rc = main([str(a) for a in args])
         except SystemExit as exc:  # argparse's exit, as the process would end
             rc = exc.code if isinstance(exc.code, int) else 1
-        finally:  # `sagetui run` installs its own
-            for sig, h in handlers.items():
-                signal.signal(sig, h)
         out = capsys.readouterr()
         return SimpleNamespace(returncode=rc, stdout=out.out, stderr=out.err)
     return run

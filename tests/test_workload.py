@@ -43,13 +43,11 @@ def replay(tmp_path_factory):
     """8 calls of 3 forward passes captured, replayed once for the whole module: (capture
     directory, the model's own record of what it passed, the report, stdout, exit status)."""
     import os
-    import signal
 
     from sagetui.cli.main import main
 
     tmp = tmp_path_factory.mktemp("replay")
     _, model, _ = captured(tmp / "cap", steps=3, calls="0-7")
-    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     cwd = os.getcwd()
     os.chdir(tmp)
     try:
@@ -62,9 +60,7 @@ def replay(tmp_path_factory):
                        "--recovery-dir", "rec", "--json", "wl.json", "--csv", "wl.csv",
                        "--markdown", "wl.md"])
     finally:
-        os.chdir(cwd)
-        for sig, h in handlers.items():
-            signal.signal(sig, h)
+        os.chdir(cwd)  # main() puts back the signal handlers `run` changed
     return tmp / "cap", model.attention_log(), load_report(tmp / "wl.json"), out.getvalue(), rc
 
 
