@@ -71,6 +71,40 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def runner_template(tmp_path_factory):
+    """The runners of a test session are forked from one runner template per test process
+    (runner/template.py): a real runner each, set up as a started one, without a Python start
+    and a torch import (2.5 s of CPU) each; children started with this environment (the CLI,
+    the console in tmux) use it too. Not on a GPU machine (runners there are started, the way a
+    user's are), nor with SAGETUI_TEST_STARTED_RUNNERS=1; tests that look at how a runner was
+    started use `started_runners`."""
+    from sagetui.core.runner_template import ENV
+
+    if os.environ.get("SAGETUI_TEST_STARTED_RUNNERS") or _cuda_available():
+        yield None
+        return
+    path = tmp_path_factory.mktemp("template") / "runners"
+    proc = subprocess.Popen([sys.executable, "-m", "sagetui.runner", "--template", str(path)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    os.environ[ENV] = str(path)
+    yield str(path)
+    os.environ.pop(ENV, None)
+    proc.kill()
+    proc.wait()
+
+
+@pytest.fixture
+def started_runners(monkeypatch):
+    """This test's runners started as their own processes (`python -m sagetui.runner`), not
+    forked from the template: it looks at their parent, command line or environment."""
+    from sagetui.core.runner_template import ENV
+
+    monkeypatch.delenv(ENV, raising=False)
+
+
 def fake_noise_floor(monkeypatch, floor: float) -> None:
     """Mocked: the machine's noise. A busy shared 2-core machine cannot be made quiet (its
     real A/A floor at the tiny shape is 3-16 %) or noisy on demand; the A/A run itself stays

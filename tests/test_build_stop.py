@@ -174,7 +174,7 @@ def test_a_second_signal_kills_a_build_deaf_to_the_first(hooked) -> None:
     assert not pid_alive(setup_pid) and staging(xdg) == []
 
 
-def test_sigterm_to_run_mid_build_is_one_line_and_its_status(hooked) -> None:
+def test_sigterm_to_run_mid_build_is_one_line_and_its_status(hooked, started_runners) -> None:
     tree, xdg = hooked
     run = blocked_build(tree, xdg, ["run", "--variant", f"mine=sage2-sm89@src:{tree}",
                                     "--device", "cpu", "--json", str(tree.parent / "r.json")])

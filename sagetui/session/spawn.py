@@ -3,6 +3,8 @@ it imports the rest of sagetui, so that the runner's start-up (importing torch a
 CUDA context: the floor of a cold start) overlaps the CLI's own imports.
 
 The runner gets a process group of its own and dies with its parent (runner_client.py says why).
+Where `SAGETUI_RUNNER_TEMPLATE` names a runner template, the runner is forked from it instead
+(session/forked_runner.py), set up the same way; one that does not answer is passed over.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
-from sagetui.core import status_board
+from sagetui.core import runner_template, status_board
+from sagetui.session.forked_runner import ForkedRunner, fork_runner
 
 
 def _die_with_parent() -> None:
@@ -39,7 +42,7 @@ def _die_with_parent() -> None:
 class Spawned:
     """A runner process and the status board it writes (core/status_board.py)."""
 
-    proc: subprocess.Popen[str]
+    proc: subprocess.Popen[str] | ForkedRunner
     status_path: str
 
     def discard(self) -> None:
@@ -60,6 +63,11 @@ def spawn_runner(python: str | None = None, env: dict[str, str] | None = None,
     child_env = dict(os.environ, **(env or {}))
     child_env[status_board.ENV] = status_path
     child_env.setdefault("PYTHONUNBUFFERED", "1")
+    template = child_env.get(runner_template.ENV)
+    if template and argv is None and python in (None, sys.executable):
+        forked = fork_runner(template, child_env)
+        if forked is not None:
+            return Spawned(forked, status_path)
     proc = subprocess.Popen(
         argv or [python or sys.executable, "-m", "sagetui.runner"], stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env, text=True, bufsize=1,

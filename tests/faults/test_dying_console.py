@@ -64,7 +64,7 @@ def _drain(master: int | None) -> None:
 
 
 @pytest.mark.parametrize("how", ["ctrl-c", "ctrl-c-twice", "kill", "kill-group", "hangup"])
-def test_console_stopped_mid_run_keeps_what_was_measured(how, tmp_path):
+def test_console_stopped_mid_run_keeps_what_was_measured(how, tmp_path, started_runners):
     p, master = _start(tmp_path, tty=how == "hangup")
     runners: set[int] = set()
     try:

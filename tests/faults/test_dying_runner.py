@@ -142,7 +142,7 @@ def test_injected_gpu_faults(kind, tmp_path):
     assert not any(alive(p) for p in pids)
 
 
-def test_headless_run_with_a_runner_killed_from_outside(tmp_path):
+def test_headless_run_with_a_runner_killed_from_outside(tmp_path, started_runners):
     """`sagetui run`; the runner is killed with SIGKILL (as the OOM killer would) while b
     runs in round 1. The user sees the variant, the phase and what was kept; the report has
     a's rounds intact and b's round 0, the fault listed, and passes check."""

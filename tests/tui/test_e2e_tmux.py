@@ -191,7 +191,9 @@ def test_a_dying_console_keeps_what_was_measured(tmp_path: Path, sig: str) -> No
     marker = f"sagetui-dying-{os.getpid()}-{sig}"
     tmux.start_console(tmp_path, "--heads 2 --q-len 256 --head-dim 64 --rounds 500 "
                                  f"--iterations 3 --warmup 1 --recovery-dir {recovery}",
-                       f"SAGETUI_TEST_MARK={marker}", size=(120, 40))
+                       # a runner started by the console, its child (not forked by the suite's
+                       # runner template: tests/conftest.py)
+                       f"SAGETUI_TEST_MARK={marker} SAGETUI_RUNNER_TEMPLATE=", size=(120, 40))
     try:
         tmux.wait_ready()
         tmux.keys("r")

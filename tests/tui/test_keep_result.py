@@ -20,9 +20,11 @@ def console(tmp_path: Path, **config: object) -> SageTUI:
 
 async def finished_run(pilot, app: SageTUI) -> None:
     await settle(pilot, app)
+    before = app.final_report
     await pilot.press("r")
-    await wait_for(pilot, lambda: app.running, timeout=10, what="the run")
-    await wait_for(pilot, lambda: not app.running, timeout=60, what="the run to end")
+    # its end, not its running (a tiny run can start and end between two looks)
+    await wait_for(pilot, lambda: not app.running and app.final_report is not before,
+                   timeout=60, what="the run to end")
     await settle(pilot, app)
     assert app.final_report is not None
 
@@ -84,13 +86,13 @@ async def test_r_over_an_unexported_run_asks_and_export_first_then_runs(tmp_path
         (saved,) = tmp_path.glob("reference_*.json")
         assert load_report(saved).rounds == 2
         await wait_for(pilot, lambda: not app.running, timeout=60, what="the second run")
+        second = app.final_report
         await pilot.press("r")  # the second run is not exported either: asked again
         await pilot.pause()
         asked(app)
         await pilot.press("y")  # run again: no export
-        await wait_for(pilot, lambda: app.running or app.final_report is None, timeout=10,
-                       what="the third run")
-        await wait_for(pilot, lambda: not app.running, timeout=60, what="the third run")
+        await wait_for(pilot, lambda: not app.running and app.final_report is not second,
+                       timeout=60, what="the third run")
         assert len(list(tmp_path.glob("reference_*.json"))) == 1
 
 
@@ -104,10 +106,12 @@ async def test_a_run_exported_as_json_is_replaced_without_a_question(tmp_path: P
         await pilot.press("enter")
         await wait_for(pilot, lambda: bool(list(tmp_path.glob("reference_*.json"))),
                        timeout=10, what="the export")
+        first = app.final_report
         await pilot.press("r")
         await pilot.pause()
-        assert not isinstance(app.screen, ChoiceScreen) and app.running
-        await wait_for(pilot, lambda: not app.running, timeout=60, what="the second run")
+        assert not isinstance(app.screen, ChoiceScreen)  # not asked: it ran (or runs)
+        await wait_for(pilot, lambda: not app.running and app.final_report is not first,
+                       timeout=60, what="the second run")
 
 
 @aio

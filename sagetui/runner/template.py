@@ -1,0 +1,162 @@
+"""`python -m sagetui.runner --template SOCKET`: a runner template, a fork server for runners
+(core/runner_template.py has its wire and says why).
+
+It imports torch and the runner's modules once, never runs a tensor operation (torch's thread
+pools and CUDA start in each runner, after the fork: neither survives one), and forks a runner
+per request. A forked runner is set up as a started one is: a process group of its own,
+SIGINT ignored, stdin/stdout/stderr the requester's pipes, the requester's environment and
+working directory; it dies with the template (PR_SET_PDEATHSIG) and with its requester (a pidfd
+watched by a thread). The template reaps each runner and writes its exit code on the runner's
+exit pipe. It prints "ready" on stdout once it listens, and ends with its parent.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import socket
+import sys
+import threading
+import traceback
+
+from sagetui.core import runner_template
+
+
+def _die_with_parent() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _die_with(pid: int) -> None:
+    """End this process when `pid` ends (a runner with its requester)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        os.kill(os.getpid(), signal.SIGKILL)  # gone already
+        return
+
+    def watch() -> None:
+        sel = selectors.DefaultSelector()
+        sel.register(fd, selectors.EVENT_READ)
+        sel.select()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, daemon=True, name="requester-watch").start()
+
+
+def _runner(req: runner_template.Request, fds: list[int], template: int) -> int:
+    """In the forked child: become the requester's runner, run it, its exit code."""
+    os.setpgid(0, 0)
+    _die_with_parent()
+    if os.getppid() != template:
+        return 1  # the template ended before the prctl took
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    stdin, stdout, stderr, _exit = fds
+    for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.environ.clear()
+    os.environ.update(req.env)
+    os.chdir(req.cwd)
+    _die_with(req.requester)
+    from sagetui.runner.main import main
+
+    return main()
+
+
+def serve(path: str) -> int:
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import torch  # noqa: F401  the cost each runner would pay
+
+    import sagetui.runner.engine  # noqa: F401
+    import sagetui.runner.main  # noqa: F401
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen(64)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    os.set_blocking(wake_r, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    exits: dict[int, int] = {}  # a runner's pid -> the write end of its exit pipe
+    sel = selectors.DefaultSelector()
+    sel.register(listener, selectors.EVENT_READ)
+    sel.register(wake_r, selectors.EVENT_READ)
+    print("ready", flush=True)
+    template = os.getpid()
+
+    while True:
+        for key, _ in sel.select():
+            if key.fileobj is listener:
+                conn, _ = listener.accept()
+                with conn:
+                    try:
+                        data, fds, _, _ = socket.recv_fds(
+                            conn, runner_template.MAX_MESSAGE, runner_template.FDS)
+                        req = runner_template.Request.decode(data)
+                    except (OSError, ValueError, KeyError) as exc:
+                        conn.send(f"error: {exc}".encode())
+                        continue
+                    if len(fds) != runner_template.FDS:
+                        for fd in fds:
+                            os.close(fd)
+                        conn.send(b"error: four descriptors expected")
+                        continue
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    pid = os.fork()
+                    if pid == 0:
+                        code = 1
+                        try:
+                            sel.close()
+                            listener.close()
+                            conn.close()
+                            signal.set_wakeup_fd(-1)
+                            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                            for fd in (wake_r, wake_w, fds[3], *exits.values()):
+                                os.close(fd)
+                            code = _runner(req, fds, template)
+                        except SystemExit as exc:
+                            code = exc.code if isinstance(exc.code, int) else 1
+                        except BaseException:
+                            traceback.print_exc()
+                        finally:
+                            sys.stdout.flush()
+                            sys.stderr.flush()
+                            os._exit(code)
+                    for fd in fds[:3]:
+                        os.close(fd)
+                    exits[pid] = fds[3]
+                    conn.send(str(pid).encode())
+            else:
+                while True:
+                    try:
+                        if not os.read(wake_r, 512):
+                            break
+                    except BlockingIOError:
+                        break
+                _reap(exits)
+
+
+def _reap(exits: dict[int, int]) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        fd = exits.pop(pid, None)
+        if fd is not None:
+            try:
+                os.write(fd, f"{os.waitstatus_to_exitcode(status)}\n".encode())
+            except OSError:
+                pass  # nobody reads it any more
+            os.close(fd)

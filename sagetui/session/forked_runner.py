@@ -1,0 +1,110 @@
+"""A runner forked by a runner template (runner/template.py; the wire and why:
+core/runner_template.py), as the session holds it: the subset of `subprocess.Popen` the session
+uses (pid, the three pipes, poll, wait, the signals), so that a forked runner and a started one
+are driven and reported alike.
+
+The runner is the template's child, not ours: its exit code comes on the exit pipe once the
+template has reaped it, and signals go through a pidfd, so that one can never reach another
+process that took the pid after it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import socket
+import subprocess
+import threading
+from typing import TextIO
+
+from sagetui.core import runner_template
+
+# an exit pipe closed with no code on it: the template ended, and its runners with it
+# (PR_SET_PDEATHSIG: SIGKILL)
+GONE_WITH_TEMPLATE = -signal.SIGKILL
+
+
+class ForkedRunner:
+    def __init__(self, pid: int, stdin: int, stdout: int, stderr: int, exit_r: int) -> None:
+        self.pid = pid
+        self.args = ["sagetui.runner", f"(forked by its template, pid {pid})"]
+        self.returncode: int | None = None
+        self.stdin: TextIO | None = open(stdin, "w", buffering=1, encoding="utf-8")
+        self.stdout: TextIO | None = open(stdout, encoding="utf-8")
+        self.stderr: TextIO | None = open(stderr, encoding="utf-8",
+                                                        errors="replace")
+        self._exit = exit_r
+        self._lock = threading.Lock()
+        try:
+            self._pidfd: int | None = os.pidfd_open(pid)
+        except OSError:
+            self._pidfd = None  # gone already: its code is on the exit pipe
+
+    def _ended(self, timeout: float | None) -> bool:
+        """Wait up to `timeout` for the exit code; True once `returncode` is set."""
+        with self._lock:
+            if self.returncode is not None:
+                return True
+            p = select.poll()
+            p.register(self._exit, select.POLLIN)
+            if not p.poll(None if timeout is None else max(0, int(timeout * 1000))):
+                return False
+            data = os.read(self._exit, 64).strip()
+            os.close(self._exit)
+            self.returncode = int(data) if data else GONE_WITH_TEMPLATE
+            if self._pidfd is not None:
+                os.close(self._pidfd)
+                self._pidfd = None
+            return True
+
+    def poll(self) -> int | None:
+        self._ended(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._ended(timeout):
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        with self._lock:
+            if self.returncode is None and self._pidfd is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    signal.pidfd_send_signal(self._pidfd, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def fork_runner(path: str, env: dict[str, str]) -> ForkedRunner | None:
+    """A runner forked by the template listening on `path`; None when it does not answer."""
+    ours: list[int] = []
+    theirs: list[int] = []
+    for _ in range(runner_template.FDS):
+        r, w = os.pipe()
+        ours.append(r)
+        theirs.append(w)
+    # the child reads stdin (our write end is ours[0]'s pair): swap the first pipe's ends
+    ours[0], theirs[0] = theirs[0], ours[0]
+    req = runner_template.Request(env=env, cwd=os.getcwd(), requester=os.getpid())
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+            s.settimeout(10.0)
+            s.connect(path)
+            socket.send_fds(s, [req.encode()], theirs)
+            answer = s.recv(256).decode(errors="replace")
+        pid = int(answer)
+    except (OSError, ValueError):
+        for fd in ours:
+            os.close(fd)
+        return None
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    return ForkedRunner(pid, *ours)
