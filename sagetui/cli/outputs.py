@@ -4,7 +4,7 @@ never lost, never replaced unasked.
 Before anything runs (`check_outputs`): each path writable, no two outputs naming one file
 (one line, exit 2), and a file already at a path kept unless --force (or the user said yes at
 the prompt). At the end (`write_files`): each file written atomically by the one helper,
-core.report.io.atomic_write_text, and created only where no file is (the check and the creation
+core.file_writes.atomic_write_text, and created only where no file is (the check and the creation
 one step); a file that appeared at an output's path during the run is kept and the output goes
 beside it (report.1.json), one line saying where, exit status 1 (`Written.kept_all`)."""
 
@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from sagetui.cli.errors import UsageError
-from sagetui.core.report.io import atomic_write_text, check_writable
+from sagetui.core.file_writes import atomic_write_text, check_writable
 
 # every output option of a command, in the order its lines name them
 OUTPUT_OPTIONS = ("json", "csv", "markdown", "kernel_facts_csv", "record_events", "svg")

@@ -29,9 +29,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from sagetui.core.file_writes import atomic_write_text
 from sagetui.core.paths import pid_alive
 from sagetui.core.provenance import file_sha256
-from sagetui.core.report.io import atomic_write_text
 from sagetui.kernel_build import stop
 
 MANIFEST = "manifest.json"

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from sagetui.core.config import RunConfig, VariantSpec
+from sagetui.core.file_writes import atomic_write_text
 from sagetui.core.paths import calibration_file
-from sagetui.core.report.io import atomic_write_text
 from sagetui.core.report.model import Report
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.threshold import (

@@ -20,13 +20,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from sagetui.core.report.io import atomic_write_text, iter_json_document, report_head_json
-from sagetui.core.report.model import Report
+from sagetui.core.file_writes import atomic_write_text
+from sagetui.core.report.document import iter_json_document
 from sagetui.core.samples import RoundSeries, Samples
+
+if TYPE_CHECKING:  # the child starts without pydantic: only the parent's side reads reports
+    from sagetui.core.report.model import Report
 
 
 class RecoveryWriter:
@@ -45,6 +48,8 @@ class RecoveryWriter:
             return False
         samples = report.samples or Samples()
         series = [(v, p, s) for v, phases in samples.items() for p, s in phases.items()]
+        from sagetui.core.report.io import report_head_json
+
         header = {"path": str(path), "head": report_head_json(report),
                   "samples": list(samples) if report.samples is not None else None,
                   "series": [[v, p, len(s), s.values.size] for v, p, s in series]}

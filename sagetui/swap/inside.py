@@ -38,7 +38,7 @@ from sagetui.core.capture.loaded import call_shape
 from sagetui.core.capture.manifest import VARLEN
 from sagetui.core.capture.selection import Selection
 from sagetui.core.config import VariantSpec
-from sagetui.core.report.io import atomic_write_text
+from sagetui.core.file_writes import atomic_write_text
 from sagetui.recorder.install import Record, _Inside
 from sagetui.recorder.module_path import ModulePaths
 from sagetui.recorder.targets import Target

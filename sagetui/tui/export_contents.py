@@ -1,6 +1,6 @@
 """Exports from the console: what each kind writes, where by default, and why a write failed.
 
-Every write goes through core.io.atomic_write_text (a temporary file in the same directory,
+Every write goes through core.file_writes.atomic_write_text (a temporary file in the same directory,
 fsync, rename), so a failure (read-only directory, full disk) leaves any old file as it was,
 and the data stays in memory to be written elsewhere.
 """
@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sagetui.core.export.report import to_csv, to_markdown
-from sagetui.core.report.io import atomic_write_text, iter_report_json
+from sagetui.core.file_writes import atomic_write_text
+from sagetui.core.report.io import iter_report_json
 from sagetui.core.report.model import Report
 
 

@@ -56,7 +56,7 @@ def test_atomic_write_on_a_full_disk_keeps_the_old_file(tmp_path):
     target.write_text(OLD)
     code = (
         "import sys\n"
-        "from sagetui.core.report.io import atomic_write_text\n"
+        "from sagetui.core.file_writes import atomic_write_text\n"
         "try:\n"
         f"    atomic_write_text({str(target)!r}, 'x' * 200_000, overwrite=True)\n"
         "except OSError as exc:\n"
@@ -68,7 +68,7 @@ def test_atomic_write_on_a_full_disk_keeps_the_old_file(tmp_path):
 
 
 def test_atomic_write_never_overwrites_without_being_asked(tmp_path):
-    from sagetui.core.report.io import atomic_write_text
+    from sagetui.core.file_writes import atomic_write_text
 
     target = tmp_path / "report.json"
     target.write_text(OLD)
@@ -177,7 +177,7 @@ def test_a_read_only_directory_is_refused_before_the_run(tmp_path):
 def test_a_file_that_appears_while_the_text_is_written_is_never_replaced(tmp_path):
     """The check and the creation are one step: a file made at the target after the write
     began (here: between two pieces of the text) is kept whole."""
-    from sagetui.core.report.io import atomic_write_text
+    from sagetui.core.file_writes import atomic_write_text
 
     target = tmp_path / "report.json"
 
@@ -205,17 +205,17 @@ def test_without_hard_links_the_creation_is_still_one_step(tmp_path, monkeypatch
     no such file system can be mounted in a test (a mock, unavoidably)."""
     import errno
 
-    from sagetui.core.report import io
+    from sagetui.core import file_writes
 
     def no_links(*_args, **_kw):
         raise OSError(errno.EPERM, "Operation not permitted")
 
-    monkeypatch.setattr(io.os, "link", no_links)
+    monkeypatch.setattr(file_writes.os, "link", no_links)
     target = tmp_path / "r.json"
-    assert io.atomic_write_text(target, "ours") == target and target.read_text() == "ours"
+    assert file_writes.atomic_write_text(target, "ours") == target and target.read_text() == "ours"
     with pytest.raises(FileExistsError):
-        io.atomic_write_text(target, "again")
-    assert io.atomic_write_text(target, "beside", beside=True) == tmp_path / "r.1.json"
+        file_writes.atomic_write_text(target, "again")
+    assert file_writes.atomic_write_text(target, "beside", beside=True) == tmp_path / "r.1.json"
     assert target.read_text() == "ours" and (tmp_path / "r.1.json").read_text() == "beside"
     assert _leftovers(tmp_path) == []
 

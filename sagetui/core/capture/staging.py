@@ -28,8 +28,8 @@ from pathlib import Path
 
 from sagetui.core.capture.manifest import MANIFEST, Manifest
 from sagetui.core.capture.outcome import CaptureError
+from sagetui.core.file_writes import free_names
 from sagetui.core.paths import pid_alive
-from sagetui.core.report.io import free_names
 
 PARTIAL, OLD = ".partial", ".old"  # being written; a replaced capture's files, being removed
 _MINE = re.compile(r"^\.(?P<beside>.*\.)?sagetui-(?P<host>.+)-(?P<pid>\d+)-[a-z0-9_]+"
