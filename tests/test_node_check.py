@@ -109,3 +109,17 @@ def test_bad_node_check_input_is_one_line_exit_2(cli_here, args, needle):
     out = cli_here("node-check", *args, "--gpus" if "--gpus" not in args else "--quiet",
               *(["cpu:1"] if "--gpus" not in args else []))
     assert out.returncode == 2 and needle in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_a_gpus_row_shows_its_runs_own_p50_and_interval():
+    """node-check reads a GPU's run figures as its report holds them (core/run/figures.py),
+    never a p50 or an interval of its own: the same numbers `run` and the report show."""
+    from sagetui.core.report.io import load_report
+
+    report = load_report(Path(__file__).resolve().parents[1] / "sample_results"
+                         / "h200_kernels.json")
+    row = node_check.gpu_result("gpu 0", report)
+    v = report.variants[0]
+    assert v.timing is not None and v.intervals
+    assert row.p50_s == v.timing.p50_s and row.ci_percent == v.intervals["total"]
+    assert row.round_p50s == [r.p50_s for r in v.rounds or []]

@@ -5,9 +5,10 @@ The rule (FLAG_RULE), for each GPU g with the others j:
 
     flag g  when  p50_g  lies outside  [ min_j lo_j · (1 − f),  max_j hi_j · (1 + f) ]
 
-where [lo_j, hi_j] is GPU j's 95 % interval of its p50 (the Student-t interval of its log
-round medians: core/statistics/intervals.py, the round as the unit of inference as everywhere in
-sagetui: docs/statistics.md) and f is the noise floor (default 1 %, the smallest SAME threshold).
+where p50_g is GPU g's run's p50 and [lo_j, hi_j] GPU j's 95 % interval of its p50 (the
+Student-t interval of its log round medians, its run's `intervals`:
+core/statistics/intervals.py, the round as the unit of inference as everywhere in sagetui:
+docs/statistics.md) and f is the noise floor (default 1 %, the smallest SAME threshold).
 
 Why this and not a robust z over GPUs (|x − median| / (1.4826 · MAD) > 3.5): a node has 2 to
 8 GPUs, and with so few the MAD is itself one or two of the values (with 2 GPUs every z is
@@ -24,8 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sagetui.core.report.model import Report
-from sagetui.core.statistics.intervals import around, half_percent
-from sagetui.core.statistics.summary import median
+from sagetui.core.statistics.intervals import around
 from sagetui.core.telemetry import merge_blocks
 
 FLAG_RULE = ("flag a GPU whose p50 lies outside [min lo, max hi] of the other GPUs' 95 % p50 "
@@ -64,8 +64,9 @@ def gpu_result(runner: str, report: Report | None, error: str | None = None) -> 
         out.error = v.error or error or "the kernel did not run"
         return out
     out.round_p50s = [r.p50_s for r in v.rounds]
-    out.p50_s = median(out.round_p50s)
-    out.ci_percent = half_percent(out.round_p50s)
+    # the run's own figures (core/run/figures.py), as its report and `run` show them
+    out.p50_s = v.timing.p50_s if v.timing is not None else None
+    out.ci_percent = (v.intervals or {}).get("total")
     out.telemetry = merge_blocks(t.model_dump() for t in v.telemetry or [])
     return out
 

@@ -12,7 +12,6 @@ from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.host_time import HOST_FIELDS
 from sagetui.core.report.model import SCHEMA_VERSION, Fault, Report, Variant
 from sagetui.core.samples import Samples
-from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.statistics.summary import round_medians
 from sagetui.core.sweep import plan
 from sagetui.core.version import VERSION
@@ -41,10 +40,10 @@ def variant_point(v: Variant, rep: Report, point_ops: float,
     samples = {p: s.tolist() for p, s in kept.items()}
     phase = plan.kernel_phase(list(v.phase_timings or {}))
     kernel = v.timing if phase == "total" else (v.phase_timings or {})[phase]
+    intervals = v.intervals or {}  # its run's (core/run/figures.intervals)
     entry.update(kernel_phase=phase, timing=v.timing.model_dump(), kernel=kernel.model_dump(),
-                 rounds=len(v.rounds or []),
-                 p50_ci_percent=half_percent(phase_round_medians(samples.get("total"))),
-                 kernel_p50_ci_percent=half_percent(phase_round_medians(samples.get(phase))),
+                 rounds=len(v.rounds or []), p50_ci_percent=intervals.get("total"),
+                 kernel_p50_ci_percent=intervals.get(phase),
                  checksum=v.checksum, output_sha256=v.output_sha256, samples=samples or None,
                  verdict=v.verdict, **{k: getattr(v, k) for k in HOST_FIELDS},
                  **kernel_and_e2e(point_ops, v.timing.p50_s, kernel.p50_s, peak))
