@@ -165,3 +165,34 @@ def test_a_session_on_a_forked_runner_runs_and_reports_as_on_a_started_one(
 
 def _parent(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def test_a_kill_is_never_held_up_by_a_wait_in_another_thread(template) -> None:
+    """The session waits on its runner in one thread and kills it from another (the
+    watchdog, a stop): as with Popen, the kill goes at once and the wait then returns."""
+    import threading
+
+    _, path = template
+    runner = fork_runner(path, dict(os.environ))
+    assert runner is not None
+    _hello(runner)
+    codes: list[int] = []
+    waiter = threading.Thread(target=lambda: codes.append(runner.wait()), daemon=True)
+    waiter.start()
+    _until(lambda: _inside(waiter, "_ended"), what="the waiter inside wait()")
+    killer = threading.Thread(target=runner.kill, daemon=True)
+    killer.start()
+    killer.join(timeout=10)
+    assert not killer.is_alive(), "kill() waited behind wait()"
+    waiter.join(timeout=30)
+    assert codes == [-signal.SIGKILL]
+
+
+def _inside(thread, function: str) -> bool:
+    """`thread` is running `function` now (its stack, as Python sees it)."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    while frame is not None:
+        if frame.f_code.co_name == function:
+            return True
+        frame = frame.f_back
+    return False

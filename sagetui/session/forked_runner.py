@@ -33,31 +33,36 @@ class ForkedRunner:
         self.returncode: int | None = None
         self.stdin: TextIO | None = open(stdin, "w", buffering=1, encoding="utf-8")
         self.stdout: TextIO | None = open(stdout, encoding="utf-8")
-        self.stderr: TextIO | None = open(stderr, encoding="utf-8",
-                                                        errors="replace")
+        self.stderr: TextIO | None = open(stderr, encoding="utf-8", errors="replace")
+        # both kept open for the object's life, as Popen keeps its pid: a wait in one thread
+        # and a signal or a poll in another never meet a closed (or reused) descriptor
         self._exit = exit_r
-        self._lock = threading.Lock()
+        self._read_lock = threading.Lock()  # one thread reads the code
         try:
             self._pidfd: int | None = os.pidfd_open(pid)
         except OSError:
             self._pidfd = None  # gone already: its code is on the exit pipe
 
+    def __del__(self) -> None:
+        for fd in (self._exit, self._pidfd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
     def _ended(self, timeout: float | None) -> bool:
-        """Wait up to `timeout` for the exit code; True once `returncode` is set."""
-        with self._lock:
-            if self.returncode is not None:
-                return True
-            p = select.poll()
-            p.register(self._exit, select.POLLIN)
-            if not p.poll(None if timeout is None else max(0, int(timeout * 1000))):
-                return False
-            data = os.read(self._exit, 64).strip()
-            os.close(self._exit)
-            self.returncode = int(data) if data else GONE_WITH_TEMPLATE
-            if self._pidfd is not None:
-                os.close(self._pidfd)
-                self._pidfd = None
+        """Wait up to `timeout` for the exit code; True once `returncode` is set. No lock is
+        held while waiting: a kill from another thread never waits behind a wait."""
+        if self.returncode is not None:
             return True
+        p = select.poll()
+        p.register(self._exit, select.POLLIN)
+        if not p.poll(None if timeout is None else max(0, int(timeout * 1000))):
+            return False
+        with self._read_lock:
+            if self.returncode is None:
+                data = os.read(self._exit, 64).strip()
+                self.returncode = int(data) if data else GONE_WITH_TEMPLATE
+        return True
 
     def poll(self) -> int | None:
         self._ended(0)
@@ -70,10 +75,10 @@ class ForkedRunner:
         return self.returncode
 
     def send_signal(self, sig: int) -> None:
-        with self._lock:
-            if self.returncode is None and self._pidfd is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    signal.pidfd_send_signal(self._pidfd, sig)
+        """As Popen's: nothing once its end is known; the pidfd names this process alone."""
+        if self.returncode is None and self._pidfd is not None:
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(self._pidfd, sig)
 
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
