@@ -91,58 +91,71 @@ def serve(path: str) -> int:
     sel.register(wake_r, selectors.EVENT_READ)
     print("ready", flush=True)
     template = os.getpid()
-
     while True:
         for key, _ in sel.select():
             if key.fileobj is listener:
                 conn, _ = listener.accept()
                 with conn:
-                    try:
-                        data, fds, _, _ = socket.recv_fds(
-                            conn, runner_template.MAX_MESSAGE, runner_template.FDS)
-                        req = runner_template.Request.decode(data)
-                    except (OSError, ValueError, KeyError) as exc:
-                        conn.send(f"error: {exc}".encode())
-                        continue
-                    if len(fds) != runner_template.FDS:
-                        for fd in fds:
-                            os.close(fd)
-                        conn.send(b"error: four descriptors expected")
-                        continue
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                    pid = os.fork()
-                    if pid == 0:
-                        code = 1
-                        try:
-                            sel.close()
-                            listener.close()
-                            conn.close()
-                            signal.set_wakeup_fd(-1)
-                            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                            for fd in (wake_r, wake_w, fds[3], *exits.values()):
-                                os.close(fd)
-                            code = _runner(req, fds, template)
-                        except SystemExit as exc:
-                            code = exc.code if isinstance(exc.code, int) else 1
-                        except BaseException:
-                            traceback.print_exc()
-                        finally:
-                            sys.stdout.flush()
-                            sys.stderr.flush()
-                            os._exit(code)
-                    for fd in fds[:3]:
-                        os.close(fd)
-                    exits[pid] = fds[3]
-                    conn.send(str(pid).encode())
+                    # what a forked runner must not hold: the template's own descriptors
+                    inherited: list[selectors.BaseSelector | socket.socket] = [
+                        sel, listener, conn]
+                    _answer(conn, exits, template, inherited, (wake_r, wake_w))
             else:
-                while True:
-                    try:
-                        if not os.read(wake_r, 512):
-                            break
-                    except BlockingIOError:
-                        break
+                _drain(wake_r)
                 _reap(exits)
+
+
+def _answer(conn: socket.socket, exits: dict[int, int], template: int,
+            inherited: list[selectors.BaseSelector | socket.socket],
+            wake: tuple[int, int]) -> None:
+    """One request: fork its runner and answer its pid (or why not)."""
+    try:
+        data, fds, _, _ = socket.recv_fds(conn, runner_template.MAX_MESSAGE,
+                                          runner_template.FDS)
+        req = runner_template.Request.decode(data)
+    except (OSError, ValueError, KeyError) as exc:
+        conn.send(f"error: {exc}".encode())
+        return
+    if len(fds) != runner_template.FDS:
+        for fd in fds:
+            os.close(fd)
+        conn.send(b"error: four descriptors expected")
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the runner: never returns
+        code = 1
+        try:
+            for held in inherited:
+                held.close()
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            for fd in (*wake, fds[3], *exits.values()):
+                os.close(fd)
+            code = _runner(req, fds, template)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    for fd in fds[:3]:
+        os.close(fd)
+    exits[pid] = fds[3]
+    conn.send(str(pid).encode())
+
+
+def _drain(fd: int) -> None:
+    """Empty the signal wake-up pipe (a SIGCHLD each byte)."""
+    while True:
+        try:
+            if not os.read(fd, 512):
+                return
+        except BlockingIOError:
+            return
 
 
 def _reap(exits: dict[int, int]) -> None:
