@@ -1,10 +1,17 @@
 """A tiny tree that looks like a SageAttention checkout to sagetui's builder: a setup.py that
-declares torch CppExtensions named as SageAttention's (`sageattention._qattn_sm89`,
+declares extensions named as SageAttention's (`sageattention._qattn_sm89`,
 `sageattention._fused`) and appends CXX_APPEND_FLAGS as SageAttention's does, csrc/ with a
-few lines of C++ each, and the package's __init__.py. It builds without CUDA, through the same
-path as the real tree (its setup.py, build_ext, torch's BuildExtension and ninja). The C++
-uses Python's C API alone: a file compiles in a quarter of a second, where pybind11's header
-costs 5 s a file and torch/extension.h some 45 s on a loaded machine."""
+few lines of C++ each, and the package's __init__.py. It builds without CUDA. The C++ uses
+Python's C API alone: a file compiles in a quarter of a second, where pybind11's header costs
+5 s a file and torch/extension.h some 45 s on a loaded machine.
+
+Its setup.py comes in two kinds, for the builder runs whatever setup.py the tree has:
+- `torch=True`: torch CppExtensions built by torch's BuildExtension and ninja, the path of the
+  real tree, for the tests of what that path prints (ninja's steps, its log, a compiler error
+  as ninja shows it);
+- otherwise the same extensions, sources and flags as setuptools' own Extensions and
+  build_ext: the builder's cache, stops and watch are the same over either, and this setup.py
+  does not import torch (1.6 s of CPU a build, some 30 builds a test run)."""
 
 from __future__ import annotations
 
@@ -25,6 +32,23 @@ ext_modules = [
 ]
 setup(name="sageattention", version="0.0.0", packages=["sageattention"],
       ext_modules=ext_modules, cmdclass={"build_ext": BuildExtension})
+'''
+
+SETUP_PLAIN = '''
+import os
+from setuptools import Extension, setup
+
+CXX_FLAGS = ["-O1"] + os.getenv("CXX_APPEND_FLAGS", "").split()
+ext_modules = [
+    Extension(name="sageattention._qattn_sm89", sources=["csrc/qattn/pybind_sm89.cpp"],
+              define_macros=[("TORCH_EXTENSION_NAME", "_qattn_sm89")], language="c++",
+              extra_compile_args=CXX_FLAGS),
+    Extension(name="sageattention._fused", sources=["csrc/fused/pybind.cpp"],
+              define_macros=[("TORCH_EXTENSION_NAME", "_fused")], language="c++",
+              extra_compile_args=CXX_FLAGS),
+]
+setup(name="sageattention", version="0.0.0", packages=["sageattention"],
+      ext_modules=ext_modules)
 '''
 
 MODULE = '''
@@ -85,12 +109,14 @@ for _name in ("STARTED", "GATE", "EDIT", "PUT_BACK", "ALWAYS", "DEAF"):
 SOURCES = {"qattn/pybind_sm89.cpp": 89, "fused/pybind.cpp": 1}
 
 
-def write_tree(root: Path, qattn_value: int = 89, hooks: bool = False) -> Path:
+def write_tree(root: Path, qattn_value: int = 89, hooks: bool = False,
+               torch: bool = False) -> Path:
     """The tree under `root`; `_qattn_sm89.answer()` returns `qattn_value`, `_fused`'s 1 (plus
-    -DBONUS=N from CXX_APPEND_FLAGS). `hooks`: its setup.py runs HOOKS first."""
+    -DBONUS=N from CXX_APPEND_FLAGS). `hooks`: its setup.py runs HOOKS first; `torch`: it
+    builds through torch's BuildExtension and ninja (the module's docstring)."""
     (root / "sageattention").mkdir(parents=True, exist_ok=True)
     (root / "sageattention" / "__init__.py").write_text("")
-    (root / "setup.py").write_text((HOOKS if hooks else "") + SETUP)
+    (root / "setup.py").write_text((HOOKS if hooks else "") + (SETUP if torch else SETUP_PLAIN))
     for rel, value in SOURCES.items():
         path = root / "csrc" / rel
         path.parent.mkdir(parents=True, exist_ok=True)

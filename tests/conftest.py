@@ -191,10 +191,10 @@ TINY_ARCH = "8.9"  # the architecture the tests' tiny tree is built for (it has 
 
 @pytest.fixture(scope="session")
 def tiny_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, object]:
-    """The tests' tiny SageAttention-like tree (build_tree.py) built once a session, by its
-    own setup.py: (tree, cache root, its build facts). A test that needs a good build of it in
-    a cache of its own seeds one from this (`seed_build_cache`): the key holds no path, so any
-    copy of the tree is then a cache hit."""
+    """The tests' tiny SageAttention-like tree (build_tree.py, its plain kind) built once a
+    session, by its own setup.py: (tree, cache root, its build facts). A test that needs a good
+    build of it in a cache of its own seeds one from this (`seed_build_cache`): the key holds no
+    path, so any copy of the tree is then a cache hit."""
     from sagetui.kernel_build.builder import build, plan
 
     from .build_tree import write_tree

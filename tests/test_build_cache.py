@@ -1,6 +1,7 @@
 """sagetui/kernel_build on the CPU with real builds (no mocks): a tiny tree that looks like a
-SageAttention checkout (build_tree.py) built by its own setup.py through torch's
-BuildExtension, cached, checked, rebuilt; and the bad inputs refused with one line."""
+SageAttention checkout (build_tree.py) built by its own setup.py, cached, checked, rebuilt; and
+the bad inputs refused with one line. What torch's BuildExtension and ninja print (the steps,
+a compiler error) is tested on the tree's torch kind; the cache's workings on its plain kind."""
 
 from __future__ import annotations
 
@@ -34,8 +35,12 @@ def answer(entry: str | Path, module: str = "_qattn_sm89") -> int:
     return int(load_extension(entry, module, f"t{next(_loaded)}").answer())
 
 
-def ninja_log(cache_root: Path, tree: Path) -> bytes:
-    return (cache.tree_dir(cache_root, tree) / "build-temp" / ".ninja_log").read_bytes()
+def build_temp(cache_root: Path, tree: Path) -> dict[str, int]:
+    """The tree's build-temp (its objects), each file's modification time: a compiler that
+    ran would change them."""
+    temp = cache.tree_dir(cache_root, tree) / "build-temp"
+    return {str(p.relative_to(temp)): p.stat().st_mtime_ns for p in temp.rglob("*")
+            if p.is_file()}
 
 
 @pytest.fixture
@@ -56,12 +61,13 @@ def test_first_build_is_a_miss_and_its_modules_import(built) -> None:
 
 def test_unchanged_tree_is_a_hit_without_a_compiler(built) -> None:
     tree, root, facts = built
-    before = ninja_log(root, tree)
+    before = build_temp(root, tree)
+    assert any(name.endswith(".o") for name in before)
     t0 = time.monotonic()
     again = build(plan(tree, "sage2-sm89", arch=ARCH), progress=pytest.fail, cache_root=root)
     assert time.monotonic() - t0 < 5
     assert again.cache_hit and again.key == facts.key and again.build_s == facts.build_s
-    assert ninja_log(root, tree) == before  # ninja never ran
+    assert build_temp(root, tree) == before  # no compiler ran
 
 
 def test_source_change_and_flag_change_rebuild(built, tmp_path: Path) -> None:
@@ -73,12 +79,24 @@ def test_source_change_and_flag_change_rebuild(built, tmp_path: Path) -> None:
     assert not changed.cache_hit and changed.key != facts.key
     assert changed.source_sha256 != facts.source_sha256
     assert answer(changed.entry) == 90
-    lines: list[str] = []
     flagged = build(plan(copy, "sage2-sm89", arch=ARCH, cxx_flags="-DBONUS=5"),
-                    progress=lines.append, cache_root=root)
+                    progress=lambda _: None, cache_root=root)
     assert not flagged.cache_hit and flagged.cxx_flags == "-DBONUS=5"
     assert answer(flagged.entry) == 95 and answer(flagged.entry, "_fused") == 6
-    # the progress streams each step with the last build's time as the estimate
+
+
+def test_ninjas_steps_stream_each_named_by_its_extension(tmp_path: Path) -> None:
+    """The real tree's path, torch's BuildExtension and ninja: the second build of a tree
+    streams each step with the first's time as the estimate."""
+    from .build_tree import write_tree
+
+    tree, root = write_tree(tmp_path / "tree", torch=True), tmp_path / "cache"
+    first = build(plan(tree, "sage2-sm89", arch=ARCH), progress=lambda _: None, cache_root=root)
+    assert (cache.tree_dir(root, tree) / "build-temp" / ".ninja_log").is_file()
+    lines: list[str] = []
+    flagged = build(plan(tree, "sage2-sm89", arch=ARCH, cxx_flags="-DBONUS=5"),
+                    progress=lines.append, cache_root=root)
+    assert answer(first.entry) == 89 and answer(flagged.entry) == 94
     assert any("step " in ln and "last build" in ln for ln in lines)
     # ninja runs once per extension, each counting from step 1: every step is named apart
     # (not `step 1/1` twice), its extension with it
@@ -105,8 +123,12 @@ def test_a_corrupted_entry_is_rebuilt(built, damage: str) -> None:
 
 def test_a_syntax_error_shows_the_compiler_lines_and_caches_nothing(
         built, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As ninja shows it (the tree's torch kind); then the CLI's one block, from the plain
+    kind's compiler."""
+    from .build_tree import write_tree
+
     tree, root, _ = built
-    bad = shutil.copytree(tree, tmp_path / "tree")
+    bad = write_tree(tmp_path / "tree", torch=True)
     set_qattn_source(bad, "int answer() { return 89 }\n")
     with pytest.raises(BuildFailed) as caught:
         build(plan(bad, "sage2-sm89", arch=ARCH), progress=lambda _: None, cache_root=root)
@@ -117,6 +139,8 @@ def test_a_syntax_error_shows_the_compiler_lines_and_caches_nothing(
     assert not any(p.name.startswith(".staging") for p in entries)
     assert all(cache.stale_reason(p, p.name) is None for p in entries)  # only whole ones
     # the CLI: one block, exit 1
+    bad = shutil.copytree(tree, tmp_path / "plain")
+    set_qattn_source(bad, "int answer() { return 89 }\n")
     env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():

@@ -128,7 +128,7 @@ def test_a_failing_build_leaves_its_variant_out_and_the_others_build(
     from sagetui.core.config import RunConfig, Shape, VariantSpec
 
     good = write_tree(tmp_path / "good")
-    bad = write_tree(tmp_path / "bad")
+    bad = write_tree(tmp_path / "bad", torch=True)  # ninja's steps, then the compiler's error
     set_qattn_source(bad, "int answer() { return 89 }\n")
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.9")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

@@ -1,12 +1,12 @@
 """The console's source variants and its watch (key w), driven by Textual's Pilot.
 
 What is real: the tree (tests/build_tree.py, a tiny tree that looks like a SageAttention
-checkout), its builds in the console's worker (its setup.py, torch's BuildExtension, ninja,
-the cache), watchfiles noticing a real edit, the diff against the previous build, and a run in
-a real runner process on the CPU. What is not: a CPU cannot run the built sm89 module, so the
-flow's `run_as` runs the rebuilt variant as the reference backend (slowed, `slowdown`), so
-the verdict and the main-loop delta in the history come from a real CPU run that the watch's
-rebuild triggered."""
+checkout), its builds in the console's worker (its setup.py, the compiler, the cache; torch's
+BuildExtension and ninja where the build's steps are looked at), watchfiles noticing a real
+edit, the diff against the previous build, and a run in a real runner process on the CPU. What
+is not: a CPU cannot run the built sm89 module, so the flow's `run_as` runs the rebuilt variant
+as the reference backend (slowed, `slowdown`), so the verdict and the main-loop delta in the
+history come from a real CPU run that the watch's rebuild triggered."""
 
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ async def test_r_builds_then_w_rebuilds_on_a_change_and_keeps_the_history(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         tiny_build: tuple[Path, Path, object]) -> None:
     """r's build of the unchanged tree is the session's tiny build, found in the cache this
-    test seeds; the watch's rebuild after the edit is a real one, its steps in the Log."""
+    test seeds; the watch's rebuild after the edit is a real one (the tree's plain kind: ninja's
+    steps in the Log are the next test's)."""
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.9")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     seed_build_cache(tiny_build, tmp_path / "xdg")
@@ -78,8 +79,8 @@ async def test_r_builds_then_w_rebuilds_on_a_change_and_keeps_the_history(
         assert flow._stop is None
         await settle(pilot, app)
         assert len(flow.history) == 1 and not flow.pending  # the one edit, rebuilt once
-        log = "\n".join(lines)  # the rebuild's progress: each ninja step, then its time
-        assert "build: " in log and "step " in log and "variant mine: built in" in log
+        log = "\n".join(lines)  # the rebuild, then its time
+        assert "variant mine: built in" in log.split("variant mine: cache hit", 1)[1]
         row = flow.history[0]
         assert row.variant == "mine" and row.change.startswith("pybind_sm89.cpp +")
         assert row.change.endswith(" -0")
@@ -96,17 +97,19 @@ async def test_a_source_variant_that_fails_to_build_leaves_the_consoles_run_part
     """The console's report is never kinder than `sagetui run`'s: r builds the tree, which does
     not compile; the reference runs; the run ends partial, the header says so, and the report
     (what e exports) lists the variant as never run with the build's failure; a new
-    configuration after it runs without it, and so does a calibration's A/A run."""
+    configuration after it runs without it, and so does a calibration's A/A run. The tree is
+    the torch kind: ninja's steps stream into the Log before the compiler fails."""
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.9")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # no calibration stored
-    bad = write_tree(tmp_path / "bad")
+    bad = write_tree(tmp_path / "bad", torch=True)
     set_qattn_source(bad, "int answer() { return 89 }\n")
     base = tiny_config()
     config = base.model_copy(update={"variants": [
         *base.variants, VariantSpec(name="bad", backend="sage2-sm89", path=f"src:{bad}")]})
     app = SageTUI(config=config, theme_name=THEME, recovery_path=tmp_path / "r.json",
                   export_dir=tmp_path)
+    lines = logged(app)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         await pilot.press("r")
@@ -121,6 +124,7 @@ async def test_a_source_variant_that_fails_to_build_leaves_the_consoles_run_part
         assert bad_v.error is not None and bad_v.error.startswith("its build failed: ")
         assert any("variant bad never ran" in d for d in report.status_detail or [])
         assert report.variant("ref") is not None and report.variant("ref").status != "failed"  # type: ignore[union-attr]
+        assert any(ln.startswith("build: _qattn_sm89: step 1/") for ln in lines), lines
         await pilot.press("e")  # the export is the same report
         await wait_for(pilot, lambda: isinstance(app.screen, PathPromptScreen), what="e's prompt")
         target = tmp_path / "exported.json"
