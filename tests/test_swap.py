@@ -255,6 +255,45 @@ def test_ctrl_c_keeps_the_rounds_done(tmp_path) -> None:
     assert any("stopped after 1 of 5 rounds" in x for x in report.status_detail or [])
 
 
+@pytest.mark.parametrize("where", ["between two rounds", "at the round's last line"])
+def test_a_ctrl_c_wherever_it_lands_keeps_whole_rounds_only(monkeypatch, where) -> None:
+    """Ctrl-C lands where it lands: between two rounds (once it ended `sagetui swap` with 130
+    and no report), or on the last progress line of a round. The rounds' bookkeeping alone is
+    under test, so the processes are stand-ins; real ones stopped by a real SIGINT are the
+    test above's."""
+    from sagetui.core.blocks.swap import SwapProcess
+    from sagetui.session import swap as rounds_module
+
+    def process(self, tmp, r, arm, earlier):
+        return (SwapProcess(round=r, arm=arm.name, status="ok", wall_s=0.1),
+                [f"round {r + 1}/3 · {arm.name}"])
+
+    monkeypatch.setattr(rounds_module.SwapRounds, "_process", process)
+    order = rounds_module.round_order
+
+    def interrupted_order(arms, r):
+        if where == "between two rounds" and r == 1:
+            raise KeyboardInterrupt
+        return order(arms, r)
+
+    monkeypatch.setattr(rounds_module, "round_order", interrupted_order)
+    said: list[str] = []
+
+    def say(line: str) -> None:
+        said.append(line)
+        if line == "round 1/3 · b":  # round 1 runs a then b
+            raise KeyboardInterrupt
+
+    arms = [rounds_module.Arm("a", None), rounds_module.Arm("b", None)]
+    rounds = rounds_module.SwapRounds(["python", "x.py"], arms, 3,
+                                      say=say if where != "between two rounds" else said.append)
+    kept = rounds.run()
+    assert rounds.interrupted
+    assert [(p.round, p.arm) for p in kept] == [(0, "a"), (0, "b")]
+    assert said[-1] == "interrupted in round {}: keeping the 1 round(s) done".format(
+        2 if where == "between two rounds" else 1)
+
+
 def test_telemetry_is_shown_per_round_from_the_processes_summaries() -> None:
     from sagetui.core.blocks.swap import ProcessResult, Swap, SwapProcess
     from sagetui.core.swap.view import telemetry_lines

@@ -55,14 +55,19 @@ class SwapRounds:
     interrupted: bool = False
 
     def run(self) -> list[SwapProcess]:
-        """Every round, or those done before Ctrl-C (`interrupted`)."""
+        """Every round, or those done before Ctrl-C (`interrupted`). A round is kept whole or
+        not at all, wherever the KeyboardInterrupt lands: the try holds every round, and a
+        round joins `processes` in one store."""
         with tempfile.TemporaryDirectory(prefix="sagetui-swap-") as tmp:
             failed: set[str] = set()
-            for r in range(self.rounds):
-                done: list[SwapProcess] = []
-                earlier: list[Earlier] = []
-                order = [a for a in round_order(self.arms, r) if a.name not in failed]
-                try:
+            done: list[SwapProcess]
+            order: list[Arm]
+            r, done, order = 0, [], []  # where a Ctrl-C before the first round finds them
+            try:
+                for r in range(self.rounds):
+                    done = []
+                    order = [a for a in round_order(self.arms, r) if a.name not in failed]
+                    earlier: list[Earlier] = []
                     for arm in order:
                         p, said = self._process(Path(tmp), r, arm, earlier)
                         done.append(p)  # before its progress: a Ctrl-C after that keeps it
@@ -73,17 +78,17 @@ class SwapRounds:
                         else:
                             earlier.append(Earlier(arm=arm.name, outputs=str(
                                 Path(tmp) / f"r{r}-{arm.name}.safetensors")))
-                except KeyboardInterrupt:
-                    self.interrupted = True
-                    if len(done) == len(order):  # it came after the round's last process
-                        self.processes += done
-                    kept = len({p.round for p in self.processes})
-                    self.say(f"interrupted in round {r + 1}: keeping the {kept} round(s) done")
-                    break
-                self.processes += done
-                if len(self.arms) - len(failed) < 2 and r + 1 < self.rounds:
-                    self.say("fewer than two arms left to compare: no more rounds")
-                    break
+                    self.processes = [*self.processes, *done]
+                    if len(self.arms) - len(failed) < 2 and r + 1 < self.rounds:
+                        self.say("fewer than two arms left to compare: no more rounds")
+                        break
+            except KeyboardInterrupt:
+                self.interrupted = True
+                whole = bool(done) and len(done) == len(order)
+                if whole and not (self.processes and self.processes[-1] is done[-1]):
+                    self.processes = [*self.processes, *done]  # it came after the last process
+                kept = len({p.round for p in self.processes})
+                self.say(f"interrupted in round {r + 1}: keeping the {kept} round(s) done")
         return self.processes
 
     def _process(self, tmp: Path, r: int, arm: Arm, earlier: list[Earlier]
