@@ -262,21 +262,21 @@ def test_a_ctrl_c_wherever_it_lands_keeps_whole_rounds_only(monkeypatch, where) 
     under test, so the processes are stand-ins; real ones stopped by a real SIGINT are the
     test above's."""
     from sagetui.core.blocks.swap import SwapProcess
-    from sagetui.session import swap as rounds_module
+    from sagetui.session import swap
 
     def process(self, tmp, r, arm, earlier):
         return (SwapProcess(round=r, arm=arm.name, status="ok", wall_s=0.1),
                 [f"round {r + 1}/3 · {arm.name}"])
 
-    monkeypatch.setattr(rounds_module.SwapRounds, "_process", process)
-    order = rounds_module.round_order
+    monkeypatch.setattr(swap.SwapRounds, "_process", process)
+    order = swap.round_order
 
     def interrupted_order(arms, r):
         if where == "between two rounds" and r == 1:
             raise KeyboardInterrupt
         return order(arms, r)
 
-    monkeypatch.setattr(rounds_module, "round_order", interrupted_order)
+    monkeypatch.setattr(swap, "round_order", interrupted_order)
     said: list[str] = []
 
     def say(line: str) -> None:
@@ -284,8 +284,8 @@ def test_a_ctrl_c_wherever_it_lands_keeps_whole_rounds_only(monkeypatch, where) 
         if line == "round 1/3 · b":  # round 1 runs a then b
             raise KeyboardInterrupt
 
-    arms = [rounds_module.Arm("a", None), rounds_module.Arm("b", None)]
-    rounds = rounds_module.SwapRounds(["python", "x.py"], arms, 3,
+    arms = [swap.Arm("a", None), swap.Arm("b", None)]
+    rounds = swap.SwapRounds(["python", "x.py"], arms, 3,
                                       say=say if where != "between two rounds" else said.append)
     kept = rounds.run()
     assert rounds.interrupted
