@@ -4,6 +4,7 @@ a template of its own per test, a real runner forked from it."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -196,3 +197,30 @@ def _inside(thread, function: str) -> bool:
             return True
         frame = frame.f_back
     return False
+
+
+def test_the_doctor_forked_from_the_template_answers_as_a_started_one(
+        template, monkeypatch) -> None:
+    """`sagetui doctor`, `run`'s list of backends: the doctor's answer (session/probe.py) from
+    a process the template forks, the same as from one started; a template is never asked
+    for a template, and its runner's timeout leaves nothing running."""
+    from sagetui.core.runner_template import Request
+    from sagetui.session.probe import probe
+
+    _, path = template
+    monkeypatch.delenv(ENV, raising=False)
+    started = probe()
+    monkeypatch.setenv(ENV, path)
+    doctor = spawn_runner(args=["--doctor"])
+    assert isinstance(doctor.proc, ForkedRunner) and "--doctor" in doctor.proc.args
+    out, err = doctor.proc.communicate(timeout=60)
+    doctor.discard()
+    assert doctor.proc.returncode == 0, err
+    assert json.loads(out) == started == probe()
+    with pytest.raises(ValueError, match="not templates"):
+        Request.decode(Request(env={}, cwd="/", requester=1, args=("--template", "x")).encode())
+    slow = spawn_runner(args=["--doctor"])  # a timeout: TimeoutExpired, as Popen's
+    with pytest.raises(subprocess.TimeoutExpired):
+        slow.proc.communicate(timeout=0)
+    slow.discard()
+    assert slow.proc.poll() is not None and not _alive(slow.proc.pid)

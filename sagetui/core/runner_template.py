@@ -27,19 +27,24 @@ MAX_MESSAGE = 1 << 20
 
 @dataclass(frozen=True)
 class Request:
-    """A runner to fork: its environment, its working directory, and the process it serves
-    (the runner ends when that one does, as a runner started by it dies with it)."""
+    """A runner to fork: its environment, its working directory, the process it serves (the
+    runner ends when that one does, as a runner started by it dies with it), and its
+    arguments, as `python -m sagetui.runner ARGS` takes them (none: a runner; `--doctor`)."""
 
     env: dict[str, str]
     cwd: str
     requester: int
+    args: tuple[str, ...] = ()
 
     def encode(self) -> bytes:
-        return json.dumps({"env": self.env, "cwd": self.cwd,
-                           "requester": self.requester}).encode()
+        return json.dumps({"env": self.env, "cwd": self.cwd, "requester": self.requester,
+                           "args": list(self.args)}).encode()
 
     @classmethod
     def decode(cls, data: bytes) -> Request:
         d = json.loads(data)
+        args = tuple(str(a) for a in d.get("args", []))
+        if "--template" in args:
+            raise ValueError("a template forks runners, not templates")
         return cls(env={str(k): str(v) for k, v in d["env"].items()}, cwd=str(d["cwd"]),
-                   requester=int(d["requester"]))
+                   requester=int(d["requester"]), args=args)

@@ -119,6 +119,6 @@ def baselines(device: str, backends: dict[str, str | None]) -> dict[str, str | N
     return out
 
 
-def main() -> int:
-    print(json.dumps(diagnose(peak="--peak" in sys.argv[1:]), default=str))
+def main(args: list[str]) -> int:
+    print(json.dumps(diagnose(peak="--peak" in args), default=str))
     return 0

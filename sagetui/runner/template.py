@@ -1,5 +1,5 @@
 """`python -m sagetui.runner --template SOCKET`: a runner template, a fork server for runners
-(core/runner_template.py has its wire and says why).
+and for the doctor (core/runner_template.py has its wire and says why).
 
 It imports torch and the runner's modules once, never runs a tensor operation (torch's thread
 pools and CUDA start in each runner, after the fork: neither survives one), and forks a runner
@@ -64,9 +64,10 @@ def _runner(req: runner_template.Request, fds: list[int], template: int) -> int:
     os.environ.update(req.env)
     os.chdir(req.cwd)
     _die_with(req.requester)
-    from sagetui.runner.main import main
+    sys.argv[1:] = req.args
+    from sagetui.runner.entry import run
 
-    return main()
+    return run(list(req.args))
 
 
 def serve(path: str) -> int:
@@ -74,6 +75,7 @@ def serve(path: str) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     import torch  # noqa: F401  the cost each runner would pay
 
+    import sagetui.runner.doctor  # noqa: F401
     import sagetui.runner.engine  # noqa: F401
     import sagetui.runner.main  # noqa: F401
 

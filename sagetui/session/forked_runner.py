@@ -1,7 +1,7 @@
 """A runner forked by a runner template (runner/template.py; the wire and why:
 core/runner_template.py), as the session holds it: the subset of `subprocess.Popen` the session
-uses (pid, the three pipes, poll, wait, the signals), so that a forked runner and a started one
-are driven and reported alike.
+uses (pid, the three pipes, poll, wait, communicate, the signals), so that a forked runner and a
+started one are driven and reported alike.
 
 The runner is the template's child, not ours: its exit code comes on the exit pipe once the
 template has reaped it, and signals go through a pidfd, so that one can never reach another
@@ -13,10 +13,13 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import selectors
 import signal
 import socket
 import subprocess
 import threading
+import time
+from collections.abc import Sequence
 from typing import TextIO
 
 from sagetui.core import runner_template
@@ -27,9 +30,10 @@ GONE_WITH_TEMPLATE = -signal.SIGKILL
 
 
 class ForkedRunner:
-    def __init__(self, pid: int, stdin: int, stdout: int, stderr: int, exit_r: int) -> None:
+    def __init__(self, pid: int, stdin: int, stdout: int, stderr: int, exit_r: int,
+                 args: Sequence[str] = ()) -> None:
         self.pid = pid
-        self.args = ["sagetui.runner", f"(forked by its template, pid {pid})"]
+        self.args = ["sagetui.runner", *args, f"(forked by its template, pid {pid})"]
         self.returncode: int | None = None
         self.stdin: TextIO | None = open(stdin, "w", buffering=1, encoding="utf-8")
         self.stdout: TextIO | None = open(stdout, encoding="utf-8")
@@ -74,6 +78,31 @@ class ForkedRunner:
         assert self.returncode is not None
         return self.returncode
 
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        """As Popen's: stdin closed, stdout and stderr read to their end, the runner waited
+        for; TimeoutExpired (the runner left running) when `timeout` passes first."""
+        assert self.stdin is not None and self.stdout is not None and self.stderr is not None
+        self.stdin.close()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        read: dict[int, list[bytes]] = {self.stdout.fileno(): [], self.stderr.fileno(): []}
+        with selectors.DefaultSelector() as sel:
+            for fd in read:
+                sel.register(fd, selectors.EVENT_READ)
+            while sel.get_map():
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise subprocess.TimeoutExpired(self.args, timeout or 0)
+                for key, _ in sel.select(left):
+                    chunk = os.read(key.fd, 65536)
+                    if chunk:
+                        read[key.fd].append(chunk)
+                    else:
+                        sel.unregister(key.fd)
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        self.wait(left)
+        out, err = (b"".join(chunks).decode("utf-8", "replace") for chunks in read.values())
+        return out, err
+
     def send_signal(self, sig: int) -> None:
         """As Popen's: nothing once its end is known; the pidfd names this process alone."""
         if self.returncode is None and self._pidfd is not None:
@@ -87,8 +116,9 @@ class ForkedRunner:
         self.send_signal(signal.SIGKILL)
 
 
-def fork_runner(path: str, env: dict[str, str]) -> ForkedRunner | None:
-    """A runner forked by the template listening on `path`; None when it does not answer."""
+def fork_runner(path: str, env: dict[str, str], args: Sequence[str] = ()) -> ForkedRunner | None:
+    """A runner forked by the template listening on `path` (with `args`, as `python -m
+    sagetui.runner` takes them); None when it does not answer."""
     ours: list[int] = []
     theirs: list[int] = []
     for _ in range(runner_template.FDS):
@@ -97,7 +127,8 @@ def fork_runner(path: str, env: dict[str, str]) -> ForkedRunner | None:
         theirs.append(w)
     # the child reads stdin (our write end is ours[0]'s pair): swap the first pipe's ends
     ours[0], theirs[0] = theirs[0], ours[0]
-    req = runner_template.Request(env=env, cwd=os.getcwd(), requester=os.getpid())
+    req = runner_template.Request(env=env, cwd=os.getcwd(), requester=os.getpid(),
+                                  args=tuple(args))
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
             s.settimeout(10.0)
@@ -112,4 +143,5 @@ def fork_runner(path: str, env: dict[str, str]) -> ForkedRunner | None:
     finally:
         for fd in theirs:
             os.close(fd)
-    return ForkedRunner(pid, *ours)
+    stdin, stdout, stderr, exit_r = ours
+    return ForkedRunner(pid, stdin, stdout, stderr, exit_r, args)

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sagetui.core import runner_template, status_board
@@ -56,8 +57,8 @@ class Spawned:
 
 
 def spawn_runner(python: str | None = None, env: dict[str, str] | None = None,
-                 argv: list[str] | None = None) -> Spawned:
-    """Start `python -m sagetui.runner` (or `argv`), its pipes open for the protocol."""
+                 argv: list[str] | None = None, args: Sequence[str] = ()) -> Spawned:
+    """Start `python -m sagetui.runner ARGS` (or `argv`), its pipes open for the protocol."""
     fd, status_path = tempfile.mkstemp(prefix="sagetui-status-")
     os.close(fd)
     child_env = dict(os.environ, **(env or {}))
@@ -65,11 +66,11 @@ def spawn_runner(python: str | None = None, env: dict[str, str] | None = None,
     child_env.setdefault("PYTHONUNBUFFERED", "1")
     template = child_env.get(runner_template.ENV)
     if template and argv is None and python in (None, sys.executable):
-        forked = fork_runner(template, child_env)
+        forked = fork_runner(template, child_env, args)
         if forked is not None:
             return Spawned(forked, status_path)
     proc = subprocess.Popen(
-        argv or [python or sys.executable, "-m", "sagetui.runner"], stdin=subprocess.PIPE,
+        argv or [python or sys.executable, "-m", "sagetui.runner", *args], stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env, text=True, bufsize=1,
         preexec_fn=_die_with_parent, process_group=0)
     return Spawned(proc, status_path)
