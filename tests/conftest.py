@@ -171,6 +171,17 @@ def cli(tmp_path):
     return run
 
 
+def main_status(args) -> int:
+    """`sagetui ARGS`'s exit status from main() in this process, as the process would end it
+    (argparse's SystemExit included)."""
+    from sagetui.cli.main import main
+
+    try:  # main() puts back the signal handlers `sagetui run` installs
+        return main([str(a) for a in args])
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 1
+
+
 @pytest.fixture
 def cli_here(tmp_path, monkeypatch, capsys):
     """`sagetui ...` in this process (so a test can replace a part with monkeypatch), in
@@ -178,19 +189,33 @@ def cli_here(tmp_path, monkeypatch, capsys):
     Returns (exit status, stdout, stderr)."""
     from types import SimpleNamespace
 
-    from sagetui.cli.main import main
-
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
 
     def run(*args):
-        try:  # main() puts back the signal handlers `sagetui run` installs
-            rc = main([str(a) for a in args])
-        except SystemExit as exc:  # argparse's exit, as the process would end
-            rc = exc.code if isinstance(exc.code, int) else 1
+        rc = main_status(args)
         out = capsys.readouterr()
         return SimpleNamespace(returncode=rc, stdout=out.out, stderr=out.err)
     return run
+
+
+def sagetui_here(*args: object, cwd: Path, env: dict[str, str] | None = None):
+    """cli_here for a fixture wider than a test: `sagetui ARGS` in this process, in `cwd`
+    with its own state directory and `env` added, its output kept apart. Returns (exit
+    status, stdout, stderr)."""
+    import contextlib
+    import io
+    from types import SimpleNamespace
+
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):
+        mp.chdir(cwd)
+        mp.setenv("XDG_STATE_HOME", str(cwd / "state"))
+        for key, value in (env or {}).items():
+            mp.setenv(key, value)
+        rc = main_status(args)
+    return SimpleNamespace(returncode=rc, stdout=out.getvalue(), stderr=err.getvalue())
 
 
 @pytest.fixture

@@ -105,17 +105,17 @@ def test_tail_sweep_points_are_checked():
     assert any(p.startswith("$.tail_study[") and p.endswith(".q_len") for p in found)
 
 
-def test_check_cli_exit_codes_and_names_the_field(cli, tmp_path):
-    good = cli("check", VIDEO_CALL_PHASES, TWO_BUILDS)
+def test_check_cli_exit_codes_and_names_the_field(cli_here, tmp_path):
+    good = cli_here("check", VIDEO_CALL_PHASES, TWO_BUILDS)
     assert good.returncode == 0, good.stderr
     data = load(TWO_BUILDS)
     data["variants"][0]["timing"]["mean_s"] *= 1.01
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
-    out = cli("check", bad)
+    out = cli_here("check", bad)
     assert out.returncode == 1
     assert "$.variants[0].timing.mean_s" in out.stdout
-    missing = cli("check", tmp_path / "nope.json")
+    missing = cli_here("check", tmp_path / "nope.json")
     assert missing.returncode == 2
     assert "nope.json" in missing.stderr and "Traceback" not in missing.stderr
 

@@ -213,15 +213,15 @@ def test_a_left_out_variant_keeps_the_run_partial():
     assert "$.status_detail" in _paths({**data, "status_detail": data["status_detail"][:-1]})
 
 
-def test_check_cli_counts_and_lists_what_it_took_as_recorded(cli):
+def test_check_cli_counts_and_lists_what_it_took_as_recorded(cli_here):
     path = SAMPLES / "h200_sm80_small.json"
     a = audit(Report.model_validate(_load(path)))
-    out = cli("check", path)
+    out = cli_here("check", path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == (f"{path}: ok: {a.recomputed:,} figures recomputed from 42 raw "
                                   f"samples, {len(a.recorded):,} taken as recorded")
     assert a.recomputed > 150 and len(a.recorded) > 50
-    listed = cli("check", "--recorded", path).stdout.splitlines()
+    listed = cli_here("check", "--recorded", path).stdout.splitlines()
     recorded = [x for x in listed if ": taken as recorded: " in x]
     assert len(recorded) == len(a.recorded)
     assert any("$.environment.gpu.name (the machine it ran on" in x for x in recorded)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +20,8 @@ from sagetui.core.compare.table import Delta
 from sagetui.core.derived import speedup_percent
 from sagetui.core.report.io import load_report
 from sagetui.core.statistics.unpaired import unpaired_speedup
+
+from .conftest import sagetui_here
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_results"
@@ -96,9 +97,8 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     out = {}
     for name, extra in argv.items():
         out[name] = d / f"{name}.json"
-        subprocess.run([sys.executable, "-m", "sagetui", "run", *TINY, *extra, "--json",
-                        str(out[name]), "--quiet"], check=True, capture_output=True,
-                       timeout=300, env={**os.environ, "XDG_STATE_HOME": str(d / "state")})
+        done = sagetui_here("run", *TINY, *extra, "--json", out[name], "--quiet", cwd=d)
+        assert done.returncode == 0, done.stderr
     return out
 
 

@@ -135,9 +135,9 @@ def test_a_bad_name_is_one_line_and_exit_2(cli_here, value) -> None:
 
 
 def test_a_run_records_the_distribution_and_check_holds_it_to_the_configuration(
-        cli, tmp_path) -> None:
-    out = cli("run", "--inputs", "synthetic:heavytail", "--seed", "7", *TINY, "--rounds", "1",
-              "--iterations", "1", "--json", "r.json")
+        cli_here, tmp_path) -> None:
+    out = cli_here("run", "--inputs", "synthetic:heavytail", "--seed", "7", *TINY, "--rounds", "1",
+                   "--iterations", "1", "--json", "r.json")
     assert out.returncode == 0, out.stderr
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["config"]["shape"]["distribution"] == "heavytail"

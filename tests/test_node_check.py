@@ -50,10 +50,10 @@ def test_one_gpu_or_failed_ones_have_nothing_to_compare():
     assert not one[0].flagged
 
 
-def test_cli_node_check_on_two_cpu_runners(cli, tmp_path):
-    out = cli("node-check", "--backend", "reference", "--heads", "2", "--q-len", "128",
-              "--rounds", "3", "--iterations", "3", "--warmup", "1", "--gpus", "cpu:2",
-              "--json", "node_check.json")
+def test_cli_node_check_on_two_cpu_runners(cli_here, tmp_path):
+    out = cli_here("node-check", "--backend", "reference", "--heads", "2", "--q-len", "128",
+                   "--rounds", "3", "--iterations", "3", "--warmup", "1", "--gpus", "cpu:2",
+                   "--json", "node_check.json")
     data = json.loads((tmp_path / "node_check.json").read_text())
     assert [g["runner"] for g in data["gpus"]] == ["cpu 0", "cpu 1"]
     assert all(len(g["round_p50s"]) == 3 and g["p50_s"] > 0 for g in data["gpus"])
@@ -107,7 +107,7 @@ def test_bad_node_check_input_is_one_line_exit_2(cli_here, args, needle):
     # in this process (main() as `python -m sagetui` calls it, its exit status and stderr):
     # a refusal needs no interpreter of its own; test_cli's refusals run as a child process
     out = cli_here("node-check", *args, "--gpus" if "--gpus" not in args else "--quiet",
-              *(["cpu:1"] if "--gpus" not in args else []))
+                   *(["cpu:1"] if "--gpus" not in args else []))
     assert out.returncode == 2 and needle in out.stderr and out.stderr.count("\n") == 1
 
 

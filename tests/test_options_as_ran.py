@@ -43,8 +43,8 @@ def test_smooth_k_is_an_option_of_every_sageattention_backend_on_by_default() ->
     assert {b for b, t in OPTIONS.items() if "smooth_v" in t} == {"sage2-sm80", "sage2-sm89"}
 
 
-def test_a_bad_smooth_k_is_one_line_and_exit_2(cli) -> None:
-    out = cli("run", "--variant", "x=sage2-sm89[smooth_k=yes]")
+def test_a_bad_smooth_k_is_one_line_and_exit_2(cli_here) -> None:
+    out = cli_here("run", "--variant", "x=sage2-sm89[smooth_k=yes]")
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert "smooth_k=yes is not one of true, false" in out.stderr
 

@@ -49,18 +49,18 @@ def test_measured_on_names_the_slot_or_the_device():
 @pytest.mark.parametrize("value,needle", [("0,0", "twice"), ("cpu:0", "cpu:N"),
                                           ("x", "want 'all'"), ("all", "no GPU found"),
                                           ("3", "no GPU 3")])
-def test_bad_gpus_is_one_line_and_exit_2(cli, value, needle):
-    out = cli("sweep", "--backend", "reference", "--q-len", "128", "--gpus", value,
-              env={"CUDA_VISIBLE_DEVICES": ""})
+def test_bad_gpus_is_one_line_and_exit_2(cli_here, monkeypatch, value, needle):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    out = cli_here("sweep", "--backend", "reference", "--q-len", "128", "--gpus", value)
     assert out.returncode == 2, out.stderr
     assert needle in out.stderr and out.stderr.count("\n") == 1, out.stderr
     assert "runner up" not in out.stderr  # refused before any runner started
 
 
-def test_gpus_and_device_or_console_together_are_refused(cli):
-    out = cli("sweep", "--backend", "reference", "--gpus", "cpu:2", "--device", "cpu")
+def test_gpus_and_device_or_console_together_are_refused(cli_here):
+    out = cli_here("sweep", "--backend", "reference", "--gpus", "cpu:2", "--device", "cpu")
     assert out.returncode == 2 and "--device" in out.stderr
-    out = cli("sweep", "--backend", "reference", "--gpus", "cpu:2", "--console")
+    out = cli_here("sweep", "--backend", "reference", "--gpus", "cpu:2", "--console")
     assert out.returncode == 2 and "--console runs one runner" in out.stderr
 
 
@@ -135,16 +135,16 @@ def test_a_runner_that_dies_leaves_the_other_going():
     assert check_report(report) == []
 
 
-def test_cli_gpus_cpu_stand_ins_write_a_checked_report(cli, tmp_path):
-    out = cli("sweep", "--backend", "reference", "--q-len", "128,256,512", "--heads", "2",
-              "--warmup", "1", "--rounds", "2", "--iterations", "2", "--gpus", "cpu:2",
-              "--json", "s.json")
+def test_cli_gpus_cpu_stand_ins_write_a_checked_report(cli_here, tmp_path):
+    out = cli_here("sweep", "--backend", "reference", "--q-len", "128,256,512", "--heads", "2",
+                   "--warmup", "1", "--rounds", "2", "--iterations", "2", "--gpus", "cpu:2",
+                   "--json", "s.json")
     assert out.returncode == 0, out.stderr
     assert "on 2 runners (cpu 0, cpu 1)" in out.stderr
     assert "[cpu 0] point" in out.stderr and "[cpu 1] point" in out.stderr
     r = load_report(tmp_path / "s.json")
     assert [p.x for p in r.sweep.points] == [128, 256, 512]
-    assert cli("check", "s.json").returncode == 0
+    assert cli_here("check", "s.json").returncode == 0
 
 
 def test_one_status_line_per_runner():

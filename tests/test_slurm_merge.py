@@ -28,13 +28,13 @@ def test_slurm_opts_map_to_submitit_parameters():
         "slurm_mem_per_gpu": "80G"}
 
 
-def test_a_bad_slurm_opt_is_one_line_exit_2_before_submitting(cli, tmp_path):
-    out = cli("sweep", *SMALL, "--q-len", "128", "--slurm", "--slurm-cluster", "local",
-              "--slurm-opt", "bogus=1")
+def test_a_bad_slurm_opt_is_one_line_exit_2_before_submitting(cli_here, tmp_path):
+    out = cli_here("sweep", *SMALL, "--q-len", "128", "--slurm", "--slurm-cluster", "local",
+                   "--slurm-opt", "bogus=1")
     assert out.returncode == 2 and "Unknown argument 'bogus'" in out.stderr, out.stderr
     assert out.stderr.count("\n") == 1
-    assert cli("sweep", *SMALL, "--slurm", "--slurm-opt", "nokey").returncode == 2
-    no_slurm = cli("sweep", *SMALL, "--slurm")  # this machine has no srun
+    assert cli_here("sweep", *SMALL, "--slurm", "--slurm-opt", "nokey").returncode == 2
+    no_slurm = cli_here("sweep", *SMALL, "--slurm")  # this machine has no srun
     assert no_slurm.returncode == 2 and "srun" in no_slurm.stderr, no_slurm.stderr
     assert not (tmp_path / "sagetui-slurm" / "part-000.json").exists()
 
@@ -54,7 +54,7 @@ def two_jobs(tmp_path_factory):
     return d, out
 
 
-def test_submitit_local_runs_two_jobs_and_their_reports_merge(two_jobs, cli):
+def test_submitit_local_runs_two_jobs_and_their_reports_merge(two_jobs, cli_here):
     d, out = two_jobs
     assert out.returncode == 0, out.stderr
     assert "submitted 2 jobs" in out.stderr
@@ -66,27 +66,27 @@ def test_submitit_local_runs_two_jobs_and_their_reports_merge(two_jobs, cli):
     assert [p.x for p in joined.sweep.points] == [128, 256, 512]
     assert joined.status == "complete"
     # `sagetui merge` joins the jobs' reports by hand too, and `check` passes the result
-    m = cli("merge", *parts, "--json", d / "m.json")
+    m = cli_here("merge", *parts, "--json", d / "m.json")
     assert m.returncode == 0, m.stderr
     merged = json.loads((d / "m.json").read_text())
     assert [p["index"] for p in merged["sweep"]["points"]] == [0, 1, 2]
     assert [r["part"] for r in merged["environment"]["runners"]] == [str(p) for p in parts]
-    assert cli("check", d / "m.json").returncode == 0
+    assert cli_here("check", d / "m.json").returncode == 0
     assert merged["sweep"] == json.loads((d / "s.json").read_text())["sweep"]
 
 
-def test_merge_refuses_parts_of_different_sweeps_and_twice_measured_points(two_jobs, cli):
+def test_merge_refuses_parts_of_different_sweeps_and_twice_measured_points(two_jobs, cli_here):
     d, _ = two_jobs
     parts = sorted((d / "sagetui-slurm").glob("part-*.json"))
-    twice = cli("merge", parts[0], parts[0], "--json", d / "x.json")
+    twice = cli_here("merge", parts[0], parts[0], "--json", d / "x.json")
     assert twice.returncode == 2 and "point 0 is in" in twice.stderr
     other = json.loads(parts[1].read_text())
     other["sweep"]["iterations"] = 99
     (d / "other.json").write_text(json.dumps(other))
-    bad = cli("merge", parts[0], d / "other.json", "--json", d / "y.json")
+    bad = cli_here("merge", parts[0], d / "other.json", "--json", d / "y.json")
     assert bad.returncode == 2 and "iterations differs" in bad.stderr
     # one part alone: merged, but incomplete (a point is missing), exit 1
-    one = cli("merge", parts[0], "--json", d / "z.json")
+    one = cli_here("merge", parts[0], "--json", d / "z.json")
     assert one.returncode == 1 and load_report(d / "z.json").status == "partial"
 
 

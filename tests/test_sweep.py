@@ -221,28 +221,30 @@ def test_a_second_setup_frees_the_first_points_inputs():
 
 
 # -- the command line, as a user meets it ---------------------------------------------------
-def test_cli_sweep_of_four_lengths_finishes_in_a_minute_and_checks(cli, tmp_path):
+def test_cli_sweep_of_four_lengths_finishes_in_a_minute_and_checks(cli_here, tmp_path):
     """The sweep's target: the reference backend over four small sequence lengths on this
     2-core machine, under a minute, with a report that `sagetui check` passes."""
     t0 = time.monotonic()
-    out = cli("sweep", "--backend", "reference", "--q-len", "128,256,512,1024", *SMALL,
-              "--json", "s.json", "--csv", "s.csv", "--markdown", "s.md", "--svg", "s.svg")
+    out = cli_here("sweep", "--backend", "reference", "--q-len", "128,256,512,1024", *SMALL,
+                   "--json", "s.json", "--csv", "s.csv", "--markdown", "s.md", "--svg", "s.svg")
     took = time.monotonic() - t0
     assert out.returncode == 0, out.stderr
     assert took < 60, took
     report = load_report(tmp_path / "s.json")
     assert [p.x for p in report.sweep.points] == [128, 256, 512, 1024]
     assert all(p.status == "ok" for p in report.sweep.points)
-    assert cli("check", "s.json").returncode == 0
+    assert cli_here("check", "s.json").returncode == 0
     assert "kernel TOPS" in out.stdout and "point 4/4" in out.stderr
     ET.parse(tmp_path / "s.svg")
     assert (tmp_path / "s.csv").read_text().count("\n") == 5
 
 
-def test_an_oom_point_fails_the_sweep_goes_on_and_the_largest_fit_is_stated(cli, tmp_path):
-    out = cli("sweep", "--backend", "reference", "--q-len", "128,256,512", "--head-dim", "32,64",
-              "--heads", "2", "--warmup", "1", "--rounds", "2", "--iterations", "2",
-              "--json", "s.json", env={"SAGETUI_INJECT_FAULT": "oom@setup:512"})
+def test_an_oom_point_fails_the_sweep_goes_on_and_the_largest_fit_is_stated(
+        cli_here, monkeypatch, tmp_path):
+    monkeypatch.setenv("SAGETUI_INJECT_FAULT", "oom@setup:512")
+    out = cli_here("sweep", "--backend", "reference", "--q-len", "128,256,512", "--head-dim",
+                   "32,64", "--heads", "2", "--warmup", "1", "--rounds", "2", "--iterations", "2",
+                   "--json", "s.json")
     assert out.returncode == 1, out.stderr
     report = load_report(tmp_path / "s.json")
     status = [(p.shape.head_dim, p.x, p.status, p.fault_kind) for p in report.sweep.points]
@@ -251,18 +253,18 @@ def test_an_oom_point_fails_the_sweep_goes_on_and_the_largest_fit_is_stated(cli,
     fit = report.sweep.largest_fit
     assert fit.index == 4 and "largest point that fit: 1x256x2x64" in fit.note
     assert "largest point that fit" in out.stdout
-    assert cli("check", "s.json").returncode == 0
+    assert cli_here("check", "s.json").returncode == 0
     data = json.loads((tmp_path / "s.json").read_text())
     data["sweep"].pop("largest_fit")
     bad = [m.path for m in check_report(Report.model_validate(data))]
     assert "$.sweep.largest_fit.index" in bad
 
 
-def test_a_failing_variant_is_shown_failed_at_each_point(cli, tmp_path):
-    out = cli("sweep", "--variant", "a=reference", "--variant", "b=reference", "--q-len",
-              "128,256", "--heads", "2", "--head-dim", "64", "--warmup", "1", "--rounds", "2",
-              "--iterations", "2", "--json", "s.json",
-              env={"SAGETUI_INJECT_FAULT": "exception@b:0"})
+def test_a_failing_variant_is_shown_failed_at_each_point(cli_here, monkeypatch, tmp_path):
+    monkeypatch.setenv("SAGETUI_INJECT_FAULT", "exception@b:0")
+    out = cli_here("sweep", "--variant", "a=reference", "--variant", "b=reference", "--q-len",
+                   "128,256", "--heads", "2", "--head-dim", "64", "--warmup", "1", "--rounds", "2",
+                   "--iterations", "2", "--json", "s.json")
     assert out.returncode == 1
     report = load_report(tmp_path / "s.json")
     for p in report.sweep.points:
@@ -270,7 +272,7 @@ def test_a_failing_variant_is_shown_failed_at_each_point(cli, tmp_path):
         assert [v.status for v in p.variants] == ["ok", "failed"]
         assert "injected" in p.variants[1].error
     assert "b failed" in out.stderr
-    assert cli("check", "s.json").returncode == 0
+    assert cli_here("check", "s.json").returncode == 0
 
 
 def test_svg_marks_a_crossover(sweep_report):

@@ -116,14 +116,15 @@ def test_bad_packed_input_is_one_line_and_exit_2(cli_here, args: list[str], says
     assert len(lines) == 1 and says in lines[0], out.stderr
 
 
-def test_a_packed_run_with_return_lse_reports_and_checks(cli, tmp_path) -> None:
+def test_a_packed_run_with_return_lse_reports_and_checks(cli_here, tmp_path) -> None:
     """The whole path: run, accuracy per sequence with the lse's error, the report's options
     and TOPS from the per-sequence operations, and `sagetui check` recomputing them (and
     catching a TOPS that counts the packed tokens' square)."""
-    out = cli("run", "--variant", "lse=reference[return_lse=true]", "--variant", "plain=reference",
-              "--seqlens", "96,32,160", "--heads", "2", "--head-dim", "32", "--causal",
-              "--rounds", "2", "--iterations", "2", "--warmup", "1", "--device", "cpu",
-              "--json", "r.json")
+    out = cli_here("run", "--variant", "lse=reference[return_lse=true]", "--variant",
+                   "plain=reference",
+                   "--seqlens", "96,32,160", "--heads", "2", "--head-dim", "32", "--causal",
+                   "--rounds", "2", "--iterations", "2", "--warmup", "1", "--device", "cpu",
+                   "--json", "r.json")
     assert out.returncode == 0, out.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["config"]["shape"]["seqlens"] == [96, 32, 160]
@@ -134,14 +135,15 @@ def test_a_packed_run_with_return_lse_reports_and_checks(cli, tmp_path) -> None:
     assert lse["accuracy"]["relative_l1"] < 0.06
     ops = 4.0 * 2 * 32 * (96 * 96 + 32 * 32 + 160 * 160) / 2
     assert lse["achieved"]["call_tops"] == pytest.approx(ops / lse["timing"]["p50_s"] / 1e12)
-    assert cli("check", "r.json").returncode == 0
+    assert cli_here("check", "r.json").returncode == 0
     lse["achieved"]["call_tops"] = 4.0 * 2 * 32 * 288 * 288 / 2 / lse["timing"]["p50_s"] / 1e12
     (tmp_path / "bad.json").write_text(json.dumps(report))
-    bad = cli("check", "bad.json")
+    bad = cli_here("check", "bad.json")
     assert bad.returncode != 0 and "call_tops" in bad.stdout + bad.stderr
 
 
-def test_a_captured_varlen_call_replays_as_packed_sequences(cli, tmp_path, monkeypatch) -> None:
+def test_a_captured_varlen_call_replays_as_packed_sequences(cli_here, tmp_path,
+                                                           monkeypatch) -> None:
     """A real capture (SageAttention's stand-in from test_capture, its sageattn_varlen per
     sequence) replayed: the varlen call is a point of packed sequences whose lengths come from
     its cu_seqlens, measured by the reference; sdpa at that point is refused, not run dense."""
@@ -163,20 +165,20 @@ def test_a_captured_varlen_call_replays_as_packed_sequences(cli, tmp_path, monke
             sageattention.sageattn_varlen(packed, packed, packed, cu, cu, 64, 64, is_causal=True)
     finally:
         sys.modules.pop("sageattention", None)
-    out = cli("run", "--workload", "cap", "--variant", "reference", "--rounds", "1",
-              "--iterations", "1", "--warmup", "0", "--device", "cpu", "--json", "w.json")
+    out = cli_here("run", "--workload", "cap", "--variant", "reference", "--rounds", "1",
+                   "--iterations", "1", "--warmup", "0", "--device", "cpu", "--json", "w.json")
     assert out.returncode == 0, out.stderr
     report = json.loads((tmp_path / "w.json").read_text())
     assert '"seqlens": [64, 32]' in json.dumps(report)  # the call's point, as packed
-    assert cli("check", "w.json").returncode == 0
-    refused = cli("run", "--workload", "cap", "--variant", "sdpa", "--device", "cpu")
+    assert cli_here("check", "w.json").returncode == 0
+    refused = cli_here("run", "--workload", "cap", "--variant", "sdpa", "--device", "cpu")
     assert refused.returncode == 2 and "sdpa runs no packed sequences" in refused.stderr
 
 
 def test_a_sweep_of_packed_sequences_is_refused(cli_here) -> None:
     """A sweep sets each point's lengths; packed ones are fixed: one line, exit 2."""
     out = cli_here("sweep", "--heads", "2", "--head-dim", "32", "--device", "cpu", "--seqlens",
-              "100,200", "--variant", "reference")
+                   "100,200", "--variant", "reference")
     assert out.returncode == 2, out.stderr
     lines = [x for x in out.stderr.strip().splitlines() if not x.startswith("usage:")]
     assert len(lines) == 1 and "--seqlens fixes them" in lines[0], out.stderr

@@ -33,6 +33,7 @@ from sagetui.core.workload.export import (
     total_columns,
 )
 
+from .conftest import sagetui_here
 from .faults.conftest import no_traceback, sagetui, start_sagetui, wait_for
 from .test_capture import captured, one_thread
 
@@ -57,8 +58,8 @@ def replays(cap) -> dict[str, Report]:
                                                                    None),
                                ("failed", ["--calls", "0-1"],
                                 {"SAGETUI_INJECT_FAULT": "exception@b:1"})):
-        got = sagetui("run", "--workload", cap, *words, *VARIANTS, *MEASURE, "--json",
-                      f"{name}.json", "--recovery-dir", "rec", cwd=cap.parent, extra_env=extra)
+        got = sagetui_here("run", "--workload", cap, *words, *VARIANTS, *MEASURE, "--json",
+                           f"{name}.json", "--recovery-dir", "rec", cwd=cap.parent, env=extra)
         assert got.returncode == (1 if extra else 0), got.stderr
         out[name] = load_report(cap.parent / f"{name}.json")
     return out
