@@ -3,15 +3,17 @@ and for the doctor (core/runner_template.py has its wire and says why).
 
 It imports torch and the runner's modules once, never runs a tensor operation (torch's thread
 pools and CUDA start in each runner, after the fork: neither survives one), and forks a runner
-per request. A forked runner is set up as a started one is: a process group of its own,
-SIGINT ignored, stdin/stdout/stderr the requester's pipes, the requester's environment and
-working directory; it dies with the template (PR_SET_PDEATHSIG) and with its requester (a pidfd
-watched by a thread). The template reaps each runner and writes its exit code on the runner's
-exit pipe. It prints "ready" on stdout once it listens, and ends with its parent.
+per request, its own objects frozen out of the cyclic collector's sight first (gc.freeze). A
+forked runner is set up as a started one is: a process group of its own, SIGINT ignored,
+stdin/stdout/stderr the requester's pipes, the requester's environment and working directory; it
+dies with the template (PR_SET_PDEATHSIG) and with its requester (a pidfd watched by a thread).
+The template reaps each runner and writes its exit code on the runner's exit pipe. It prints
+"ready" on stdout once it listens, and ends with its parent.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import selectors
 import signal
@@ -79,6 +81,7 @@ def serve(path: str) -> int:
     import sagetui.runner.engine  # noqa: F401
     import sagetui.runner.main  # noqa: F401
 
+    gc.collect()  # what the imports left as garbage is not handed to every runner
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(path)
     listener.listen(64)
@@ -125,6 +128,11 @@ def _answer(conn: socket.socket, exits: dict[int, int], template: int,
         return
     sys.stdout.flush()
     sys.stderr.flush()
+    # the template's objects (torch's, mostly) out of the cyclic collector's sight: a runner's
+    # collections would otherwise walk them all and write to every page they sit on, copying
+    # the template's heap into each runner (the gc module's documentation advises it before a
+    # fork; a tiny run's forked runner used 0.28 s of CPU, 0.15 s with it)
+    gc.freeze()
     pid = os.fork()
     if pid == 0:  # the runner: never returns
         code = 1
