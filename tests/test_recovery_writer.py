@@ -54,16 +54,40 @@ def test_a_dead_writer_is_reported_not_raised(tmp_path):
 
 def test_the_session_writes_itself_when_the_writer_is_gone(tmp_path, monkeypatch):
     from sagetui.core.config import RunConfig, Shape, VariantSpec
-    from sagetui.session import autosave, session
+    from sagetui.session import recovery_writer, session
 
     class Dead(RecoveryWriter):
         def __init__(self) -> None:
-            self.proc = None
+            super().__init__()
+            self.close()
 
-    monkeypatch.setattr(autosave, "RecoveryWriter", Dead)
+    monkeypatch.setattr(recovery_writer, "shared", Dead)
     cfg = RunConfig(shape=Shape(heads=1, q_len=64, head_dim=64),
                     variants=[VariantSpec(name="ref", backend="reference")], rounds=2,
                     iterations=2, warmup=1)
     s = session.Session(cfg, recovery_path=tmp_path / "rec.json")
     report = s.run()
     assert s.recovery_error is None and load_report(tmp_path / "rec.json") == report
+
+
+def test_one_writer_serves_every_run_of_a_process_and_a_dead_one_is_replaced(tmp_path):
+    """A console runs many times and a sweep's pool runs sessions at once: they share the
+    process's writer (no process start a run); one that died is replaced at the next ask."""
+    from sagetui.core.config import RunConfig, Shape, VariantSpec
+    from sagetui.session import recovery_writer, session
+
+    cfg = RunConfig(shape=Shape(heads=1, q_len=64, head_dim=64),
+                    variants=[VariantSpec(name="ref", backend="reference")], rounds=2,
+                    iterations=2, warmup=1)
+    first = session.Session(cfg, recovery_path=tmp_path / "a.json").run()
+    writer = recovery_writer.shared()
+    assert writer.proc is not None and writer.proc.poll() is None  # kept after the run
+    second = session.Session(cfg, recovery_path=tmp_path / "b.json").run()
+    assert recovery_writer.shared() is writer
+    assert load_report(tmp_path / "a.json") == first and load_report(tmp_path / "b.json") == second
+    os.kill(writer.proc.pid, 9)
+    writer.proc.wait()
+    assert writer.save(second, tmp_path / "c.json") is False  # the session then writes itself
+    again = recovery_writer.shared()
+    assert again is not writer and again.proc is not None
+    assert again.save(second, tmp_path / "c.json") and load_report(tmp_path / "c.json") == second

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from sagetui.core.report.io import save_report
 from sagetui.core.report.model import Report
+from sagetui.session import recovery_writer
 from sagetui.session.recovery_writer import RecoveryWriter
 
 AUTOSAVE_MAX_SHARE = 0.1
@@ -31,7 +32,7 @@ class Autosaver:
         self._next_save = 0.0  # monotonic: no round's autosave before this
         # why the last write failed (None: the file holds the latest report)
         self.error: str | None = None
-        self._writer: RecoveryWriter | None = None  # started by the first save
+        self._writer: RecoveryWriter | None = None  # the process's, asked for at each save
 
     def after_round(self) -> None:
         """Queue a round's autosave, unless one is pending or they have cost too much: building
@@ -60,11 +61,10 @@ class Autosaver:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            if self._writer is None:
-                try:
-                    self._writer = RecoveryWriter()
-                except OSError:
-                    pass
+            try:
+                self._writer = recovery_writer.shared()
+            except OSError:
+                self._writer = None
             # encoded and written in the writer's process (see recovery_writer.py); here if
             # it could not start or has died
             if self._writer is None or not self._writer.save(report, self.path):
@@ -75,5 +75,5 @@ class Autosaver:
             self._log(f"could not write the recovery file: {exc}")
 
     def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
+        """The writer is the process's (recovery_writer.shared): it outlives this run."""
+        self._writer = None
