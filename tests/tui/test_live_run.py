@@ -29,7 +29,8 @@ async def test_a_run_fills_the_phase_table_and_the_plots(tmp_path: Path) -> None
         await settle(pilot, app)
         assert "press r to run" in screen_text(app)
         await pilot.press("r")
-        assert app.running
+        # started: running, or (a tiny run on a quick machine) over already
+        assert app.running or app.final_report is not None
         await wait_for(pilot, lambda: not app.running, what="the run to finish")
         await settle(pilot, app)
         data = app.data

@@ -39,8 +39,8 @@ def fake_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     return tools, profile
 
 
-def console(tmp_path: Path, fake_pass=None) -> SageTUI:
-    app = SageTUI(config=tiny_config(), theme_name=THEME,
+def console(tmp_path: Path, fake_pass=None, rounds: int = 2) -> SageTUI:
+    app = SageTUI(config=tiny_config(rounds=rounds), theme_name=THEME,
                   recovery_path=tmp_path / "recovery.json", export_dir=tmp_path)
     if fake_pass is not None:
         tools, profile = fake_pass
@@ -89,17 +89,21 @@ async def test_a_profile_after_and_before_a_run_leaves_its_timed_rounds_alone(
 @aio
 async def test_profiling_refuses_during_a_run_and_says_why_it_cannot_run_here(
         tmp_path: Path) -> None:
-    app = console(tmp_path)  # the real tools: there is no ncu on this machine
+    # the real tools: there is no ncu on this machine; rounds enough to be running at p (a
+    # tiny run could start and end between two key presses)
+    app = console(tmp_path, rounds=500)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         await pilot.press("r")
+        await wait_for(pilot, lambda: app.running, what="the run")
         await pilot.press("p")
         assert app.running and app.profiling.cancel is None  # refused: never beside rounds
-        await wait_for(pilot, lambda: not app.running, what="the run")
+        await pilot.press("r")  # stopped: what was measured is kept
+        await wait_for(pilot, lambda: not app.running, what="the stop")
         await pilot.press("p")
         await wait_for(pilot, lambda: app.profiling.cancel is None, what="the failed pass")
         await pilot.press("6")  # the Log tab
         await settle(pilot, app)
         log = "\n".join(strip.text for strip in app.query_one("#log-view").lines)
         assert "profile: " in log and "ncu" in log  # one line: no Nsight Compute here
-        assert not app.data.model.profiles and app.final_report.rounds == 2
+        assert not app.data.model.profiles and app.final_report is not None
