@@ -132,7 +132,7 @@ def test_run_whose_export_directory_turns_read_only_mid_run(tmp_path):
     p = _in_namespace(tmp_path, """
         mount --bind "$OUT" "$OUT"
         printf '%s\\n' '{"old": "report, kept whole"}' > "$OUT/r.json"
-        "$PY" -m sagetui $ARGS --rounds 6 --json "$OUT/r.json" --recovery-dir "$REC" \
+        "$PY" -m sagetui $ARGS --rounds 100 --json "$OUT/r.json" --recovery-dir "$REC" \
             2> "$T/stderr" &
         pid=$!
         while [ -z "$(ls "$REC" 2>/dev/null)" ]; do sleep 0.02; done
@@ -149,7 +149,7 @@ def test_run_whose_export_directory_turns_read_only_mid_run(tmp_path):
             f"in the recovery file {recovery}") in err.splitlines()
     assert (tmp_path / "out" / "r.json").read_text() == OLD
     assert _leftovers(tmp_path / "out") == []
-    assert json.loads(recovery.read_text())["rounds"] == 6
+    assert json.loads(recovery.read_text())["rounds"] == 100
 
 
 @needs_mount_ns
