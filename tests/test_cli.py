@@ -236,3 +236,25 @@ def test_a_command_run_in_process_puts_the_signal_handlers_back(tmp_path, monkey
     assert main(["run", "--backend", "reference", *TINY, "--rounds", "1", "--quiet",
                  "--json", str(tmp_path / "r.json")]) == 0
     assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_as_the_process_entry_a_late_ctrl_c_stays_ignored(tmp_path, monkeypatch):
+    """As the process's entry (no argv) main() leaves Ctrl-C as `run` left it, ignored while
+    the process writes its outputs and exits: the second Ctrl-C of a double press once came
+    after main() had put the handler back and ended `sagetui run` by SIGINT (exit -2, not 1;
+    test_dying_console's ctrl-c-twice, in .ci/run)."""
+    import signal
+
+    from sagetui.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setattr(sys, "argv", ["sagetui", "run", "--backend", "reference", *TINY,
+                                      "--rounds", "1", "--quiet", "--json", "r.json"])
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        assert main() == 0
+        assert all(signal.getsignal(s) is signal.SIG_IGN for s in before)
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)

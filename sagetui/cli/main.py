@@ -395,10 +395,13 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line. A command may change how the process takes Ctrl-C (run, sweep and
-    calibrate ignore it while they write their outputs); the handlers are put back on return,
-    so a caller in the same process (a test) does not start its next children with Ctrl-C
-    ignored, which Python would then never turn into KeyboardInterrupt."""
-    if threading.current_thread() is not threading.main_thread():
+    calibrate ignore it while they write their outputs and exit). Called with `argv`, by a
+    caller in the same process (a test), the handlers are put back on return, so that it does
+    not start its next children with Ctrl-C ignored, which Python would then never turn into
+    KeyboardInterrupt. As the process's entry (no `argv`) they stay as the command left them:
+    a late Ctrl-C, the second of a double press, once came after they were put back and ended
+    the process by SIGINT instead of its exit status."""
+    if argv is None or threading.current_thread() is not threading.main_thread():
         return _command(argv)
     saved = {s: signal.getsignal(s) for s in STOP_SIGNALS}
     try:
