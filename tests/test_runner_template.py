@@ -224,3 +224,39 @@ def test_the_doctor_forked_from_the_template_answers_as_a_started_one(
         slow.proc.communicate(timeout=0)
     slow.discard()
     assert slow.proc.poll() is not None and not _alive(slow.proc.pid)
+
+
+def test_a_bad_request_is_answered_with_why_and_its_descriptors_are_not_kept(template) -> None:
+    """A request the template cannot take (not JSON, a template asked for, too few
+    descriptors) gets an error line, and the descriptors that came with it are closed: a
+    template serving a whole test run keeps none of them."""
+    import socket
+
+    from sagetui.core import runner_template
+
+    proc, path = template
+
+    def ask(data: bytes, n: int) -> str:
+        pipes = [os.pipe() for _ in range(n)]
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+                s.settimeout(10.0)
+                s.connect(path)
+                socket.send_fds(s, [data], [w for _, w in pipes])
+                return s.recv(256).decode()
+        finally:
+            for r, w in pipes:
+                os.close(r)
+                os.close(w)
+
+    def held() -> int:
+        return len(os.listdir(f"/proc/{proc.pid}/fd"))
+
+    ask(b"{", runner_template.FDS)  # the first answer may open what the template keeps
+    before = held()
+    template_asked = runner_template.Request(env={}, cwd="/", requester=os.getpid(),
+                                             args=("--template", "x")).encode()
+    for data, n in ((b"{", runner_template.FDS), (template_asked, runner_template.FDS),
+                    (b"{}", 2)):
+        assert ask(data, n).startswith("error: ")
+    assert held() == before
