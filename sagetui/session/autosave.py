@@ -32,7 +32,6 @@ class Autosaver:
         self._next_save = 0.0  # monotonic: no round's autosave before this
         # why the last write failed (None: the file holds the latest report)
         self.error: str | None = None
-        self._writer: RecoveryWriter | None = None  # the process's, asked for at each save
 
     def after_round(self) -> None:
         """Queue a round's autosave, unless one is pending or they have cost too much: building
@@ -61,19 +60,16 @@ class Autosaver:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            # encoded and written in the process's writer (see recovery_writer.py), which
+            # outlives this run; here if it could not start or has died
+            writer: RecoveryWriter | None
             try:
-                self._writer = recovery_writer.shared()
+                writer = recovery_writer.shared()
             except OSError:
-                self._writer = None
-            # encoded and written in the writer's process (see recovery_writer.py); here if
-            # it could not start or has died
-            if self._writer is None or not self._writer.save(report, self.path):
+                writer = None
+            if writer is None or not writer.save(report, self.path):
                 save_report(report, self.path, overwrite=True)
             self.error = None
         except OSError as exc:
             self.error = exc.strerror or str(exc)
             self._log(f"could not write the recovery file: {exc}")
-
-    def close(self) -> None:
-        """The writer is the process's (recovery_writer.shared): it outlives this run."""
-        self._writer = None

@@ -238,7 +238,6 @@ class RunnerSession:
         # a source variant whose build failed is in it as never run (a sweep's too)
         report = with_left_out(self._final_report(ending), self.left_out)
         self._autosaver.save(report)
-        self._autosaver.close()
         self._heap.now()
         self._emit(ev.Finished(status=report.status or ending[0],
                                detail=list(report.status_detail or []), report=report))

@@ -25,7 +25,7 @@ class Session(RunnerSession):
         self.stopped_by = None
         self._resumed = True
         self._emit(ev.Resumed())
-        self._autosaver = self._new_autosaver()  # the last one was closed with its run
+        self._autosaver = self._new_autosaver()  # the last one was drained with its run
         return self.run()
 
     def _post_run(self) -> None:
