@@ -1,35 +1,47 @@
 #!/usr/bin/env bash
-# `sagetui swap` on an H200: a model of our own (8 bf16 attention blocks, 4,096
-# tokens, 8 heads x 128) and transformers' Llama (4 layers, 16/4 heads x 128, 4,096 tokens,
-# random weights, SDPA), each swapped to sage2-sm90, sage2-sm89 and sage2-sm80 against the
-# program unchanged (its own SDPA), with --workload (a capture of the same program, replayed)
-# for the replay's prediction beside the measured change. Each swap is 4 arms x 3 rounds = 12
-# processes, about 2 minutes.
+# `sagetui swap` on the GPU, beside an independent loop (benchmarks/swap_fidelity_gpu.py): a model
+# of our own (8 bf16 attention blocks, 8 heads x 128) and transformers' Llama (4 layers, 16/4
+# heads x 128, random weights, SDPA), each swapped to sage2-sm90, sage2-sm89 and sage2-sm80
+# against the program unchanged (its own SDPA), interleaved step by step in one process (the
+# default); the wrapper's cost on the Llama at 1,024 tokens; and one swap in processes
+# (--processes). Usage: benchmarks/swap_gpu.sh [blocks] [llama] [wrapper] [processes] [tests]
 # Needs: SageAttention 2 importable and this repository on PYTHONPATH (as benchmarks/h200.sh).
-# Results go to $OUT (default /tmp/sagetui-swap): swap-MODEL.json, their check, log.txt.
+# Results go to $OUT (default /tmp/sagetui-swap): the reports and loops' JSON in results.tgz,
+# the log in log.txt.
 set -uo pipefail
 OUT=${OUT:-/tmp/sagetui-swap}
+R=$(mktemp -d)
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 cd "$(dirname "$0")/.."
 ARMS=(--variant sm90=sage2-sm90 --variant sm89=sage2-sm89 --variant sm80=sage2-sm80)
-st() { echo; echo "=== $(date +%T) $*"; }
+st() { tar -C "$R" -czf "$OUT/results.tgz" . 2>/dev/null; echo; echo "=== $(date -u +%FT%T) $*"; }
+timed() { local t0 rc; t0=$(date +%s%N); "$@"; rc=$?; echo "exit $rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms"; }
 {
-st "the swap's GPU test"
-timeout 300 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_swap_gpu.py 2>&1 | tail -15
-for model in blocks llama; do
-    calls=$([ "$model" = blocks ] && echo 8 || echo 4)  # one forward pass's calls
-    st "$model: capture one forward pass"
-    timeout 120 python3 -m sagetui capture --force --out "$OUT/cap-$model" --max-calls "$calls" \
-        -- python3 benchmarks/swap_models.py --model "$model" --warmup 1 --steps 0
-    echo "exit $?"
-    st "$model: swap, 3 rounds, with the replay"
-    timeout 300 python3 -m sagetui swap "${ARMS[@]}" --rounds 3 --workload "$OUT/cap-$model" \
-        --json "$OUT/swap-$model.json" --force \
-        -- python3 benchmarks/swap_models.py --model "$model"
-    echo "exit $?"
-done
+for what in "${@:-blocks llama wrapper processes tests}"; do for w in $what; do case $w in
+blocks|llama)
+    st "$w: sagetui swap, interleaved (4 arms + unwrapped)"
+    timed timeout 200 python3 -m sagetui swap "${ARMS[@]}" --json "$R/swap-$w.json" --force \
+        -- python3 benchmarks/swap_models.py --model "$w" --steps 400
+    st "$w: the independent loop"
+    timed timeout 200 python3 benchmarks/swap_fidelity_gpu.py --model "$w" --rounds 20 \
+        --json "$R/fidelity-$w.json" ;;
+wrapper)
+    st "the wrapper's cost: Llama at 1,024 tokens, unchanged against unwrapped"
+    timed timeout 200 python3 -m sagetui swap --variant sm90=sage2-sm90 --steps 40 \
+        --json "$R/swap-llama-1024.json" --force \
+        -- python3 benchmarks/swap_models.py --model llama --tokens 1024 --steps 600 ;;
+processes)
+    st "blocks in processes (--processes --rounds 3)"
+    timed timeout 250 python3 -m sagetui swap "${ARMS[@]}" --processes --rounds 3 \
+        --json "$R/swap-blocks-processes.json" --force \
+        -- python3 benchmarks/swap_models.py --model blocks ;;
+tests)
+    st "the swap's GPU tests"
+    timeout 300 python3 -m pytest -q -p no:cacheprovider tests/gpu/test_swap_gpu.py 2>&1 \
+        | tail -15 ;;
+esac; done; done
 st "check"
-python3 -m sagetui check "$OUT"/swap-*.json
+python3 -m sagetui check "$R"/swap-*.json
 st done
 } 2>&1 | tee "$OUT/log.txt"

@@ -1,6 +1,7 @@
 """Programs for `sagetui swap` on a GPU (benchmarks/swap_gpu.sh): each runs a few
 warm-up forward passes, then `--steps` passes each marked `with sagetui.region("step")`, and
-hands its output over with `sagetui.output`.
+hands its output over with `sagetui.output` inside the step (the interleaved swap compares each
+arm's step's output).
 
 - `--model blocks`: a model of our own, 8 bf16 attention blocks (q/k/v/o projections and
   torch's scaled_dot_product_attention, HND, full attention), 4,096 tokens, 8 heads x 128.
@@ -83,8 +84,7 @@ def main(argv: list[str]) -> int:
         for _ in range(a.steps):
             with sagetui.region("step"):
                 y = forward()
-    if y is not None:
-        sagetui.output(name, y)
+                sagetui.output(name, y)
     return 0
 
 

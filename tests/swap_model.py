@@ -3,12 +3,18 @@
 sagetui.region("step") and its output handed over with sagetui.output. `--plain`: no marks
 (the step is then the first attention call to the last, the output the last call's);
 `--fail-if-swapped`: exit 1 where the attention is not torch's own (a program that fails in
-one arm only); `--mask`: the last block passes a bool mask (a call passed through)."""
+one arm only); `--mask`: the last block passes a bool mask (a call passed through);
+`--random`: new random inputs each step (a step that is not repeatable); `--touch-after N
+PATH`: PATH made after step N (a test's signal to stop the swap); `--outputs`: a tuple, a
+dict, a number, a NaN and a name safetensors reserves handed over beside the latents;
+`--nested`: the step holds a block of its own name; `--fork`: a forked child makes an attention
+call; `--child PIDFILE`: a child process that sleeps, its pid in PIDFILE."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -48,6 +54,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("--plain", action="store_true")
     p.add_argument("--mask", action="store_true")
     p.add_argument("--fail-if-swapped", action="store_true")
+    p.add_argument("--random", action="store_true")
+    p.add_argument("--touch-after", nargs=2, metavar=("N", "PATH"))
+    p.add_argument("--outputs", action="store_true")
+    p.add_argument("--nested", action="store_true")
+    p.add_argument("--fork", action="store_true")
+    p.add_argument("--child", metavar="PIDFILE")
     a = p.parse_args(argv)
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -56,14 +68,40 @@ def main(argv: list[str]) -> int:
     model = torch.nn.Sequential(*[Block(dim, heads, heads, head_dim, a.mask and i == a.blocks - 1)
                                   for i in range(a.blocks)]).to(torch.bfloat16)
     x = torch.randn(1, a.tokens, dim, dtype=torch.bfloat16)
+    if a.child:
+        import subprocess
+
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        Path(a.child).write_text(str(child.pid))
     with torch.no_grad():
         y = model(x)  # a warm-up step, outside the step marked
-        for _ in range(a.steps):
+        if a.fork:
+            import os
+
+            pid = os.fork()
+            if pid == 0:
+                model(x)
+                os._exit(0)
+            os.waitpid(pid, 0)
+        for i in range(a.steps):
+            if a.random:
+                x = torch.randn_like(x)
             if a.plain:
                 y = model(x)
             else:
                 with sagetui.region("step"):
                     y = model(x)
+                    if a.nested:
+                        with sagetui.region("step"):
+                            y = model(y)
+                    sagetui.output("latents", y)
+                    if a.outputs:
+                        sagetui.output("pair", (y, {"twice": y * 2}))
+                        sagetui.output("count", 3)
+                        sagetui.output("__metadata__", y[0, :1])
+                        sagetui.output("nan", torch.full((2,), float("nan")))
+            if a.touch_after and i + 1 == int(a.touch_after[0]):
+                Path(a.touch_after[1]).touch()
     if a.fail_if_swapped:
         from sagetui.swap import api
 
@@ -71,8 +109,6 @@ def main(argv: list[str]) -> int:
         if marks is not None and getattr(marks, "backend", None) is not None:
             print("this program refuses a swapped attention", file=sys.stderr)
             return 1
-    if not a.plain:
-        sagetui.output("latents", y)
     print(f"done: {tuple(y.shape)}")
     return 0
 

@@ -1,7 +1,9 @@
 """`sagetui swap` on the CPU: tests/swap_model.py (bf16 attention blocks of our own) swapped
-between `reference` and `reference[slowdown=2]` and against the program unchanged, in real
-processes; the report, its check, compare and the console's panel; the wrapper's reasons for
-passing calls through; bad input; a program that fails in one arm only; Ctrl-C."""
+between `reference` and `reference[slowdown=2]` and against the program unchanged, interleaved
+step by step in one process (the default) and in a process per arm and round (--processes);
+the report, its check, compare and the console's panel; the wrapper's reasons for passing calls
+through; bad input; a program that fails in one arm only; Ctrl-C and SIGTERM. The schedule,
+the outputs and the clocks' rule have tests of their own in tests/test_swap_parts.py."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from sagetui.cli.run_options import no_cuda_here
 from sagetui.core.check.report import check_report
 from sagetui.core.report.io import load_report
 
@@ -31,8 +34,9 @@ def _swap(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedPr
 @pytest.fixture(scope="module")
 def swapped(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str],
                                                                 Path]:
-    """One swap of the model over 2 rounds (6 processes), with a capture of the same program
-    replayed (--workload): the tests below read its report."""
+    """One interleaved swap of the model (4 arms and the unwrapped one, 6 measured steps each),
+    with a capture of the same program replayed (--workload): the tests below read its
+    report."""
     d = tmp_path_factory.mktemp("swap")
     out = d / "swap.json"
     env = dict(os.environ, XDG_STATE_HOME=str(d / "state"))
@@ -40,38 +44,49 @@ def swapped(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Comple
                     "--max-calls", "2", "--", "python", str(MODEL), "--steps", "0"], cwd=d,
                    env=env, check=True, capture_output=True, timeout=300)
     done = _swap(d, "--variant", "ref=reference", "--variant", "slow=reference[slowdown=2]",
-                 "--baseline", "ref", "--rounds", "2", "--workload", str(d / "cap"),
-                 "--json", str(out), "--", "python", str(MODEL), "--tokens", "256")
+                 "--baseline", "ref", "--steps", "6",
+                 "--workload", str(d / "cap"), "--json", str(out), "--", "python", str(MODEL),
+                 "--tokens", "256", "--steps", "400")
     return done, out
 
 
 def test_the_step_change_matches_the_injected_work_and_outputs_are_compared(swapped) -> None:
     done, out = swapped
     assert done.returncode == 0, done.stderr
-    assert "round 2/2 · slow: step" in done.stderr  # progress per process and round
+    assert "4 arms interleaved step by step in one process" in done.stderr
     report = load_report(out)
     s = report.swap
     assert s is not None and report.status == "complete" and s.step == "step"
-    assert [p.arm for p in s.processes] == ["unchanged", "ref", "slow", "slow", "ref",
-                                            "unchanged"]  # ABBA
+    assert s.mode == "interleaved" and len(s.processes) == 1
+    steps = s.processes[0].result.steps
+    names = ["unchanged", "ref", "slow", "unwrapped"]
+    assert [t.arm for t in steps[:8]] == names + names[::-1]  # ABBA, step by step
+    warm = {t.round for t in steps if t.warmup}
+    assert len(warm) >= 2 and all(t.round > max(warm) for t in steps if not t.warmup)
     f = {x.arm: x for x in s.figures}
+    assert {x.rounds for x in s.figures} == {6}  # --steps 6: then the program was ended
+    assert "each arm has 6 measured steps (--steps 6)" in done.stdout
     assert f["unchanged"].swapped == 0 and f["unchanged"].passed_reasons == {
-        "the program unchanged": 6}  # a warm-up step and 2 marked steps of 2 blocks
-    assert f["ref"].swapped == f["slow"].swapped == 6 and f["slow"].passed == 0
+        "the program unchanged": 12}  # 2 blocks a step, 6 measured steps: no warm-up call
+    assert f["ref"].swapped == f["slow"].swapped == 2 and f["slow"].passed == 0
     slow = f["slow"]
     # the injected work: the swapped calls' extra time, against the baseline's step
     injected = slow.attention_added_s / f["ref"].step_s * 100
-    assert injected > 5  # measurable (about 25 % on an idle machine; a loaded one's step is
-    # longer in the parts the injection does not touch)
+    assert injected > 5  # measurable (about 60 % on an idle machine)
     assert slow.step_change_low_percent <= injected <= slow.step_change_high_percent
     assert slow.step_change_percent > 0 and slow.attention_change_percent > 20
     o = {x.name: x for x in slow.outputs}["latents"]  # against the unchanged arm's
-    assert o.rounds == 2 and 0 < o.relative_l1 < 0.05 and o.cosine_similarity > 0.99
+    assert o.rounds == 3 and 0 < o.relative_l1 < 0.05 and o.cosine_similarity > 0.99
+    assert s.processes[0].result.repeatable is True
+    assert "the step is repeatable" in done.stdout
+    assert f["unchanged"].wrapper_change_percent is not None
+    assert "unchanged: the wrapper's cost" in done.stdout
     assert check_report(report) == []
     assert "output 'latents': relative L1" in done.stdout
     # the replay: each arm's total from `sagetui run --workload`, its change beside the model's
     assert s.replay is not None and set(s.replay.totals_s) == {"ref", "slow"}
     assert s.replay.unchanged_as == "sdpa"  # the program's own function (no CUDA here)
+    assert s.replay.report and Path(s.replay.report).exists()  # kept, beside the report
     assert slow.replay_change_percent is not None and slow.replay_change_percent > 0
     assert slow.replay_note and slow.replay_note.startswith(
         f"replay predicted {slow.replay_change_percent:+.0f} %, in the model "
@@ -80,7 +95,7 @@ def test_the_step_change_matches_the_injected_work_and_outputs_are_compared(swap
     assert "slow: a swapped call in the model: host" in done.stdout
     from sagetui.core.export.report import to_markdown
 
-    assert "| slow | 2 |" in to_markdown(report)
+    assert "| slow | 6 |" in to_markdown(report)
 
 
 def test_check_recomputes_a_swap_and_compare_lines_arms_up(swapped, cli, tmp_path) -> None:
@@ -165,7 +180,7 @@ def test_the_wrapper_swaps_what_the_backend_runs_and_says_why_it_passes_the_rest
             F.scaled_dot_product_attention(q, k, v)
     finally:
         installed.remove()
-    assert [swapped for _, swapped, _ in chosen.calls] == [False, True, False]
+    assert [c[1] for c in chosen.calls] == [False, True, False]
     assert chosen.passed == {"not selected by --calls": 2}
 
 
@@ -188,19 +203,36 @@ def test_region_and_output_do_nothing_outside_a_swap() -> None:
     (["--variant", "a=reference", "--workload", "nodir", "--", "python", str(MODEL)],
      "nodir: no such directory"),
     (["--variant", "a=reference"], "no program given"),
+    (["--variant", "a=reference", "--threshold", "0", "--", "python", str(MODEL)],
+     "--threshold 0.0: give a percentage above 0"),
+    (["--variant", "a=reference", "--threshold", "nan", "--", "python", str(MODEL)],
+     "--threshold nan: give a percentage above 0"),
+    (["--variant", "a=reference", "--threshold", "-1", "--", "python", str(MODEL)],
+     "give a percentage above 0"),
+    (["--variant", "mine=reference@/no/such.so", "--", "python", str(MODEL)],
+     "/no/such.so does not exist"),
+    pytest.param(["--variant", "a=sage2-sm90", "--", "python", str(MODEL)],
+                 "sage2-sm90 CUDA is not available", marks=pytest.mark.skipif(
+                     no_cuda_here("cuda") is None, reason="torch here is a CUDA build")),
+    (["--variant", "a=reference", "--rounds", "3", "--", "python", str(MODEL)],
+     "--rounds is for --processes"),
+    (["--variant", "a=reference", "--steps", "1", "--", "python", str(MODEL)],
+     "--steps 1: give a whole number >= 2"),
+    (["--variant", "unwrapped=reference", "--", "python", str(MODEL)], "'unwrapped' is the"),
 ])
 def test_bad_input_is_one_line_and_exit_2(cli_here, args, said) -> None:
     # in this process (main() as `python -m sagetui` calls it, its exit status and stderr):
     # a refusal needs no interpreter of its own; test_cli's refusals run as a child process
     done = cli_here("swap", *args)
     assert done.returncode == 2 and said in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and "round" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "round 1/" not in done.stderr
 
 
 def test_a_program_failing_in_one_arm_is_a_failed_arm_and_the_others_kept(tmp_path) -> None:
     out = tmp_path / "failed.json"
-    done = _swap(tmp_path, "--variant", "ref=reference", "--rounds", "3", "--json", str(out),
-                 "--", "python", str(MODEL), "--fail-if-swapped", "--steps", "1")
+    done = _swap(tmp_path, "--variant", "ref=reference", "--processes", "--rounds", "3",
+                 "--json", str(out), "--", "python", str(MODEL), "--fail-if-swapped",
+                 "--steps", "1")
     assert done.returncode == 1, done.stderr
     report = load_report(out)
     assert report.status == "partial"
@@ -232,7 +264,8 @@ def test_ctrl_c_keeps_the_rounds_done(tmp_path) -> None:
     env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"))
     proc = subprocess.Popen([sys.executable, "-m", "sagetui", "swap", "--variant",
                              "ref=reference", "--no-unchanged", "--variant",
-                             "slow=reference[slowdown=2]", "--baseline", "ref", "--rounds", "5",
+                             "slow=reference[slowdown=2]", "--baseline", "ref", "--processes",
+                             "--rounds", "5",
                              "--json", str(out), "--", "python", str(MODEL), "--steps", "1"],
                             cwd=tmp_path, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True, env=env, preexec_fn=_ctrl_c_as_from_a_terminal)
@@ -252,7 +285,7 @@ def test_ctrl_c_keeps_the_rounds_done(tmp_path) -> None:
     report = load_report(out)
     assert report.status == "partial"
     assert report.swap is not None and {p.round for p in report.swap.processes} == {0}
-    assert any("stopped after 1 of 5 rounds" in x for x in report.status_detail or [])
+    assert any("stopped by SIGINT after 1 of 5 rounds" in x for x in report.status_detail or [])
 
 
 @pytest.mark.parametrize("where", ["between two rounds", "at the round's last line"])
@@ -264,7 +297,7 @@ def test_a_ctrl_c_wherever_it_lands_keeps_whole_rounds_only(monkeypatch, where) 
     from sagetui.core.blocks.swap import SwapProcess
     from sagetui.session import swap
 
-    def process(self, tmp, r, arm, earlier):
+    def process(self, tmp, r, arm, earlier, forwarded):
         return (SwapProcess(round=r, arm=arm.name, status="ok", wall_s=0.1),
                 [f"round {r + 1}/3 · {arm.name}"])
 
@@ -371,3 +404,107 @@ def test_a_stock_backend_is_swapped_in_through_its_public_function(tmp_path) -> 
             installed.remove()
     assert bool((outs["s=reference"] == 7.0).all())
     assert not bool((outs["s=reference@/some/build/_qattn_sm89.so"] == 7.0).all())
+
+
+def test_the_unchanged_arm_against_itself_reads_same_and_the_wrapper_is_costed(tmp_path) -> None:
+    out = tmp_path / "aa.json"
+    done = _swap(tmp_path, "--variant", "twin=unchanged", "--steps", "20", "--threshold", "5",
+                 "--json", str(out), "--", "python", str(MODEL), "--tokens", "512", "--blocks",
+                 "4", "--steps", "400")
+    assert done.returncode == 0, done.stderr
+    report = load_report(out)
+    f = {x.arm: x for x in report.swap.figures}
+    assert f["twin"].step.state == "SAME", done.stdout
+    assert f["twin"].outputs[0].relative_l1 == 0.0  # the same program, the same bytes
+    w = f["unchanged"]
+    assert w.wrapper_change_low_percent <= w.wrapper_change_percent \
+        <= w.wrapper_change_high_percent and w.wrapper_per_call_s is not None
+    assert check_report(report) == []
+
+
+def test_a_step_that_is_not_repeatable_is_said_and_outputs_come_from_processes(tmp_path) -> None:
+    out = tmp_path / "random.json"
+    done = _swap(tmp_path, "--variant", "ref=reference", "--steps", "2", "--json", str(out),
+                 "--", "python", str(MODEL), "--random", "--steps", "400")
+    assert done.returncode == 0, done.stderr
+    assert "the step is not repeatable (the unchanged arm's own steps disagree" in done.stdout
+    s = load_report(out).swap
+    assert s.processes[0].result.repeatable is False
+    assert [p.arm for p in s.output_processes] == ["unchanged", "ref"]  # a process per arm
+    o = {x.arm: x for x in s.figures}["ref"].outputs[0]
+    assert o.rounds == 1 and 0 < o.relative_l1 < 0.05  # from the processes: same seed
+    assert check_report(load_report(out)) == []
+
+
+def test_too_few_steps_no_step_and_no_attention_call_are_said(tmp_path) -> None:
+    few = _swap(tmp_path, "--variant", "ref=reference", "--json", str(tmp_path / "few.json"),
+                "--", "python", str(MODEL), "--steps", "7")
+    assert few.returncode == 1
+    assert "the program ran its step 7 times: 3 arms need 12 at least (2 warm-up and 2 " \
+        "measured rounds of 3 steps); make its loop longer" in few.stdout
+    assert load_report(tmp_path / "few.json").status == "failed"
+    plain = _swap(tmp_path, "--variant", "ref=reference", "--json", str(tmp_path / "p.json"),
+                  "--", "python", str(MODEL), "--plain")
+    assert plain.returncode == 1 and "the program marked no step" in plain.stdout
+    quiet = tmp_path / "quiet.py"
+    quiet.write_text("import sagetui\nfor _ in range(50):\n    with sagetui.region('step'):\n"
+                     "        pass\n")
+    none = _swap(tmp_path, "--variant", "ref=reference", "--", "python", str(quiet))
+    assert none.returncode == 2 and none.stderr.strip().endswith(
+        "the program made no attention call (torch's scaled_dot_product_attention or "
+        "sageattention's): nothing to swap; no report was written")
+    assert not list(tmp_path.glob("sagetui-report-*.json"))
+
+
+def test_sigterm_keeps_the_steps_done_ends_the_programs_children_and_checks(tmp_path) -> None:
+    out, touched, pidfile = tmp_path / "term.json", tmp_path / "measuring", tmp_path / "child"
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"))
+    proc = subprocess.Popen([sys.executable, "-m", "sagetui", "swap", "--variant",
+                             "ref=reference", "--steps", "100000", "--max-seconds", "600",
+                             "--json", str(out), "--", "python", str(MODEL), "--steps", "100000",
+                             "--touch-after", "40", str(touched), "--child", str(pidfile)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    deadline = time.monotonic() + 240
+    while not touched.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert touched.exists(), proc.communicate()[1]
+    child = int(pidfile.read_text())
+    proc.send_signal(signal.SIGTERM)
+    stdout, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    report = load_report(out)
+    s = report.swap
+    assert report.status == "partial" and s.stopped_by == "SIGTERM"
+    assert any(line.startswith("stopped by SIGTERM after") for line in report.status_detail)
+    assert {x.arm: x for x in s.figures}["ref"].rounds >= 2  # the steps measured are kept
+    assert check_report(report) == []
+    assert not _alive(child)  # the program's own child went with it
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_outputs_of_any_shape_nested_regions_and_forked_calls(tmp_path) -> None:
+    out = tmp_path / "outputs.json"
+    done = _swap(tmp_path, "--variant", "ref=reference", "--steps", "2", "--no-wrapper-cost",
+                 "--json", str(out), "--", "python", str(MODEL), "--outputs", "--nested",
+                 "--fork", "--steps", "400")
+    assert done.returncode == 0, done.stderr + done.stdout
+    s = load_report(out).swap
+    o = {x.name: x for x in {f.arm: f for f in s.figures}["ref"].outputs}
+    assert set(o) == {"latents", "pair[0]", "pair[1].twice", "count", "__metadata__", "nan"}
+    assert o["pair[1].twice"].relative_l1 is not None and o["__metadata__"].rounds == 2
+    assert o["count"].problem == "not a tensor (int): not compared"
+    assert o["nan"].problem.startswith("NaN or inf in this arm's output (2 of 2 elements)")
+    r = s.processes[0].result
+    assert r.forked_calls == 2  # the forked child's pass: 2 blocks
+    assert "2 attention calls in processes the program forked" in done.stdout
+    # a step holds a nested block of its name: the outer block is the step (4 calls, not 2)
+    assert {t.attention.count for t in r.steps} == {4}
+    assert check_report(load_report(out)) == []

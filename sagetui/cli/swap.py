@@ -1,23 +1,27 @@
-"""`sagetui swap --variant NAME=SPEC ... -- python SCRIPT ARGS`: the user's own program run in
-rounds of fresh processes, one per arm (the program unchanged, and each variant with the
-attention calls it can run sent to its backend: sagetui/swap), in ABBA order
-(session/swap.py); the step it marks, its attention time and its outputs measured; per variant
-the step's change against the baseline arm with a paired interval and a verdict
-(core/swap/derive.py). With `--workload DIR` (a capture of the same program) the capture is
-replayed (`sagetui run --workload`) and its predicted change of the attention time is shown
-beside the one measured in the model.
+"""`sagetui swap --variant NAME=SPEC ... -- python SCRIPT ARGS`: the user's own program with its
+attention calls sent to each arm's backend (sagetui/swap): every arm in one process, switched
+step by step in ABBA order (the default), or a fresh process per arm and round
+(`--processes`) (session/swap.py); the step it marks, its attention time, the GPU's clocks and
+its outputs measured; per variant the step's change against the baseline arm with a paired
+interval and a verdict (core/swap/derive.py). With `--workload DIR` (a capture of the same
+program) the capture is replayed (`sagetui run --workload`) and its predicted change of the
+attention time is shown beside the one measured in the model.
 
-Bad input is one line and exit status 2 before any process starts. Exit 0: every arm ran every
-round; 1: an arm failed, Ctrl-C, or the report could not be written (the rounds done are
-kept in the report)."""
+Bad input is one line and exit status 2 before the program starts; so is a program that made
+no attention call. Exit 0: complete; 1: an arm failed, a stop (Ctrl-C, SIGTERM, SIGHUP: what
+was measured is kept in the report), or the report could not be written (it is then kept as a
+recovery file, `sagetui view --recover list`)."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
+import math
+import os
+import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -28,12 +32,14 @@ from rich.text import Text
 from sagetui.cli.capture import _command
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.outputs import check_outputs, write_files
-from sagetui.cli.run_options import default_report_path
-from sagetui.core.blocks.swap import UNCHANGED, ArmSpec, Replay, Swap
+from sagetui.cli.run_options import default_report_path, no_cuda_here, recovery_file
+from sagetui.core.blocks.swap import UNCHANGED, UNWRAPPED, ArmSpec, Interleave, Replay, Swap
 from sagetui.core.capture.loaded import WorkloadError, load_workload
 from sagetui.core.capture.selection import Selection
 from sagetui.core.config import VariantSpec
 from sagetui.core.environment import environment_block, host_facts
+from sagetui.core.file_writes import atomic_write_text
+from sagetui.core.options import CPU_BACKENDS, missing_module
 from sagetui.core.report.io import (
     ReportError,
     iter_report_json,
@@ -44,7 +50,7 @@ from sagetui.core.report.model import Report, Tool
 from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.core.swap import derive, view
 from sagetui.core.version import VERSION
-from sagetui.session.swap import Arm, SwapRounds
+from sagetui.session.swap import Arm, Interleaved, SwapRounds, interleave_arms
 
 
 def _arms(args: argparse.Namespace) -> list[Arm]:
@@ -53,6 +59,12 @@ def _arms(args: argparse.Namespace) -> list[Arm]:
                          "reference[slowdown=2])")
     arms = [] if args.no_unchanged else [Arm(UNCHANGED, None)]
     for text in args.variant:
+        name, _, rest = text.partition("=")
+        if rest == UNCHANGED:  # the program as it is a second time: an A/A check
+            if name in (UNCHANGED, UNWRAPPED) or any(a.name == name for a in arms):
+                raise UsageError(f"--variant {text}: name the second unchanged arm otherwise")
+            arms.append(Arm(name, None))
+            continue
         try:
             spec = VariantSpec.parse(text)
         except ValidationError as exc:
@@ -62,9 +74,19 @@ def _arms(args: argparse.Namespace) -> list[Arm]:
         if spec.source is not None:
             raise UsageError(f"--variant {text}: build the tree first (sagetui build) and give "
                              "the build's path")
-        if spec.name == UNCHANGED:
-            raise UsageError(f"--variant {text}: {UNCHANGED!r} is the program as it is; name "
+        if spec.name in (UNCHANGED, UNWRAPPED):
+            raise UsageError(f"--variant {text}: {spec.name!r} is the program as it is; name "
                              "the variant otherwise")
+        if spec.path is not None and not os.path.exists(spec.path):
+            raise UsageError(f"--variant {text}: {spec.path} does not exist")
+        why = missing_module(spec.backend, spec.options)
+        if why:
+            raise UsageError(f"--variant {text}: {why}")
+        if spec.backend not in CPU_BACKENDS:
+            why = no_cuda_here("cuda")
+            if why:
+                raise UsageError(f"--variant {text}: {spec.backend} {why}; the reference "
+                                 "backend runs on the CPU (reference, reference[slowdown=2])")
         if any(a.name == spec.name for a in arms):
             raise UsageError(f"--variant {text}: the name {spec.name} is given twice")
         arms.append(Arm(spec.name, spec))
@@ -76,19 +98,43 @@ def _arms(args: argparse.Namespace) -> list[Arm]:
     return arms
 
 
+def _settings(args: argparse.Namespace) -> tuple[float, Interleave | None]:
+    """The threshold and the interleaved mode's settings, refused one line at a time."""
+    if args.threshold is not None and not (math.isfinite(args.threshold)
+                                           and args.threshold > 0):
+        raise UsageError(f"--threshold {args.threshold}: give a percentage above 0")
+    try:
+        Selection.parse(args.calls)
+        threshold = resolve_threshold(args.threshold)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.processes:
+        if args.rounds is not None and args.rounds < 1:
+            raise UsageError(f"--rounds {args.rounds}: give a whole number >= 1")
+        return threshold.percent, None
+    if args.rounds is not None:
+        raise UsageError("--rounds is for --processes; the interleaved mode measures --steps "
+                         "steps per arm")
+    if args.steps < 2:
+        raise UsageError(f"--steps {args.steps}: give a whole number >= 2 (an interval needs "
+                         "two)")
+    if not 1 <= args.warmup <= 10:
+        raise UsageError(f"--warmup {args.warmup}: give a whole number from 1 to 10")
+    if not (math.isfinite(args.max_seconds) and args.max_seconds > 0):
+        raise UsageError(f"--max-seconds {args.max_seconds}: give a number of seconds above 0")
+    return threshold.percent, Interleave(arms=[], warmup=args.warmup,
+                                         max_warmup=max(10, args.warmup), steps=args.steps,
+                                         max_seconds=args.max_seconds)
+
+
 def cmd_swap(args: argparse.Namespace) -> int:
     if not args.program:
         raise UsageError("no program given: sagetui swap --variant NAME=SPEC -- python SCRIPT "
                          "[ARGS]")
     arms = _arms(args)
     command = _command(args.program)
-    if args.rounds < 1:
-        raise UsageError(f"--rounds {args.rounds}: give a whole number >= 1")
-    try:
-        Selection.parse(args.calls)
-        threshold = resolve_threshold(args.threshold)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    threshold, interleave = _settings(args)
+    rounds_asked = args.rounds or 4
     unchanged_as = None
     if args.workload:
         try:
@@ -99,41 +145,114 @@ def cmd_swap(args: argparse.Namespace) -> int:
                                    else None)
     out = args.json = args.json or default_report_path()
     check_outputs(args, ("json",))
-
+    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     listed = ", ".join(a.name + ("" if a.variant is None else "=" + a.variant.spec)
                        for a in arms)
-    print(f"sagetui swap: {len(arms)} arms x {args.rounds} rounds, a process each ({listed})",
-          file=sys.stderr)
-    rounds = SwapRounds(command, arms, args.rounds, args.calls,
-                        say=lambda line: print(line, file=sys.stderr, flush=True))
-    processes = rounds.run()
-    replay = None
-    if args.workload and not rounds.interrupted:
-        replay = _replay(args.workload, arms, args.baseline, unchanged_as or "sdpa")
-    names = [a.name for a in arms]
-    status, detail = derive.status_of(processes, names, args.rounds, rounds.interrupted)
+    recovery = recovery_file()
+    output_processes: list = []
+    if interleave is not None:
+        if any(a.name == UNCHANGED for a in arms) and not args.no_wrapper_cost:
+            arms = [*arms, Arm(UNWRAPPED, None)]
+        interleave.arms = interleave_arms(arms)
+        interleave.reference = derive.reference_arm([a.name for a in arms], args.baseline)
+        say(f"sagetui swap: {len(arms)} arms interleaved step by step in one process "
+            f"({listed}{', unwrapped' if arms[-1].name == UNWRAPPED else ''}); at least "
+            f"{interleave.warmup} warm-up rounds, then up to {interleave.steps} steps per arm")
+        run = Interleaved(command, arms, interleave, args.calls, say=say)
+        processes = [run.run()]
+        stopped_by = run.stopped_by
+        result = processes[0].result
+        if result is not None and result.repeatable is False and stopped_by is None:
+            say(f"the step is not repeatable ({result.repeatable_note}): comparing the outputs "
+                "from a process per arm")
+            again = SwapRounds(command, [a for a in arms if a.name != UNWRAPPED], 1,
+                               args.calls, say=say)
+            output_processes = again.run()
+            stopped_by = stopped_by or again.stopped_by
+        interrupted = stopped_by is not None
+    else:
+        say(f"sagetui swap: {len(arms)} arms x {rounds_asked} rounds, a process each "
+            f"({listed})")
+
+        def progress(done: list) -> None:
+            _keep(recovery, _report(args, command, arms, rounds_asked, threshold, None, done,
+                                    None, None, [], interrupted=True))
+
+        rounds = SwapRounds(command, arms, rounds_asked, args.calls, say=say, progress=progress)
+        processes = rounds.run()
+        stopped_by, interrupted = rounds.stopped_by, rounds.interrupted
     results = [p.result for p in processes if p.result is not None]
-    swap = Swap(argv=command, arms=[ArmSpec(name=a.name, spec=a.variant.spec if a.variant
-                                            else None) for a in arms],
-                baseline=args.baseline, calls=args.calls, rounds_asked=args.rounds,
-                step=derive.step_of(results), clock=derive.clock_of(results),  # type: ignore[arg-type]
-                threshold_percent=threshold.percent, processes=processes,
-                figures=derive.arm_figures(processes, names, args.baseline, threshold.percent,
-                                           replay),
-                replay=replay)
-    report = Report(schema_version=None, tool=Tool(name="sagetui", version=VERSION),
-                    created_utc=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                    status=status, status_detail=detail or None,  # type: ignore[arg-type]
-                    environment=environment_block(host=host_facts(), device=next(
-                        (r.device for r in results if r.device), None)), swap=swap)
+    if results and all(not r.calls_seen and not r.forked_calls for r in results) \
+            and not interrupted and all(p.status == "ok" for p in processes):
+        with contextlib.suppress(OSError):
+            recovery.unlink()
+        raise UsageError(f"{derive.NO_ATTENTION}; no report was written")
+    replay = None
+    if args.workload and not interrupted:
+        replay = _replay(args.workload, arms, args.baseline, unchanged_as or "sdpa", out)
+    report = _report(args, command, arms, rounds_asked, threshold, interleave, processes,
+                     stopped_by, replay, output_processes, interrupted)
+    _keep(recovery, report)  # before the report is written where asked: it survives a failure
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # the outputs are written whole
+        signal.signal(s, signal.SIG_IGN)
     stdout_console().print(swap_table(report))
     for line in view.notes(report):
-        print(line)
+        _print(line)
     written = write_files([(out, lambda: iter_report_json(report))], args,
                           Console(stderr=True, soft_wrap=True))
     for line in written.failed:
         print(f"could not write {line}", file=sys.stderr)
-    return 0 if status == "complete" and written.kept_all else 1
+    if written.kept_all:
+        with contextlib.suppress(OSError):
+            recovery.unlink()
+    elif recovery.exists():
+        print(f"the report is kept in {recovery} (sagetui view --recover list)",
+              file=sys.stderr)
+    return 0 if report.status == "complete" and written.kept_all else 1
+
+
+def _print(line: str) -> None:
+    """A line on stdout; a closed pipe (`| head`) ends the printing, not the command."""
+    try:
+        print(line)
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _keep(path: Path, report: Report) -> None:
+    """The report as it stands, in the recovery folder (never raises: it is the spare)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(str(path), "".join(iter_report_json(report)), overwrite=True)
+    except OSError:
+        pass
+
+
+def _report(args: argparse.Namespace, command: list[str], arms: list[Arm], rounds_asked: int,
+            threshold: float, interleave: Interleave | None, processes: list, stopped_by,
+            replay: Replay | None, output_processes: list, interrupted: bool) -> Report:
+    names = [a.name for a in arms]
+    status, detail = derive.status_of(processes, names, rounds_asked, interrupted,
+                                      stopped_by=stopped_by,
+                                      warmup=interleave.warmup if interleave else 2)
+    results = [p.result for p in processes if p.result is not None]
+    swap = Swap(argv=command, mode="processes" if interleave is None else "interleaved",
+                interleave=interleave, stopped_by=stopped_by,
+                arms=[ArmSpec(name=a.name, spec=a.variant.spec if a.variant else None)
+                      for a in arms],
+                baseline=args.baseline, calls=args.calls, rounds_asked=rounds_asked,
+                step=derive.step_of(results), clock=derive.clock_of(results),  # type: ignore[arg-type]
+                threshold_percent=threshold, processes=processes,
+                figures=derive.arm_figures(processes, names, args.baseline, threshold, replay,
+                                           output_processes),
+                replay=replay, output_processes=output_processes,
+                sustained_clock_mhz=derive.sustained_clock(processes))
+    return Report(schema_version=None, tool=Tool(name="sagetui", version=VERSION),
+                  created_utc=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                  status=status, status_detail=detail or None,  # type: ignore[arg-type]
+                  environment=environment_block(host=host_facts(), device=next(
+                      (r.device for r in results if r.device), None)), swap=swap)
 
 
 # the backend that runs what the program's own function runs, for the unchanged arm's replay
@@ -152,27 +271,43 @@ def replayed_as(function: str | None) -> str:
     return REPLAYED_AS.get(function or "", "sdpa")
 
 
-def _replay(directory: str, arms: list[Arm], baseline: str, unchanged_as: str) -> Replay:
+def _replay(directory: str, arms: list[Arm], baseline: str, unchanged_as: str,
+            out: str) -> Replay:
     """The capture replayed by `sagetui run --workload` (a process of its own, as a user would
     run it), each variant arm as itself and the unchanged arm as the backend of the function
-    the program called (replayed_as); each arm's total Σ weight x p50 from its report."""
-    with tempfile.TemporaryDirectory(prefix="sagetui-swap-replay-") as tmp:
-        path = str(Path(tmp) / "replay.json")
-        argv = ["run", "--workload", directory, "--baseline", baseline]
-        for a in arms:
-            argv += ["--variant", f"{a.name}={a.variant.spec if a.variant else unchanged_as}"]
-        print(f"replaying {directory}: sagetui {' '.join(argv)}", file=sys.stderr, flush=True)
-        status = subprocess.call([sys.executable, "-m", "sagetui", *argv, "--json", path],
-                                 stdout=sys.stderr)
-        try:
-            report = load_report(path)
-        except ReportError as exc:
-            return Replay(directory=directory, unchanged_as=unchanged_as,
-                          problem=f"the replay wrote no report (exit status {status}): {exc}")
+    the program called (replayed_as; not replayed where that backend cannot run here); each
+    arm's total Σ weight x p50 from its report, which is kept beside the swap's."""
+    path = str(Path(out).with_suffix("")) + ".replay.json"
+    skipped = None
+    replayed = []
+    for a in arms:
+        if a.name == UNWRAPPED:
+            continue
+        spec = a.variant.spec if a.variant else unchanged_as
+        if a.variant is None and unchanged_as not in CPU_BACKENDS and no_cuda_here("cuda"):
+            skipped = f"the unchanged arm is not replayed: {unchanged_as} {no_cuda_here('cuda')}"
+            continue
+        replayed.append((a.name, spec))
+    names = [n for n, _ in replayed]
+    base = baseline if baseline in names else (names[0] if names else baseline)
+    argv = ["run", "--workload", directory, "--baseline", base, "--force"]
+    for name, spec in replayed:
+        argv += ["--variant", f"{name}={spec}"]
+    print(f"replaying {directory}: sagetui {' '.join(argv)}", file=sys.stderr, flush=True)
+    status = subprocess.call([sys.executable, "-m", "sagetui", *argv, "--json", path],
+                             stdout=sys.stderr)
+    try:
+        report = load_report(path)
+    except ReportError as exc:
+        return Replay(directory=directory, unchanged_as=unchanged_as,
+                      problem=f"the replay wrote no report (exit status {status}): {exc}")
     w = report.workload
     totals = {t.variant: t.seconds for t in (w.totals if w else []) if t.seconds}
-    return Replay(directory=directory, unchanged_as=unchanged_as, totals_s=totals,
-                  problem=None if totals else f"the replay gave no totals (exit status {status})")
+    problem = None if totals else f"the replay gave no totals (exit status {status})"
+    if skipped and baseline not in totals:
+        problem = f"{skipped}, and the baseline {baseline} is not in the replay: no prediction"
+    return Replay(directory=directory, report=path, unchanged_as=unchanged_as,
+                  totals_s=totals, problem=problem)
 
 
 def swap_table(report: Report) -> Table:

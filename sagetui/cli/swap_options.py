@@ -11,23 +11,43 @@ UNCHANGED = "unchanged"  # core/blocks/swap.UNCHANGED: the program as it is
 def add_swap_command(sub: argparse._SubParsersAction, full: bool) -> None:  # type: ignore[type-arg]
     sw = sub.add_parser(
         "swap", help="swap the attention inside your own program and measure the whole step",
-        description="Runs the program in rounds of fresh processes, one per arm (the program "
-        "unchanged, and each --variant with the attention calls its backend can run sent to "
-        "it), interleaved ABBA; times the step the program marks (with "
-        "sagetui.region(\"step\"): ..., else its first attention call to its last), the "
-        "attention time, and compares its outputs (sagetui.output(NAME, tensor), else the last "
-        "attention call's) with the unchanged program's.")
+        description="Runs the program once with every arm loaded (the program unchanged, the "
+        "same with the wrapper passing calls straight through, and each --variant with the "
+        "attention calls its backend can run sent to it), switching the arm at each step the "
+        "program marks (with sagetui.region(\"step\"): ...) in ABBA order, so that each "
+        "comparison pairs adjacent steps at the same clocks; the first rounds of steps are "
+        "warm-up. Times each step, its attention calls and the GPU's clock, and compares the "
+        "outputs (sagetui.output(NAME, value), else the last attention call's) with the "
+        "unchanged program's. --processes runs a fresh process per arm and round instead (for "
+        "a program that runs its step once, or for isolation).")
     if not full:
         return
     sw.add_argument("--variant", action="append", default=[], metavar="NAME=SPEC",
                     help="an arm: a backend as `sagetui run` takes it (sage2-sm90, "
-                    "reference[slowdown=2]); repeat for more")
+                    "reference[slowdown=2]), or `unchanged` (the program as it is once more: an "
+                    "A/A check); repeat for more")
     sw.add_argument("--baseline", metavar="NAME", default=UNCHANGED,
                     help=f"the arm the others are judged against (default {UNCHANGED}: the "
                     "program as it is)")
-    sw.add_argument("--rounds", type=int, default=4, metavar="N",
-                    help="rounds, each running every arm once (default 4; 2 at least for an "
-                    "interval)")
+    sw.add_argument("--steps", type=int, default=20, metavar="N",
+                    help="measured steps per arm at most (default 20; 2 at least): the program "
+                    "is ended at its next step once each arm has them")
+    sw.add_argument("--warmup", type=int, default=2, metavar="N",
+                    help="warm-up rounds at least, each arm's step once a round (default 2); "
+                    "more until every arm's step time settles (its last within 10 %% of its "
+                    "fastest), 10 at most")
+    sw.add_argument("--max-seconds", type=float, default=60.0, metavar="S",
+                    help="end the measurement S seconds after its first measured step "
+                    "(default 60)")
+    sw.add_argument("--no-wrapper-cost", action="store_true",
+                    help="run no unwrapped arm (the unchanged program with the wrapper passing "
+                    "calls straight through, for the wrapper's own cost)")
+    sw.add_argument("--processes", action="store_true",
+                    help="a fresh process per arm and round instead of every arm in one "
+                    "process (the GPU brought to its clocks before each one's first step)")
+    sw.add_argument("--rounds", type=int, metavar="N",
+                    help="with --processes: rounds, each running every arm once (default 4; 2 "
+                    "at least for an interval)")
     sw.add_argument("--calls", metavar="SELECT", help="which calls may be swapped (default "
                     "all): as capture's --calls (0,3,5-9, every:N, module:GLOB)")
     sw.add_argument("--no-unchanged", action="store_true",

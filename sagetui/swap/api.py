@@ -16,7 +16,7 @@ from typing import Any, Protocol
 class Marks(Protocol):
     def region_start(self, name: str) -> Any: ...
 
-    def region_end(self, token: Any) -> None: ...
+    def region_end(self, name: str, token: Any) -> None: ...
 
     def output(self, name: str, tensor: Any) -> None: ...
 
@@ -30,16 +30,18 @@ active = _Active()
 
 @contextmanager
 def region(name: str = "step") -> Iterator[None]:
-    """Time the block as the step `name` (several blocks may share a name: their times add)."""
+    """Time the block as the step `name` (several blocks may share a name: their times add; a
+    block nested in another of its name is part of the outer one, which alone is timed)."""
     marks = active.marks
     if marks is None:
         yield
         return
-    token = marks.region_start(str(name))
+    name = str(name)
+    token = marks.region_start(name)
     try:
         yield
     finally:
-        marks.region_end(token)
+        marks.region_end(name, token)
 
 
 def output(name: str, tensor: Any) -> None:

@@ -18,18 +18,16 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
 import torch
 
-from sagetui.core import accuracy
 from sagetui.core.blocks.swap import (
     UNCHANGED,
     Compared,
-    OutputSums,
     ProcessResult,
     ProcessSettings,
     Timed,
@@ -44,6 +42,8 @@ from sagetui.recorder.module_path import ModulePaths
 from sagetui.recorder.targets import Target
 from sagetui.runner.backends import backend_class
 from sagetui.runner.backends.base import Backend, Inputs, NullClock
+from sagetui.swap.clocks import bring_to_clocks, reading
+from sagetui.swap.outputs import compare_all, flatten
 
 PASSED_UNCHANGED = "the program unchanged"
 NOT_SELECTED = "not selected by --calls"
@@ -67,6 +67,9 @@ class _Timing:
     end: Any = None
 
 
+Call = tuple[_Timing, bool, tuple[str, ...], str | None]
+
+
 def _mask_kind(mask: Any) -> str:
     if mask is None:
         return "none"
@@ -74,7 +77,10 @@ def _mask_kind(mask: Any) -> str:
 
 
 class Swapper:
-    def __init__(self, settings: ProcessSettings) -> None:
+    """The processes mode: one arm in this process (its backend, or None: the program
+    unchanged). interleaved.py's InterleavedSwapper switches among every arm's backend."""
+
+    def __init__(self, settings: ProcessSettings, sampler: Any = None) -> None:
         self.settings = settings
         self.backend = load_backend(settings.variant) if settings.variant is not None else None
         self.selection = Selection.parse(settings.calls)
@@ -83,15 +89,23 @@ class Swapper:
         self.seen = 0
         self.device: str | None = None
         self.cuda = False
-        self.calls: list[tuple[_Timing, bool, tuple[str, ...]]] = []  # + the regions open
+        # each call: its timing, swapped or not, the regions open, why it passed through
+        self.calls: list[Call] = []
         self.first_host: float | None = None
         self.last_host: float | None = None
         self.passed: dict[str, int] = {}
         self.regions: list[tuple[str, _Timing]] = []
-        self._open: list[str] = []  # the regions open now, innermost last
+        self._open: list[str] = []  # the outermost blocks open now, innermost last
+        self._depth: dict[str, int] = {}  # blocks open by name: a nested one is not timed
         self.named: dict[str, torch.Tensor] = {}
+        self.not_comparable: dict[str, str] = {}
         self.last: torch.Tensor | None = None
+        self.sampler = sampler  # runner/telemetry's, on a GPU (__main__)
         self.telemetry: dict[str, Any] | None = None  # __main__'s sampler's summary
+        self.step_clocks: list[float] = []
+        self.warmed_clocks: str | None = None
+        self.bare = False  # the wrapper passes every call straight through (interleaved.py)
+        self.forked = Forked(settings.result + ".forked")
 
     # -- the wrapper (recorder/install.Installed's `wrap`) -----------------------------------
     def wrap(self, target: Target, original: Callable[..., Any], record: Record,
@@ -100,7 +114,7 @@ class Swapper:
 
         @functools.wraps(original)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if inside.active:  # a wrapped function called by another (or by the backend)
+            if self.bare or inside.active:  # no wrapper's work, or a call from another
                 return original(*args, **kwargs)
             inside.active = True
             try:
@@ -111,13 +125,22 @@ class Swapper:
         wrapper.__sagetui_original__ = original  # type: ignore[attr-defined]
         return wrapper
 
+    def backend_now(self) -> tuple[Backend | None, bool]:
+        """The backend of the arm that runs the program now (None: the program unchanged), and
+        whether it is the installed library's own (no build given by path)."""
+        v = self.settings.variant
+        return self.backend, v is not None and v.path is None
+
     def call(self, target: Target, original: Callable[..., Any], args: tuple[Any, ...],
              kwargs: dict[str, Any], frame: FrameType | None) -> Any:
         a = target.arguments(args, kwargs)
         q = a[target.params[0]]
         index = self.seen
         self.seen += 1
-        why = self.reason(target, a, index, frame)
+        if self.forked.here():
+            self.forked.count()
+        backend, stock = self.backend_now()
+        why = self.reason(target, a, index, frame, backend)
         timing = _Timing()
         on_cuda = bool(getattr(q, "is_cuda", False))
         if self.device is None:
@@ -127,13 +150,14 @@ class Swapper:
             timing.start = torch.cuda.Event(enable_timing=True)
             timing.start.record()
         t0 = time.perf_counter()
-        out = original(*args, **kwargs) if why is not None else self.run(target, a)
+        out = original(*args, **kwargs) if why is not None or backend is None \
+            else self.run(target, a, backend, stock)
         t1 = time.perf_counter()
         if on_cuda:
             timing.end = torch.cuda.Event(enable_timing=True)
             timing.end.record()
         timing.host_s = t1 - t0
-        self.calls.append((timing, why is None, tuple(self._open)))
+        self.calls.append((timing, why is None, tuple(self._open), why))
         if self.first_host is None:
             self.first_host = t0
         self.last_host = t1
@@ -145,7 +169,7 @@ class Swapper:
         return out
 
     def reason(self, target: Target, a: dict[str, Any], index: int,
-               frame: FrameType | None) -> str | None:
+               frame: FrameType | None, backend: Backend | None = None) -> str | None:
         """Why the call is passed through to the original, or None: the backend runs it. The
         unchanged arm reads the call as the others do before it passes it through: every arm
         pays the same wrapper."""
@@ -153,25 +177,29 @@ class Swapper:
         if self.selection.text is not None:
             module = self.paths.of(frame)[0] if self.paths is not None else None
             selected = self.selection.matches(index, module)
-        q, k, v = (a[target.params[i]] for i in range(3))
+        p = target.params
+        q, k, v = a[p[0]], a[p[1]], a[p[2]]
         mask, layout = a.get("attn_mask"), target.layout_of(a)
-        grad = torch.is_grad_enabled() and any(getattr(t, "requires_grad", False)
-                                               for t in (q, k, v))
-        key = (target.name, tuple(q.shape), tuple(k.shape), tuple(v.shape), q.dtype,
-               q.device.type, layout, bool(a.get("is_causal", False)), _mask_kind(mask),
-               float(a.get("dropout_p", 0.0) or 0.0), bool(a.get("return_lse", False)), grad)
+        # the wrapper's own cost is in every step it wraps (the unwrapped arm measures it): the
+        # key is read from what is already at hand (a Size hashes as it is)
+        grad = torch.is_grad_enabled() and bool(getattr(q, "requires_grad", False)
+                                                or getattr(k, "requires_grad", False)
+                                                or getattr(v, "requires_grad", False))
+        key = (type(backend), target.name, q.shape, k.shape, v.shape, q.dtype, q.device,
+               layout, a.get("is_causal", False), mask is None or _mask_kind(mask),
+               a.get("dropout_p", 0.0), a.get("return_lse", False), grad)
         if key not in self._reasons:
-            self._reasons[key] = self._why(target, a, q, k, v, grad)
+            self._reasons[key] = self._why(target, a, q, k, v, grad, backend)
         why = self._reasons[key]
-        if self.backend is None:
+        if backend is None:
             return PASSED_UNCHANGED
         return why if selected or why is not None else NOT_SELECTED
 
     def _why(self, target: Target, a: dict[str, Any], q: torch.Tensor, k: torch.Tensor,
-             v: torch.Tensor, grad: bool) -> str | None:
-        if self.backend is None:
+             v: torch.Tensor, grad: bool, backend: Backend | None) -> str | None:
+        if backend is None:
             return PASSED_UNCHANGED
-        name = type(self.backend).name
+        name = type(backend).name
         if target.name == VARLEN:
             return "a varlen call (the swap sends fixed-length calls)"
         if a.get("return_lse"):
@@ -184,40 +212,50 @@ class Swapper:
                             float(a.get("dropout_p", 0.0) or 0.0))
         if why is not None:
             return why
-        if type(self.backend).needs_gpu and not q.is_cuda:
+        if type(backend).needs_gpu and not q.is_cuda:
             return f"on {q.device}: {name} runs on CUDA"
         return None
 
-    def run(self, target: Target, a: dict[str, Any]) -> torch.Tensor:
+    def run(self, target: Target, a: dict[str, Any], backend: Backend,
+            stock: bool) -> torch.Tensor:
         """The backend's call on the program's tensors, with its options; in their layout."""
-        assert self.backend is not None
         q, k, v = (a[target.params[i]] for i in range(3))
         scale = a.get(target.scale)
         sm_scale = float(scale) if scale is not None else 1.0 / math.sqrt(q.shape[-1])
         inputs = Inputs(q=q, k=k, v=v, layout="NHD" if target.layout_of(a) == "NHD" else "HND",
                         causal=bool(a.get("is_causal", False)), sm_scale=sm_scale)
-        variant = self.settings.variant
-        if variant is not None and variant.path is None and self.backend.has_public:
+        if stock and backend.has_public:
             # the installed library's public function (its Python and its launches), as a user's
             # swap calls it: its host time is what the model pays (docs/architecture.md, the
             # swap); the decomposition is byte-equal but skips the wrapper. Another build of the
             # extension (a path) has no public function of its own.
-            out = self.backend.public(inputs)
+            out = backend.public(inputs)
             if out is not None:
                 return out
-        return self.backend.run(inputs, NullClock())
+        return backend.run(inputs, NullClock())
 
     # -- what the program marks (swap/api.py) ------------------------------------------------
-    def region_start(self, name: str) -> tuple[str, _Timing, float]:
+    def region_start(self, name: str) -> tuple[str, _Timing, float] | None:
+        """A block of the region `name` begins; None for one nested in another of its name
+        (the outer block is the one timed)."""
+        depth = self._depth.get(name, 0)
+        self._depth[name] = depth + 1
+        if depth:
+            return None
+        if self.settings.warm_clocks and self.warmed_clocks is None and _cuda_ready():
+            self.warmed_clocks = bring_to_clocks(self.sampler)
         timing = _Timing()
-        if torch.cuda.is_available() and torch.cuda.is_initialized():
+        if _cuda_ready():
             timing.start = torch.cuda.Event(enable_timing=True)
             timing.start.record()
         self._open.append(name)
         return name, timing, time.perf_counter()
 
-    def region_end(self, token: tuple[str, _Timing, float]) -> None:
-        name, timing, t0 = token
+    def region_end(self, name: str, token: tuple[str, _Timing, float] | None) -> None:
+        self._depth[name] = max(0, self._depth.get(name, 0) - 1)
+        if token is None:  # a nested block's end: its outer block goes on
+            return
+        _, timing, t0 = token
         if name in self._open:
             del self._open[len(self._open) - 1 - self._open[::-1].index(name)]
         if timing.start is not None:
@@ -226,18 +264,26 @@ class Swapper:
             torch.cuda.synchronize()
         timing.host_s = time.perf_counter() - t0
         self.regions.append((name, timing))
+        clock, _ = reading(self.sampler)
+        if clock is not None:
+            self.step_clocks.append(clock)
 
-    def output(self, name: str, tensor: Any) -> None:
-        if isinstance(tensor, torch.Tensor):
-            self.named[name] = tensor.detach().clone()
+    def output(self, name: str, value: Any) -> None:
+        tensors, problems = flatten(name, value)
+        for n, t in tensors.items():
+            self.named[n] = t.clone()
+            self.not_comparable.pop(n, None)
+        self.not_comparable.update(problems)
 
     # -- the end ----------------------------------------------------------------------------
     def finish(self) -> ProcessResult:
-        if torch.cuda.is_available() and torch.cuda.is_initialized():
+        if _cuda_ready():
             torch.cuda.synchronize()
         clock = "cuda events" if self.cuda else "host"
         result = ProcessResult(arm=self.settings.arm, device=self.device, clock=clock,
-                               telemetry=self.telemetry)
+                               telemetry=self.telemetry, step_clocks_mhz=self.step_clocks,
+                               warmed_clocks=self.warmed_clocks,
+                               forked_calls=self.forked.total(), calls_seen=self.seen)
         for name, t in self.regions:
             into = result.regions.setdefault(name, Timed(gpu_s=None if t.start is None
                                                          else 0.0))
@@ -245,10 +291,13 @@ class Swapper:
             into.host_s += t.host_s
             if t.start is not None and into.gpu_s is not None:
                 into.gpu_s += t.start.elapsed_time(t.end) / 1e3
-        result.attention = self._timed(c for c in self.calls)
-        result.swapped = self._timed(c for c in self.calls if c[1])
+        result.attention = timed_calls(self.calls, self.cuda)
+        result.swapped = timed_calls((c for c in self.calls if c[1]), self.cuda)
         for name in result.regions:
-            result.region_attention[name] = self._timed(c for c in self.calls if name in c[2])
+            result.region_attention[name] = timed_calls((c for c in self.calls
+                                                         if name in c[2]), self.cuda)
+            result.region_swapped[name] = timed_calls((c for c in self.calls
+                                                       if c[1] and name in c[2]), self.cuda)
         if self.calls and self.first_host is not None and self.last_host is not None:
             first, last = self.calls[0][0], self.calls[-1][0]
             result.first_to_last = Timed(
@@ -260,49 +309,84 @@ class Swapper:
         result.named_outputs = bool(self.named)
         result.outputs = {n: f"{str(t.dtype).removeprefix('torch.')} {list(t.shape)}"
                           for n, t in outputs.items()}
-        from safetensors.torch import load_file, save_file
-
-        save_file(outputs, self.settings.outputs)
+        save_outputs(outputs, self.settings.outputs)
         for e in self.settings.compare:
-            theirs = load_file(e.outputs) if os.path.exists(e.outputs) else {}
+            theirs = load_outputs(e.outputs) if os.path.exists(e.outputs) else {}
             if self.settings.arm == UNCHANGED:
-                result.compared.append(Compared(arm=e.arm, outputs=compare(theirs, outputs)))
+                result.compared.append(Compared(arm=e.arm, outputs=compare_all(
+                    theirs, outputs)))
             else:
-                result.compared.append(Compared(arm=self.settings.arm,
-                                                outputs=compare(outputs, theirs)))
-        atomic_write_text(self.settings.result, result.model_dump_json(indent=1),
-                          overwrite=True)
+                result.compared.append(Compared(arm=self.settings.arm, outputs=compare_all(
+                    outputs, theirs, self.not_comparable)))
+        self.write(result)
         return result
 
-    def _timed(self, calls: Any) -> Timed:
-        t = Timed(gpu_s=0.0 if self.cuda else None)
-        for timing, _, _ in calls:
-            t.count += 1
-            t.host_s += timing.host_s
-            if timing.start is not None and t.gpu_s is not None:
-                t.gpu_s += timing.start.elapsed_time(timing.end) / 1e3
-        return t
+    def write(self, result: ProcessResult) -> None:
+        atomic_write_text(self.settings.result, result.model_dump_json(indent=1),
+                          overwrite=True)
 
     def _outputs(self) -> dict[str, torch.Tensor]:
         chosen = self.named or ({LAST_OUTPUT: self.last} if self.last is not None else {})
         return {n: t.detach().to("cpu").contiguous() for n, t in chosen.items()}
 
 
-def compare(out: dict[str, torch.Tensor], ref: dict[str, torch.Tensor]) -> dict[str, OutputSums]:
-    """Each named output of `out` against `ref` (the unchanged arm's): core/accuracy's sums."""
-    result = {}
-    for name in sorted(set(out) | set(ref)):
-        o, r = out.get(name), ref.get(name)
-        if o is None or r is None:
-            result[name] = OutputSums(problem="the unchanged arm has no such output" if r is None
-                                      else "this arm has no such output")
-        elif o.shape != r.shape:
-            result[name] = OutputSums(problem=f"shape {list(o.shape)} against the unchanged "
-                                      f"arm's {list(r.shape)}")
-        else:
-            on, rn = o.float().numpy(), r.float().numpy()
-            diff = abs(on.astype("float64") - rn.astype("float64"))
-            result[name] = OutputSums(sums=accuracy.sums_of(on, rn),
-                                      max_abs=float(diff.max()) if diff.size else 0.0,
-                                      elements=int(on.size))
-    return result
+def _cuda_ready() -> bool:
+    return torch.cuda.is_available() and torch.cuda.is_initialized()
+
+
+def timed_calls(calls: Iterable[Call], cuda: bool) -> Timed:
+    """The calls' count, host time and (on CUDA) GPU time, added up."""
+    t = Timed(gpu_s=0.0 if cuda else None)
+    for timing, *_ in calls:
+        t.count += 1
+        t.host_s += timing.host_s
+        if timing.start is not None and t.gpu_s is not None:
+            t.gpu_s += timing.start.elapsed_time(timing.end) / 1e3
+    return t
+
+
+def save_outputs(outputs: dict[str, torch.Tensor], path: str) -> None:
+    """safetensors under positional keys, the names in its metadata: a name is the program's
+    own (`__metadata__` included)."""
+    from safetensors.torch import save_file
+
+    keys = {f"o{i}": n for i, n in enumerate(outputs)}
+    save_file({k: outputs[n] for k, n in keys.items()}, path, metadata=keys)
+
+
+def load_outputs(path: str) -> dict[str, torch.Tensor]:
+    from safetensors import safe_open
+
+    with safe_open(path, framework="pt") as f:
+        names = f.metadata() or {}
+        return {names.get(k, k): f.get_tensor(k) for k in f.keys()}  # noqa: SIM118
+
+
+class Forked:
+    """Attention calls made in processes the program forked (a data loader's workers, a
+    multiprocessing pool): swapped there as here, and counted by a byte each appended to a file
+    beside the result, since a fork's counters never come back."""
+
+    def __init__(self, path: str) -> None:
+        self.path, self.pid = path, os.getpid()
+
+    def here(self) -> bool:
+        return os.getpid() != self.pid
+
+    def count(self) -> None:
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, b".")
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+
+    def total(self) -> int:
+        try:
+            return os.path.getsize(self.path)
+        except OSError:
+            return 0
+
+

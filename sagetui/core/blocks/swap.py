@@ -1,6 +1,7 @@
 """What a swap process is told (`ProcessSettings`) and hands back (`ProcessResult`), and the
-report's `swap` block: every process of every round as it ran (the measurements), and per arm
-the figures derived from them (derive.py; `sagetui check` derives them again)."""
+report's `swap` block: every process as it ran (the measurements: in the interleaved mode one
+process and every step of every arm, in the processes mode a process per arm and round), and
+per arm the figures derived from them (derive.py; `sagetui check` derives them again)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from sagetui.core.blocks.base import Count, Model, Verdict
 from sagetui.core.config import VariantSpec
 
 UNCHANGED = "unchanged"  # the arm that runs the program as it is
+# the interleaved mode's arm that runs the program with the wrapper passing every call straight
+# through: the unchanged arm's step against it is the wrapper's own cost
+UNWRAPPED = "unwrapped"
 NonNegative = Annotated[float, Field(ge=0)]
 
 
@@ -22,8 +26,30 @@ class Earlier(Model):
     outputs: str
 
 
+class ArmSettings(Model):
+    """One arm of an interleaved process: its name and backend (None: the program unchanged)."""
+
+    name: str
+    variant: VariantSpec | None = None
+
+
+class Interleave(Model):
+    """The interleaved mode: every arm in the one process, switched at the step's boundaries
+    in ABBA order (swap/schedule.py). The measurement ends when the program does, when each arm
+    has `steps` measured steps, or `max_seconds` after the first measured step (the program
+    is then ended at its next step)."""
+
+    arms: list[ArmSettings]
+    warmup: Annotated[int, Field(ge=1, le=1000)] = 2  # rounds at least, before any is measured
+    max_warmup: Annotated[int, Field(ge=1, le=1000)] = 10  # rounds at most, settled or not
+    steps: Annotated[int, Field(ge=2, le=100_000)] = 20  # measured steps per arm at most
+    max_seconds: Annotated[float, Field(gt=0)] = 60.0
+    reference: str | None = None  # the arm whose outputs the others are compared with
+
+
 class ProcessSettings(Model):
-    """One process of one arm (`python -m sagetui.swap SETTINGS PROGRAM...`)."""
+    """One process (`python -m sagetui.swap SETTINGS PROGRAM...`): one arm (the processes mode),
+    or every arm interleaved (`interleave`)."""
 
     arm: str
     variant: VariantSpec | None = None  # None: the program unchanged (everything passes through)
@@ -31,6 +57,10 @@ class ProcessSettings(Model):
     result: str  # where the process writes its ProcessResult (JSON)
     outputs: str  # where it saves its outputs (safetensors)
     compare: list[Earlier] = Field(default_factory=list)  # the unchanged arm's, or the variants'
+    interleave: Interleave | None = None
+    # the processes mode on a GPU: load the GPU before the first step until its SM clock holds
+    # (swap/clocks.py), so that a few short steps are not timed on the clock's way up
+    warm_clocks: bool = False
 
 
 class Timed(Model):
@@ -59,6 +89,28 @@ class Compared(Model):
     outputs: dict[str, OutputSums]
 
 
+class StepTime(Model):
+    """One step of one arm in the interleaved mode: the outermost block of the step's region."""
+
+    round: Count
+    arm: str
+    warmup: bool  # a warm-up round's: in no figure
+    host_s: NonNegative
+    gpu_s: NonNegative | None = None  # CUDA events around the block, on CUDA
+    attention: Timed = Field(default_factory=Timed)  # the attention calls made inside it
+    swapped: Timed = Field(default_factory=Timed)  # of those, the calls sent to the backend
+    sm_clock_mhz: NonNegative | None = None  # NVML, read as the block ended
+    power_w: NonNegative | None = None  # NVML's (averaged over about a second)
+
+
+class ArmCalls(Model):
+    """An arm's attention calls over its measured steps (interleaved): those it swapped and, by
+    reason, those it passed through (warm-up steps' calls are in neither)."""
+
+    swapped: Count = 0
+    passed: dict[str, Count] = Field(default_factory=dict)
+
+
 class ProcessResult(Model):
     arm: str
     device: str | None = None  # the first attention call's
@@ -75,6 +127,25 @@ class ProcessResult(Model):
     compared: list[Compared] = Field(default_factory=list)
     # NVML over the program's run (runner/telemetry: core/telemetry's summary), on a GPU
     telemetry: dict[str, Any] | None = None
+    # the processes mode: the SM clock read as each block of the step's region ended, and how
+    # the GPU was brought to its clocks before the first (swap/clocks.py)
+    step_clocks_mhz: list[NonNegative] = Field(default_factory=list)
+    warmed_clocks: str | None = None
+    # the calls made while the step's region was open that went to the arm's backend
+    region_swapped: dict[str, Timed] = Field(default_factory=dict)
+    # the interleaved mode
+    step_region: str | None = None  # the region whose blocks are the steps
+    steps: list[StepTime] = Field(default_factory=list)
+    arm_calls: dict[str, ArmCalls] = Field(default_factory=dict)
+    program_steps: Count = 0  # blocks of the step's region the program began
+    ended: str | None = None  # why the measurement ended (swap/schedule.py's words)
+    # whether the reference arm's own steps gave equal outputs (None: not known, one step or
+    # no output); where not, outputs are compared between processes (swap.outputs_by_process)
+    repeatable: bool | None = None
+    repeatable_note: str | None = None
+    forked_calls: Count = 0  # attention calls made in processes the program forked
+    calls_seen: Count = 0  # every attention call the program made in this process
+    failed_arms: dict[str, str] = Field(default_factory=dict)  # arm -> why its backend failed
 
 
 class SwapProcess(Model):
@@ -130,6 +201,18 @@ class ArmFigures(Model):
     attention_change_percent: float | None = None
     attention_added_s: float | None = None  # median attention_s - the baseline's
     step_added_s: float | None = None
+    # the GPU's SM clock and power over the arm's measured steps (medians of the readings);
+    # where the clocks of the arm and the baseline differ beyond their noise, or either ran
+    # below the swap's sustained clock, the verdict is INCONCLUSIVE and this says why
+    sm_clock_mhz: NonNegative | None = None
+    power_w: NonNegative | None = None
+    clock_problem: str | None = None
+    # the unchanged arm (interleaved): its step against the unwrapped arm's, paired by round:
+    # the wrapper's cost, in percent of the step and per call
+    wrapper_change_percent: float | None = None
+    wrapper_change_low_percent: float | None = None
+    wrapper_change_high_percent: float | None = None
+    wrapper_per_call_s: float | None = None
     outputs: list[OutputChange] = Field(default_factory=list)
     replay_change_percent: float | None = None  # the replay's predicted attention change
     replay_note: str | None = None  # how the measured change differs from the replay's
@@ -148,6 +231,11 @@ class Replay(Model):
 
 class Swap(Model):
     argv: list[str]
+    # interleaved: the arms switched step by step in one process (the default); processes: a
+    # process per arm and round (--processes). Reports before the interleaved mode: processes.
+    mode: Literal["interleaved", "processes"] = "processes"
+    interleave: Interleave | None = None  # what the interleaved mode was asked
+    stopped_by: str | None = None  # the signal that stopped the swap (SIGINT, SIGTERM, SIGHUP)
     arms: list[ArmSpec]
     baseline: str
     calls: str | None = None
@@ -158,3 +246,6 @@ class Swap(Model):
     processes: list[SwapProcess]
     figures: list[ArmFigures]
     replay: Replay | None = None
+    # interleaved, where the step is not repeatable: a process per arm, for the outputs alone
+    output_processes: list[SwapProcess] = Field(default_factory=list)
+    sustained_clock_mhz: NonNegative | None = None  # the median SM clock of every arm's steps

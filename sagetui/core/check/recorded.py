@@ -122,11 +122,14 @@ RULES: list[Rule] = [
           "the runner found them"),
     _rule(_V + r"\.dispatch\.options\.", "the options sage2-auto dispatched to, as the runner "
           "saw them"),
-    _rule(r"^\$\.swap\.processes\[\d+\]\.", "the process's own measurements, outputs' sums "
-          "and NVML telemetry, as it reported them (every figure is recomputed from them)"),
+    _rule(r"^\$\.swap\.(output_)?processes\[\d+\]\.", "the process's own measurements, "
+          "outputs' sums and NVML telemetry, as it reported them (every figure is recomputed "
+          "from them)"),
     _rule(r"^\$\.swap\.replay\.totals_s\.", "the replay's totals (the replay's report holds "
           "their samples)"),
-    _rule(r"^\$\.swap\.(rounds_asked|threshold_percent)$", "the swap asked for"),
+    _rule(r"^\$\.swap\.(rounds_asked|threshold_percent|mode)$", "the swap asked for"),
+    _rule(r"^\$\.swap\.interleave\.", "the swap asked for"),
+    _rule(r"^\$\.swap\.stopped_by$", "the signal the swap saw, as it saw it"),
     # a summary of samples the report does not keep: what its neighbours cannot fix
     _rule(r"\.(rounds\[\d+\]|phase_timings\.[^.]+)\.(min_s|mean_s|p50_s)$",
           "a summary of samples the report does not keep", _no_samples),

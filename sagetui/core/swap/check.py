@@ -28,18 +28,23 @@ def check_swap(c: MismatchCollector, report: Report) -> None:
     c.eq("$.swap.clock", s.clock, derive.clock_of(results), "CUDA events where a process ran "
          "on CUDA")
     want = derive.arm_figures(s.processes, [a.name for a in s.arms], s.baseline,
-                              s.threshold_percent, s.replay)
+                              s.threshold_percent, s.replay, s.output_processes)
+    c.eq("$.swap.sustained_clock_mhz", s.sustained_clock_mhz,
+         derive.sustained_clock(s.processes), "the median SM clock of every arm's steps")
     if len(want) != len(s.figures):
         c.out.append(Mismatch("$.swap.figures", len(s.figures), len(want), "one per arm"))
         return
     for i, (got, w) in enumerate(zip(s.figures, want, strict=True)):
         _same(c, f"$.swap.figures[{i}]", got.model_dump(), w.model_dump())
-    # how the session ended is its own word: "stopped after" in its detail (an interruption);
+    # how the session ended is its own word: `stopped_by` (older reports: "stopped after" in
+    # its detail);
     # everything else the status and its detail say follows from the processes
     detail = list(report.status_detail or [])
-    interrupted = any(line.startswith("stopped after") for line in detail)
+    interrupted = s.stopped_by is not None or any(line.startswith("stopped after")
+                                                  for line in detail)
     status, why = derive.status_of(s.processes, [a.name for a in s.arms], s.rounds_asked,
-                                   interrupted=interrupted)
+                                   interrupted=interrupted, stopped_by=s.stopped_by,
+                                   warmup=s.interleave.warmup if s.interleave else 2)
     said = "every arm ran every round asked, none failed, nothing interrupted it " \
         "(core/swap/derive.status_of)"
     c.eq("$.status", report.status, status, said)

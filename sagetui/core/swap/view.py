@@ -4,9 +4,10 @@ Swap panel and `sagetui compare` (core/format.py's formatters)."""
 from __future__ import annotations
 
 from sagetui.core import format as fmt
-from sagetui.core.blocks.swap import UNCHANGED, ArmFigures, Swap
+from sagetui.core.blocks.swap import UNCHANGED, UNWRAPPED, ArmFigures, Swap
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
+from sagetui.core.swap import derive
 from sagetui.core.telemetry import merge_blocks
 
 COLUMNS = [("arm", False), ("rounds", True), ("step ms", True), ("step change %", True),
@@ -40,19 +41,66 @@ def rows(s: Swap) -> list[list[str]]:
     return out
 
 
+def mode_lines(s: Swap) -> list[str]:
+    """How the steps were measured: the interleaved process's warm-up, steps and end, whether
+    its step is repeatable, the calls in forked processes."""
+    out = []
+    for p in s.processes:
+        r = p.result
+        if r is None:
+            continue
+        if p.arm == derive.EVERY_ARM:
+            warm = sorted({t.round for t in r.steps if t.warmup})
+            measured = len({t.round for t in r.steps if not t.warmup})
+            out.append(f"interleaved in one process: {r.program_steps} steps of "
+                       f"{r.step_region!r}, {len(warm)} warm-up rounds left out (each arm's "
+                       f"first calls and the clocks' rise), {measured} measured rounds; "
+                       f"{r.ended}")
+            if r.repeatable is False:
+                out.append(f"the step is not repeatable ({r.repeatable_note}): the outputs "
+                           "are compared from a process per arm")
+            elif r.repeatable:
+                out.append("the step is repeatable: the reference arm's steps gave equal "
+                           "outputs, so each arm's output is compared with its output of the "
+                           "same inputs")
+        if r.warmed_clocks and p.round == 0:
+            out.append(f"{p.arm}: brought to its clocks before its first step: "
+                       f"{r.warmed_clocks}")
+        if r.forked_calls:
+            out.append(f"{p.arm}: {r.forked_calls} attention calls in processes the program "
+                       "forked (swapped there too; not timed)")
+    return out
+
+
 def notes(report: Report) -> list[str]:
-    """What the table cannot hold: why calls were passed through, every output's change, the
-    replay's prediction, the failed arms' last lines, the status."""
+    """What the table cannot hold: how the steps were measured, why calls were passed through,
+    the clocks, the wrapper's cost, every output's change, the replay's prediction, the failed
+    arms' last lines, the status."""
     s = report.swap
     assert s is not None
-    lines = []
+    lines = mode_lines(s)
+    if s.sustained_clock_mhz is not None:
+        lines.append(f"sustained SM clock {s.sustained_clock_mhz:.0f} MHz (the median of every "
+                     "arm's steps)")
     for f in s.figures:
+        if f.sm_clock_mhz is not None:
+            lines.append(f"{f.arm}: SM clock {f.sm_clock_mhz:.0f} MHz"
+                         + (f", power {f.power_w:.0f} W" if f.power_w is not None else "")
+                         + " (medians over its steps)")
+        if f.clock_problem:
+            lines.append(f"{f.arm}: INCONCLUSIVE: {f.clock_problem}")
+        if f.wrapper_change_percent is not None:
+            per_call = "" if f.wrapper_per_call_s is None else \
+                f", {fmt.ms(f.wrapper_per_call_s)} ms per call"
+            ci = fmt.ci(f.wrapper_change_low_percent, f.wrapper_change_high_percent, 1)
+            lines.append(f"{f.arm}: the wrapper's cost {fmt.pct(f.wrapper_change_percent, 1)} "
+                         f"% of the step {ci}{per_call} (against the unwrapped arm)")
         if f.call_host_s is not None:
-            what = "every call" if f.arm == UNCHANGED else "a swapped call"
+            what = "every call" if f.arm in (UNCHANGED, UNWRAPPED) else "a swapped call"
             gpu = f.call_gpu_s
             lines.append(f"{f.arm}: {what} in the model: "
                          + (f"GPU {fmt.ms(gpu)} ms, " if gpu is not None else "")
-                         + f"host {fmt.ms(f.call_host_s)} ms" + (
+                         + f"host {fmt.ms(f.call_host_s)} ms, out of the warm-up" + (
                              " (host-bound: the host takes longer to issue it than the GPU "
                              "to run it)" if gpu is not None and f.call_host_s > gpu else ""))
         for why, n in f.passed_reasons.items():

@@ -1,0 +1,108 @@
+"""Which arm runs the program's next step in the interleaved mode, and when the measurement
+has what it needs. No torch: the swap process asks it at each step's start and tells it each
+step's time at the step's end.
+
+Steps go round the arms in ABBA order (forward in even rounds, backward in odd ones), so that
+each pair (the baseline's step and an arm's in the same round) is of adjacent steps of the
+same program at the same clocks, and slow drift cancels. The first rounds are warm-up: at least
+`warmup`, then until every arm's last warm-up step is within SETTLED of its fastest so far
+(its first call loads modules and compiles, and the GPU's clocks rise: the early steps are
+the slow ones), and at most `max_warmup`. Then measured
+rounds, until each arm has `steps` of them, or `max_seconds` have passed since the first.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+T = TypeVar("T")
+
+SETTLED = 0.10  # an arm's last warm-up step within 10 % of its fastest
+MIN_MEASURED = 2  # rounds: fewer give no interval
+
+
+def round_order(arms: Sequence[T], round_index: int) -> list[T]:
+    """ABBA over the rounds: forward in even rounds, backward in odd ones."""
+    return list(arms) if round_index % 2 == 0 else list(reversed(arms))
+
+
+def steps_needed(arms: int, warmup: int, measured: int = MIN_MEASURED) -> int:
+    """The program's steps the swap needs at the least: the warm-up rounds and `measured`."""
+    return arms * (warmup + measured)
+
+
+@dataclass
+class Schedule:
+    arms: list[str]
+    warmup: int = 2
+    max_warmup: int = 10
+    steps: int = 20
+    max_seconds: float = 60.0
+    clock: Callable[[], float] = time.monotonic
+    started: int = 0  # steps begun
+    warm_rounds: int | None = None  # once the warm-up has ended: how many rounds it took
+    ended: str | None = None  # why no further step is measured
+    _last: dict[str, list[float]] = field(default_factory=dict)  # an arm's warm-up steps
+    _measuring_since: float | None = None
+
+    def round_of(self, step: int) -> int:
+        return step // len(self.arms)
+
+    def arm_of(self, step: int) -> str:
+        return round_order(self.arms, self.round_of(step))[step % len(self.arms)]
+
+    def is_warmup(self, round_index: int) -> bool:
+        return self.warm_rounds is None or round_index < self.warm_rounds
+
+    def begin(self) -> tuple[int, str, bool] | None:
+        """The next step's (round, arm, warm-up or not); None when the measurement is over."""
+        if self.ended is not None:
+            return None
+        k = self.started
+        self.started += 1
+        r = self.round_of(k)
+        if not self.is_warmup(r) and self._measuring_since is None:
+            self._measuring_since = self.clock()
+        return r, self.arm_of(k), self.is_warmup(r)
+
+    def end(self, round_index: int, arm: str, seconds: float) -> None:
+        """A step has ended: its time, for the warm-up's rule; at a round's end, whether the
+        warm-up or the measurement is over."""
+        if self.is_warmup(round_index):
+            self._last.setdefault(arm, []).append(seconds)
+        if self.started % len(self.arms):
+            return  # within a round
+        done = round_index + 1
+        if self.warm_rounds is None:
+            if done >= self.max_warmup or (done >= self.warmup and self._settled()):
+                self.warm_rounds = done
+            return
+        measured = done - self.warm_rounds
+        if measured >= self.steps:
+            self.ended = f"each arm has {measured} measured steps (--steps {self.steps})"
+        elif self._measuring_since is not None and \
+                self.clock() - self._measuring_since >= self.max_seconds:
+            self.ended = f"--max-seconds {self.max_seconds:g} spent after {measured} " \
+                         "measured rounds"
+
+    def settled(self) -> bool:
+        return self.warm_rounds is not None and self._settled()
+
+    def _settled(self) -> bool:
+        for times in self._last.values():
+            if len(times) < 2:
+                return False
+            fastest = min(times)
+            if fastest <= 0 or times[-1] > fastest * (1 + SETTLED):
+                return False
+        return True
+
+    def measured_rounds(self) -> int:
+        """Whole measured rounds begun so far (the last may be short where the program
+        ended in it)."""
+        if self.warm_rounds is None:
+            return 0
+        return max(0, -(-self.started // len(self.arms)) - self.warm_rounds)
