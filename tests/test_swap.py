@@ -61,13 +61,15 @@ def test_the_step_change_matches_the_injected_work_and_outputs_are_compared(swap
     steps = s.processes[0].result.steps
     names = ["unchanged", "ref", "slow", "unwrapped"]
     assert [t.arm for t in steps[:8]] == names + names[::-1]  # ABBA, step by step
-    warm = {t.round for t in steps if t.warmup}
-    assert len(warm) >= 2 and all(t.round > max(warm) for t in steps if not t.warmup)
+    warm = {t.round for t in steps if t.kind == "warmup"}
+    assert len(warm) >= 2 and all(t.round > max(warm) for t in steps if t.kind != "warmup")
+    kinds = [t.kind for t in steps if t.kind != "warmup"]
+    assert kinds == ["attention"] * 8 + ["step"] * 24  # 2 rounds timing each call, then 6
     f = {x.arm: x for x in s.figures}
     assert {x.rounds for x in s.figures} == {6}  # --steps 6: then the program was ended
     assert "each arm has 6 measured steps (--steps 6)" in done.stdout
     assert f["unchanged"].swapped == 0 and f["unchanged"].passed_reasons == {
-        "the program unchanged": 12}  # 2 blocks a step, 6 measured steps: no warm-up call
+        "the program unchanged": 16}  # 2 blocks a step, 8 measured steps: no warm-up call
     assert f["ref"].swapped == f["slow"].swapped == 2 and f["slow"].passed == 0
     slow = f["slow"]
     # the injected work: the swapped calls' extra time, against the baseline's step
@@ -408,7 +410,7 @@ def test_a_stock_backend_is_swapped_in_through_its_public_function(tmp_path) -> 
 
 def test_the_unchanged_arm_against_itself_reads_same_and_the_wrapper_is_costed(tmp_path) -> None:
     out = tmp_path / "aa.json"
-    done = _swap(tmp_path, "--variant", "twin=unchanged", "--steps", "20", "--threshold", "5",
+    done = _swap(tmp_path, "--variant", "twin=unchanged", "--steps", "30", "--threshold", "10",
                  "--json", str(out), "--", "python", str(MODEL), "--tokens", "512", "--blocks",
                  "4", "--steps", "400")
     assert done.returncode == 0, done.stderr
@@ -440,8 +442,8 @@ def test_too_few_steps_no_step_and_no_attention_call_are_said(tmp_path) -> None:
     few = _swap(tmp_path, "--variant", "ref=reference", "--json", str(tmp_path / "few.json"),
                 "--", "python", str(MODEL), "--steps", "7")
     assert few.returncode == 1
-    assert "the program ran its step 7 times: 3 arms need 12 at least (2 warm-up and 2 " \
-        "measured rounds of 3 steps); make its loop longer" in few.stdout
+    assert "the program ran its step 7 times: 3 arms need 18 at least (2 warm-up, 2 attention " \
+        "and 2 measured rounds of 3 steps); make its loop longer" in few.stdout
     assert load_report(tmp_path / "few.json").status == "failed"
     plain = _swap(tmp_path, "--variant", "ref=reference", "--json", str(tmp_path / "p.json"),
                   "--", "python", str(MODEL), "--plain")
@@ -499,7 +501,7 @@ def test_outputs_of_any_shape_nested_regions_and_forked_calls(tmp_path) -> None:
     s = load_report(out).swap
     o = {x.name: x for x in {f.arm: f for f in s.figures}["ref"].outputs}
     assert set(o) == {"latents", "pair[0]", "pair[1].twice", "count", "__metadata__", "nan"}
-    assert o["pair[1].twice"].relative_l1 is not None and o["__metadata__"].rounds == 2
+    assert o["pair[1].twice"].relative_l1 is not None and o["__metadata__"].rounds == 3
     assert o["count"].problem == "not a tensor (int): not compared"
     assert o["nan"].problem.startswith("NaN or inf in this arm's output (2 of 2 elements)")
     r = s.processes[0].result

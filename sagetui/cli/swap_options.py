@@ -29,9 +29,10 @@ def add_swap_command(sub: argparse._SubParsersAction, full: bool) -> None:  # ty
     sw.add_argument("--baseline", metavar="NAME", default=UNCHANGED,
                     help=f"the arm the others are judged against (default {UNCHANGED}: the "
                     "program as it is)")
-    sw.add_argument("--steps", type=int, default=20, metavar="N",
-                    help="measured steps per arm at most (default 20; 2 at least): the program "
-                    "is ended at its next step once each arm has them")
+    sw.add_argument("--steps", type=int, default=30, metavar="N",
+                    help="measured steps per arm at most (default 30; 2 at least), after the "
+                    "warm-up and 2 rounds that time each attention call: the program is ended "
+                    "at its next step once each arm has them")
     sw.add_argument("--warmup", type=int, default=2, metavar="N",
                     help="warm-up rounds at least, each arm's step once a round (default 2); "
                     "more until every arm's step time settles (its last within 10 %% of its "

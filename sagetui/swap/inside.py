@@ -67,7 +67,8 @@ class _Timing:
     end: Any = None
 
 
-Call = tuple[_Timing, bool, tuple[str, ...], str | None]
+# a call: its timing (None: not timed), swapped or not, the regions open, why it passed through
+Call = tuple[_Timing | None, bool, tuple[str, ...], str | None]
 
 
 def _mask_kind(mask: Any) -> str:
@@ -105,6 +106,7 @@ class Swapper:
         self.step_clocks: list[float] = []
         self.warmed_clocks: str | None = None
         self.bare = False  # the wrapper passes every call straight through (interleaved.py)
+        self.lean = False  # the wrapper takes interleaved.py's lean_call
         self.forked = Forked(settings.result + ".forked")
 
     # -- the wrapper (recorder/install.Installed's `wrap`) -----------------------------------
@@ -118,12 +120,18 @@ class Swapper:
                 return original(*args, **kwargs)
             inside.active = True
             try:
+                if self.lean:
+                    return self.lean_call(target, original, args, kwargs)
                 return self.call(target, original, args, kwargs, sys._getframe(1))
             finally:
                 inside.active = False
 
         wrapper.__sagetui_original__ = original  # type: ignore[attr-defined]
         return wrapper
+
+    def lean_call(self, target: Target, original: Callable[..., Any], args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> Any:
+        raise NotImplementedError  # the interleaved mode's (interleaved.py)
 
     def backend_now(self) -> tuple[Backend | None, bool]:
         """The backend of the arm that runs the program now (None: the program unchanged), and
@@ -300,6 +308,7 @@ class Swapper:
                                                        if c[1] and name in c[2]), self.cuda)
         if self.calls and self.first_host is not None and self.last_host is not None:
             first, last = self.calls[0][0], self.calls[-1][0]
+            assert first is not None and last is not None  # this mode times every call
             result.first_to_last = Timed(
                 count=1, host_s=self.last_host - self.first_host,
                 gpu_s=first.start.elapsed_time(last.end) / 1e3 if first.start is not None
@@ -339,6 +348,8 @@ def timed_calls(calls: Iterable[Call], cuda: bool) -> Timed:
     t = Timed(gpu_s=0.0 if cuda else None)
     for timing, *_ in calls:
         t.count += 1
+        if timing is None:
+            continue
         t.host_s += timing.host_s
         if timing.start is not None and t.gpu_s is not None:
             t.gpu_s += timing.start.elapsed_time(timing.end) / 1e3

@@ -7,8 +7,11 @@ adjacent steps of the same program at the same clocks, and the program starts on
   the program with the wrapper passing every call straight through (no reading, no timing):
   the unchanged arm's step against it is the wrapper's own cost.
 - Each step is timed as the processes mode times a region (CUDA events, synchronised at its
-  end), the SM clock and power read as it ends (swap/clocks.py); its attention calls are
-  timed as ever. The first rounds are warm-up and in no figure.
+  end), the SM clock and power read as it ends (swap/clocks.py). The first rounds are warm-up
+  and in no figure. In the attention rounds each attention call is timed (inside.py's `call`);
+  in the others a call is only dispatched (`lean_call`: the decision for a call of its shape
+  and arguments, made once by `call` and looked up after), so that the steps compared carry
+  as little of the swap's own cost as can be (the unwrapped arm measures what is left).
 - Outputs: what the step hands over (`sagetui.output`, else its last attention call's output)
   is held by reference while the step runs (a copy would be in its time), and compared before
   the next step begins: the reference arm's first step's is copied once; its later steps are
@@ -22,6 +25,7 @@ adjacent steps of the same program at the same clocks, and the program starts on
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from typing import Any
@@ -38,7 +42,7 @@ from sagetui.core.blocks.swap import (
     StepTime,
 )
 from sagetui.core.report.io import one_line
-from sagetui.core.swap.schedule import Schedule
+from sagetui.core.swap.schedule import ATTENTION_ROUND, WARMUP_ROUND, Schedule
 from sagetui.recorder.targets import Target
 from sagetui.runner.backends.base import Backend
 from sagetui.runner.output_checks import same_bytes
@@ -76,12 +80,13 @@ class InterleavedSwapper(Swapper):
                                  max_seconds=il.max_seconds)
         self.reference = il.reference
         self.step_region: str | None = None
-        self.current: tuple[int, str, bool] | None = None  # the open step's round, arm, warm-up
+        self.current: tuple[int, str, str] | None = None  # the open step's round, arm, kind
+        self._plans: dict[tuple[Any, ...], str | None] = {}  # a call's key -> why it passes
         self.steps: list[StepTime] = []
         self.arm_calls: dict[str, ArmCalls] = {}
         self.failed: dict[str, str] = {}  # arm -> why its backend failed
         self.held: dict[str, Any] = {}  # the open step's outputs, by reference
-        self.pending: tuple[int, str, bool, dict[str, torch.Tensor], dict[str, str]] | None = None
+        self.pending: tuple[int, str, str, dict[str, torch.Tensor], dict[str, str]] | None = None
         self.ref_outputs: dict[str, torch.Tensor] | None = None
         self.repeatable: bool | None = None
         self.repeatable_note: str | None = None
@@ -106,11 +111,47 @@ class InterleavedSwapper(Swapper):
             assert self.current is not None
             arm = self.current[1]
             self.failed[arm] = one_line(f"{type(exc).__name__}: {exc}")
+            self._plans.clear()  # its calls pass through from now on
             traceback.print_exc()
             print(f"sagetui swap: arm {arm} failed; its calls pass through from now on",
                   flush=True)
             target_fn = _original(target)
             return target_fn(**a) if target_fn is not None else _raise(exc)
+
+    def lean_call(self, target: Target, original: Any, args: tuple[Any, ...],
+                  kwargs: dict[str, Any]) -> Any:
+        """A call in a step round: the decision `call` made for a call of this arm, shape and
+        arguments, with no timing; any call not seen so (or with gradients on) takes `call`."""
+        try:
+            if torch.is_grad_enabled():
+                raise KeyError
+            q, k, v = args[0], args[1], args[2]
+            key = (self.current, target.name, q.shape, k.shape, v.shape, q.dtype, q.device,
+                   len(args), tuple(kwargs.items()))
+            why = self._plans[key]
+        except (KeyError, IndexError, TypeError, AttributeError):
+            out = self.call(target, original, args, kwargs, None)
+            if self.calls and not torch.is_grad_enabled():
+                with contextlib.suppress(IndexError, TypeError, AttributeError):
+                    q, k, v = args[0], args[1], args[2]
+                    self._plans[(self.current, target.name, q.shape, k.shape, v.shape,
+                                 q.dtype, q.device, len(args), tuple(kwargs.items()))] = \
+                        self.calls[-1][3]
+            return out
+        self.seen += 1
+        if self.forked.here():
+            self.forked.count()
+        if why is None:
+            backend, stock = self.backend_now()
+            assert backend is not None
+            out = self.run(target, target.arguments(args, kwargs), backend, stock)
+        else:
+            out = original(*args, **kwargs)
+        self.calls.append((None, why is None, (), why))
+        first = out[0] if type(out) is tuple and out else out
+        if isinstance(first, torch.Tensor):
+            self.last = first
+        return out
 
     # -- the program's marks ------------------------------------------------------------------
     def region_start(self, name: str) -> tuple[str, _Timing, float] | None:
@@ -129,6 +170,8 @@ class InterleavedSwapper(Swapper):
         self._depth[name] = 1
         self.current = begun
         self.bare = begun[1] == UNWRAPPED
+        # --calls selects by a call's place in the program: every call goes the whole way
+        self.lean = begun[2] != ATTENTION_ROUND and self.selection.text is None
         self.calls.clear()
         self.held.clear()
         self.not_comparable.clear()
@@ -152,15 +195,17 @@ class InterleavedSwapper(Swapper):
         host_s = time.perf_counter() - t0
         if timing.start is not None:
             gpu_s = timing.start.elapsed_time(timing.end) / 1e3
-        self.bare = False
+        self.bare = self.lean = False
         assert self.current is not None
-        r, arm, warmup = self.current
+        r, arm, kind = self.current
         self.current = None
         clock, power = reading(self.sampler)
-        swapped = timed_calls((c for c in self.calls if c[1]), self.cuda)
-        self.steps.append(StepTime(round=r, arm=arm, warmup=warmup, host_s=host_s, gpu_s=gpu_s,
-                                   attention=timed_calls(self.calls, self.cuda),
+        timed = self.cuda and kind == ATTENTION_ROUND
+        swapped = timed_calls((c for c in self.calls if c[1]), timed)
+        self.steps.append(StepTime(round=r, arm=arm, kind=kind, host_s=host_s, gpu_s=gpu_s,
+                                   attention=timed_calls(self.calls, timed),
                                    swapped=swapped, sm_clock_mhz=clock, power_w=power))
+        warmup = kind == WARMUP_ROUND
         if not warmup:
             calls = self.arm_calls.setdefault(arm, ArmCalls())
             calls.swapped += swapped.count
@@ -171,7 +216,7 @@ class InterleavedSwapper(Swapper):
         outputs = {n: t for n, t in self.held.items()}
         if not outputs and self.last is not None:
             outputs = {LAST_OUTPUT: self.last}
-        self.pending = (r, arm, warmup, outputs, dict(self.not_comparable))
+        self.pending = (r, arm, kind, outputs, dict(self.not_comparable))
         self.calls.clear()
 
     def output(self, name: str, value: Any) -> None:
@@ -187,7 +232,7 @@ class InterleavedSwapper(Swapper):
     def _settle_pending(self) -> None:
         if self.pending is None:
             return
-        r, arm, warmup, outputs, problems = self.pending
+        r, arm, kind, outputs, problems = self.pending
         self.pending = None
         if arm == UNWRAPPED or arm in self.failed:
             return
@@ -208,7 +253,7 @@ class InterleavedSwapper(Swapper):
             if self.repeatable is None:
                 self.repeatable = True
             return
-        if warmup or self.ref_outputs is None:
+        if kind == WARMUP_ROUND or self.ref_outputs is None:
             return
         if self._compared_rounds.get(arm, 0) >= COMPARE_ROUNDS:
             return

@@ -42,7 +42,7 @@ class Interleave(Model):
     arms: list[ArmSettings]
     warmup: Annotated[int, Field(ge=1, le=1000)] = 2  # rounds at least, before any is measured
     max_warmup: Annotated[int, Field(ge=1, le=1000)] = 10  # rounds at most, settled or not
-    steps: Annotated[int, Field(ge=2, le=100_000)] = 20  # measured steps per arm at most
+    steps: Annotated[int, Field(ge=2, le=100_000)] = 30  # step rounds at most
     max_seconds: Annotated[float, Field(gt=0)] = 60.0
     reference: str | None = None  # the arm whose outputs the others are compared with
 
@@ -94,11 +94,15 @@ class StepTime(Model):
 
     round: Count
     arm: str
-    warmup: bool  # a warm-up round's: in no figure
+    # its round's kind (core/swap/schedule.py): warmup (in no figure), attention (its calls
+    # timed: the attention's figures) or step (its calls only dispatched: the steps' figures)
+    kind: Literal["warmup", "attention", "step"]
     host_s: NonNegative
     gpu_s: NonNegative | None = None  # CUDA events around the block, on CUDA
-    attention: Timed = Field(default_factory=Timed)  # the attention calls made inside it
-    swapped: Timed = Field(default_factory=Timed)  # of those, the calls sent to the backend
+    # the attention calls made inside it, and of those the calls sent to the backend (timed
+    # in an attention round; in the others, counted)
+    attention: Timed = Field(default_factory=Timed)
+    swapped: Timed = Field(default_factory=Timed)
     sm_clock_mhz: NonNegative | None = None  # NVML, read as the block ended
     power_w: NonNegative | None = None  # NVML's (averaged over about a second)
 

@@ -26,7 +26,14 @@ from sagetui.core.blocks.swap import (
 from sagetui.core.derived import change_of_speedup, change_percent
 from sagetui.core.statistics.summary import median
 from sagetui.core.statistics.verdict import paired_speedup
-from sagetui.core.swap.schedule import MIN_MEASURED, steps_needed
+from sagetui.core.swap.schedule import (
+    ATTENTION_ROUND,
+    ATTENTION_ROUNDS,
+    MIN_MEASURED,
+    STEP_ROUND,
+    WARMUP_ROUND,
+    steps_needed,
+)
 
 FIRST_TO_LAST = "first to last attention call"
 STEP = "step"
@@ -78,10 +85,13 @@ def attention_seconds(result: ProcessResult, step: str, clock: str) -> float | N
     return value / per if t.count and value else None
 
 
-def measured_steps(processes: Sequence[SwapProcess], arm: str | None = None) -> list[StepTime]:
-    """The interleaved process's steps out of the warm-up (of one arm, or every arm's)."""
+def measured_steps(processes: Sequence[SwapProcess], arm: str | None = None,
+                   kind: str | None = None) -> list[StepTime]:
+    """The interleaved process's steps out of the warm-up (of one arm, or every arm's; of one
+    kind of round: attention or step, or both)."""
     return [t for p in processes if p.result is not None for t in p.result.steps
-            if not t.warmup and (arm is None or t.arm == arm)]
+            if t.kind != WARMUP_ROUND and (kind is None or t.kind == kind)
+            and (arm is None or t.arm == arm)]
 
 
 def step_seconds(t: StepTime, clock: str, attention: bool = False) -> float | None:
@@ -94,8 +104,8 @@ def step_seconds(t: StepTime, clock: str, attention: bool = False) -> float | No
 def _per_round(processes: Sequence[SwapProcess], arm: str, step: str, clock: str,
                attention: bool = False) -> dict[int, float]:
     out: dict[int, float] = {}
-    if interleaved(processes):
-        for t in measured_steps(processes, arm):
+    if interleaved(processes):  # the steps from the step rounds, the attention's from its
+        for t in measured_steps(processes, arm, ATTENTION_ROUND if attention else STEP_ROUND):
             x = step_seconds(t, clock, attention)
             if x is not None:
                 out[t.round] = x
@@ -238,14 +248,21 @@ def arm_figures(processes: Sequence[SwapProcess], arms: Sequence[str], baseline:
                        else "ok", rounds=len(ok))
         f.step_s = _median(list(steps_by_round.values()))
         f.attention_s = _median(list(atts.values()))
-        if f.step_s and f.attention_s is not None:
+        if interleaved(processes):  # each attention round's step holds its own calls' time
+            shares = []
+            for t in measured_steps(processes, arm, ATTENTION_ROUND):
+                a, whole = step_seconds(t, clock, True), step_seconds(t, clock)
+                if a is not None and whole:
+                    shares.append(a / whole * 100.0)
+            f.attention_share_percent = _median(shares)
+        elif f.step_s and f.attention_s is not None:
             f.attention_share_percent = f.attention_s / f.step_s * 100.0
         per_call = [(t.gpu_s / t.count if t.gpu_s is not None else None, t.host_s / t.count)
                     for t in calls_of(processes, ok, arm, step) if t.count]
         f.call_gpu_s = _median([g for g, _ in per_call if g is not None])
         f.call_host_s = _median([h for _, h in per_call])
         if interleaved(processes):
-            steps = measured_steps(processes, arm)
+            steps = measured_steps(processes, arm, STEP_ROUND)
             f.rounds = len(steps_by_round)
             calls = next((p.result.arm_calls.get(arm) for p in processes if p.result), None)
             if steps:
@@ -307,7 +324,7 @@ def wrapper_cost(f: ArmFigures, processes: Sequence[SwapProcess], step: str, clo
     f.wrapper_change_percent = change_of_speedup(verdict.estimate_percent)
     f.wrapper_change_low_percent = change_of_speedup(verdict.ci_high_percent)
     f.wrapper_change_high_percent = change_of_speedup(verdict.ci_low_percent)
-    calls = [t.attention.count for t in measured_steps(processes, UNCHANGED)]
+    calls = [t.attention.count for t in measured_steps(processes, UNCHANGED, STEP_ROUND)]
     per_step = _median(calls) if calls else None
     added = _median([y - x for x, y in zip(b, v, strict=True)])
     if per_step and added is not None:
@@ -326,7 +343,8 @@ def calls_of(processes: Sequence[SwapProcess], ok: Sequence[SwapProcess], arm: s
     calls inside its processes' step region (those before it warm up)."""
     every = arm in (UNCHANGED, UNWRAPPED)
     if interleaved(processes):
-        return [t.attention if every else t.swapped for t in measured_steps(processes, arm)]
+        return [t.attention if every else t.swapped
+                for t in measured_steps(processes, arm, ATTENTION_ROUND)]
     out = []
     for p in ok:
         r = p.result
@@ -369,8 +387,8 @@ NO_ATTENTION = "the program made no attention call (torch's scaled_dot_product_a
 
 def warmup_rounds(result: ProcessResult, warmup: int) -> int:
     """The interleaved process's warm-up rounds: those its steps say, else the least asked."""
-    rounds = [t.round for t in result.steps if t.warmup]
-    measured = [t.round for t in result.steps if not t.warmup]
+    rounds = [t.round for t in result.steps if t.kind == WARMUP_ROUND]
+    measured = [t.round for t in result.steps if t.kind != WARMUP_ROUND]
     return (max(rounds) + 1) if rounds and measured else max(warmup, max(rounds, default=-1) + 1)
 
 
@@ -387,13 +405,14 @@ def _interleaved_status(p: SwapProcess, arms: Sequence[str], stopped_by: str | N
     why = [f"arm {arm} failed: {error}" for arm, error in r.failed_arms.items()]
     if p.status == "failed":
         why.append(f"the program failed: {(p.error or ['no output'])[-1]}")
-    measured = len({t.round for t in r.steps if not t.warmup})
+    measured = len({t.round for t in r.steps if t.kind == STEP_ROUND})
     if stopped_by:
         why.append(f"stopped by {stopped_by} after {measured} measured rounds")
     if measured < MIN_MEASURED:
         w = warmup_rounds(r, warmup)
         need = steps_needed(len(arms), w)
         return "failed", [*why, f"the program ran its step {r.program_steps} times: {len(arms)} "
-                          f"arms need {need} at least ({w} warm-up and {MIN_MEASURED} measured "
-                          f"rounds of {len(arms)} steps); make its loop longer"]
+                          f"arms need {need} at least ({w} warm-up, {ATTENTION_ROUNDS} attention "
+                          f"and {MIN_MEASURED} measured rounds of {len(arms)} steps); make its "
+                          "loop longer"]
     return ("partial" if why else "complete"), why

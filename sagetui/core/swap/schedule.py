@@ -7,8 +7,12 @@ each pair (the baseline's step and an arm's in the same round) is of adjacent st
 same program at the same clocks, and slow drift cancels. The first rounds are warm-up: at least
 `warmup`, then until every arm's last warm-up step is within SETTLED of its fastest so far
 (its first call loads modules and compiles, and the GPU's clocks rise: the early steps are
-the slow ones), and at most `max_warmup`. Then measured
-rounds, until each arm has `steps` of them, or `max_seconds` have passed since the first.
+the slow ones), and at most `max_warmup`. Then ATTENTION_ROUNDS attention rounds, whose steps
+time each attention call (CUDA events around it: the attention's time, its share of the step,
+the figures per call), then step rounds, whose calls are only dispatched: a step round's time
+carries none of the timing's own cost, and it alone makes the paired comparison of the steps.
+Step rounds go on until each arm has `steps` of them, or `max_seconds` have passed since the
+first measured round.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from typing import TypeVar
 T = TypeVar("T")
 
 SETTLED = 0.10  # an arm's last warm-up step within 10 % of its fastest
-MIN_MEASURED = 2  # rounds: fewer give no interval
+MIN_MEASURED = 2  # step rounds: fewer give no interval
+ATTENTION_ROUNDS = 2
+WARMUP_ROUND, ATTENTION_ROUND, STEP_ROUND = "warmup", "attention", "step"  # kinds
 
 
 def round_order(arms: Sequence[T], round_index: int) -> list[T]:
@@ -30,8 +36,9 @@ def round_order(arms: Sequence[T], round_index: int) -> list[T]:
 
 
 def steps_needed(arms: int, warmup: int, measured: int = MIN_MEASURED) -> int:
-    """The program's steps the swap needs at the least: the warm-up rounds and `measured`."""
-    return arms * (warmup + measured)
+    """The program's steps the swap needs at the least: the warm-up rounds, the attention
+    rounds and `measured` step rounds."""
+    return arms * (warmup + ATTENTION_ROUNDS + measured)
 
 
 @dataclass
@@ -57,8 +64,15 @@ class Schedule:
     def is_warmup(self, round_index: int) -> bool:
         return self.warm_rounds is None or round_index < self.warm_rounds
 
-    def begin(self) -> tuple[int, str, bool] | None:
-        """The next step's (round, arm, warm-up or not); None when the measurement is over."""
+    def kind(self, round_index: int) -> str:
+        if self.warm_rounds is None or round_index < self.warm_rounds:
+            return WARMUP_ROUND
+        if round_index < self.warm_rounds + ATTENTION_ROUNDS:
+            return ATTENTION_ROUND
+        return STEP_ROUND
+
+    def begin(self) -> tuple[int, str, str] | None:
+        """The next step's (round, arm, the round's kind); None when the measurement is over."""
         if self.ended is not None:
             return None
         k = self.started
@@ -66,7 +80,7 @@ class Schedule:
         r = self.round_of(k)
         if not self.is_warmup(r) and self._measuring_since is None:
             self._measuring_since = self.clock()
-        return r, self.arm_of(k), self.is_warmup(r)
+        return r, self.arm_of(k), self.kind(r)
 
     def end(self, round_index: int, arm: str, seconds: float) -> None:
         """A step has ended: its time, for the warm-up's rule; at a round's end, whether the
@@ -80,13 +94,13 @@ class Schedule:
             if done >= self.max_warmup or (done >= self.warmup and self._settled()):
                 self.warm_rounds = done
             return
-        measured = done - self.warm_rounds
+        measured = done - self.warm_rounds - ATTENTION_ROUNDS
         if measured >= self.steps:
             self.ended = f"each arm has {measured} measured steps (--steps {self.steps})"
         elif self._measuring_since is not None and \
                 self.clock() - self._measuring_since >= self.max_seconds:
-            self.ended = f"--max-seconds {self.max_seconds:g} spent after {measured} " \
-                         "measured rounds"
+            self.ended = f"--max-seconds {self.max_seconds:g} spent after {max(0, measured)} " \
+                         "step rounds"
 
     def settled(self) -> bool:
         return self.warm_rounds is not None and self._settled()
@@ -99,10 +113,3 @@ class Schedule:
             if fastest <= 0 or times[-1] > fastest * (1 + SETTLED):
                 return False
         return True
-
-    def measured_rounds(self) -> int:
-        """Whole measured rounds begun so far (the last may be short where the program
-        ended in it)."""
-        if self.warm_rounds is None:
-            return 0
-        return max(0, -(-self.started // len(self.arms)) - self.warm_rounds)

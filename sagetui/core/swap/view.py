@@ -50,11 +50,12 @@ def mode_lines(s: Swap) -> list[str]:
         if r is None:
             continue
         if p.arm == derive.EVERY_ARM:
-            warm = sorted({t.round for t in r.steps if t.warmup})
-            measured = len({t.round for t in r.steps if not t.warmup})
+            rounds = {kind: len({t.round for t in r.steps if t.kind == kind})
+                      for kind in ("warmup", "attention", "step")}
             out.append(f"interleaved in one process: {r.program_steps} steps of "
-                       f"{r.step_region!r}, {len(warm)} warm-up rounds left out (each arm's "
-                       f"first calls and the clocks' rise), {measured} measured rounds; "
+                       f"{r.step_region!r}; {rounds['warmup']} warm-up rounds left out (each "
+                       f"arm's first calls and the clocks' rise), {rounds['attention']} rounds "
+                       f"timing each attention call, {rounds['step']} rounds of steps compared; "
                        f"{r.ended}")
             if r.repeatable is False:
                 out.append(f"the step is not repeatable ({r.repeatable_note}): the outputs "
