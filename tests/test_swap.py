@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -60,7 +61,9 @@ def test_the_step_change_matches_the_injected_work_and_outputs_are_compared(swap
     assert s.mode == "interleaved" and len(s.processes) == 1
     steps = s.processes[0].result.steps
     names = ["unchanged", "ref", "slow", "unwrapped"]
-    assert [t.arm for t in steps[:8]] == names + names[::-1]  # ABBA, step by step
+    # round by round, a Williams square's rows: no step follows a step of its own arm
+    assert [t.arm for t in steps[:8]] == [names[i] for i in (0, 1, 3, 2, 1, 2, 0, 3)]
+    assert all(a.arm != b.arm for a, b in zip(steps, steps[1:]))
     warm = {t.round for t in steps if t.kind == "warmup"}
     assert len(warm) >= 2 and all(t.round > max(warm) for t in steps if t.kind != "warmup")
     kinds = [t.kind for t in steps if t.kind != "warmup"]
@@ -78,7 +81,7 @@ def test_the_step_change_matches_the_injected_work_and_outputs_are_compared(swap
     assert slow.step_change_low_percent <= injected <= slow.step_change_high_percent
     assert slow.step_change_percent > 0 and slow.attention_change_percent > 20
     o = {x.name: x for x in slow.outputs}["latents"]  # against the unchanged arm's
-    assert o.rounds == 3 and 0 < o.relative_l1 < 0.05 and o.cosine_similarity > 0.99
+    assert o.rounds == 2 and 0 < o.relative_l1 < 0.05 and o.cosine_similarity > 0.99
     assert s.processes[0].result.repeatable is True
     assert "the step is repeatable" in done.stdout
     assert f["unchanged"].wrapper_change_percent is not None
@@ -132,7 +135,7 @@ def test_the_console_shows_a_swap_report(swapped) -> None:
             return screen_text(app)
 
     text = asyncio.run(look())
-    assert "sagetui swap · step: step (host) · baseline ref" in text
+    assert "sagetui swap · step: step (cpu time) · baseline ref" in text
     assert "slow" in text and "output 'latents': relative L1" in text
     assert "no phase timings yet" not in text  # the run's panels give way to the swap's
 
@@ -442,8 +445,11 @@ def test_too_few_steps_no_step_and_no_attention_call_are_said(tmp_path) -> None:
     few = _swap(tmp_path, "--variant", "ref=reference", "--json", str(tmp_path / "few.json"),
                 "--", "python", str(MODEL), "--steps", "7")
     assert few.returncode == 1
-    assert "the program ran its step 7 times: 3 arms need 18 at least (2 warm-up, 2 attention " \
-        "and 2 measured rounds of 3 steps); make its loop longer" in few.stdout
+    # 2 warm-up rounds at least, more while the steps have not settled (a loaded machine)
+    said = re.search(r"the program ran its step 7 times: 3 arms need (\d+) at least \((\d+) "
+                     r"warm-up, 2 attention and 2 measured rounds of 3 steps\); make its loop "
+                     r"longer", few.stdout)
+    assert said and int(said[1]) == 3 * (int(said[2]) + 4) and int(said[2]) >= 2, few.stdout
     assert load_report(tmp_path / "few.json").status == "failed"
     plain = _swap(tmp_path, "--variant", "ref=reference", "--json", str(tmp_path / "p.json"),
                   "--", "python", str(MODEL), "--plain")
@@ -501,7 +507,7 @@ def test_outputs_of_any_shape_nested_regions_and_forked_calls(tmp_path) -> None:
     s = load_report(out).swap
     o = {x.name: x for x in {f.arm: f for f in s.figures}["ref"].outputs}
     assert set(o) == {"latents", "pair[0]", "pair[1].twice", "count", "__metadata__", "nan"}
-    assert o["pair[1].twice"].relative_l1 is not None and o["__metadata__"].rounds == 3
+    assert o["pair[1].twice"].relative_l1 is not None and o["__metadata__"].rounds == 2
     assert o["count"].problem == "not a tensor (int): not compared"
     assert o["nan"].problem.startswith("NaN or inf in this arm's output (2 of 2 elements)")
     r = s.processes[0].result

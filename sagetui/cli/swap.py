@@ -1,6 +1,6 @@
 """`sagetui swap --variant NAME=SPEC ... -- python SCRIPT ARGS`: the user's own program with its
 attention calls sent to each arm's backend (sagetui/swap): every arm in one process, switched
-step by step in ABBA order (the default), or a fresh process per arm and round
+step by step (the default), or a fresh process per arm and round in ABBA order
 (`--processes`) (session/swap.py); the step it marks, its attention time, the GPU's clocks and
 its outputs measured; per variant the step's change against the baseline arm with a paired
 interval and a verdict (core/swap/derive.py). With `--workload DIR` (a capture of the same

@@ -14,7 +14,7 @@ def add_swap_command(sub: argparse._SubParsersAction, full: bool) -> None:  # ty
         description="Runs the program once with every arm loaded (the program unchanged, the "
         "same with the wrapper passing calls straight through, and each --variant with the "
         "attention calls its backend can run sent to it), switching the arm at each step the "
-        "program marks (with sagetui.region(\"step\"): ...) in ABBA order, so that each "
+        "program marks (with sagetui.region(\"step\"): ...), round by round, so that each "
         "comparison pairs adjacent steps at the same clocks; the first rounds of steps are "
         "warm-up. Times each step, its attention calls and the GPU's clock, and compares the "
         "outputs (sagetui.output(NAME, value), else the last attention call's) with the "

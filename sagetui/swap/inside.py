@@ -228,10 +228,8 @@ class Swapper:
             stock: bool) -> torch.Tensor:
         """The backend's call on the program's tensors, with its options; in their layout."""
         q, k, v = (a[target.params[i]] for i in range(3))
-        scale = a.get(target.scale)
-        sm_scale = float(scale) if scale is not None else 1.0 / math.sqrt(q.shape[-1])
-        inputs = Inputs(q=q, k=k, v=v, layout="NHD" if target.layout_of(a) == "NHD" else "HND",
-                        causal=bool(a.get("is_causal", False)), sm_scale=sm_scale)
+        layout, causal, sm_scale = call_options(target, a)
+        inputs = Inputs(q=q, k=k, v=v, layout=layout, causal=causal, sm_scale=sm_scale)
         if stock and backend.has_public:
             # the installed library's public function (its Python and its launches), as a user's
             # swap calls it: its host time is what the model pays (docs/architecture.md, the
@@ -337,6 +335,15 @@ class Swapper:
     def _outputs(self) -> dict[str, torch.Tensor]:
         chosen = self.named or ({LAST_OUTPUT: self.last} if self.last is not None else {})
         return {n: t.detach().to("cpu").contiguous() for n, t in chosen.items()}
+
+
+def call_options(target: Target, a: dict[str, Any]) -> tuple[str, bool, float]:
+    """A call's layout, causality and softmax scale, from its arguments (defaults filled)."""
+    scale = a.get(target.scale)
+    q = a[target.params[0]]
+    sm_scale = float(scale) if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    layout = "NHD" if target.layout_of(a) == "NHD" else "HND"
+    return layout, bool(a.get("is_causal", False)), sm_scale
 
 
 def _cuda_ready() -> bool:

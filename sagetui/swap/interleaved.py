@@ -1,7 +1,8 @@
 """The interleaved mode (the default): every arm's backend loaded in the one process, the arm
 switched at the boundaries of the program's step (the outermost blocks of its first region,
-`sagetui.region("step")`) in ABBA order (core/swap/schedule.py), so that each comparison pairs
-adjacent steps of the same program at the same clocks, and the program starts once.
+`sagetui.region("step")`) round by round, in the order of a Williams square
+(core/swap/schedule.py), so that each comparison pairs nearby steps of the same program at the
+same clocks, and the program starts once.
 
 - Outside a step every call passes through (the program as it is). The `unwrapped` arm runs
   the program with the wrapper passing every call straight through (no reading, no timing):
@@ -14,9 +15,10 @@ adjacent steps of the same program at the same clocks, and the program starts on
   as little of the swap's own cost as can be (the unwrapped arm measures what is left).
 - Outputs: what the step hands over (`sagetui.output`, else its last attention call's output)
   is held by reference while the step runs (a copy would be in its time), and compared before
-  the next step begins: the reference arm's first step's is copied once; its later steps are
-  compared with it byte for byte (is the step repeatable?), the other arms' with it
-  (swap/outputs.py) in their first COMPARE_ROUNDS measured rounds.
+  the next step begins: the reference arm's first step's is copied once; its later warm-up and
+  attention steps are compared with it byte for byte (is the step repeatable?), the other arms'
+  attention steps' with it (swap/outputs.py). Between the steps compared (the step rounds)
+  nothing runs but the clock's reading.
 - An arm whose backend raises is a failed arm: its calls pass through from then on, the
   program goes on, the others keep their steps.
 - Once the measurement has what it needs (--steps, --max-seconds), the program is ended at its
@@ -42,7 +44,7 @@ from sagetui.core.blocks.swap import (
     StepTime,
 )
 from sagetui.core.report.io import one_line
-from sagetui.core.swap.schedule import ATTENTION_ROUND, WARMUP_ROUND, Schedule
+from sagetui.core.swap.schedule import ATTENTION_ROUND, STEP_ROUND, WARMUP_ROUND, Schedule
 from sagetui.recorder.targets import Target
 from sagetui.runner.backends.base import Backend
 from sagetui.runner.output_checks import same_bytes
@@ -52,12 +54,11 @@ from sagetui.swap.inside import (
     Swapper,
     _cuda_ready,
     _Timing,
+    call_options,
     load_backend,
     timed_calls,
 )
 from sagetui.swap.outputs import compare_all, flatten
-
-COMPARE_ROUNDS = 3  # measured rounds in which an arm's outputs are compared
 
 
 class SwapDone(SystemExit):
@@ -81,8 +82,10 @@ class InterleavedSwapper(Swapper):
         self.reference = il.reference
         self.step_region: str | None = None
         self.current: tuple[int, str, str] | None = None  # the open step's round, arm, kind
-        self._plans: dict[tuple[Any, ...], str | None] = {}  # a call's key -> why it passes
+        # a call's key -> why it passes through (None: swapped), and the bound public call
+        self._plans: dict[tuple[Any, ...], tuple[str | None, Any]] = {}
         self.steps: list[StepTime] = []
+        self._cpu0 = 0.0
         self.arm_calls: dict[str, ArmCalls] = {}
         self.failed: dict[str, str] = {}  # arm -> why its backend failed
         self.held: dict[str, Any] = {}  # the open step's outputs, by reference
@@ -121,37 +124,50 @@ class InterleavedSwapper(Swapper):
     def lean_call(self, target: Target, original: Any, args: tuple[Any, ...],
                   kwargs: dict[str, Any]) -> Any:
         """A call in a step round: the decision `call` made for a call of this arm, shape and
-        arguments, with no timing; any call not seen so (or with gradients on) takes `call`."""
+        arguments, looked up, with no timing; a swapped call of a stock backend goes straight
+        to its public function with the other arguments bound (Backend.public_call). Any call
+        not seen so (or with gradients on) takes `call`."""
         try:
             if torch.is_grad_enabled():
                 raise KeyError
             q, k, v = args[0], args[1], args[2]
             key = (self.current, target.name, q.shape, k.shape, v.shape, q.dtype, q.device,
                    len(args), tuple(kwargs.items()))
-            why = self._plans[key]
+            why, direct = self._plans[key]
         except (KeyError, IndexError, TypeError, AttributeError):
             out = self.call(target, original, args, kwargs, None)
             if self.calls and not torch.is_grad_enabled():
                 with contextlib.suppress(IndexError, TypeError, AttributeError):
-                    q, k, v = args[0], args[1], args[2]
-                    self._plans[(self.current, target.name, q.shape, k.shape, v.shape,
-                                 q.dtype, q.device, len(args), tuple(kwargs.items()))] = \
-                        self.calls[-1][3]
+                    self._plan(target, args, kwargs)
             return out
         self.seen += 1
         if self.forked.here():
             self.forked.count()
-        if why is None:
+        if why is not None:
+            out = original(*args, **kwargs)
+        elif direct is not None:
+            out = direct(q, k, v)
+        else:
             backend, stock = self.backend_now()
             assert backend is not None
             out = self.run(target, target.arguments(args, kwargs), backend, stock)
-        else:
-            out = original(*args, **kwargs)
         self.calls.append((None, why is None, (), why))
         first = out[0] if type(out) is tuple and out else out
         if isinstance(first, torch.Tensor):
             self.last = first
         return out
+
+    def _plan(self, target: Target, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Keep the decision the last call took, for lean_call."""
+        q, k, v = args[0], args[1], args[2]
+        key = (self.current, target.name, q.shape, k.shape, v.shape, q.dtype, q.device,
+               len(args), tuple(kwargs.items()))
+        hash(key)  # a call with an unhashable argument is never planned
+        why, direct = self.calls[-1][3], None
+        backend, stock = self.backend_now()
+        if why is None and backend is not None and stock:
+            direct = backend.public_call(*call_options(target, target.arguments(args, kwargs)))
+        self._plans[key] = (why, direct)
 
     # -- the program's marks ------------------------------------------------------------------
     def region_start(self, name: str) -> tuple[str, _Timing, float] | None:
@@ -180,6 +196,7 @@ class InterleavedSwapper(Swapper):
         if _cuda_ready():
             timing.start = torch.cuda.Event(enable_timing=True)
             timing.start.record()
+        self._cpu0 = time.process_time()
         return name, timing, time.perf_counter()
 
     def region_end(self, name: str, token: tuple[str, _Timing, float] | None) -> None:
@@ -193,6 +210,7 @@ class InterleavedSwapper(Swapper):
             timing.end.record()
             torch.cuda.synchronize()
         host_s = time.perf_counter() - t0
+        cpu_s = time.process_time() - self._cpu0
         if timing.start is not None:
             gpu_s = timing.start.elapsed_time(timing.end) / 1e3
         self.bare = self.lean = False
@@ -202,7 +220,8 @@ class InterleavedSwapper(Swapper):
         clock, power = reading(self.sampler)
         timed = self.cuda and kind == ATTENTION_ROUND
         swapped = timed_calls((c for c in self.calls if c[1]), timed)
-        self.steps.append(StepTime(round=r, arm=arm, kind=kind, host_s=host_s, gpu_s=gpu_s,
+        self.steps.append(StepTime(round=r, arm=arm, kind=kind, host_s=host_s, cpu_s=cpu_s,
+                                   gpu_s=gpu_s,
                                    attention=timed_calls(self.calls, timed),
                                    swapped=swapped, sm_clock_mhz=clock, power_w=power))
         warmup = kind == WARMUP_ROUND
@@ -234,8 +253,8 @@ class InterleavedSwapper(Swapper):
             return
         r, arm, kind, outputs, problems = self.pending
         self.pending = None
-        if arm == UNWRAPPED or arm in self.failed:
-            return
+        if arm == UNWRAPPED or arm in self.failed or kind == STEP_ROUND:
+            return  # nothing runs between the steps compared but the clock's reading
         if arm == self.reference:
             self._ref_steps += 1
             if self.ref_outputs is None:
@@ -253,13 +272,9 @@ class InterleavedSwapper(Swapper):
             if self.repeatable is None:
                 self.repeatable = True
             return
-        if kind == WARMUP_ROUND or self.ref_outputs is None:
-            return
-        if self._compared_rounds.get(arm, 0) >= COMPARE_ROUNDS:
-            return
-        self._compared_rounds[arm] = self._compared_rounds.get(arm, 0) + 1
-        self.compared.append(Compared(arm=arm, outputs=compare_all(outputs, self.ref_outputs,
-                                                                   problems)))
+        if kind == ATTENTION_ROUND and self.ref_outputs is not None:
+            self.compared.append(Compared(arm=arm, outputs=compare_all(
+                outputs, self.ref_outputs, problems)))
 
     # -- the end --------------------------------------------------------------------------------
     def finish(self) -> ProcessResult:

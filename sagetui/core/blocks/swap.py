@@ -98,6 +98,9 @@ class StepTime(Model):
     # timed: the attention's figures) or step (its calls only dispatched: the steps' figures)
     kind: Literal["warmup", "attention", "step"]
     host_s: NonNegative
+    # the process's CPU time over the block: a CPU program's steps are compared by it (the
+    # swap's clock "cpu time"), which other processes on a loaded machine do not inflate
+    cpu_s: NonNegative | None = None
     gpu_s: NonNegative | None = None  # CUDA events around the block, on CUDA
     # the attention calls made inside it, and of those the calls sent to the backend (timed
     # in an attention round; in the others, counted)
@@ -245,7 +248,9 @@ class Swap(Model):
     calls: str | None = None
     rounds_asked: Count
     step: str  # the region timed as the step, or "first to last attention call"
-    clock: Literal["cuda events", "host"]
+    # what the steps are compared by: CUDA events; the host's wall time (the processes mode on a
+    # CPU); the process's CPU time (the interleaved mode on a CPU)
+    clock: Literal["cuda events", "host", "cpu time"]
     threshold_percent: Annotated[float, Field(gt=0)]
     processes: list[SwapProcess]
     figures: list[ArmFigures]

@@ -38,6 +38,7 @@ from sagetui.core.swap.schedule import (
 FIRST_TO_LAST = "first to last attention call"
 STEP = "step"
 EVERY_ARM = "every arm"  # the interleaved process's arm
+CPU_TIME = "cpu time"
 # clocks: two arms' medians further apart than this share of the sustained clock, or than
 # CLOCK_NOISE x the larger median absolute deviation of their readings, differ; a clock this
 # far below the sustained one is below it
@@ -59,7 +60,11 @@ def step_of(results: Sequence[ProcessResult]) -> str:
 
 
 def clock_of(results: Sequence[ProcessResult]) -> str:
-    return "cuda events" if any(r.clock == "cuda events" for r in results) else "host"
+    """CUDA events where a process ran on CUDA; else the interleaved process's CPU time, or
+    the processes' host time."""
+    if any(r.clock == "cuda events" for r in results):
+        return "cuda events"
+    return CPU_TIME if any(r.step_region is not None for r in results) else "host"
 
 
 def seconds(result: ProcessResult, step: str, clock: str) -> float | None:
@@ -95,10 +100,13 @@ def measured_steps(processes: Sequence[SwapProcess], arm: str | None = None,
 
 
 def step_seconds(t: StepTime, clock: str, attention: bool = False) -> float | None:
+    """A step's time on the swap's clock (its attention calls' on the host's, off CUDA)."""
     if attention:
         value = t.attention.gpu_s if clock == "cuda events" else t.attention.host_s
         return value if t.attention.count else None
-    return t.gpu_s if clock == "cuda events" and t.gpu_s is not None else t.host_s
+    if clock == "cuda events" and t.gpu_s is not None:
+        return t.gpu_s
+    return t.cpu_s if clock == CPU_TIME and t.cpu_s is not None else t.host_s
 
 
 def _per_round(processes: Sequence[SwapProcess], arm: str, step: str, clock: str,
@@ -251,7 +259,9 @@ def arm_figures(processes: Sequence[SwapProcess], arms: Sequence[str], baseline:
         if interleaved(processes):  # each attention round's step holds its own calls' time
             shares = []
             for t in measured_steps(processes, arm, ATTENTION_ROUND):
-                a, whole = step_seconds(t, clock, True), step_seconds(t, clock)
+                # on the same clock as its calls: CUDA events, else the host's
+                a = step_seconds(t, clock, True)
+                whole = step_seconds(t, clock) if clock == "cuda events" else t.host_s
                 if a is not None and whole:
                     shares.append(a / whole * 100.0)
             f.attention_share_percent = _median(shares)

@@ -2,17 +2,22 @@
 has what it needs. No torch: the swap process asks it at each step's start and tells it each
 step's time at the step's end.
 
-Steps go round the arms in ABBA order (forward in even rounds, backward in odd ones), so that
-each pair (the baseline's step and an arm's in the same round) is of adjacent steps of the
-same program at the same clocks, and slow drift cancels. The first rounds are warm-up: at least
-`warmup`, then until every arm's last warm-up step is within SETTLED of its fastest so far
-(its first call loads modules and compiles, and the GPU's clocks rise: the early steps are
-the slow ones), and at most `max_warmup`. Then ATTENTION_ROUNDS attention rounds, whose steps
-time each attention call (CUDA events around it: the attention's time, its share of the step,
-the figures per call), then step rounds, whose calls are only dispatched: a step round's time
-carries none of the timing's own cost, and it alone makes the paired comparison of the steps.
-Step rounds go on until each arm has `steps` of them, or `max_seconds` have passed since the
-first measured round.
+Steps go round the arms, one step each a round, so that each pair (the baseline's step and an
+arm's in the same round) is of nearby steps of the same program at the same clocks. The order
+within a round follows the rows of a Williams square (`williams_rows`): over a cycle of rounds
+each arm takes each place once and follows each other arm equally often, and no step follows
+a step of its own arm. ABBA (forward, then backward) did not do that: measured on an H100, a
+launch-bound model's step ran 2-8 % faster after a step of its own arm (its host code warm),
+and ABBA gives that to the first arm of every round, the same two arms always.
+
+The first rounds are warm-up: at least `warmup`, then until every arm's last warm-up step is
+within SETTLED of its fastest so far (its first call loads modules and compiles, and the GPU's
+clocks rise: the early steps are the slow ones), and at most `max_warmup`. Then
+ATTENTION_ROUNDS attention rounds, whose steps time each attention call (CUDA events around
+it: the attention's time, its share of the step, the figures per call), then step rounds,
+whose calls are only dispatched: a step round's time carries none of the timing's own cost,
+and it alone makes the paired comparison of the steps. Step rounds go on until each arm has
+`steps` of them, or `max_seconds` have passed since the first measured round.
 """
 
 from __future__ import annotations
@@ -31,8 +36,52 @@ WARMUP_ROUND, ATTENTION_ROUND, STEP_ROUND = "warmup", "attention", "step"  # kin
 
 
 def round_order(arms: Sequence[T], round_index: int) -> list[T]:
-    """ABBA over the rounds: forward in even rounds, backward in odd ones."""
+    """ABBA over the rounds (the processes mode): forward in even rounds, backward in odd
+    ones."""
     return list(arms) if round_index % 2 == 0 else list(reversed(arms))
+
+
+def williams_rows(n: int) -> list[list[int]]:
+    """The rows of a Williams square of n: each place holds each of 0..n-1 once over the rows,
+    and each ordered pair of neighbours occurs once (n even) or twice (n odd, where the rows
+    are followed by their mirrors). Rows in this order never start with the arm the one before
+    ended with."""
+    if n <= 2:  # AB AB ...: each arm always follows the other (places cannot be balanced too)
+        return [list(range(n))]
+    first, lo, hi = [0], 1, n - 1
+    while len(first) < n:
+        first.append(lo)
+        lo += 1
+        if len(first) < n:
+            first.append(hi)
+            hi -= 1
+    rows = [[(x + i) % n for x in first] for i in range(n)]
+    if n % 2:
+        rows += [row[::-1] for row in rows]
+    return _chained(rows)
+
+
+def _chained(rows: list[list[int]]) -> list[list[int]]:
+    """The rows in an order where none starts with the arm the one before ended with, the last
+    included (the cycle repeats): a depth-first search, small for the arms a swap has."""
+    def walk(path: list[int], left: set[int]) -> list[int] | None:
+        if not left:
+            return path if rows[path[-1]][-1] != rows[path[0]][0] else None
+        for i in sorted(left):
+            if rows[i][0] != rows[path[-1]][-1]:
+                found = walk([*path, i], left - {i})
+                if found:
+                    return found
+        return None
+
+    order = walk([0], set(range(1, len(rows))))
+    return [rows[i] for i in order] if order else rows
+
+
+def interleaved_order(arms: Sequence[T], round_index: int) -> list[T]:
+    """The arms of the interleaved mode's round `round_index`: a Williams square's row."""
+    rows = williams_rows(len(arms))
+    return [arms[i] for i in rows[round_index % len(rows)]]
 
 
 def steps_needed(arms: int, warmup: int, measured: int = MIN_MEASURED) -> int:
@@ -59,7 +108,7 @@ class Schedule:
         return step // len(self.arms)
 
     def arm_of(self, step: int) -> str:
-        return round_order(self.arms, self.round_of(step))[step % len(self.arms)]
+        return interleaved_order(self.arms, self.round_of(step))[step % len(self.arms)]
 
     def is_warmup(self, round_index: int) -> bool:
         return self.warm_rounds is None or round_index < self.warm_rounds

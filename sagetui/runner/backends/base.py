@@ -10,6 +10,7 @@ separately.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -158,11 +159,19 @@ class Backend(ABC):
     def public(self, inputs: Inputs) -> torch.Tensor | None:
         """The same call through the library's public API, for the decomposition check, or None
         when the backend has no separate public entry point."""
+        call = self.public_call(inputs.layout, inputs.causal, inputs.sm_scale)
+        return None if call is None else call(inputs.q, inputs.k, inputs.v)
+
+    def public_call(self, layout: str, causal: bool,
+                    sm_scale: float) -> Callable[..., torch.Tensor] | None:
+        """The public function with every argument but q, k and v bound (bound_public), or None:
+        `sagetui swap` calls it for each call of one kind, as the program would."""
         return None
 
     @property
     def has_public(self) -> bool:
-        return type(self).public is not Backend.public
+        return type(self).public is not Backend.public or \
+            type(self).public_call is not Backend.public_call
 
     def facts(self, inputs: Inputs, out: torch.Tensor) -> dict[str, Any]:
         """Facts about what ran, found once outside the timed regions (sdpa: which backend)."""
@@ -186,3 +195,16 @@ class Backend(ABC):
     def leaves(self) -> list[str]:
         parents = {p.parent for p in self.phases() if p.parent}
         return [p.name for p in self.phases() if p.name not in parents]
+
+
+def bound_public(fn: Callable[..., Any], return_lse: bool,
+                 **kwargs: Any) -> Callable[..., torch.Tensor]:
+    """`fn(q, k, v, **kwargs)` as a callable of q, k and v; its output alone where it returns
+    the lse too (lse.output_of)."""
+    import functools
+
+    if not return_lse:
+        return functools.partial(fn, **kwargs)
+    from sagetui.runner.backends.lse import output_of
+
+    return lambda q, k, v: output_of(fn(q, k, v, return_lse=True, **kwargs))

@@ -19,6 +19,7 @@ the options the dispatch ran on this GPU (core/options.AUTO_CALLS).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -35,8 +36,9 @@ from sagetui.runner.backends.base import (
     Inputs,
     PhaseClock,
     VariantLoadError,
+    bound_public,
 )
-from sagetui.runner.backends.lse import natural_lse, output_of, public_lse
+from sagetui.runner.backends.lse import natural_lse
 from sagetui.runner.backends.qk_quant import GRAN_CODE, prepare, quantize, triton_available
 from sagetui.runner.backends.sdpa import require_cuda
 from sagetui.runner.backends.triton import sageattention_version
@@ -262,14 +264,13 @@ class _Sage2Fp8Backend(Sage2CudaBackend):
         clock.mark("fused_mainloop")
         return o
 
-    def public(self, inputs: Inputs) -> torch.Tensor | None:
-        sage = importlib.import_module("sageattention")
-        fn = getattr(sage, self.path.public)
+    def public_call(self, layout: str, causal: bool,
+                    sm_scale: float) -> Callable[..., torch.Tensor] | None:
+        fn = getattr(importlib.import_module("sageattention"), self.path.public)
         extra = {"smooth_v": True} if self.smooth_v else {}  # sm90's function takes no smooth_v
-        return output_of(fn(inputs.q, inputs.k, inputs.v, tensor_layout=inputs.layout,
-                  is_causal=inputs.causal, qk_quant_gran=self.gran, sm_scale=inputs.sm_scale,
-                  pv_accum_dtype=self.pv_accum, smooth_k=self.smooth_k, **extra,
-                  **public_lse(self.return_lse)))
+        return bound_public(fn, self.return_lse, tensor_layout=layout, is_causal=causal,
+                            qk_quant_gran=self.gran, sm_scale=sm_scale,
+                            pv_accum_dtype=self.pv_accum, smooth_k=self.smooth_k, **extra)
 
 
 class Sage2Sm89Backend(_Sage2Fp8Backend):

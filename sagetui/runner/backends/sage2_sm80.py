@@ -11,6 +11,7 @@ variant's `.so` through variants.load_extension; never a second copy of `sm80_co
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import torch
@@ -22,8 +23,8 @@ from sagetui.core.phases import (
     with_smooth_k,
 )
 from sagetui.core.scheduler import kernel_of
-from sagetui.runner.backends.base import Inputs, PhaseClock
-from sagetui.runner.backends.lse import natural_lse, output_of, public_lse
+from sagetui.runner.backends.base import Inputs, PhaseClock, bound_public
+from sagetui.runner.backends.lse import natural_lse
 from sagetui.runner.backends.qk_quant import GRAN_CODE, prepare, quantize
 from sagetui.runner.backends.sage2 import Sage2CudaBackend, check_sage2
 
@@ -99,9 +100,10 @@ class Sage2Sm80Backend(Sage2CudaBackend):
         clock.mark("fused_mainloop")
         return o
 
-    def public(self, inputs: Inputs) -> torch.Tensor | None:
+    def public_call(self, layout: str, causal: bool,
+                    sm_scale: float) -> Callable[..., torch.Tensor] | None:
         fn = getattr(importlib.import_module("sageattention"), PUBLIC)
-        return output_of(fn(inputs.q, inputs.k, inputs.v, tensor_layout=inputs.layout,
-                  is_causal=inputs.causal, qk_quant_gran=self.gran, sm_scale=inputs.sm_scale,
-                  pv_accum_dtype=self.pv_accum, smooth_k=self.smooth_k, smooth_v=self.smooth_v,
-                  **public_lse(self.return_lse)))
+        return bound_public(fn, self.return_lse, tensor_layout=layout, is_causal=causal,
+                            qk_quant_gran=self.gran, sm_scale=sm_scale,
+                            pv_accum_dtype=self.pv_accum, smooth_k=self.smooth_k,
+                            smooth_v=self.smooth_v)
