@@ -27,7 +27,13 @@ blocks|llama)
     timed timeout 200 python3 benchmarks/swap_fidelity_gpu.py --model "$w" --rounds 20 \
         --json "$R/fidelity-$w.json" ;;
 wrapper)
-    st "the wrapper's cost: Llama at 1,024 tokens, unchanged against unwrapped"
+    for tokens in 1024 4096; do
+        st "the wrapper's cost: capture_overhead_gpu.py's model at $tokens tokens"
+        timed timeout 200 python3 -m sagetui swap --variant sm90=sage2-sm90 --steps 60 \
+            --json "$R/swap-prenorm-$tokens.json" --force \
+            -- python3 benchmarks/swap_models.py --model prenorm --tokens "$tokens" --steps 900
+    done
+    st "the wrapper's cost: Llama at 1,024 tokens"
     timed timeout 200 python3 -m sagetui swap --variant sm90=sage2-sm90 --steps 40 \
         --json "$R/swap-llama-1024.json" --force \
         -- python3 benchmarks/swap_models.py --model llama --tokens 1024 --steps 600 ;;

@@ -5,6 +5,9 @@ arm's step's output).
 
 - `--model blocks`: a model of our own, 8 bf16 attention blocks (q/k/v/o projections and
   torch's scaled_dot_product_attention, HND, full attention), 4,096 tokens, 8 heads x 128.
+- `--model prenorm`: benchmarks/capture_overhead_gpu.py's model (8 pre-norm blocks: LayerNorm,
+  q/k/v, causal SDPA, the output projection, an MLP of 4x; width 1,024, bf16), the launch-bound
+  model whose step the wrapper's cost is held to (3 % at 1,024 tokens, 1 % at 4,096).
 - `--model llama`: `transformers`' Llama (LlamaConfig: 4 layers, hidden 2048, 16 heads on 4 kv
   heads, head dim 128, random weights, attn_implementation="sdpa"), 4,096 tokens, bf16; its
   logits are the output. transformers is needed (it is on the GPU machine, not in sagetui's
@@ -48,6 +51,16 @@ def blocks(tokens: int, device: str) -> tuple[nn.Module, torch.Tensor, str]:
                               dtype=torch.bfloat16), "latents"
 
 
+def prenorm(tokens: int, device: str) -> tuple[nn.Module, torch.Tensor, str]:
+    from capture_overhead_gpu import Block as PreNorm
+
+    with torch.device(device):
+        model = nn.Sequential(*[PreNorm(HEADS * HEAD_DIM) for _ in range(BLOCKS)]).to(
+            torch.bfloat16)
+    return model, torch.randn(1, tokens, HEADS * HEAD_DIM, device=device,
+                              dtype=torch.bfloat16), "latents"
+
+
 def llama(tokens: int, device: str) -> tuple[nn.Module, torch.Tensor, str]:
     try:
         from transformers import LlamaConfig, LlamaForCausalLM
@@ -64,14 +77,15 @@ def llama(tokens: int, device: str) -> tuple[nn.Module, torch.Tensor, str]:
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--model", choices=["blocks", "llama"], default="blocks")
+    p.add_argument("--model", choices=["blocks", "prenorm", "llama"], default="blocks")
     p.add_argument("--tokens", type=int, default=4096)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--device", default="cuda", help="cuda; cpu to try a small one here")
     a = p.parse_args(argv)
     torch.manual_seed(0)
-    model, x, name = (blocks if a.model == "blocks" else llama)(a.tokens, a.device)
+    model, x, name = {"blocks": blocks, "prenorm": prenorm, "llama": llama}[a.model](
+        a.tokens, a.device)
 
     def forward() -> torch.Tensor:
         out = model(x)
