@@ -63,7 +63,7 @@ def test_the_step_change_matches_the_injected_work_and_outputs_are_compared(swap
     names = ["unchanged", "ref", "slow", "unwrapped"]
     # round by round, a Williams square's rows: no step follows a step of its own arm
     assert [t.arm for t in steps[:8]] == [names[i] for i in (0, 1, 3, 2, 1, 2, 0, 3)]
-    assert all(a.arm != b.arm for a, b in zip(steps, steps[1:]))
+    assert all(a.arm != b.arm for a, b in zip(steps, steps[1:], strict=False))
     warm = {t.round for t in steps if t.kind == "warmup"}
     assert len(warm) >= 2 and all(t.round > max(warm) for t in steps if t.kind != "warmup")
     kinds = [t.kind for t in steps if t.kind != "warmup"]

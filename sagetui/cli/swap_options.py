@@ -35,8 +35,8 @@ def add_swap_command(sub: argparse._SubParsersAction, full: bool) -> None:  # ty
                     "at its next step once each arm has them")
     sw.add_argument("--warmup", type=int, default=2, metavar="N",
                     help="warm-up rounds at least, each arm's step once a round (default 2); "
-                    "more until every arm's step time settles (its last within 10 %% of its "
-                    "fastest), 10 at most")
+                    "more until every arm's step time settles (its last two within 10 %% of "
+                    "each other), 10 at most")
     sw.add_argument("--max-seconds", type=float, default=60.0, metavar="S",
                     help="end the measurement S seconds after its first measured step "
                     "(default 60)")

@@ -131,9 +131,7 @@ class InterleavedSwapper(Swapper):
             if torch.is_grad_enabled():
                 raise KeyError
             q, k, v = args[0], args[1], args[2]
-            key = (self.current, target.name, q.shape, k.shape, v.shape, q.dtype, q.device,
-                   len(args), tuple(kwargs.items()))
-            why, direct = self._plans[key]
+            why, direct = self._plans[self._key(target, args, kwargs)]
         except (KeyError, IndexError, TypeError, AttributeError):
             out = self.call(target, original, args, kwargs, None)
             if self.calls and not torch.is_grad_enabled():
@@ -157,11 +155,18 @@ class InterleavedSwapper(Swapper):
             self.last = first
         return out
 
+    def _key(self, target: Target, args: tuple[Any, ...],
+             kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """What decides a call's fate: the arm, the function, q/k/v's shapes, dtype and device,
+        and the other arguments (a round's number is no part of it: the plans last the run)."""
+        assert self.current is not None
+        q, k, v = args[0], args[1], args[2]
+        return (self.current[1], target.name, q.shape, k.shape, v.shape, q.dtype, q.device,
+                len(args), tuple(kwargs.items()))
+
     def _plan(self, target: Target, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Keep the decision the last call took, for lean_call."""
-        q, k, v = args[0], args[1], args[2]
-        key = (self.current, target.name, q.shape, k.shape, v.shape, q.dtype, q.device,
-               len(args), tuple(kwargs.items()))
+        key = self._key(target, args, kwargs)
         hash(key)  # a call with an unhashable argument is never planned
         why, direct = self.calls[-1][3], None
         backend, stock = self.backend_now()

@@ -10,9 +10,10 @@ a step of its own arm. ABBA (forward, then backward) did not do that: measured o
 launch-bound model's step ran 2-8 % faster after a step of its own arm (its host code warm),
 and ABBA gives that to the first arm of every round, the same two arms always.
 
-The first rounds are warm-up: at least `warmup`, then until every arm's last warm-up step is
-within SETTLED of its fastest so far (its first call loads modules and compiles, and the GPU's
-clocks rise: the early steps are the slow ones), and at most `max_warmup`. Then
+The first rounds are warm-up: at least `warmup`, then until every arm's last two warm-up steps
+are within SETTLED of each other (its first call loads modules and compiles, and the GPU's
+clocks rise: the early steps are the slow ones, each faster than the one before), and at most
+`max_warmup`. Then
 ATTENTION_ROUNDS attention rounds, whose steps time each attention call (CUDA events around
 it: the attention's time, its share of the step, the figures per call), then step rounds,
 whose calls are only dispatched: a step round's time carries none of the timing's own cost,
@@ -29,7 +30,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-SETTLED = 0.10  # an arm's last warm-up step within 10 % of its fastest
+SETTLED = 0.10  # an arm's last two warm-up steps within 10 % of each other
 MIN_MEASURED = 2  # step rounds: fewer give no interval
 ATTENTION_ROUNDS = 2
 WARMUP_ROUND, ATTENTION_ROUND, STEP_ROUND = "warmup", "attention", "step"  # kinds
@@ -158,7 +159,7 @@ class Schedule:
         for times in self._last.values():
             if len(times) < 2:
                 return False
-            fastest = min(times)
-            if fastest <= 0 or times[-1] > fastest * (1 + SETTLED):
+            a, b = times[-2], times[-1]
+            if min(a, b) <= 0 or max(a, b) > min(a, b) * (1 + SETTLED):
                 return False
         return True
