@@ -380,6 +380,10 @@ def load_outputs(path: str) -> dict[str, torch.Tensor]:
         return {names.get(k, k): f.get_tensor(k) for k in f.keys()}  # noqa: SIM118
 
 
+_FORKED = [False]  # set in a child of this process, by the hook below
+os.register_at_fork(after_in_child=lambda: _FORKED.__setitem__(0, True))
+
+
 class Forked:
     """Attention calls made in processes the program forked (a data loader's workers, a
     multiprocessing pool): swapped there as here, and counted by a byte each appended to a file
@@ -389,7 +393,9 @@ class Forked:
         self.path, self.pid = path, os.getpid()
 
     def here(self) -> bool:
-        return os.getpid() != self.pid
+        # getpid only once this process has forked: a system call on every attention call
+        # costs microseconds where system calls are slow (gVisor), in every step compared
+        return _FORKED[0] and os.getpid() != self.pid
 
     def count(self) -> None:
         try:
