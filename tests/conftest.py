@@ -1,3 +1,4 @@
+import contextlib
 import os
 import shutil
 import subprocess
@@ -40,16 +41,56 @@ def pytest_addoption(parser):
              "default 0)")
 
 
+def _users_folders() -> list[Path]:
+    """The user's own sagetui state and cache folders (before the suite points elsewhere)."""
+    home = Path.home()
+    return [Path(os.environ.get("XDG_STATE_HOME") or home / ".local" / "state") / "sagetui",
+            Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache") / "sagetui"]
+
+
+def _snapshot(folders: list[Path]) -> dict[str, tuple[int, int]]:
+    out = {}
+    for folder in folders:
+        for p in [folder, *(folder.rglob("*") if folder.is_dir() else [])]:
+            with contextlib.suppress(OSError):
+                st = p.stat()
+                out[str(p)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
 def pytest_configure(config):
     """The checkout's sagetui compiled once, in the controller, before any test process starts:
     the suite's processes that import it from here (the workers, the runner templates, the
     children given PYTHONPATH=ROOT) then read its bytecode, where with PYTHONDONTWRITEBYTECODE
     set (CI's machine sets it) each compiled what it imported again (0.3 s of CPU a process,
-    some seventy processes a run; compiling all of it takes 0.6 s once)."""
+    some seventy processes a run; compiling all of it takes 0.6 s once).
+
+    And the suite's state and cache folders (XDG_STATE_HOME, XDG_CACHE_HOME) are its own, for
+    every process it starts: a test that lost its own (monkeypatch.undo() once undid it) wrote a
+    fake H200's calibration into the user's file. pytest_sessionfinish fails the run if the
+    user's own folders changed all the same."""
     if not hasattr(config, "workerinput"):
         import compileall
+        import tempfile
 
         compileall.compile_dir(ROOT / "sagetui", quiet=1)
+        config._users_folders = _users_folders()
+        config._users_before = _snapshot(config._users_folders)
+        own = Path(tempfile.mkdtemp(prefix="sagetui-suite-home-"))
+        os.environ["XDG_STATE_HOME"] = str(own / "state")
+        os.environ["XDG_CACHE_HOME"] = str(own / "cache")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if hasattr(config, "workerinput") or not hasattr(config, "_users_before"):
+        return
+    after = _snapshot(config._users_folders)
+    if after != config._users_before:
+        changed = sorted(set(after.items()) ^ set(config._users_before.items()))
+        print(f"\nthe suite changed the user's own sagetui folders: {changed[:5]}",
+              file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_report_header(config):

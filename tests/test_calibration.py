@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -49,10 +50,11 @@ def test_a_calibration_is_keyed_by_host_gpu_backend_build_and_shape(tmp_path, mo
     other = RunConfig(shape=Shape(heads=2, q_len=512, head_dim=64),
                       variants=[VariantSpec.parse("a=reference")])
     assert calibration.stored_threshold(other, GPU, "cuda") is None
-    monkeypatch.setattr("platform.node", lambda: "another-host")
-    # a home shared between machines
-    assert calibration.stored_threshold(cfg(), GPU, "cuda") is None
-    monkeypatch.undo()
+    with monkeypatch.context() as mp:  # not monkeypatch.undo(): it undid the private state
+        mp.setattr("platform.node", lambda: "another-host")  # folder too, and the rest of the
+        # test wrote into the user's own calibration file
+        # a home shared between machines
+        assert calibration.stored_threshold(cfg(), GPU, "cuda") is None
     so = tmp_path / "_qattn_sm90.so"
     so.write_bytes(b"one build")
     built = cfg(f"sage2-sm90@{so}")
@@ -146,3 +148,17 @@ def test_a_noise_floor_too_large_on_the_command_line_is_refused(cli_here):
     out = cli_here("run", *TINY, "--noise-floor", "30")
     assert out.returncode == 2 and "too noisy" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_the_suite_keeps_to_its_own_state_and_cache_folders(tmp_path, monkeypatch) -> None:
+    """Every test's state folder is its own (conftest's autouse fixture), and the session's
+    are never the user's: the calibration test above once wrote into the user's file."""
+    from sagetui.core import paths
+
+    home = Path.home()
+    assert not paths.state_dir().is_relative_to(home / ".local" / "state")
+    assert paths.state_dir().is_relative_to(tmp_path)
+    monkeypatch.undo()  # what a test that lost its own folder sees: the session's
+    assert not paths.state_dir().is_relative_to(tmp_path)
+    assert not paths.state_dir().is_relative_to(home / ".local" / "state")
+    assert not paths.cache_dir().is_relative_to(home / ".cache")

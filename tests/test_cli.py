@@ -141,6 +141,16 @@ def test_help_of_every_command(cli):
         assert out.returncode == 0 and "usage: sagetui" in out.stdout
 
 
+def test_no_help_shows_a_doubled_percent_sign(cli_here):
+    """argparse %-formats an option's help but not a command's description: a `%%` written in
+    a description showed as it is (calibrate, node-check)."""
+    from sagetui.cli.main import COMMANDS
+
+    for cmd in ([], *([c] for c in COMMANDS)):
+        out = cli_here(*cmd, "--help")
+        assert out.returncode == 0 and "%%" not in out.stdout, (cmd, out.stdout)
+
+
 def test_calibrate_stores_the_noise_floor_that_later_runs_use(cli_here, tmp_path,
                                                               monkeypatch):
     # a quiet machine: the rule refuses this machine's real floor (test_calibration.py)

@@ -215,8 +215,8 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
 
     cal = sub.add_parser("calibrate", help="run the baseline against itself: the noise floor",
                          description="An A/A run of the baseline: its noise floor sets the SAME "
-                         "threshold, max(1 %%, 2 x floor), of later runs on this host, GPU, "
-                         "backend, build and shape. A floor over 2.5 %% (a threshold over 5 %%) "
+                         "threshold, max(1 %, 2 x floor), of later runs on this host, GPU, "
+                         "backend, build and shape. A floor over 2.5 % (a threshold over 5 %) "
                          "is refused. --force also replaces an earlier calibration.")
     if full("calibrate"):
         _add_run_options(cal)

@@ -68,7 +68,7 @@ def add_node_commands(sub: Any, add_run_options: Callable[..., None],
     n = sub.add_parser("node-check", help="the same kernel on every GPU: per-GPU p50, clocks, "
                        "power, temperature, throttling; flags a GPU unlike the others",
                        description="Runs the same kernel on every GPU at once, one runner per "
-                       "GPU, and prints per GPU the p50 with its 95 %% interval, clocks, power, "
+                       "GPU, and prints per GPU the p50 with its 95 % interval, clocks, power, "
                        "temperature and throttle reasons; a GPU whose p50 lies outside the "
                        "others' intervals (widened by the noise floor) is flagged. Exit 0: "
                        "every GPU agrees; 1: a GPU is flagged or failed; 2: bad input.")
