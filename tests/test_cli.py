@@ -151,6 +151,14 @@ def test_no_help_shows_a_doubled_percent_sign(cli_here):
         assert out.returncode == 0 and "%%" not in out.stdout, (cmd, out.stdout)
 
 
+def test_a_mistyped_option_points_to_its_commands_help_and_a_report_to_view(cli_here):
+    out = cli_here("swap", "--varient", "x=reference", "--", "python", "x.py")
+    assert out.returncode == 2 and out.stderr.strip().endswith(
+        "did you mean --variant? (see sagetui swap --help)")
+    out = cli_here("ab.json")
+    assert out.returncode == 2 and "did you mean `sagetui view ab.json`?" in out.stderr
+
+
 def test_calibrate_stores_the_noise_floor_that_later_runs_use(cli_here, tmp_path,
                                                               monkeypatch):
     # a quiet machine: the rule refuses this machine's real floor (test_calibration.py)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import signal
 import sys
@@ -23,10 +24,15 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line instead of usage + error
         self.exit(2, self.error_line(message) + "\n")
 
+    command: str | None = None  # the command being parsed (build_parser's `only`)
+
     def error_line(self, message: str) -> str:
         hint = self.hint(message)
+        # the top parser reports a command's unknown option: its help is the command's
+        where = f"{self.prog} {self.command}" if self.command and self.prog == "sagetui" \
+            else self.prog
         return f"{self.prog}: error: {message}" + (f"; {hint}" if hint else "") \
-            + f" (see {self.prog} --help)"
+            + f" (see {where} --help)"
 
     def hint(self, message: str) -> str:
         """'did you mean ...?' for a mistyped choice (a command, --dtype's value) or option."""
@@ -34,7 +40,11 @@ class Parser(argparse.ArgumentParser):
 
         choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if choice:
-            return did_you_mean(choice.group(1), re.findall(r"'([^']*)'", choice.group(2)))
+            typed = choice.group(1)
+            if message.startswith("argument COMMAND") and (
+                    typed.endswith(".json") or os.path.isfile(typed)):
+                return f"did you mean `{self.prog} view {typed}`?"  # a report, opened
+            return did_you_mean(typed, re.findall(r"'([^']*)'", choice.group(2)))
         if message.startswith("unrecognized arguments:"):
             typed = [w for w in message.split(":", 1)[1].split() if w.startswith("--")]
             return did_you_mean(typed[0].split("=")[0], self.option_names()) if typed else ""
@@ -133,6 +143,7 @@ def build_parser(only: str | None = None, parser_class: type[Parser] = Parser) -
 
     p = parser_class(prog="sagetui", description="A live console for benchmarking "
                      "SageAttention kernels. With no command it opens the console.")
+    p.command = only or None
     p.add_argument("--version", action="version", version=f"sagetui {VERSION}")
     p.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
     p.add_argument("--refresh", type=float, default=CONSOLE_REFRESH_HZ, metavar="HZ",
