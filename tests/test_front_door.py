@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from sagetui.cli.run_options import no_cuda_here
 from sagetui.core.suggest import did_you_mean
 
 
@@ -62,6 +63,22 @@ def test_a_cuda_backend_without_cuda_is_refused_before_a_runner_starts(cli_here)
     assert "--backend reference" in line and "sagetui doctor" in line
     line = one_line(cli_here("sweep", "--backend", "sage2-sm89", "--q-len", "128"))
     assert "nothing can run here: sage2-sm89" in line
+
+
+@pytest.mark.parametrize("device", ["gpu", "banana", "cuda:x"])
+def test_a_device_that_is_no_device_is_refused_at_once(cli_here, device) -> None:
+    line = one_line(cli_here("run", "--backend", "reference", "--device", device))
+    assert line == f"sagetui: error: --device: {device!r}: give auto, cpu, cuda or cuda:N"
+
+
+def test_a_cuda_device_without_cuda_is_refused_before_a_runner_starts(cli_here) -> None:
+    """A CPU-only torch (this machine's): a run that asks for CUDA by name is refused at
+    once, as a CUDA backend is, where it once ran and ended \"failed\"."""
+    if no_cuda_here("cuda") is None:
+        pytest.skip("torch here is a CUDA build")
+    for device in ("cuda", "cuda:7"):
+        line = one_line(cli_here("run", "--backend", "reference", "--device", device))
+        assert line.startswith(f"sagetui: error: --device {device}: CUDA is not available")
 
 
 def test_without_cuda_a_cpu_variant_still_runs_beside_one_that_needs_it(cli_here) -> None:

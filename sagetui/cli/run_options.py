@@ -113,7 +113,12 @@ def refuse_predicted(args: argparse.Namespace) -> None:
     # the options' own rules first (a shape, packed sequences), as they come without this;
     # a sweep's lengths are axes, which its command reads
     variants = _variants(args) if args.command == "sweep" else _config(args).variants
-    refuse_unrunnable(variants, getattr(args, "device", None) or "auto")
+    device = getattr(args, "device", None) or "auto"
+    if device.startswith("cuda"):  # asked for by name: refused here as the runner would
+        why = no_cuda_here(device)
+        if why:
+            raise UsageError(f"--device {device}: {why}")
+    refuse_unrunnable(variants, device)
 
 
 def unknown_backend(name: str) -> str:

@@ -255,6 +255,9 @@ def _scalar(v: str) -> str | float | int | bool:
     return v
 
 
+_DEVICE = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
+
+
 class RunConfig(_Strict):
     shape: Shape
     variants: list[VariantSpec] = Field(..., **about("variants"), min_length=1)
@@ -282,6 +285,13 @@ class RunConfig(_Strict):
     max_rounds: int | None = Field(**about("max_rounds"), ge=1, le=100_000)
     # seconds the runner may stay silent during a block before the session calls it hung
     watchdog_s: float = Field(**about("watchdog_s"), gt=0)
+
+    @field_validator("device")
+    @classmethod
+    def _device(cls, v: str) -> str:
+        if not _DEVICE.match(v):
+            raise ValueError(f"{v!r}: give auto, cpu, cuda or cuda:N")
+        return v
 
     @model_validator(mode="after")
     def _consistent(self) -> RunConfig:
