@@ -162,3 +162,22 @@ def test_the_suite_keeps_to_its_own_state_and_cache_folders(tmp_path, monkeypatc
     assert not paths.state_dir().is_relative_to(tmp_path)
     assert not paths.state_dir().is_relative_to(home / ".local" / "state")
     assert not paths.cache_dir().is_relative_to(home / ".cache")
+
+
+def test_a_stopped_calibration_stores_nothing(cli_here, tmp_path, monkeypatch):
+    """Ctrl-C or SIGTERM after 3 of its rounds: the run ends "cancelled" and once stored a
+    floor from those rounds for every later run (issue 43, item 3). The calibration's own
+    report, as a stop leaves it, is concluded again here."""
+    fake_noise_floor(monkeypatch, 0.9)  # a quiet machine: a floor the rule would store
+    out = cli_here("calibrate", "--backend", "reference", *TINY, "--iterations", "3",
+                   "--json", "cal.json")
+    assert out.returncode == 0, out.stderr
+    calibration.clear(None, None)
+    report = load_report(tmp_path / "cal.json")
+    stopped = report.model_copy(update={"status": "cancelled", "status_detail": [
+        "stopped by SIGTERM after 3 of 5 rounds"]})
+    config = RunConfig.model_validate(report.config)
+    t, line = calibration.conclude(config, stopped)
+    assert t is None and calibration.entries() == {}
+    assert line == ("calibration did not complete (cancelled: stopped by SIGTERM after 3 of 5 "
+                    "rounds): nothing was stored; the threshold is unchanged")

@@ -155,6 +155,12 @@ def describe_entry(e: dict[str, Any]) -> str:
 def conclude(config: RunConfig, report: Report | None) -> tuple[Threshold | None, str]:
     """Store an A/A run's noise floor: (its threshold, the line saying so), or (None, why the
     threshold is unchanged): an incomplete run, or a floor over the rule (never stored)."""
+    if report is not None and report.status not in (None, "complete"):
+        # stopped (Ctrl-C, SIGTERM) or failed: the rounds done are no calibration of the floor
+        detail = "; ".join(report.status_detail or [])
+        return None, (f"calibration did not complete ({report.status}"
+                      + (f": {detail}" if detail else "") + "): nothing was stored; the "
+                      "threshold is unchanged")
     noise = measured_noise_floor(report) if report is not None else None
     if report is None or noise is None:
         return None, "calibration did not complete: the threshold is unchanged"
