@@ -159,6 +159,26 @@ def test_a_mistyped_option_points_to_its_commands_help_and_a_report_to_view(cli_
     assert out.returncode == 2 and "did you mean `sagetui view ab.json`?" in out.stderr
 
 
+def test_a_closed_stdout_stops_no_run(tmp_path):
+    """`sagetui run ... | head -1`: the reader goes after the first line; the run still ends
+    complete, writes its report and exits 0 (its first line after the pipe closed once raised
+    BrokenPipeError: exit 1 and no report)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"))
+    proc = subprocess.Popen([sys.executable, "-m", "sagetui", "run", "--backend", "reference",
+                             *TINY, "--rounds", "2", "--iterations", "2", "--json", "r.json"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=env)
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # as `head -1` does
+    assert proc.wait(timeout=120) == 0
+    assert load_report(tmp_path / "r.json").status == "complete"
+
+
 def test_calibrate_stores_the_noise_floor_that_later_runs_use(cli_here, tmp_path,
                                                               monkeypatch):
     # a quiet machine: the rule refuses this machine's real floor (test_calibration.py)

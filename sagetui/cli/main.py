@@ -412,6 +412,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     KeyboardInterrupt. As the process's entry (no `argv`) they stay as the command left them:
     a late Ctrl-C, the second of a double press, once came after they were put back and ended
     the process by SIGINT instead of its exit status."""
+    if argv is None:  # the process's own stdout: a closed pipe stops no measurement
+        from sagetui.cli.errors import ClosedPipeSafe
+
+        sys.stdout = ClosedPipeSafe(sys.stdout)  # type: ignore[assignment]
     if argv is None or threading.current_thread() is not threading.main_thread():
         return _command(argv)
     saved = {s: signal.getsignal(s) for s in STOP_SIGNALS}

@@ -197,7 +197,7 @@ def cmd_swap(args: argparse.Namespace) -> int:
         signal.signal(s, signal.SIG_IGN)
     stdout_console().print(swap_table(report))
     for line in view.notes(report):
-        _print(line)
+        print(line)
     written = write_files([(out, lambda: iter_report_json(report))], args,
                           Console(stderr=True, soft_wrap=True))
     for line in written.failed:
@@ -209,15 +209,6 @@ def cmd_swap(args: argparse.Namespace) -> int:
         print(f"the report is kept in {recovery} (sagetui view --recover list)",
               file=sys.stderr)
     return 0 if report.status == "complete" and written.kept_all else 1
-
-
-def _print(line: str) -> None:
-    """A line on stdout; a closed pipe (`| head`) ends the printing, not the command."""
-    try:
-        print(line)
-    except BrokenPipeError:
-        with contextlib.suppress(OSError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _keep(path: Path, report: Report) -> None:
