@@ -30,6 +30,10 @@ def test_did_you_mean_takes_a_near_spelling_or_a_part() -> None:
 @pytest.mark.parametrize(("args", "needle"), [
     (["--variant", "a=reference[smoth_k=false]"], "has no option 'smoth_k'; did you mean "
                                                   "smooth_k?"),
+    # the test knobs are said as such, slowdown among them (the docs use it)
+    (["--variant", "a=reference[slowdwn=2]"], "did you mean slowdown? (its options: smooth_k, "
+                                              "return_lse; test knobs: slowdown, host_us, "
+                                              "device_us)"),
     (["--variant", "a=reference", "--baseline", "A"], "baseline 'A' is not a variant; did you "
                                                       "mean a?"),
     (["--dtype", "bf17"], "did you mean bf16?"),

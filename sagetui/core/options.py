@@ -173,7 +173,13 @@ def validate_options(backend: str, options: dict[str, Any]) -> None:
     for key, value in options.items():
         opt = table.get(key)
         if opt is None:
-            known = ", ".join(shown_options(backend)) or "none"
+            # every name it takes: the kernel's options, then the test knobs (a user meets
+            # `reference[slowdown=2]` in the docs)
+            knobs = [k for k in table if k in TEST_KNOBS or k in SIMULATED_DEVICE]
+            kernel = [k for k in table if k not in knobs]
+            known = ", ".join(kernel) or "none"
+            if knobs:
+                known += f"; test knobs: {', '.join(knobs)}"
             hint = did_you_mean(key, table)
             raise ValueError(f"{backend} has no option {key!r}" + (f"; {hint}" if hint else "")
                              + f" (its options: {known})")
