@@ -98,3 +98,12 @@ def test_recover_list_prints_the_runs_it_can_reopen(tmp_path, cli) -> None:
     assert [c.strip() for c in first[4:7]] == ["complete", "8", "ref, ref-again, slow"]
     assert [c.strip() for c in second[1:2] + second[4:6]] == ["2", "cancelled", "3"]
     assert "1 JSON file there could not be read as a report" in " ".join(out.stdout.split())
+
+
+def test_recover_list_piped_keeps_whole_file_names(tmp_path, cli) -> None:
+    """Piped (`| cat`, a file) from an 80-column terminal: the names were cut to
+    "run-20261201-11…"; a pipe's table is as wide as its cells need."""
+    rec = recovery_folder(tmp_path)
+    out = cli("view", "--recover", "list", "--recovery-dir", rec, env={"COLUMNS": "80"})
+    assert out.returncode == 0, out.stderr
+    assert "run-20261201-110000-12.json" in out.stdout and "…" not in out.stdout

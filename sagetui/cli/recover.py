@@ -12,11 +12,10 @@ import datetime as _dt
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from sagetui.cli.errors import UsageError
+from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.run_options import recovery_dir
 from sagetui.core.report.io import ReportError, load_report
 from sagetui.core.report.model import Report
@@ -54,8 +53,9 @@ def recoverable(folder: Path) -> tuple[list[Recoverable], int]:
 
 def table(runs: list[Recoverable]) -> Table:
     t = Table(title="runs that `sagetui view --recover N` reopens", title_justify="left")
-    for col in ("#", "file", "when", "status", "rounds", "variants"):
-        t.add_column(col, justify="right" if col in ("#", "rounds") else "left")
+    for col in ("#", "file", "when", "status", "rounds", "variants"):  # a name folds, never cut
+        t.add_column(col, justify="right" if col in ("#", "rounds") else "left",
+                     overflow="fold" if col in ("file", "variants") else "ellipsis")
     for i, r in enumerate(runs, 1):
         when = _dt.datetime.fromtimestamp(r.mtime).strftime("%Y-%m-%d %H:%M:%S")
         names = ", ".join(v.name for v in r.report.variants or [])
@@ -67,7 +67,7 @@ def table(runs: list[Recoverable]) -> Table:
 def print_list(args: argparse.Namespace) -> int:
     folder = recovery_dir(args)
     runs, bad = recoverable(folder)
-    console = Console()
+    console = stdout_console()  # a pipe's is wide enough for the names
     if not runs:
         console.print(f"no recovery file in {escape(str(folder))}")
     else:
