@@ -179,6 +179,19 @@ def test_a_closed_stdout_stops_no_run(tmp_path):
     assert load_report(tmp_path / "r.json").status == "complete"
 
 
+def test_a_headless_tail_study_prints_its_table(cli_here, tmp_path):
+    """`sagetui run --tail-study` kept its rows in the report and printed none of them."""
+    out = cli_here("run", "--backend", "reference", *TINY, "--rounds", "1", "--iterations",
+                   "1", "--tail-study", "--tail-iterations", "2", "--json", "t.json")
+    assert out.returncode == 0, out.stderr
+    rows = load_report(tmp_path / "t.json").tail_study
+    assert rows
+    text = " ".join(out.stdout.split())
+    assert "tail study: the main loop against the length" in text
+    assert sum(line.lstrip("│ ").startswith(("q tail", "kv tail"))
+               for line in out.stdout.splitlines()) == len(rows)
+
+
 def test_calibrate_stores_the_noise_floor_that_later_runs_use(cli_here, tmp_path,
                                                               monkeypatch):
     # a quiet machine: the rule refuses this machine's real floor (test_calibration.py)

@@ -23,6 +23,7 @@ from sagetui.core.config import RunConfig
 from sagetui.core.event_record import Recorder
 from sagetui.core.eventlog import log_line
 from sagetui.core.events import Event, Measured
+from sagetui.core.export import tail_study_rows
 from sagetui.core.export.report import (
     kernel_facts_csv,
     kernel_rows,
@@ -130,6 +131,22 @@ def print_summary(report: Report, verdicts_shown: bool = False) -> None:
     kernels = kernel_table(report)
     if kernels is not None:
         say(out, kernels)
+    tails = tail_table(report)
+    if tails is not None:
+        say(out, tails)
+
+
+def tail_table(report: Report) -> Table | None:
+    """The tail study's rows (--tail-study), as the console's Scheduler tab shows them."""
+    rows = [r.model_dump() for r in report.tail_study or []]
+    if not rows:
+        return None
+    t = Table(title="tail study: the main loop against the length", caption=tail_study_rows.NOTE)
+    for label in tail_study_rows.COLUMNS:
+        t.add_column(label, justify="left" if label == "sweep" else "right")
+    for cells in tail_study_rows.cells(rows):
+        t.add_row(*(escape(c) for c in cells))
+    return t
 
 
 def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *,

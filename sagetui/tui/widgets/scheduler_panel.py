@@ -7,10 +7,9 @@ from typing import Any
 
 from rich.text import Text
 
-from sagetui.core.derived import change_percent
+from sagetui.core.export import tail_study_rows
 from sagetui.core.export.kernel_facts_rows import DIFFERS, comparison_rows
 from sagetui.core.export.report import sol_cells
-from sagetui.core.format import fraction_pct, ms, pct
 from sagetui.core.report.model import SpeedOfLight
 from sagetui.core.run import figures
 from sagetui.tui.source import Source
@@ -176,26 +175,12 @@ class TailTable(SteadyTable):
 
     def sync(self, data: Source, ctx: ViewContext) -> None:
         self.clear(columns=True)  # columns too: their widths would keep an old row's
-        for label in ("sweep", "q_len", "kv_len", "Q CTAs/h", "K it/CTA", "Q tail", "K tail",
-                      "Q rows", "row eff", "p50 ms", "p90 ms", "Δ p50 %", "checksum"):
+        for label in tail_study_rows.COLUMNS:
             self.add_column(label, key=label)
-        first: dict[str, float] = {}
         rows = figures.tail_rows(data.model)
-        for row in rows:
-            ml = row.get("mainloop") or {}
-            p50 = ml.get("p50_s")
-            base = first.setdefault(row["sweep"], p50) if p50 else None
-            sweep = "q tail" if row["sweep"].startswith("q_") else "kv tail"
-            self.add_row(sweep, str(row["q_len"]), str(row["kv_len"]),
-                         str(row.get("q_ctas_per_head", "")),
-                         str(row.get("k_iterations_per_cta", "")),
-                         str(row.get("q_tail_rows", "")), str(row.get("k_tail_rows", "")),
-                         str(row.get("scheduled_q_rows", "")),
-                         f"{fraction_pct(row.get('q_row_efficiency'))} %"
-                         if row.get("q_row_efficiency") is not None else "",
-                         ms(p50), ms(ml.get("p90_s")), pct(change_percent(p50, base)),
-                         str(row.get("checksum", "")))
+        for cells in tail_study_rows.cells(rows):
+            self.add_row(*cells)
         if not self.row_count:
             self.add_row(Text("no tail study (run with --tail-study)", style="dim"),
                          *[""] * 12)
-        self.border_subtitle = "Δ: vs the sweep's first row" if rows else None
+        self.border_subtitle = tail_study_rows.NOTE if rows else None
