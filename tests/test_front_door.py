@@ -85,6 +85,25 @@ def test_a_cuda_device_without_cuda_is_refused_before_a_runner_starts(cli_here) 
         assert line.startswith(f"sagetui: error: --device {device}: CUDA is not available")
 
 
+def test_inputs_and_workloads_that_cannot_be_are_refused_at_once(cli_here, tmp_path) -> None:
+    """Each once reached a runner (a .json ran and ended failed) or said what was not so
+    (a folder "does not exist", a file "no such directory")."""
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "cap").mkdir()
+    (tmp_path / "cap" / "manifest.json").write_text("{}")
+    (tmp_path / "x.json").write_text("{}")
+    said = {args: one_line(cli_here("run", "--backend", "reference", *args.split()))
+            for args in ("--inputs folder", "--inputs cap", "--inputs x.json",
+                         "--workload x.json")}
+    assert said["--inputs folder"].endswith("--inputs: folder is a directory, not an inputs "
+                                            "file (.safetensors, .npz, .npy, .pt, .pth)")
+    assert said["--inputs cap"].endswith("; a capture: --workload cap")
+    assert said["--inputs x.json"].endswith("--inputs: x.json: unknown inputs format '.json' "
+                                            "(use .safetensors, .npz, .npy, .pt, .pth)")
+    assert "x.json: a file, not a capture's directory" in said["--workload x.json"]
+    assert not (tmp_path / "state" / "sagetui" / "recovery").exists()  # no runner started
+
+
 def test_without_cuda_a_cpu_variant_still_runs_beside_one_that_needs_it(cli_here) -> None:
     """Only a run where nothing can run is refused: `--device cpu` with a reference variant
     is not."""

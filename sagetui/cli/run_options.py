@@ -222,8 +222,8 @@ def _config(args: argparse.Namespace) -> RunConfig:
                                   if not o.shape and field not in _BUILT}
         if args.inputs and args.inputs.startswith(distributions.PREFIX):
             common["inputs_path"] = None
-        elif args.inputs and not Path(args.inputs).is_file():
-            raise UsageError(f"--inputs: {args.inputs} does not exist")
+        elif args.inputs:
+            refuse_inputs_file(Path(args.inputs))
         shape = Shape(**{**CPU_DEFAULT_SHAPE, **shape_given}, distribution=distribution)
         common["metadata"] = _metadata(args.metadata)
         # without a backend: the best one the runner finds; without a shape (and without input
@@ -238,6 +238,21 @@ def _config(args: argparse.Namespace) -> RunConfig:
                          **common)
     except ValidationError as exc:
         raise UsageError(_one_line(exc, OPTION_NAMES)) from None
+
+
+def refuse_inputs_file(path: Path) -> None:
+    """UsageError for an --inputs that cannot be an inputs file, before a runner starts."""
+    from sagetui.core.config import INPUT_SUFFIXES
+
+    if path.is_dir():
+        hint = f"; a capture: --workload {path}" if (path / "manifest.json").is_file() else ""
+        raise UsageError(f"--inputs: {path} is a directory, not an inputs file "
+                         f"({', '.join(INPUT_SUFFIXES)}){hint}")
+    if not path.is_file():
+        raise UsageError(f"--inputs: {path} does not exist")
+    if path.suffix.lower() not in INPUT_SUFFIXES:
+        raise UsageError(f"--inputs: {path}: unknown inputs format {path.suffix!r} (use "
+                         f"{', '.join(INPUT_SUFFIXES)})")
 
 
 def default_report_path() -> str:

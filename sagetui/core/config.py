@@ -255,6 +255,8 @@ def _scalar(v: str) -> str | float | int | bool:
     return v
 
 
+# what an inputs file may be (runner/inputs.from_file reads each without pickle)
+INPUT_SUFFIXES = (".safetensors", ".npz", ".npy", ".pt", ".pth")
 _DEVICE = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
 
 

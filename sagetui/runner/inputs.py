@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from sagetui.core import distributions
-from sagetui.core.config import RunConfig
+from sagetui.core.config import INPUT_SUFFIXES, RunConfig
 from sagetui.runner.backends.base import Inputs, Packed, to_hnd
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
@@ -106,7 +106,7 @@ def from_file(path: str, config: RunConfig, device: str):
             q, k, v = t["q"], t["k"], t["v"]
         else:
             raise InputError(f"{p}: unknown inputs format {suffix!r} "
-                             "(use .safetensors, .npz, .npy or .pt)")
+                             f"(use {', '.join(INPUT_SUFFIXES)})")
     except KeyError as exc:
         raise InputError(f"{p}: missing tensor {exc} (need q, k and v)") from None
     except InputError:

@@ -108,6 +108,9 @@ def load_workload(directory: str | Path, *, hashes: bool = True,
 def read_manifest(directory: Path) -> Manifest:
     path = directory / MANIFEST
     if not directory.is_dir():
+        if directory.exists():
+            raise WorkloadError(f"{directory}: a file, not a capture's directory (sagetui "
+                                "capture --out DIR -- python SCRIPT makes one)")
         raise WorkloadError(f"{directory}: no such directory")
     try:
         with open_regular(path) as fh:
