@@ -201,3 +201,13 @@ def test_options_are_written_as_typed_and_test_knobs_only_in_effect() -> None:
     assert "slowdown" not in md
     assert options_text("reference", {"smooth_k": True, "slowdown": 1.0})[0] == "smooth_k=true"
     assert "slowdown=3.0" in options_text("reference", {"slowdown": 3.0})[0]
+
+
+def test_a_speedup_of_ten_times_or_more_reads_as_a_ratio() -> None:
+    """The Phases tab read "+23335.14 %" for a phase of 0.002 ms against 0.364 ms."""
+    from sagetui.core.derived import speedup_or_none
+    from sagetui.core.format import speedup
+
+    assert speedup(speedup_or_none(0.364e-3, 0.002e-3)) == "182x faster"
+    assert speedup(speedup_or_none(0.002e-3, 0.364e-3)) == "182x slower"
+    assert speedup(12.3) == "+12.30" and speedup(-50.0) == "-50.00" and speedup(None) == "-"
