@@ -330,3 +330,37 @@ def test_two_profiles_line_up_phase_by_phase_with_the_change_and_its_error(capsy
         assert cell == f"{100 * (pb.share - pa.share):+.2f} ± {err_pt:.2f}", (phase, cell)
         assert column(c, "A share %", "sage2-sm89", phase).startswith(f"{100 * pa.share:.2f} ±")
     assert column(c, "B share %", "sage2-sm89", "samples") == f"{b.total_samples:,}"
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_compare_and_swap_tables_fit_their_width_and_cut_no_cell(width: int) -> None:
+    """At 80 and 160 columns `sagetui compare` cut every number ("120.9…") and dropped the
+    right-hand columns; a swap's table cut its words ("verdic…"). Each cell's every word is
+    now printed whole, within the width, the columns that do not fit in a further table."""
+    import io
+
+    from rich.console import Console
+
+    from sagetui.cli.reports import comparison, rich_table
+    from sagetui.cli.swap import swap_table
+    from sagetui.core.swap import view
+
+    def shown(renderable: object) -> str:
+        out = io.StringIO()
+        Console(file=out, width=width, color_system=None).print(renderable)
+        return out.getvalue()
+
+    runs = [(p.name, load_report(p)) for p in (ROOT / "sample_results" /
+                                                "h200_sm89_reference_shape.json",
+                                                ROOT / "sample_results" /
+                                                "h200_sm90_reference_shape.json")]
+    c = comparison([(name, r) for name, r in runs])
+    swap = load_report(ROOT / "sample_results" / "h200_swap_llama.json")
+    assert swap.swap is not None
+    for text, cells in ((shown(rich_table(c, width)), [x for line in c.lines
+                                                       for x in line.cells]),
+                        (shown(swap_table(swap, width)), [x for row in view.rows(swap.swap)
+                                                          for x in row])):
+        assert "…" not in text and max(len(line) for line in text.splitlines()) <= width
+        words = set(text.split())
+        assert all(w in words for cell in cells for w in cell.split()), text

@@ -6,10 +6,11 @@ import argparse
 import json
 import sys
 
-from rich.table import Table
+from rich.console import Group
 from rich.text import Text
 
 from sagetui.cli.errors import stdout_console
+from sagetui.cli.fitted_tables import FitColumn, fitted_tables
 from sagetui.core.check.report import Audit, audit
 from sagetui.core.compare.assemble import Comparison, compare_reports
 from sagetui.core.compare.facts import NotComparable
@@ -69,23 +70,23 @@ def comparison(reports: list[tuple[str, Report]]) -> Comparison:
     return compare_reports([(path.rsplit("/", 1)[-1], r) for path, r in reports])
 
 
-def compare_table(reports: list[tuple[str, Report]]) -> Table:
+def compare_table(reports: list[tuple[str, Report]], width: int | None = None) -> Group:
     """The console's Compare tab on stdout: the same columns and cells (core/compare), each
     report's p50, p90, how much faster than A and its verdict against A, speedup over its own
     baseline and verdict (derived from its round medians when it recorded none, marked *)."""
-    return rich_table(comparison(reports))
+    return rich_table(comparison(reports), width)
 
 
-def rich_table(c: Comparison) -> Table:
-    t = Table(title="sagetui compare", caption=_plain(" · ".join(c.notes)))
-    names = max((len(line.cells[0]) for line in c.lines), default=0)
-    for i, col in enumerate(c.columns):
-        # the first column's names are not cut (up to 24 characters): headers wrap first
-        t.add_column(col.title, justify="right" if col.numeric else "left",
-                     min_width=min(names, 24) if i == 0 else None)
-    for line in c.lines:
-        t.add_row(*(_plain(x) for x in line.cells))
-    return t
+def rich_table(c: Comparison, width: int | None = None) -> Group:
+    """The comparison's table, as wide as `width` allows (cli/fitted_tables.py: no cell cut; the
+    columns that do not fit go to a further table under it, the row's names repeated)."""
+    keys = 0
+    while keys < min(2, len(c.columns)) and not c.columns[keys].numeric:
+        keys += 1
+    return Group(*fitted_tables(
+        "sagetui compare", [FitColumn(col.title, col.numeric) for col in c.columns],
+        [line.cells for line in c.lines], width or 10**6, keys=max(keys, 1),
+        caption=" · ".join(c.notes), bold_rows=[line.total for line in c.lines]))
 
 
 def print_profile_diffs(reports: list[tuple[str, Report]]) -> None:
@@ -129,7 +130,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"sagetui compare: {' and '.join(asked)}: nothing to gate on "
               f"({NOTHING_TO_GATE[c.kind]})", file=sys.stderr)
         return 2
-    stdout_console().print(rich_table(c))
+    console = stdout_console()
+    console.print(rich_table(c, console.width))
     if c.kind == "profile":  # and the matched diff the Compare tab shows: lines, stalls
         print_profile_diffs(reports)
     for line in c.differences:  # what differs and was compared: each on a line of its own

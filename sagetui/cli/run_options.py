@@ -113,6 +113,9 @@ def refuse_predicted(args: argparse.Namespace) -> None:
     # the options' own rules first (a shape, packed sequences), as they come without this;
     # a sweep's lengths are axes, which its command reads
     variants = _variants(args) if args.command == "sweep" else _config(args).variants
+    inputs = getattr(args, "inputs", None)
+    if inputs and not inputs.startswith(distributions.PREFIX):
+        refuse_inputs_format(Path(inputs))
     device = getattr(args, "device", None) or "auto"
     if device.startswith("cuda"):  # asked for by name: refused here as the runner would
         why = no_cuda_here(device)
@@ -250,6 +253,12 @@ def refuse_inputs_file(path: Path) -> None:
                          f"({', '.join(INPUT_SUFFIXES)}){hint}")
     if not path.is_file():
         raise UsageError(f"--inputs: {path} does not exist")
+
+
+def refuse_inputs_format(path: Path) -> None:
+    """UsageError for an --inputs file no runner reads (its suffix), before one starts."""
+    from sagetui.core.config import INPUT_SUFFIXES
+
     if path.suffix.lower() not in INPUT_SUFFIXES:
         raise UsageError(f"--inputs: {path}: unknown inputs format {path.suffix!r} (use "
                          f"{', '.join(INPUT_SUFFIXES)})")

@@ -25,12 +25,11 @@ import sys
 from pathlib import Path
 
 from pydantic import ValidationError
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from rich.console import Console, Group
 
 from sagetui.cli.capture import _command
 from sagetui.cli.errors import UsageError, stdout_console
+from sagetui.cli.fitted_tables import FitColumn, fitted_tables
 from sagetui.cli.outputs import check_outputs, write_files
 from sagetui.cli.run_options import default_report_path, no_cuda_here, recovery_file
 from sagetui.core.blocks.swap import UNCHANGED, UNWRAPPED, ArmSpec, Interleave, Replay, Swap
@@ -195,7 +194,8 @@ def cmd_swap(args: argparse.Namespace) -> int:
     _keep(recovery, report)  # before the report is written where asked: it survives a failure
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # the outputs are written whole
         signal.signal(s, signal.SIG_IGN)
-    stdout_console().print(swap_table(report))
+    console = stdout_console()
+    console.print(swap_table(report, console.width))
     for line in view.notes(report):
         print(line)
     written = write_files([(out, lambda: iter_report_json(report))], args,
@@ -301,13 +301,11 @@ def _replay(directory: str, arms: list[Arm], baseline: str, unchanged_as: str,
                   totals_s=totals, problem=problem)
 
 
-def swap_table(report: Report) -> Table:
-    """The swap's table (core/swap/view.py's cells, as the console shows them)."""
+def swap_table(report: Report, width: int | None = None) -> Group:
+    """The swap's table (core/swap/view.py's cells, as the console shows them), as wide as
+    `width` allows (cli/fitted_tables.py)."""
     s = report.swap
     assert s is not None
-    t = Table(title=view.title(s))
-    for name, numeric in view.COLUMNS:
-        t.add_column(name, justify="right" if numeric else "left")
-    for row in view.rows(s):
-        t.add_row(*(Text(x) for x in row))
-    return t
+    return Group(*fitted_tables(view.title(s), [FitColumn(n, numeric)
+                                                for n, numeric in view.COLUMNS],
+                                view.rows(s), width or 10**6))

@@ -63,6 +63,7 @@ def load_backend(spec: VariantSpec) -> Backend:
 @dataclass
 class _Timing:
     host_s: float = 0.0
+    cpu_s: float | None = None  # the process's CPU time, off CUDA (the CPU's clock)
     start: Any = None  # torch.cuda.Event
     end: Any = None
 
@@ -157,6 +158,7 @@ class Swapper:
         if on_cuda:
             timing.start = torch.cuda.Event(enable_timing=True)
             timing.start.record()
+        c0 = None if on_cuda else time.process_time()
         t0 = time.perf_counter()
         out = original(*args, **kwargs) if why is not None or backend is None \
             else self.run(target, a, backend, stock)
@@ -164,6 +166,8 @@ class Swapper:
         if on_cuda:
             timing.end = torch.cuda.Event(enable_timing=True)
             timing.end.record()
+        else:
+            timing.cpu_s = time.process_time() - c0  # type: ignore[operator]
         timing.host_s = t1 - t0
         self.calls.append((timing, why is None, tuple(self._open), why))
         if self.first_host is None:
@@ -352,12 +356,15 @@ def _cuda_ready() -> bool:
 
 def timed_calls(calls: Iterable[Call], cuda: bool) -> Timed:
     """The calls' count, host time and (on CUDA) GPU time, added up."""
-    t = Timed(gpu_s=0.0 if cuda else None)
+    t = Timed(gpu_s=0.0 if cuda else None, cpu_s=None if cuda else 0.0)
     for timing, *_ in calls:
         t.count += 1
         if timing is None:
+            t.cpu_s = None  # not timed: no time of any kind
             continue
         t.host_s += timing.host_s
+        if t.cpu_s is not None:
+            t.cpu_s = t.cpu_s + timing.cpu_s if timing.cpu_s is not None else None
         if timing.start is not None and t.gpu_s is not None:
             t.gpu_s += timing.start.elapsed_time(timing.end) / 1e3
     return t

@@ -64,7 +64,7 @@ def _cli(*paths) -> str:
     out = io.StringIO()
     # wide enough for the host-time columns the H200 reports now have, headers unwrapped
     Console(file=out, width=320, color_system=None).print(
-        compare_table(load_all([str(p) for p in paths])))
+        compare_table(load_all([str(p) for p in paths]), 320))
     return out.getvalue()
 
 

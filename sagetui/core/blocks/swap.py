@@ -70,6 +70,7 @@ class Timed(Model):
     count: Count = 0
     host_s: NonNegative = 0.0
     gpu_s: NonNegative | None = None
+    cpu_s: NonNegative | None = None  # the process's CPU time, off CUDA (the swap's cpu time)
 
 
 class OutputSums(Model):

@@ -100,10 +100,12 @@ def measured_steps(processes: Sequence[SwapProcess], arm: str | None = None,
 
 
 def step_seconds(t: StepTime, clock: str, attention: bool = False) -> float | None:
-    """A step's time on the swap's clock (its attention calls' on the host's, off CUDA)."""
+    """A step's time, or its attention calls', on the swap's clock."""
     if attention:
-        value = t.attention.gpu_s if clock == "cuda events" else t.attention.host_s
-        return value if t.attention.count else None
+        a = t.attention
+        value = a.gpu_s if clock == "cuda events" else (
+            a.cpu_s if clock == CPU_TIME and a.cpu_s is not None else a.host_s)
+        return value if a.count else None
     if clock == "cuda events" and t.gpu_s is not None:
         return t.gpu_s
     return t.cpu_s if clock == CPU_TIME and t.cpu_s is not None else t.host_s
@@ -259,9 +261,7 @@ def arm_figures(processes: Sequence[SwapProcess], arms: Sequence[str], baseline:
         if interleaved(processes):  # each attention round's step holds its own calls' time
             shares = []
             for t in measured_steps(processes, arm, ATTENTION_ROUND):
-                # on the same clock as its calls: CUDA events, else the host's
-                a = step_seconds(t, clock, True)
-                whole = step_seconds(t, clock) if clock == "cuda events" else t.host_s
+                a, whole = step_seconds(t, clock, True), step_seconds(t, clock)
                 if a is not None and whole:
                     shares.append(a / whole * 100.0)
             f.attention_share_percent = _median(shares)

@@ -15,8 +15,7 @@ from typing import Any
 from rich.text import Text
 
 from sagetui.core.derived import speedup_or_none
-from sagetui.core.format import ms, printable, short_phase
-from sagetui.core.format import speedup as fmt_speedup
+from sagetui.core.format import ms, printable, short_phase, speedup
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -105,7 +104,7 @@ class PhaseView(SteadyTable):
             base = per.get(data.baseline or "", (None, None))[0]
             for i, (name, (p50, p90)) in enumerate(per.items()):
                 colour = ctx.colour(data, name) if name in data.variants else ctx.series[0]
-                vs = "baseline" if name == data.baseline else fmt_speedup(
+                vs = "baseline" if name == data.baseline else speedup(
                     speedup_or_none(base, p50), 2)
                 label = printable(phase) if wide else short_phase(phase, 18)
                 first = Text("  " * depth[phase] + label if i == 0 else "",
