@@ -470,7 +470,9 @@ def test_sigterm_keeps_the_steps_done_ends_the_programs_children_and_checks(tmp_
     proc = subprocess.Popen([sys.executable, "-m", "sagetui", "swap", "--variant",
                              "ref=reference", "--steps", "100000", "--max-seconds", "600",
                              "--json", str(out), "--", "python", str(MODEL), "--steps", "100000",
-                             "--touch-after", "40", str(touched), "--child", str(pidfile)],
+                             "--touch-after", "90", str(touched), "--child", str(pidfile)],
+                            # step 90: past 10 warm-up and 2 attention rounds of 3 arms, the
+                            # most there can be
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
     deadline = time.monotonic() + 240
