@@ -147,7 +147,7 @@ def cmd_swap(args: argparse.Namespace) -> int:
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     listed = ", ".join(a.name + ("" if a.variant is None else "=" + a.variant.spec)
                        for a in arms)
-    recovery = recovery_file()
+    recovery = recovery_file(args)
     output_processes: list = []
     if interleave is not None:
         if any(a.name == UNCHANGED for a in arms) and not args.no_wrapper_cost:

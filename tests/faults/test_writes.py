@@ -307,3 +307,29 @@ def test_a_workload_replay_with_two_outputs_naming_one_file_is_refused(cli_here,
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert "--json and --markdown name one file (w)" in out.stderr
     assert not (tmp_path / "w").exists()
+
+
+@needs_mount_ns
+def test_a_swap_on_a_full_disk_keeps_its_report_in_the_recovery_folder(tmp_path):
+    """Issue 39: a full disk at the end lost every measurement of a swap (it had no recovery
+    file). The report is now kept in the recovery folder before it is written where asked."""
+    model = ROOT / "tests" / "swap_model.py"
+    p = _in_namespace(tmp_path, f"""
+        mount -t tmpfs -o size=64k tmpfs "$OUT"
+        dd if=/dev/zero of="$OUT/filler" bs=1k count=1000 2>/dev/null || true
+        set +e
+        XDG_STATE_HOME="$T/state" "$PY" -m sagetui swap --variant ref=reference --steps 2 \\
+            --json "$OUT/s.json" -- python {model} --steps 200 > "$T/stdout" 2> "$T/stderr"
+        echo $? > "$T/rc"
+    """)
+    assert p.returncode == 0, p.stderr
+    err = (tmp_path / "stderr").read_text()
+    (recovery,) = (tmp_path / "state" / "sagetui" / "recovery").glob("*.json")
+    assert (tmp_path / "rc").read_text().strip() == "1" and no_traceback(err), err
+    assert f"could not write {tmp_path}/out/s.json: No space left on device" in err
+    assert f"the report is kept in {recovery} (sagetui view --recover list)" in err
+    report = json.loads(recovery.read_text())
+    assert report["status"] == "complete" and report["swap"]["mode"] == "interleaved"
+    check = subprocess.run([sys.executable, "-m", "sagetui", "check", str(recovery)], env=env(),
+                           capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert check.returncode == 0, check.stdout + check.stderr
