@@ -67,6 +67,29 @@ class _Timing:
     start: Any = None  # torch.cuda.Event
     end: Any = None
 
+    def record_start(self) -> None:
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.start.record()
+
+    def record_end(self) -> None:
+        self.end = torch.cuda.Event(enable_timing=True)
+        self.end.record()
+
+    def gpu_seconds(self, end: _Timing | None = None) -> float | None:
+        """Its start to its end (or to `end`'s) in seconds, once both were recorded and have
+        run; None off CUDA."""
+        stop = (end or self).end
+        return None if self.start is None or stop is None else self.start.elapsed_time(
+            stop) / 1e3
+
+    @classmethod
+    def region(cls) -> _Timing:
+        """A region's timing, its start recorded where CUDA is in use."""
+        t = cls()
+        if _cuda_ready():
+            t.record_start()
+        return t
+
 
 # a call: its timing (None: not timed), swapped or not, the regions open, why it passed through
 Call = tuple[_Timing | None, bool, tuple[str, ...], str | None]
@@ -156,16 +179,14 @@ class Swapper:
             self.device = str(getattr(q, "device", "cpu"))
             self.cuda = on_cuda
         if on_cuda:
-            timing.start = torch.cuda.Event(enable_timing=True)
-            timing.start.record()
+            timing.record_start()
         c0 = None if on_cuda else time.process_time()
         t0 = time.perf_counter()
         out = original(*args, **kwargs) if why is not None or backend is None \
             else self.run(target, a, backend, stock)
         t1 = time.perf_counter()
         if on_cuda:
-            timing.end = torch.cuda.Event(enable_timing=True)
-            timing.end.record()
+            timing.record_end()
         else:
             timing.cpu_s = time.process_time() - c0  # type: ignore[operator]
         timing.host_s = t1 - t0
@@ -254,10 +275,7 @@ class Swapper:
             return None
         if self.settings.warm_clocks and self.warmed_clocks is None and _cuda_ready():
             self.warmed_clocks = bring_to_clocks(self.sampler)
-        timing = _Timing()
-        if _cuda_ready():
-            timing.start = torch.cuda.Event(enable_timing=True)
-            timing.start.record()
+        timing = _Timing.region()
         self._open.append(name)
         return name, timing, time.perf_counter()
 
@@ -269,8 +287,7 @@ class Swapper:
         if name in self._open:
             del self._open[len(self._open) - 1 - self._open[::-1].index(name)]
         if timing.start is not None:
-            timing.end = torch.cuda.Event(enable_timing=True)
-            timing.end.record()
+            timing.record_end()
             torch.cuda.synchronize()
         timing.host_s = time.perf_counter() - t0
         self.regions.append((name, timing))
@@ -299,8 +316,9 @@ class Swapper:
                                                          else 0.0))
             into.count += 1
             into.host_s += t.host_s
-            if t.start is not None and into.gpu_s is not None:
-                into.gpu_s += t.start.elapsed_time(t.end) / 1e3
+            gpu = t.gpu_seconds()
+            if gpu is not None and into.gpu_s is not None:
+                into.gpu_s += gpu
         result.attention = timed_calls(self.calls, self.cuda)
         result.swapped = timed_calls((c for c in self.calls if c[1]), self.cuda)
         for name in result.regions:
@@ -311,10 +329,8 @@ class Swapper:
         if self.calls and self.first_host is not None and self.last_host is not None:
             first, last = self.calls[0][0], self.calls[-1][0]
             assert first is not None and last is not None  # this mode times every call
-            result.first_to_last = Timed(
-                count=1, host_s=self.last_host - self.first_host,
-                gpu_s=first.start.elapsed_time(last.end) / 1e3 if first.start is not None
-                and last.end is not None else None)
+            result.first_to_last = Timed(count=1, host_s=self.last_host - self.first_host,
+                                         gpu_s=first.gpu_seconds(last))
         result.passed = dict(self.passed)
         outputs = self._outputs()
         result.named_outputs = bool(self.named)
@@ -365,8 +381,9 @@ def timed_calls(calls: Iterable[Call], cuda: bool) -> Timed:
         t.host_s += timing.host_s
         if t.cpu_s is not None:
             t.cpu_s = t.cpu_s + timing.cpu_s if timing.cpu_s is not None else None
-        if timing.start is not None and t.gpu_s is not None:
-            t.gpu_s += timing.start.elapsed_time(timing.end) / 1e3
+        gpu = timing.gpu_seconds()
+        if gpu is not None and t.gpu_s is not None:
+            t.gpu_s += gpu
     return t
 
 

@@ -94,7 +94,6 @@ class InterleavedSwapper(Swapper):
         self.repeatable: bool | None = None
         self.repeatable_note: str | None = None
         self.compared: list[Compared] = []
-        self._compared_rounds: dict[str, int] = {}
         self._ref_steps = 0
 
     # -- which backend runs a call ------------------------------------------------------------
@@ -127,16 +126,18 @@ class InterleavedSwapper(Swapper):
         arguments, looked up, with no timing; a swapped call of a stock backend goes straight
         to its public function with the other arguments bound (Backend.public_call). Any call
         not seen so (or with gradients on) takes `call`."""
+        key = None
         try:
             if torch.is_grad_enabled():
                 raise KeyError
             q, k, v = args[0], args[1], args[2]
-            why, direct = self._plans[self._key(target, args, kwargs)]
+            key = self._key(target, args, kwargs)
+            why, direct = self._plans[key]
         except (KeyError, IndexError, TypeError, AttributeError):
             out = self.call(target, original, args, kwargs, None)
-            if self.calls and not torch.is_grad_enabled():
-                with contextlib.suppress(IndexError, TypeError, AttributeError):
-                    self._plan(target, args, kwargs)
+            if key is not None and self.calls:
+                with contextlib.suppress(TypeError):  # an unhashable argument: never planned
+                    self._plan(key, target, args, kwargs)
             return out
         self.seen += 1
         if self.forked.here():
@@ -164,9 +165,9 @@ class InterleavedSwapper(Swapper):
         return (self.current[1], target.name, q.shape, k.shape, v.shape, q.dtype, q.device,
                 len(args), tuple(kwargs.items()))
 
-    def _plan(self, target: Target, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def _plan(self, key: tuple[Any, ...], target: Target, args: tuple[Any, ...],
+              kwargs: dict[str, Any]) -> None:
         """Keep the decision the last call took, for lean_call."""
-        key = self._key(target, args, kwargs)
         hash(key)  # a call with an unhashable argument is never planned
         why, direct = self.calls[-1][3], None
         backend, stock = self.backend_now()
@@ -197,10 +198,7 @@ class InterleavedSwapper(Swapper):
         self.held.clear()
         self.not_comparable.clear()
         self.last = None
-        timing = _Timing()
-        if _cuda_ready():
-            timing.start = torch.cuda.Event(enable_timing=True)
-            timing.start.record()
+        timing = _Timing.region()
         self._cpu0 = time.process_time()
         return name, timing, time.perf_counter()
 
@@ -209,15 +207,12 @@ class InterleavedSwapper(Swapper):
         if token is None:
             return
         _, timing, t0 = token
-        gpu_s = None
         if timing.start is not None:
-            timing.end = torch.cuda.Event(enable_timing=True)
-            timing.end.record()
+            timing.record_end()
             torch.cuda.synchronize()
         host_s = time.perf_counter() - t0
         cpu_s = time.process_time() - self._cpu0
-        if timing.start is not None:
-            gpu_s = timing.start.elapsed_time(timing.end) / 1e3
+        gpu_s = timing.gpu_seconds()
         self.bare = self.lean = False
         assert self.current is not None
         r, arm, kind = self.current
@@ -236,7 +231,8 @@ class InterleavedSwapper(Swapper):
             for c in self.calls:
                 if c[3] is not None:
                     calls.passed[c[3]] = calls.passed.get(c[3], 0) + 1
-        self.schedule.end(r, arm, gpu_s if gpu_s is not None else host_s)
+        # the warm-up settles on the clock the steps are compared by (derive.clock_of)
+        self.schedule.end(r, arm, gpu_s if gpu_s is not None else cpu_s)
         outputs = {n: t for n, t in self.held.items()}
         if not outputs and self.last is not None:
             outputs = {LAST_OUTPUT: self.last}
