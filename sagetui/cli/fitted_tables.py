@@ -7,19 +7,14 @@ columns (the leading columns that name a row)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from rich.table import Table
 from rich.text import Text
 
+from sagetui.core.compare.table import Column
+
 CHROME = 3  # a column's padding either side and its border
 SIDE = 1  # the table's last border
-
-
-@dataclass(frozen=True)
-class FitColumn:
-    title: str
-    numeric: bool = False
 
 
 def _least(title: str, cells: Sequence[str]) -> int:
@@ -33,7 +28,7 @@ def _natural(title: str, cells: Sequence[str]) -> int:
     return max([len(line) for c in cells for line in c.split("\n")] + [len(title)] or [1])
 
 
-def fitted_tables(title: str, columns: Sequence[FitColumn], rows: Sequence[Sequence[str]],
+def fitted_tables(title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]],
                   width: int, keys: int = 1, caption: str | None = None,
                   bold_rows: Sequence[bool] = ()) -> list[Table]:
     """One table where its columns fit `width`, else several: the key columns, then as many

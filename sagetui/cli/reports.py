@@ -10,7 +10,7 @@ from rich.console import Group
 from rich.text import Text
 
 from sagetui.cli.errors import stdout_console
-from sagetui.cli.fitted_tables import FitColumn, fitted_tables
+from sagetui.cli.fitted_tables import fitted_tables
 from sagetui.core.check.report import Audit, audit
 from sagetui.core.compare.assemble import Comparison, compare_reports
 from sagetui.core.compare.facts import NotComparable
@@ -84,7 +84,7 @@ def rich_table(c: Comparison, width: int | None = None) -> Group:
     while keys < min(2, len(c.columns)) and not c.columns[keys].numeric:
         keys += 1
     return Group(*fitted_tables(
-        "sagetui compare", [FitColumn(col.title, col.numeric) for col in c.columns],
+        "sagetui compare", c.columns,
         [line.cells for line in c.lines], width or 10**6, keys=max(keys, 1),
         caption=" · ".join(c.notes), bold_rows=[line.total for line in c.lines]))
 

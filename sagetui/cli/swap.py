@@ -29,12 +29,13 @@ from rich.console import Console, Group
 
 from sagetui.cli.capture import _command
 from sagetui.cli.errors import UsageError, stdout_console
-from sagetui.cli.fitted_tables import FitColumn, fitted_tables
+from sagetui.cli.fitted_tables import fitted_tables
 from sagetui.cli.outputs import check_outputs, write_files
 from sagetui.cli.run_options import default_report_path, no_cuda_here, recovery_file
 from sagetui.core.blocks.swap import UNCHANGED, UNWRAPPED, ArmSpec, Interleave, Replay, Swap
 from sagetui.core.capture.loaded import WorkloadError, load_workload
 from sagetui.core.capture.selection import Selection
+from sagetui.core.compare.table import Column
 from sagetui.core.config import VariantSpec
 from sagetui.core.environment import environment_block, host_facts
 from sagetui.core.file_writes import atomic_write_text
@@ -306,6 +307,6 @@ def swap_table(report: Report, width: int | None = None) -> Group:
     `width` allows (cli/fitted_tables.py)."""
     s = report.swap
     assert s is not None
-    return Group(*fitted_tables(view.title(s), [FitColumn(n, numeric)
+    return Group(*fitted_tables(view.title(s), [Column(n, numeric)
                                                 for n, numeric in view.COLUMNS],
                                 view.rows(s), width or 10**6))

@@ -149,13 +149,20 @@ def telemetry_lines(s: Swap) -> list[str]:
     return out
 
 
+def how_run(s: Swap) -> str:
+    """How the arms were run, in words: every arm in one process, or a process each."""
+    if s.mode == "interleaved":
+        asked = f"{s.interleave.steps} steps per arm asked, " if s.interleave else ""
+        return f"{asked}every arm in one process, switched step by step"
+    return f"{s.rounds_asked} rounds asked, one process per arm a round (ABBA)"
+
+
 def to_markdown(report: Report) -> str:
     """The swap for a pull request: the program, the table and the notes."""
     s = report.swap
     assert s is not None
     lines = [f"## {title(s)}", "", f"- program: `{' '.join(s.argv[1:])}`",
-             f"- {s.rounds_asked} rounds asked, one process per arm a round (ABBA); status "
-             f"{report.status or 'n/a'}", "",
+             f"- {how_run(s)}; status {report.status or 'n/a'}", "",
              "| " + " | ".join(name for name, _ in COLUMNS) + " |",
              "|" + "|".join("---:" if numeric else "---" for _, numeric in COLUMNS) + "|"]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
