@@ -142,6 +142,9 @@ class InterleavedSwapper(Swapper):
         self.seen += 1
         if self.forked.here():
             self.forked.count()
+        # on a CPU a call's CPU time costs two clock reads and no event: the attention is
+        # timed in the very steps compared (derive.attention_kind)
+        c0 = None if self.cuda else time.process_time()
         if why is not None:
             out = original(*args, **kwargs)
         elif direct is not None:
@@ -150,7 +153,8 @@ class InterleavedSwapper(Swapper):
             backend, stock = self.backend_now()
             assert backend is not None
             out = self.run(target, target.arguments(args, kwargs), backend, stock)
-        self.calls.append((None, why is None, (), why))
+        timing = None if c0 is None else _Timing(cpu_s=time.process_time() - c0)
+        self.calls.append((timing, why is None, (), why))
         first = out[0] if type(out) is tuple and out else out
         if isinstance(first, torch.Tensor):
             self.last = first

@@ -115,7 +115,8 @@ def _per_round(processes: Sequence[SwapProcess], arm: str, step: str, clock: str
                attention: bool = False) -> dict[int, float]:
     out: dict[int, float] = {}
     if interleaved(processes):  # the steps from the step rounds, the attention's from its
-        for t in measured_steps(processes, arm, ATTENTION_ROUND if attention else STEP_ROUND):
+        for t in measured_steps(processes, arm,
+                                attention_kind(clock) if attention else STEP_ROUND):
             x = step_seconds(t, clock, attention)
             if x is not None:
                 out[t.round] = x
@@ -137,6 +138,13 @@ def _paired(base: dict[int, float], mine: dict[int, float]) -> tuple[list[float]
 
 def _median(values: Sequence[float]) -> float | None:
     return median(values) if values else None
+
+
+def attention_kind(clock: str) -> str:
+    """The rounds whose steps give the attention's figures: on a CPU the step rounds, whose
+    calls carry their CPU time (the same steps as the step's change); on CUDA the attention
+    rounds, whose calls carry CUDA events (too costly in the steps compared)."""
+    return STEP_ROUND if clock == CPU_TIME else ATTENTION_ROUND
 
 
 def interleaved(processes: Sequence[SwapProcess]) -> bool:
@@ -260,7 +268,7 @@ def arm_figures(processes: Sequence[SwapProcess], arms: Sequence[str], baseline:
         f.attention_s = _median(list(atts.values()))
         if interleaved(processes):  # each attention round's step holds its own calls' time
             shares = []
-            for t in measured_steps(processes, arm, ATTENTION_ROUND):
+            for t in measured_steps(processes, arm, attention_kind(clock)):
                 a, whole = step_seconds(t, clock, True), step_seconds(t, clock)
                 if a is not None and whole:
                     shares.append(a / whole * 100.0)
