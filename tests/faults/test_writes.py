@@ -220,12 +220,15 @@ def test_without_hard_links_the_creation_is_still_one_step(tmp_path, monkeypatch
     assert _leftovers(tmp_path) == []
 
 
+ROUNDS = 60  # 15 once ended between the recovery file's first write and the SIGSTOP (.ci/run)
+
+
 def _run_until_stopped(tmp_path: Path, *extra: str) -> subprocess.Popen:
     """`sagetui run` with many rounds, stopped (SIGSTOP, a real signal) once its recovery file
     shows it is measuring: whatever is done to its outputs' paths now happens during the run."""
     import time
 
-    p = subprocess.Popen([sys.executable, "-m", "sagetui", *RUN[:-1], "--rounds", "15",
+    p = subprocess.Popen([sys.executable, "-m", "sagetui", *RUN[:-1], "--rounds", str(ROUNDS),
                           "--json", "r.json", "--csv", "r.csv", "--recovery-dir", "rec",
                           *extra], cwd=tmp_path, env=env(), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
@@ -251,7 +254,7 @@ def test_a_report_file_that_appears_during_the_run_is_kept_and_the_report_goes_b
             in err.splitlines()), err
     assert "wrote r.csv" in err.splitlines()  # the other output, where it was asked for
     report = json.loads((tmp_path / "r.1.json").read_text())
-    assert report["status"] == "complete" and report["rounds"] == 15
+    assert report["status"] == "complete" and report["rounds"] == ROUNDS
     assert _leftovers(tmp_path) == []
 
 
@@ -261,7 +264,7 @@ def test_with_force_a_file_that_appears_during_the_run_is_replaced(tmp_path):
     p.send_signal(signal.SIGCONT)
     out, err = p.communicate(timeout=180)
     assert p.returncode == 0, err
-    assert json.loads((tmp_path / "r.json").read_text())["rounds"] == 15
+    assert json.loads((tmp_path / "r.json").read_text())["rounds"] == ROUNDS
     assert not (tmp_path / "r.1.json").exists()
 
 
