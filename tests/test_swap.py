@@ -414,9 +414,11 @@ def test_a_stock_backend_is_swapped_in_through_its_public_function(tmp_path) -> 
 
 def test_the_unchanged_arm_against_itself_reads_same_and_the_wrapper_is_costed(tmp_path) -> None:
     out = tmp_path / "aa.json"
+    # a step of some 10 ms: a loaded machine's interference in a 3 ms one read an A/A
+    # interval of [-27.7, +13.3] in one .ci/run
     done = _swap(tmp_path, "--variant", "twin=unchanged", "--steps", "30", "--threshold", "10",
-                 "--json", str(out), "--", "python", str(MODEL), "--tokens", "512", "--blocks",
-                 "4", "--steps", "400")
+                 "--json", str(out), "--", "python", str(MODEL), "--tokens", "1024",
+                 "--blocks", "4", "--steps", "400")
     assert done.returncode == 0, done.stderr
     report = load_report(out)
     f = {x.arm: x for x in report.swap.figures}
