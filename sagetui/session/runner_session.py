@@ -227,9 +227,9 @@ class RunnerSession:
         finally:  # the runner is kept warm for the next run, or stopped
             self._runners.discard()  # one started early that this run never took
             client, self.client = self.client, None
-            if client is not None:
+            if client is not None:  # a clean run's stop overlaps its report (warm.py)
                 self._runners.release(client, self.hello, self._loaded_files(), clean,
-                                      self._log)
+                                      self._log, background=clean)
             self._autosaver.drain()  # the last round's autosave lands before the final one
         self._apply_controls()  # a baseline chosen in the last round is the report's
         with self._data:
