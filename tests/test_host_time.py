@@ -11,7 +11,14 @@ import pytest
 from sagetui.core.check.report import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.export.report import to_markdown
-from sagetui.core.host_time import bound_by, drained, host_bound, idle_s, typical
+from sagetui.core.host_time import (
+    back_to_back_floor,
+    bound_by,
+    drained,
+    host_bound,
+    idle_s,
+    typical,
+)
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.clocks import clock_note, cycle_medians
 from sagetui.session.session import Session
@@ -67,13 +74,60 @@ def test_host_bound_call_marked_and_a_drained_block_redone() -> None:
     assert a.back_to_back_s > 0.019 and b.back_to_back_s > 0.019
     assert len(b.host_times_s) == len(b.back_to_back_times_s) == 2  # one per round
     assert b.redone_blocks >= 1  # (kept drained after its redos: drained_blocks, not here)
+    # the three times are of the call the user makes, in blocks of their own: the reference has
+    # no public function, so its decomposition, unclocked, and the report says so
+    assert a.call_gpu_s > 0.019 and b.call_gpu_s < 0.01
+    assert "the decomposition (reference has no public function)" == b.timed_call
+    assert b.back_to_back_s >= back_to_back_floor(b.host_s, b.call_gpu_s)
     assert check_report(report) == []
     md = to_markdown(report)
-    assert "| host ms | b2b ms | bound | redone blocks |" in md and "| HOST |" in md
+    assert "| host ms | call GPU ms | b2b ms | bound | redone blocks |" in md and "| HOST |" in md
+    assert "| the decomposition (reference has no public function) |" in md
+    from sagetui.cli.run import summary_table
+
+    caption = str(summary_table(report).caption)
+    assert caption.endswith("host, call GPU and b2b time the call the user makes: a the "
+                            "decomposition (reference has no public function); b the "
+                            "decomposition (reference has no public function)")
     tampered = report.model_copy(update={"variants": [
         a, b.model_copy(update={"host_bound": False, "back_to_back_s": 1.0})]})
     paths = {m.path for m in check_report(tampered)}
     assert paths == {"$.variants[1].host_bound", "$.variants[1].back_to_back_s"}
+
+
+def _edited(report: Report, name: str, **fields: object) -> Report:
+    return report.model_copy(update={"variants": [
+        v.model_copy(update=fields) if v.name == name else v for v in report.variants]})
+
+
+def test_check_rejects_back_to_back_below_the_host_time_or_the_call_unnamed() -> None:
+    """Back to back a call costs at least its host time and its GPU time: a report whose
+    back-to-back times are edited (consistently, medians and blocks) below its host time, or
+    to half its GPU time, is rejected; so is one whose host time no longer says which call it
+    is of. A real run on the simulated device (host 20 ms over 1 ms of device work)."""
+    cfg = RunConfig(shape=TINY, warmup=1, rounds=2, iterations=4, variants=[
+        VariantSpec.parse("a=reference[device_us=20000]"),
+        VariantSpec.parse("b=reference[host_us=20000,device_us=1000]")])
+    report = Session(cfg).run()
+    a, b = report.variants
+    assert check_report(report) == []
+    low = [x / 2 for x in b.host_times_s]  # half its host time, every block
+    bad = _edited(report, "b", back_to_back_times_s=low, back_to_back_s=typical(low))
+    assert [m.path for m in check_report(bad)] == ["$.variants[1].back_to_back_s"]
+    half = [x / 2 for x in a.call_gpu_times_s]  # half its GPU time
+    bad = _edited(report, "a", back_to_back_times_s=half, back_to_back_s=typical(half))
+    assert [m.path for m in check_report(bad)] == ["$.variants[0].back_to_back_s"]
+    unnamed = _edited(report, "b", timed_call=None)
+    assert [m.path for m in check_report(unnamed)] == ["$.variants[1].timed_call"]
+    # an older runner's recording (an event stream replayed) has none of the call's fields:
+    # its host time was the instrumented decomposition's, taken as recorded
+    older = _edited(report, "b", timed_call=None, call_gpu_s=None, call_gpu_times_s=None,
+                    back_to_back_times_s=low, back_to_back_s=typical(low))
+    assert check_report(older) == []
+    # a report before schema 6 timed the instrumented decomposition: taken as recorded
+    old = _edited(report.model_copy(update={"schema_version": 5}), "b",
+                  back_to_back_times_s=low, back_to_back_s=typical(low))
+    assert check_report(old) == []
 
 
 def test_a_variants_first_call_is_measured_and_shown() -> None:

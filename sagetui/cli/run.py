@@ -80,6 +80,9 @@ def summary_table(report: Report, title: str | None = None) -> Table:
     paired estimate with its interval (core.analysis); the threshold with where it came from."""
     notes = variant_facts.clock_notes(report)
     cols = variant_facts.columns(variant_facts.RUN, report.variants)
+    called = variant_facts.timed_call_note((v.name, v.timed_call) for v in report.variants or [])\
+        if any(f.group == variant_facts.HOST for f in cols) else None
+    notes += [called] if called else []
     at = variant_facts.At(report.baseline, report.created_utc)
     t = Table(title=title or status_title(report), caption="\n".join(notes) or None)
     t.add_column("variant")

@@ -150,11 +150,13 @@ class BlockDone(RunnerEvent):
     cancelled: bool
     telemetry: dict[str, Any] = field(default_factory=dict)
     host: dict[str, float] = field(default_factory=dict)  # where the block's host time went
-    # what the user's model pays (core/host_time.py): the host time of one call (the median of
-    # the block's calls' enqueue times behind the gate), the back-to-back time per call (a hot
-    # loop after the block), how often the block was measured again because its queue drained,
-    # and whether the kept measurement still drained
+    # what the user's model pays (core/host_time.py; runner/call_times.py), once a round: the
+    # call the user makes, in blocks of its own after this one, its host time and GPU time per
+    # call (a gated block) and back-to-back time per call (a hot loop); how often the block (or
+    # the call's) was measured again because its queue drained, and whether the kept
+    # measurement still drained
     host_call_s: float | None = None
+    call_gpu_s: float | None = None
     back_to_back_s: float | None = None
     redone: int | None = None
     drained: bool | None = None

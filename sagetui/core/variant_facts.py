@@ -268,8 +268,11 @@ FACTS: tuple[Fact, ...] = (
     # the runner's facts (report/model.VariantFacts)
     Fact("first_call_s", "first call", "ms", fmt.ms, frozenset({MARKDOWN, COMPARE}),
          raw=_seconds_raw, optional=True),
-    # host time and back-to-back time (core/host_time.py)
+    # host time and back-to-back time (core/host_time.py), each of the call the user makes
+    # (`timed_call`), with that call's own GPU time beside the phases' sum
     Fact("host_s", "host", "ms", fmt.ms, raw=_seconds_raw, group=HOST),
+    Fact("call_gpu_s", "call GPU", "ms", fmt.ms, raw=_seconds_raw, group=HOST, optional=True,
+         short="call"),
     Fact("back_to_back_s", "b2b", "ms", fmt.ms, raw=_seconds_raw, group=HOST),
     Fact("host_bound", "bound", "", _bound, raw=lambda x: "" if x is None else str(bool(x)),
          group=HOST, left=True),
@@ -278,6 +281,9 @@ FACTS: tuple[Fact, ...] = (
     # kept drained after every redo: its GPU time is the host's pace (never silently)
     Fact("drained_blocks", "drained", "blocks", _count,
          frozenset({MARKDOWN, SWEEP_MD}) | CSV, raw=_text_raw, group=HOST),
+    Fact("timed_call", "timed call", "(host, call GPU, b2b)", lambda x: x or fmt.DASH,
+         frozenset({MARKDOWN, COMPARE}) | CSV, raw=_inert, group=HOST, optional=True,
+         left=True),
 )
 
 
@@ -320,6 +326,21 @@ def raw_cells(values: Any, where: str | list[Fact]) -> list[str]:
 def blank_row(facts: list[Fact], **given: str) -> list[str]:
     """A row without a variant (a skipped call, a failed point): blank but for `given`."""
     return [given.get(f.key, "") for f in facts]
+
+
+def timed_call_note(calls: Iterable[tuple[str, str | None]], short: bool = False) -> str | None:
+    """Which call the host, call GPU and back-to-back times are of (core/host_time.py), from
+    each variant's (name, timed_call): "host, call GPU and b2b time the call the user makes:
+    sdpa torch.nn.functional.scaled_dot_product_attention; ..."; `short`: the function's own
+    name."""
+    named = [(n, c) for n, c in calls if c]
+    if not named:
+        return None
+
+    def name(c: str) -> str:
+        return c.rsplit(".", 1)[-1] if short and not c.startswith("the ") else c
+    return ("host, call GPU and b2b time the call the user makes: "
+            + "; ".join(f"{n} {name(c)}" for n, c in named))
 
 
 def clock_notes(report: Any) -> list[str]:

@@ -74,8 +74,11 @@ class SweepVariantPoint(Model):
     # what the user's model pays, as its run's Variant has them (core/host_time.py)
     host_times_s: list[Annotated[float, Field(ge=0)]] | None = None
     back_to_back_times_s: list[Annotated[float, Field(ge=0)]] | None = None
+    call_gpu_times_s: list[Annotated[float, Field(ge=0)]] | None = None
     host_s: Annotated[float, Field(ge=0)] | None = None
     back_to_back_s: Annotated[float, Field(ge=0)] | None = None
+    call_gpu_s: Annotated[float, Field(ge=0)] | None = None
+    timed_call: str | None = None
     host_bound: bool | None = None
     redone_blocks: Count | None = None
     drained_blocks: Count | None = None

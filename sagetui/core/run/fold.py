@@ -204,7 +204,7 @@ def _block_done(m: RunModel, e: ev.BlockDone) -> None:
     v.blocks[(e.round, e.half)] = BlockFacts(
         telemetry=dict(e.telemetry or {}), output_sha256=e.output_sha256, checksum=e.checksum,
         max_abs_diff=e.max_abs_diff, mean_abs_diff=e.mean_abs_diff, host_call_s=e.host_call_s,
-        back_to_back_s=e.back_to_back_s, redone=e.redone or 0,
+        call_gpu_s=e.call_gpu_s, back_to_back_s=e.back_to_back_s, redone=e.redone or 0,
         drained=bool(e.drained))
     if e.output_sha256:
         v.output_hashes.add(e.output_sha256)

@@ -115,6 +115,7 @@ class BlockFacts:
     max_abs_diff: float | None = None
     mean_abs_diff: float | None = None
     host_call_s: float | None = None  # core/host_time.py's figures
+    call_gpu_s: float | None = None
     back_to_back_s: float | None = None
     redone: int = 0
     drained: bool = False
