@@ -14,9 +14,10 @@ same stream, are equal (docs/architecture.md, "Events").
 
 To add an event: one dataclass here with its NAME, its class in RunnerEventT, CommandT or
 SessionEventT below (the codec's registry is built from them), and one arm in eventlog.log_line
-and in core/run/fold.apply (mypy points at every `match` that lacks it: they end in
-`unexpected(ev)`). To add a fact of a variant: a field of report.model.VariantFacts, and the
-runner puts it in a `facts` dict of its `variant` or `block_done` event.
+and in core/run/fold.apply (mypy points at either if it lacks it: they end in
+`unexpected(ev)`); a display matches only the events it shows. To add a fact of a variant:
+a field of report.model.VariantFacts, and the runner puts it in a `facts` dict of its
+`variant` or `block_done` event.
 """
 
 from __future__ import annotations
