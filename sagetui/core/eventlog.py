@@ -126,6 +126,9 @@ def log_line(e: ev.Event) -> LogLine | None:
                            f"({e.threshold.get('threshold_source', 'default')})")
         case ev.BaselineChanged():
             return LogLine(f"baseline: {e.baseline} from this round on")
+        case ev.ProfilesAdded():
+            names = ", ".join(sorted({p.variant for p in e.profiles}))
+            return LogLine(f"main-loop profiles added: {names}")
         case ev.Resumed():
             return LogLine("resuming: the round the run was stopped in is measured again")
         case ev.BlockDone() if e.facts.get("sdpa_backend") or e.redone or e.drained:

@@ -35,6 +35,7 @@ from sagetui.core.report.model import Fault
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
+    from sagetui.core.blocks.profile import MainloopProfile
     from sagetui.core.blocks.sweep import SweepPoint
     from sagetui.core.report.model import Report
 
@@ -317,6 +318,15 @@ class BaselineChanged:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ProfilesAdded:
+    """Main-loop profiles made after the run (the console's key p): each replaces its
+    variant's profile, if it had one."""
+
+    NAME: ClassVar[str] = "profiles_added"
+    profiles: list[MainloopProfile]
+
+
+@dataclass(frozen=True, kw_only=True)
 class Resumed:
     """A stopped run goes on: the round it was stopped in is measured again."""
 
@@ -442,7 +452,8 @@ class FromRunner:
 RunnerEventT = (Hello | VariantLoaded | Ready | WarmupDone | Iterations | BlockDone
                 | Decomposition | LateFacts | LateDone | PhaseStarted | RunnerError | Bye)
 CommandT = Setup | Warmup | Block | Late | Cancel | Quit
-SessionEventT = (RunStarted | ConfigResolved | ThresholdResolved | BaselineChanged | Resumed
-                 | RoundStarted | RoundDone | AnalysisDone | Measured | TailRow | PointStarted
-                 | PointDone | FaultRaised | LogMessage | Finished | FromRunner)
+SessionEventT = (RunStarted | ConfigResolved | ThresholdResolved | BaselineChanged
+                 | ProfilesAdded | Resumed | RoundStarted | RoundDone | AnalysisDone | Measured
+                 | TailRow | PointStarted | PointDone | FaultRaised | LogMessage | Finished
+                 | FromRunner)
 Event = RunnerEventT | SessionEventT

@@ -29,6 +29,7 @@ from sagetui.core.gpus import Slot
 from sagetui.core.report.io import save_report
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.run.assemble import with_left_out
+from sagetui.core.run.fold import apply
 from sagetui.core.sweep import assemble
 from sagetui.core.sweep.plan import Axes, plan
 from sagetui.session.errors import NotRunnable
@@ -138,8 +139,8 @@ class PoolSweep:
             self._unrunnable.append(exc)
         except Exception as exc:  # a bug in one slot: the others go on
             with w._data:
-                w.model.faults.append(Fault(kind="session", message=f"{w.slot_label}: "
-                                            f"{type(exc).__name__}: {exc}"[:500]))
+                apply(w.model, ev.FaultRaised(fault=Fault(
+                    kind="session", message=f"{w.slot_label}: {type(exc).__name__}: {exc}"[:500])))
         finally:  # one that never reached the barrier (its runner did not start) frees the
             self._started.abort()  # others; after it passed, breaking it changes nothing
 

@@ -47,7 +47,7 @@ class SweepSession(Session):
         for i, shape in self._work():
             if self.cancelled:
                 break
-            self._emit(ev.PointStarted(index=i, total=len(self.shapes), shape=shape.describe(),
+            self.emit(ev.PointStarted(index=i, total=len(self.shapes), shape=shape.describe(),
                                        call=self._call(i)))
             run = measure_point(self, self._point_config(i, shape))
             if self.cancelled:  # stopped inside the point: its rounds are cut short, its late
@@ -71,7 +71,7 @@ class SweepSession(Session):
                 self.points.append(pt)
                 if rep is not None and rep.environment:
                     self._environment = rep.environment
-            self._emit(ev.PointDone(index=i, total=len(self.shapes), point=pt,
+            self.emit(ev.PointDone(index=i, total=len(self.shapes), point=pt,
                                     call=self._call(i)))
         self._done = not self.cancelled
 

@@ -154,7 +154,7 @@ class RunControl:
         baseline = data.baseline
         data.reset(new_model(cfg))  # this run's model: its events fold in from here
         if baseline in data.variants:
-            data.model.baseline = baseline
+            apply(data.model, ev.BaselineChanged(baseline=baseline))
         data.clock.start(cfg.round_limit, cfg.iterations, cfg.until_ci_percent)
         self.session = session
         self._started += 1
@@ -295,7 +295,7 @@ class RunControl:
             self.resolved_config = self.resolved_config.model_copy(
                 update={"noise_floor_percent": noise})
         if self.live is not None:  # the verdicts shown are judged with it from now on
-            self.live.model.threshold = threshold
+            apply(self.live.model, ev.ThresholdResolved(threshold=threshold.fields()))
             self.view.rederive(self.live)
         self.log(line)
         self.app.notify(f"Noise floor {noise:.3f} %; SAME threshold {threshold.percent:.2f} %.")
@@ -370,7 +370,7 @@ class RunControl:
             # profiles made in this console (p) describe the same builds: the report keeps
             # them with their diff, and so does the model the panels show
             report = with_profiles(report, self.profiles)
-            data.model.profiles = list(self.profiles)
+            apply(data.model, ev.ProfilesAdded(profiles=list(self.profiles)))
         self.final_report = report
         if self.run_recovery:
             self.log(f"the run is kept in the recovery file {self.run_recovery}")

@@ -88,6 +88,9 @@ def apply(m: RunModel, e: ev.Event) -> None:
             _analysis(m, e)
         case ev.BaselineChanged():
             m.baseline = e.baseline
+        case ev.ProfilesAdded():
+            names = {p.variant for p in e.profiles}
+            m.profiles = [p for p in m.profiles if p.variant not in names] + list(e.profiles)
         case ev.Measured():
             m.measured, m.computing = True, list(e.computing)
             m.progress.stage = "computing" if e.computing else "post-run"
