@@ -20,6 +20,7 @@ from textual.app import App
 from textual.worker import Worker, WorkerState
 
 from sagetui.core import events as ev
+from sagetui.core import format as fmt
 from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
@@ -298,7 +299,8 @@ class RunControl:
             apply(self.live.model, ev.ThresholdResolved(threshold=threshold.fields()))
             self.view.rederive(self.live)
         self.log(line)
-        self.app.notify(f"Noise floor {noise:.3f} %; SAME threshold {threshold.percent:.2f} %.")
+        self.app.notify(f"{fmt.noise_floor(noise).capitalize()}; SAME threshold "
+                        f"{fmt.percent(threshold.percent)}.")
 
     def calibrations(self) -> None:
         """The stored calibrations, and an offer to clear them (key A)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from sagetui.core import accuracy
+from sagetui.core import format as fmt
 from sagetui.core.blocks.base import Verdict
 from sagetui.core.blocks.swap import (
     UNCHANGED,
@@ -235,7 +236,8 @@ def replay_note(predicted: float | None, measured: float | None) -> str | None:
     model, and what the difference is."""
     if predicted is None or measured is None:
         return None
-    said = f"replay predicted {predicted:+.0f} %, in the model {measured:+.0f} %"
+    said = (f"replay predicted {fmt.percent(predicted, 0, sign=True)}, in the model "
+            f"{fmt.percent(measured, 0, sign=True)}")
     gap = measured - predicted
     if abs(gap) <= max(5.0, 0.1 * abs(predicted)):
         return f"{said}: the replay holds"
