@@ -15,7 +15,7 @@ from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.eventlog import log_line
 from sagetui.core.report.io import load_report
 from sagetui.core.report.model import Fault, Report
-from sagetui.core.sweep import assemble
+from sagetui.core.sweep import collect
 from sagetui.core.sweep.plan import Axes
 
 from .conftest import SAMPLES as REPORTS
@@ -105,7 +105,7 @@ def _point() -> SweepPoint:
     """A point whose setup failed (no report)."""
     shape = Shape(heads=2, q_len=128, kv_len=256, head_dim=64)
     axes = Axes(q_lens=[128], head_dims=[64], causal=[False])
-    return assemble.point(2, shape, axes, None, error="CUDA out of memory", fault_kind="oom")
+    return collect.point(2, shape, axes, None, error="CUDA out of memory", fault_kind="oom")
 
 
 def _session_samples() -> list[ev.Event]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from sagetui.core import accuracy
 from sagetui.core import format as fmt
-from sagetui.core.blocks.base import Verdict
+from sagetui.core.blocks.base import VerdictRecord
 from sagetui.core.blocks.swap import (
     UNCHANGED,
     UNWRAPPED,
@@ -306,7 +306,7 @@ def arm_figures(processes: Sequence[SwapProcess], arms: Sequence[str], baseline:
             b, v = _paired(base_step, steps_by_round)
             if b:
                 verdict = paired_speedup(b, v, threshold_percent=threshold_percent)
-                f.step = Verdict(**verdict.to_dict())
+                f.step = VerdictRecord(**verdict.to_dict())
                 f.clock_problem = clock_problem(processes, arm, baseline)
                 if f.clock_problem is None:
                     f.step_change_percent = change_of_speedup(f.step.estimate_percent)
