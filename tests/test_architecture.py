@@ -224,3 +224,13 @@ def test_the_core_table_is_the_core_contract() -> None:
                 for p in (ROOT / "sagetui" / "core").iterdir()
                 if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}
     assert children == {m for row in want for m in row}
+
+
+def test_the_doc_counts_the_events() -> None:
+    """"Counted ...: N events; M `match`es name all of them" against events.Event and the walk."""
+    text = " ".join(DOC.read_text().split())
+    said = re.search(r"Counted on [\d-]+: (\d+) events; (\d+) `match`es "
+                     r"name all of them", text)
+    assert said, "docs/architecture.md counts the events"
+    assert (int(said.group(1)), int(said.group(2))) == (
+        len(get_args(ev.Event)), sum(len(ms) for ms in naming_every_event().values()))

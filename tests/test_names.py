@@ -4,6 +4,7 @@ builtin), are the only aliases; anything else imported from sagetui keeps its na
 re-exported as itself, `x as x`, is not a rename)."""
 
 import ast
+import re
 
 from .conftest import ROOT
 
@@ -79,3 +80,15 @@ def test_the_names_that_meant_two_things_mean_one():
     for name, modules in top_level_names(ast.FunctionDef).items():
         defs.setdefault(name, []).extend(modules)
     assert {n: defs.get(n, []) for n in ONE_EACH if len(defs.get(n, [])) != 1} == {}
+
+
+def test_the_doc_counts_the_shared_basenames():
+    """docs/architecture.md, "Names": "N module basenames are shared by M modules"."""
+    stems: dict[str, int] = {}
+    for path in (ROOT / "sagetui").rglob("*.py"):
+        if path.stem not in ("__init__", "__main__"):
+            stems[path.stem] = stems.get(path.stem, 0) + 1
+    shared = [n for n in stems.values() if n > 1]
+    text = " ".join((ROOT / "docs" / "architecture.md").read_text().split())
+    said = re.search(r"(\d+) module basenames are shared by (\d+) modules", text)
+    assert said and (int(said.group(1)), int(said.group(2))) == (len(shared), sum(shared))
