@@ -53,7 +53,7 @@ def test_the_walk_finds_each_kind_of_rename():
 # -- one class per name ---------------------------------------------------------------------------
 # Public classes that still share a name: a report model beside the event or the computation
 # it records, left while the report models are reshaped (docs/architecture.md, "Names").
-SHARED_CLASS_NAMES = {"Drift", "HeadAccuracy", "Measured", "Progress", "TailRow"}
+SHARED_CLASS_NAMES = {"Drift", "HeadAccuracy", "Measured", "TailRow"}
 # The names docs/architecture.md says were two things and are one now.
 ONE_EACH = ("Verdict", "VerdictRecord", "Option", "BackendOption", "decide", "terminal_status",
             "with_left_out", "left_out_status", "build_report", "profile_report", "SampledLine")
