@@ -7,6 +7,7 @@ core/format.py's, and so is the round step of an axis. An AST walk of sagetui ho
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -95,14 +96,16 @@ def decades(tree: ast.AST) -> Iterator[ast.AST]:
             yield n
 
 
+@functools.cache
+def sources() -> dict[str, ast.Module]:
+    """Every module of sagetui, parsed once for all the walks."""
+    return {p.relative_to(ROOT).as_posix(): ast.parse(p.read_text(), str(p))
+            for p in sorted((ROOT / "sagetui").rglob("*.py"))}
+
+
 def found(walk: Callable[[ast.AST], Iterator[ast.AST]], homes: set[str]) -> list[str]:
-    out = []
-    for path in sorted((ROOT / "sagetui").rglob("*.py")):
-        rel = path.relative_to(ROOT).as_posix()
-        if rel not in homes:
-            out += [f"{rel}:{getattr(n, 'lineno', 0)}"
-                    for n in walk(ast.parse(path.read_text(), str(path)))]
-    return out
+    return [f"{rel}:{getattr(n, 'lineno', 0)}" for rel, tree in sources().items()
+            if rel not in homes for n in walk(tree)]
 
 
 def test_a_median_and_a_percentile_are_summary_s() -> None:
