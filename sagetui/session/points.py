@@ -32,6 +32,7 @@ class PointRun:
     model: RunModel
     setup_error: ev.RunnerError | None  # why setup failed (the runner's error, or its death)
     elapsed_s: float
+    ending: tuple[str, list[str]]  # its status and why (build_report's `ending`)
 
 
 def measure_point(session: RunnerSession, config: RunConfig, *,
@@ -62,8 +63,7 @@ def measure_point(session: RunnerSession, config: RunConfig, *,
         status, detail = final_status(point, error=err.message if err else None,
                                       stopped_by="the user" if session.cancelled else None,
                                       rounds_planned=config.rounds)
-        point.status, point.status_detail = status, detail
-        return PointRun(point, err, time.monotonic() - t0)
+        return PointRun(point, err, time.monotonic() - t0, (status, detail))
 
 
 def tail_study(session: RunnerSession, base: str) -> None:

@@ -488,8 +488,7 @@ class RunnerSession:
         events fold into it alone, but faults and log lines reach the run's model and the
         display too. The run's model and configuration come back after."""
         main_model, main_cfg, main_enabled = self.model, self.config, self.enabled()
-        point = new_model(config)
-        point.runner = dict(main_model.runner)
+        point = new_model(config, runner=main_model.runner)
         with self._data:
             self.controls.swap(config)
             self._main, self.model = main_model, point

@@ -54,7 +54,7 @@ class SweepSession(Session):
                 self._dropped = True  # figures not computed; the report keeps the points
                 break  # measured whole
             err = run.setup_error
-            rep = None if err else build_report(run.model)
+            rep = None if err else build_report(run.model, run.ending)
             ready, runner = run.model.ready, run.model.runner
             pt = collect.point(i, shape, self.axes, rep,
                                    error=err.message if err else None,
