@@ -239,8 +239,8 @@ def test_to_dicts_fit_the_report_model() -> None:
     report.Drift.model_validate(drift(r["baseline"]).to_dict())
     report.Drift.model_validate(drift([1.0]).to_dict())
     v = paired_speedup(r["baseline"], r["interleave-softmax"], threshold_percent=1.0)
-    report.Verdict.model_validate(v.to_dict())
-    report.Verdict.model_validate(paired_speedup([], [], threshold_percent=1.0).to_dict())
+    report.VerdictRecord.model_validate(v.to_dict())
+    report.VerdictRecord.model_validate(paired_speedup([], [], threshold_percent=1.0).to_dict())
 
 
 # --- outliers ---------------------------------------------------------------------------------
