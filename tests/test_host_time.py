@@ -217,7 +217,7 @@ def test_a_workloads_totals_in_gpu_time_and_back_to_back_time() -> None:
     from sagetui.core.blocks.sweep import SweepPoint
     from sagetui.core.blocks.workload import ReplayedCall, Workload
     from sagetui.core.workload import export
-    from sagetui.core.workload.assemble import totals
+    from sagetui.core.workload.tally import totals
 
     calls = [ReplayedCall(index=i, signature="s", count=2, weight=1.0, file=f"{i}.safetensors",
                           point=i) for i in range(2)]

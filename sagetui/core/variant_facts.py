@@ -33,6 +33,7 @@ from typing import Any
 from sagetui.core import format as fmt
 from sagetui.core.blocks.sweep import NOISY_MARK, noisy
 from sagetui.core.report.csv_cell import inert_cell
+from sagetui.core.statistics.threshold import describe_fields
 
 TABLE, RUN, MARKDOWN, KERNEL, CALLS, SWEEP_MD = (
     "table", "run", "markdown", "kernel", "calls", "sweep markdown")
@@ -144,7 +145,7 @@ def _verdict(vd: Any, v: Any, at: At) -> str:
 
 
 def _threshold(vd: Any, _v: Any, at: At) -> str:
-    return fmt.threshold(vd.model_dump() if vd is not None else None, at.created_utc)
+    return describe_fields(vd.model_dump() if vd is not None else None, at.created_utc)
 
 
 def _drift(d: Any) -> str:
@@ -161,8 +162,8 @@ def p50_text(v: Any) -> str:
     """A point's p50 with its interval."""
     if v.timing is None:
         return fmt.DASH
-    ci = f" ± {v.p50_ci_percent:.1f} %" if v.p50_ci_percent is not None else ""
-    return f"{v.timing.p50_s * 1e3:.3f}{ci}"
+    ci = f" {fmt.half_width(v.p50_ci_percent)}" if v.p50_ci_percent is not None else ""
+    return f"{fmt.ms(v.timing.p50_s)}{ci}"
 
 
 def p50_cell(v: Any) -> str:
@@ -176,7 +177,7 @@ def _fixed3(x: Any) -> str:
 
 
 def _share_pct(x: Any) -> str:
-    return fmt.DASH if x is None else f"{100 * x:.1f} %"
+    return fmt.share(x)
 
 
 def accuracy_text(acc: Any) -> str:
@@ -188,11 +189,11 @@ def accuracy_text(acc: Any) -> str:
     if acc.get("cosine_similarity") is not None:
         parts.append(f"cos {acc['cosine_similarity']:.5f}")
     if acc.get("relative_l1") is not None:
-        parts.append(f"L1 {100 * acc['relative_l1']:.2f} %")
+        parts.append(f"L1 {fmt.share(acc['relative_l1'], 2)}")
     if acc.get("worst_head") is not None:
         l1 = acc.get("worst_head_relative_l1")
         parts.append(f"worst head {acc['worst_head']} "
-                     + (f"{100 * l1:.2f} %" if l1 is not None else "not finite"))
+                     + (fmt.share(l1, 2) if l1 is not None else "not finite"))
     if acc.get("byte_exact"):
         parts.append(f"= {acc.get('against')}")
     elif acc.get("max_abs_diff") is not None:

@@ -17,7 +17,7 @@ from sagetui.core.blocks.base import (
     Scheduler,
     Seconds,
     Summary,
-    Verdict,
+    VerdictRecord,
 )
 from sagetui.core.config import Shape
 
@@ -66,7 +66,7 @@ class SweepVariantPoint(Model):
     e2e_share_of_peak: Share | None = None
     accuracy: dict[str, Any] | None = None
     # the point's paired verdict against the baseline, as its run's (a workload's calls show it)
-    verdict: Verdict | None = None
+    verdict: VerdictRecord | None = None
     checksum: float | None = None
     output_sha256: str | None = None
     samples: PhaseSamples | None = None

@@ -30,7 +30,7 @@ from sagetui.core.blocks.base import (
     Scheduler,
     Sha256,
     Summary,
-    Verdict,
+    VerdictRecord,
 )
 from sagetui.core.blocks.profile import MainloopProfile, ProfileDiff
 from sagetui.core.blocks.swap import Swap
@@ -299,7 +299,7 @@ class Clocks(Model):
     mean_sm_clock_mhz: NonNegative | None = None
     mean_power_w: NonNegative | None = None
     throttle_reasons: list[str] = Field(default_factory=list)
-    cycles_verdict: Verdict | None = None
+    cycles_verdict: VerdictRecord | None = None
     note: str | None = None
 
 
@@ -322,7 +322,7 @@ class Variant(VariantFacts):
     checksum: float | None = None
     deterministic: bool | None = None
     phase_timings: dict[str, Summary] | None = None
-    verdict: Verdict | None = None
+    verdict: VerdictRecord | None = None
     drift: Drift | None = None
     outliers: Outliers | None = None
     telemetry: list[Telemetry] | None = None

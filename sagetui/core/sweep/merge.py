@@ -1,6 +1,6 @@
 """Joining sweep reports (`sagetui merge`): the reports of one sweep's parts (Slurm jobs, or
 runs of some of its points) become the report of the whole, built as a single runner's is
-(sweep_build.sweep_report), so `sagetui check` recomputes it the same way.
+(sweep/collect.sweep_report), so `sagetui check` recomputes it the same way.
 
 Parts join only when they are parts of the same sweep: the same axes, variants, rounds,
 iterations and warmup, and the same base shape (heads, batch, dtype, layout). A point measured
@@ -14,7 +14,7 @@ from typing import Any
 from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.config import RunConfig
 from sagetui.core.report.model import Fault, Report
-from sagetui.core.sweep.assemble import points_status, sweep_report
+from sagetui.core.sweep.collect import points_status, sweep_report
 from sagetui.core.sweep.plan import Axes, plan
 
 SAME = ("x_axis", "axes", "variants", "baseline", "warmup", "rounds", "iterations")

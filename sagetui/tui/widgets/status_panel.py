@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
-from sagetui.core.format import duration, min_mean_max
+from sagetui.core.format import duration, min_mean_max, percent
 from sagetui.core.run import late
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
@@ -161,7 +161,8 @@ def environment_line(data: Source, ctx: ViewContext) -> Text | None:
         latest = latest_telemetry(data)
         mean = ((latest[1].get("sm_clock_mhz") or {}).get("mean") if latest else None)
         if latest and mean and sm:
-            parts.append((f"round {latest[0] + 1} SM at {100 * mean / sm:.0f} % of it", ""))
+            parts.append((f"round {latest[0] + 1} SM at {percent(100 * mean / sm, 0)} of it",
+                          ""))
     others = st.get("other_processes")
     if others is not None:
         n, held = others.get("count", 0), others.get("memory_bytes")

@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.text import Text
 
+from sagetui.core import format as fmt
 from sagetui.core.config import Shape
 from sagetui.core.format import printable
 from sagetui.core.sweep.export import accuracy_text, length_label, p50_cell, p50_text
@@ -99,8 +100,7 @@ class SweepTable(SteadyTable):
                     row(head, Text(printable(v.name)), *facts,
                         Text(f"failed: {printable(v.error or '')}", style="red"))
                     continue
-                share = "-" if v.kernel_share_of_peak is None else \
-                    f"{100 * v.kernel_share_of_peak:.1f} %"
+                share = fmt.share(v.kernel_share_of_peak)
                 p50 = Text(p50_cell(v), style="bold red") if noisy(v) else p50_text(v)
                 tops = (f"{v.kernel_tops:.3f}", f"{v.e2e_tops:.3f}")
                 accuracy = Text(printable(accuracy_text(v.accuracy)))

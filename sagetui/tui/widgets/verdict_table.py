@@ -101,7 +101,7 @@ def title(threshold: Threshold | None) -> str:
     floor = threshold.noise_floor_percent
     if floor is not None and threshold.source in (SOURCE_CALIBRATION, SOURCE_NOISE_FLOOR):
         source = ("calibrated" if threshold.source == SOURCE_CALIBRATION else
-                  "--noise-floor") + f": noise floor {floor:.3f} %"
+                  "--noise-floor") + f": {fmt.noise_floor(floor)}"
         if threshold.calibrated_utc:
             source += f", {age(threshold.calibrated_utc)}"
-    return f"Verdicts: SAME if the 95 % CI is within ±{threshold.percent:.2f} % ({source})"
+    return f"Verdicts: SAME if the 95 % CI is within ±{fmt.percent(threshold.percent)} ({source})"
