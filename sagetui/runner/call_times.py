@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import gc
 import math
-import statistics
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sagetui.core.statistics.summary import median
 from sagetui.runner.timing import gate_stream
 
 CALL_BLOCK_S = 0.01
@@ -52,7 +52,7 @@ HOLD_S = 1.0
 
 
 @dataclass(frozen=True)
-class CallTimes:
+class UserCallTimes:
     """Per call, seconds: host, GPU and back-to-back; how often the gated block was measured
     again, and whether the kept one may still have waited on the host."""
 
@@ -77,7 +77,7 @@ class CallTimer:
         return max(CALL_BLOCK_MIN, min(CALL_BLOCK_MAX, math.ceil(CALL_BLOCK_S / max(gpu_s, 1e-6))))
 
     def measure(self, variant: str, call: Callable[[], Any], host_hint: float,
-                gpu_hint: float) -> CallTimes:
+                gpu_hint: float) -> UserCallTimes:
         host, gpu = self._last.get(variant, (host_hint, gpu_hint))
         n = self.calls(gpu)
         gate = min(GATE_MAX_S, GATE_LEAD * n * host + GATE_MARGIN_S)
@@ -103,9 +103,9 @@ class CallTimer:
             sys.setswitchinterval(switch)
             if collecting:
                 gc.enable()
-        med = statistics.median
+        med = median
         self._last[variant] = (med(hosts), med(gpus))
-        return CallTimes(host_s=med(hosts), gpu_s=med(gpus), back_to_back_s=med(b2bs), calls=n,
+        return UserCallTimes(host_s=med(hosts), gpu_s=med(gpus), back_to_back_s=med(b2bs), calls=n,
                          redone=redone, drained=drained)
 
     def _gated(self, call: Callable[[], Any], n: int, gate: float) -> tuple[float, float, bool]:
