@@ -215,16 +215,29 @@ def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *
         say(console, f"[red]could not write the recovery file[/] {escape(str(recovery))}: "
                       f"{escape(session.recovery_error)}")
         return report, None, show.verdicts_shown
-    say(console, f"[dim]recovery file: {escape(str(recovery))}[/]")
+    if stays_in_recovery(report, args, recovery):
+        say(console, f"the report of this failed run is the recovery file "
+                     f"{escape(str(recovery))} (--json PATH writes it where you ask)")
+    else:
+        say(console, f"[dim]recovery file: {escape(str(recovery))}[/]")
     return report, recovery, show.verdicts_shown
 
 
+def stays_in_recovery(report: Report, args: argparse.Namespace, recovery: Path | None) -> bool:
+    """A failed run's report not asked for (--json) is its recovery file alone: no
+    sagetui-report-<time>.json is left in the working folder for each failed try."""
+    return report.status == "failed" and not args.json and recovery is not None
+
+
 def write_outputs(report: Report, args: argparse.Namespace, console: Console,
-                  extra: list[tuple[str, MakeText]] | None = None) -> Written:
+                  extra: list[tuple[str, MakeText]] | None = None,
+                  recovery: Path | None = None) -> Written:
     """Write every output of the report (each atomically, none over a file that appeared
-    during the run: cli/outputs.py), and `extra`'s (a sweep's SVG)."""
-    outputs: list[tuple[str, MakeText]] = [
-        (args.json or default_report_path(), lambda: iter_report_json(report))]
+    during the run: cli/outputs.py), and `extra`'s (a sweep's SVG). The JSON report goes to
+    --json, else to a new file here, unless it stays in `recovery` (stays_in_recovery)."""
+    outputs: list[tuple[str, MakeText]] = []
+    if not stays_in_recovery(report, args, recovery):
+        outputs.append((args.json or default_report_path(), lambda: iter_report_json(report)))
     if args.csv:
         outputs.append((args.csv, lambda: to_csv(report)))
     if args.markdown:
@@ -258,7 +271,7 @@ def cmd_run(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
     report, recovery, shown = run_session(config, args, err, prestarted=prestarted,
                                           left_out=build_failed)
     print_summary(report, verdicts_shown=shown)
-    if not outputs_kept(write_outputs(report, args, err), recovery, err):
+    if not outputs_kept(write_outputs(report, args, err, recovery=recovery), recovery, err):
         return 1
     # 1 also when a variant failed (or its build did: the report is then partial) or anything
     # else went wrong: a script must not mistake a run that lost a variant for a clean one
