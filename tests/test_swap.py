@@ -117,7 +117,7 @@ def test_check_recomputes_a_swap_and_compare_lines_arms_up(swapped, cli, tmp_pat
     assert "$.swap.figures[2].step_change_percent" in done.stdout
     assert "$.swap.figures[2].outputs[0].relative_l1" in done.stdout
     compared = cli("compare", out, out)
-    assert compared.returncode == 0 and "B step vs A %" in compared.stdout
+    assert compared.returncode == 0 and "B faster than A %" in compared.stdout
     mixed = cli("compare", out, ROOT / "sample_results" / "cpu_reference_default.json")
     assert mixed.returncode == 2 and "a swap report" in mixed.stderr
 
