@@ -64,7 +64,7 @@ class ExportFlow:
         ending kept. As it ended where the model cannot rebuild it whole (a variant whose build
         failed is in the report only)."""
         m = self.view.data.model
-        if final is None or m.baseline is None or m.baseline == final.baseline \
+        if final is None or final.baseline is None or m.baseline in (None, final.baseline) \
                 or {v.name for v in final.variants or []} != set(m.variants):
             return final
         r = self._rebuilt
@@ -78,8 +78,8 @@ class ExportFlow:
         """Where an export's verdicts are against another baseline than the screen's (a
         saved report's, a run's mid-run snapshot): said before it is written."""
         shown = self.view.data.baseline
-        if kind not in ("json", "md") or report is None or report.baseline == shown:
-            return ""
+        if kind not in ("json", "md") or report is None or report.baseline in (None, shown):
+            return ""  # None: a workload's or a sweep's, whose baseline is its block's
         return (f" (its verdicts are against {report.baseline}, the report's baseline; the "
                 f"screen shows them against {shown})")
 
