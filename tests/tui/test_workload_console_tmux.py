@@ -30,6 +30,10 @@ def test_a_replay_in_the_console_counts_its_calls_and_its_panels_agree(
                        f"--recovery-dir {tmp_path / 'recovery'}", size=(160, 48))
     try:
         tmux.wait_ready()
+        tmux.keys("8")  # before the replay, the Sweep tab says what r does here
+        tmux.wait_for(f"r replays the capture's {REPLAYED_CALLS} calls,")
+        tmux.keys("1")
+        tmux.wait_for("Verdicts")
         tmux.keys("r")
         screen = tmux.wait_for("✓ COMPLETE", timeout=RUN_S)
         screen = tmux.wait_for("e/c/m/s export it")  # the notice: the run's end is drawn
