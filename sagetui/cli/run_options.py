@@ -21,6 +21,7 @@ from sagetui.core.config import (
     Shape,
     VariantSpec,
     default_config,
+    resolve_auto,
 )
 from sagetui.core.options import CPU_BACKENDS, missing_module
 from sagetui.core.report.io import loads_strict
@@ -85,6 +86,15 @@ def no_cuda_here(device: str) -> str | None:
     except (BuildInputError, OSError):
         return None
     return None if cuda else f"CUDA is not available to torch {version} (it is a CPU-only build)"
+
+
+def settled_here(config: RunConfig) -> RunConfig:
+    """An `auto` configuration settled without a runner where no CUDA can run here (a CPU-only
+    torch, --device cpu), as a runner would settle it (config.resolve_auto): the console's
+    header then names what `a` and `p` run, and they no longer ask for a run first."""
+    if (config.auto or config.auto_shape) and no_cuda_here(config.device) is not None:
+        return resolve_auto(config, "cpu", {})
+    return config
 
 
 def refuse_unrunnable(variants: list[VariantSpec], device: str) -> None:
