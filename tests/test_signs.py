@@ -46,3 +46,14 @@ def test_every_compare_table_says_plus_is_faster(cli_here) -> None:
         assert "+ = faster" in out.stdout and "+ = slower" not in out.stdout, out.stdout
     swaps = cli_here("compare", SWAP, SWAP).stdout
     assert "B faster than A %" in swaps and "B step faster % [95% CI]" in swaps
+
+
+def test_a_replays_tables_say_their_sign(replayed_workload, capsys) -> None:
+    """`sagetui run --workload`'s tables (speedup %, verdicts) say + = faster as the others."""
+    from sagetui.cli.workload import print_workload
+
+    report = load_report(replayed_workload)
+    print_workload(report)
+    printed = capsys.readouterr().out
+    assert "speedup % and verdicts: + = faster than the baseline, ref" in printed
+    assert "+ = slower" not in printed

@@ -86,8 +86,9 @@ def call_rows(wl: Workload) -> list[tuple[str, ...]]:
 
 
 def notes(wl: Workload) -> list[str]:
-    """What the marks in the calls' table mean, where any is there."""
-    out = []
+    """The sign of its speedups (+ = faster, as every table says it), and what the marks in
+    the calls' table mean, where any is there."""
+    out = [f"speedup % and verdicts: + = faster than the baseline, {wl.baseline}"]
     if note := noisy_note(wl.points):
         out.append(note)
     if wl.cast_to:
