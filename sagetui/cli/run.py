@@ -85,7 +85,7 @@ def summary_table(report: Report, title: str | None = None, width: int | None = 
     paired estimate with its interval (core.analysis); the threshold with where it came from.
     As wide as `width` allows, no word or number cut (cli/fitted_tables.py)."""
     notes = variant_facts.clock_notes(report)
-    if len(report.variants or []) > 1:
+    if len(report.variants or []) > 1 and report.baseline:
         notes.insert(0, SIGN_NOTE.format(baseline=report.baseline))
     cols = variant_facts.columns(variant_facts.RUN, report.variants)
     at = variant_facts.At(report.baseline, report.created_utc)

@@ -1,6 +1,6 @@
 """An `--inputs` file's q, k and v shapes, read without torch (a safetensors header, the .npy
-headers), and whether they are the configured shape's: the CLI refuses a file whose are not
-before a runner starts, and the runner checks the tensors it loads by the same rule."""
+headers), and whether they are the configured shape's: the CLI refuses a file whose shapes are
+not before a runner starts, and the runner checks the tensors it loads by the same rule."""
 
 from __future__ import annotations
 
@@ -59,11 +59,12 @@ def shape_mismatch(shapes: Mapping[str, list[int]], shape: Shape) -> str | None:
 
 
 def layout_hint(path: Path, shapes: Mapping[str, list[int]], shape: Shape) -> str:
-    """', in HND (a captured scaled_dot_product_attention call's): add --layout HND' where the
-    tensors are the configured shape in the other layout, else ''."""
+    """'; it holds them in HND (a captured scaled_dot_product_attention call's): add --layout
+    HND' where the tensors are the configured shape in the other layout, else ''."""
     other = "HND" if shape.layout == "NHD" else "NHD"
     if shape_mismatch(shapes, shape.model_copy(update={"layout": other})) is not None:
         return ""
-    function = read_metadata(path).get("function") if path.suffix == ".safetensors" else None
+    function = read_metadata(path).get("function") if path.suffix.lower() == ".safetensors" \
+        else None
     whose = f" (a captured {function.rsplit('.', 1)[-1]} call's)" if function else ""
     return f"; it holds them in {other}{whose}: add --layout {other}"
