@@ -114,11 +114,12 @@ def test_a_failed_run_leaves_its_report_in_the_recovery_folder_not_the_working_o
                                                                                     tmp_path):
     """Each failed try once dropped a sagetui-report-<time>.json where it ran: the report of
     a failed run stays in the recovery file, said once, unless --json asks for it elsewhere.
-    A .pt file's shapes are read by the runner (torch): the run starts and fails."""
+    The inputs hold a module beside q, k and v: torch.load(weights_only=True), in the runner,
+    refuses them, and the run fails."""
     import torch
 
-    qkv = torch.zeros(1, 512, 6, 128, dtype=torch.bfloat16)
-    torch.save({"q": qkv, "k": qkv, "v": qkv}, tmp_path / "qkv.pt")
+    qkv = torch.zeros(1, 256, 2, 64, dtype=torch.bfloat16)
+    torch.save({"q": qkv, "k": qkv, "v": qkv, "m": torch.nn.Identity()}, tmp_path / "qkv.pt")
     out = cli("run", *TINY, "--inputs", "qkv.pt")
     assert out.returncode == 1, out.stderr
     recovery = list((tmp_path / "state" / "sagetui" / "recovery").glob("*.json"))

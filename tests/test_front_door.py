@@ -242,4 +242,11 @@ def test_inputs_whose_shape_is_not_the_configured_one_are_refused_at_once(cli, t
     assert one_line(cli("run", "--backend", "reference", "--inputs", "qkv.npy")) == (
         "sagetui: error: --inputs: qkv.npy: q has shape [1, 512, 6, 128], the configuration "
         "says [1, 1024, 6, 128]")
+    import torch  # a torch.save file's sizes are read from its pickle, which runs nothing
+
+    kv = torch.zeros(1, 4, 16, 8)
+    torch.save({"q": torch.zeros(1, 16, 4, 8), "k": kv, "v": kv}, tmp_path / "qkv.pt")
+    assert one_line(cli("run", "--backend", "reference", "--inputs", "qkv.pt", *shape)) == (
+        "sagetui: error: --inputs: qkv.pt: k has shape [1, 4, 16, 8], the configuration says "
+        "[1, 16, 4, 8]")
     assert not (tmp_path / "state" / "sagetui" / "recovery").exists()  # no runner started
