@@ -50,6 +50,9 @@ async def test_a_live_sweep_streams_points_and_reopens_from_its_report(tmp_path:
         assert "sweep point 3/3" in screen_text(app) or report is not None
         assert report is not None and report.sweep is not None
         assert [p.x for p in report.sweep.points] == [128, 256, 512]
+        await pilot.press("1")
+        await settle(pilot, app)
+        assert "✓ COMPLETE  3/3 points" in screen_text(app)  # each point ran its own rounds
     path = tmp_path / "sweep.json"
     save_report(report, path)
     saved = viewer(path)
