@@ -57,6 +57,12 @@ def change_of_speedup(speedup: float | None) -> float | None:
     return (100.0 / (100.0 + speedup) - 1.0) * 100.0
 
 
+def speedup_of_change(change: float | None) -> float | None:
+    """The speedup a time change means (+ = faster): change_of_speedup's map, which is its own
+    inverse; a table that shows every comparison + = faster shows a change this way."""
+    return change_of_speedup(change)
+
+
 def attention_ops(*, batch: int, heads: int, q_len: int, kv_len: int, head_dim: int,
                   causal: bool, seqlens: Sequence[int] | None = None,
                   kv_seqlens: Sequence[int] | None = None) -> float:

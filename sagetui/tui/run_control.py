@@ -380,7 +380,8 @@ class RunControl:
         if self.calibrating is not None:
             self._finish_calibration(report)
         elif not self.quitting:
-            self.app.notify(f"Run {e.status}: {data.rounds_done} rounds. e/c/m/s export it.")
+            done = data.points_done() or f"{data.rounds_done} rounds"
+            self.app.notify(f"Run {e.status}: {done}. e/c/m/s export it.")
             self.on_finished(report)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

@@ -43,12 +43,12 @@ def merge(reports: list[tuple[str, Report]]) -> Report:
         d = r.sweep.model_dump()
         for k in SAME:
             if d[k] != ref[k]:
-                raise MergeError(f"{name}: its {k} differs from {first_name}'s: not parts "
+                raise MergeError(f"{name}: its {k} and {first_name}'s differ: not parts "
                                  "of one sweep")
         shape = r.config.get("shape", {}) if isinstance(r.config, dict) else {}
         for k in SAME_SHAPE:
             if shape.get(k) != ref_shape.get(k):
-                raise MergeError(f"{name}: its {k} differs from {first_name}'s")
+                raise MergeError(f"{name}: its {k} and {first_name}'s differ")
         for p in r.sweep.points:
             if p.index in points:
                 raise MergeError(f"point {p.index} is in {points[p.index][0]} and {name}")

@@ -32,9 +32,9 @@ def state_line(data: Source, ctx: ViewContext) -> Text:
             t.append("  press r to run")
             return t
         planned = c.rounds_planned or "?"
+        done = data.points_done() or f"{data.rounds_done}/{planned} rounds"
         if not ctx.running:
-            t.append(f"  {data.rounds_done}/{planned} rounds kept" if data.status != "complete"
-                     else f"  {data.rounds_done}/{planned} rounds")
+            t.append(f"  {done} kept" if data.status != "complete" else f"  {done}")
         elif m.measured:  # the last round is in: the verdicts are final
             t.append(f"  {data.rounds_done}/{planned} rounds measured · verdicts final")
             what = late.describe(m.computing)
@@ -111,7 +111,7 @@ def latest_telemetry(data: Source) -> tuple[int, dict[str, Any]] | None:
 def telemetry_line(data: Source, ctx: ViewContext) -> Text:
     latest = latest_telemetry(data)
     if latest is None:
-        if data.live and not data.rounds_done:
+        if data.live and not data.rounds_done and data.points_done() is None:
             return Text("telemetry: after the first round", style="dim")
         return Text("telemetry: not recorded in this report", style="dim")
     r, tel = latest

@@ -29,6 +29,10 @@ WORKLOAD_COLUMNS = ("call", "variant", "causal", "GQA", "q_len", "kv_len", "p50 
 SHORT = ("point", "backend", "p50 ± CI", "kTOPS", "e2e", "peak", "accuracy")
 NARROW = 120
 LEAST = {"point": 11, "p50 ms ± CI": 16, "p50 ± CI": 16, "accuracy": 10}
+# what the table says with no sweep: in a console whose runs are not sweeps (the Sweep tab
+# says what its runs are where they are: sweep_tab.SweepTab.empty)
+NO_SWEEP = ("no sweep here: run", "`sagetui sweep --console`", "or open a sweep report:",
+            "`sagetui view FILE`")
 
 
 def shape_cells(shape: Shape) -> tuple[str, str, str, str]:
@@ -42,8 +46,9 @@ class SweepTable(SteadyTable):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(zebra_stripes=True, cursor_type="row", **kwargs)
-        self._shown: tuple[int, int, int] | None = None
+        self._shown: tuple[int, int, int, tuple[str, ...]] | None = None
         self._view: SweepView | None = None
+        self._empty: tuple[str, ...] = NO_SWEEP
         self._columns: tuple[str, ...] = ()  # the columns' keys (their long headers)
 
     def on_mount(self) -> None:
@@ -57,11 +62,12 @@ class SweepTable(SteadyTable):
         self._columns = keys
 
     def on_resize(self) -> None:
-        self.sync(self._view)  # the long columns fitted to the new width
+        self.sync(self._view, self._empty)  # the long columns fitted to the new width
 
-    def sync(self, view: SweepView | None) -> None:
-        self._view = view
-        key = (id(view), view.version if view else -1, self.size.width)
+    def sync(self, view: SweepView | None, empty: tuple[str, ...] = NO_SWEEP) -> None:
+        """`empty`: what it says with no sweep to show."""
+        self._view, self._empty = view, empty
+        key = (id(view), view.version if view else -1, self.size.width, empty)
         if key == self._shown:
             return
         self._shown = key
@@ -70,16 +76,14 @@ class SweepTable(SteadyTable):
         # a workload's headers are short already (they fit 80 columns); its cells are fitted
         headers = keys if workload else SHORT if 0 < self.size.width < NARROW else COLUMNS
         self._set_columns(headers, keys)
-        for row in fit_columns(self._rows(view), self.size.width, headers, keys):
+        for row in fit_columns(self._rows(view, empty), self.size.width, headers, keys):
             self.add_row(*row)
 
     @staticmethod
-    def _rows(view: SweepView | None) -> list[list[str | Text]]:
+    def _rows(view: SweepView | None, empty: tuple[str, ...]) -> list[list[str | Text]]:
         if view is None:
             blank = [""] * (len(COLUMNS) - 1)
-            return [[Text(line, style="dim"), *blank] for line in (
-                "no sweep here: run", "`sagetui sweep --console`", "or open a sweep report:",
-                "`sagetui view FILE`")]
+            return [[Text(line, style="dim"), *blank] for line in empty]
         workload = view.workload
         width = len(WORKLOAD_COLUMNS if workload else COLUMNS)
         rows: list[list[str | Text]] = []
