@@ -85,7 +85,11 @@ def test_host_bound_call_marked_and_a_drained_block_redone() -> None:
     assert "| the decomposition (reference has no public function) |" in md
     from sagetui.cli.run import summary_table
 
-    caption = str(summary_table(report).caption)
+    from rich.console import Console
+
+    out = Console(width=400, record=True)
+    out.print(summary_table(report, width=400))
+    caption = " ".join(out.export_text().split())
     assert caption.endswith("host, call GPU and b2b time the call the user makes: a the "
                             "decomposition (reference has no public function); b the "
                             "decomposition (reference has no public function)")

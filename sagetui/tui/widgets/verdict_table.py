@@ -95,7 +95,7 @@ class VerdictTable(SteadyTable):
             self.add_row(Text(t.variant, style=ctx.colour(data, t.variant)), state, *cells,
                          str(len(wl.points)))
         self.border_title = (f"Verdicts (totals): SAME if the 95 % CI is within "
-                             f"±{threshold(wl):.2f} %")
+                             f"±{fmt.percent(threshold(wl))}")
         self.border_subtitle = "each call's: the Sweep tab (8)"
 
     def clock_notes(self, data: Source) -> list[str]:
