@@ -83,9 +83,9 @@ def test_host_bound_call_marked_and_a_drained_block_redone() -> None:
     md = to_markdown(report)
     assert "| host ms | call GPU ms | b2b ms | bound | redone blocks |" in md and "| HOST |" in md
     assert "| the decomposition (reference has no public function) |" in md
-    from sagetui.cli.run import summary_table
-
     from rich.console import Console
+
+    from sagetui.cli.run import summary_table
 
     out = Console(width=400, record=True)
     out.print(summary_table(report, width=400))
