@@ -86,6 +86,11 @@ def test_host_bound_call_marked_and_a_drained_block_redone() -> None:
     from rich.console import Console
 
     from sagetui.cli.run import summary_table
+    from sagetui.core.compare.runs import run_table
+
+    compared = run_table([("A", report)])
+    assert "A timed call (host, call GPU, b2b)" in [c.title for c in compared.columns]
+    assert "A call GPU ms" in [c.title for c in compared.columns]
 
     out = Console(width=400, record=True)
     out.print(summary_table(report, width=400))
@@ -189,6 +194,11 @@ def test_a_verdict_names_its_clocks_on_a_recorded_h200_run() -> None:
     from rich.console import Console
 
     from sagetui.cli.run import summary_table
+    from sagetui.core.compare.runs import run_table
+
+    compared = run_table([("A", report)])
+    assert "A timed call (host, call GPU, b2b)" in [c.title for c in compared.columns]
+    assert "A call GPU ms" in [c.title for c in compared.columns]
 
     plain, report = h200_reports()
     assert all(v.clocks.mean_sm_clock_mhz == 1980.0 and v.clocks.note is None
