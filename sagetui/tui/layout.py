@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, RichLog, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from sagetui.tui import keymap
 from sagetui.tui.widgets.compare_table import CompareTable
 from sagetui.tui.widgets.head_accuracy import HeadAccuracy
 from sagetui.tui.widgets.iteration_plot import KEYS_HINT
+from sagetui.tui.widgets.log_view import LogView
 from sagetui.tui.widgets.phase_table import PhaseTable
 from sagetui.tui.widgets.phase_view import PhaseView
 from sagetui.tui.widgets.plots import IterationPlot, RoundPlot
@@ -68,7 +69,7 @@ def compose_console(initial: str) -> ComposeResult:
                 yield HeadAccuracy(id="heads")
                 yield TailTable(id="tail")
         with TabPane(label["log"], id="log"):
-            yield RichLog(id="log-view", wrap=True, markup=False, highlight=False)
+            yield LogView(id="log-view", wrap=True, markup=False, highlight=False)
         with TabPane(label["compare"], id="compare"):
             yield Static(id="compare-hint")
             yield CompareTable(id="compare-table")

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Button, Input, Label
+from textual.widgets import Button, Input, Label, RichLog
 
 from sagetui.core.config import RunConfig, Shape, VariantSpec
+from sagetui.core.eventlog import LogLine
 from sagetui.tui.app import SageTUI
 from sagetui.tui.widgets.phase_view import PhaseView
 from sagetui.tui.widgets.plots import RoundPlot
@@ -129,3 +130,33 @@ async def test_the_sweep_table_fits_its_width() -> None:
             assert row.rstrip(" │").endswith(header), row
             if width == 80:
                 assert any("…" in line for line in lines)  # a cut cell says so
+
+
+@aio
+async def test_the_log_shows_whole_lines_and_wraps_them_again_on_a_resize() -> None:
+    """Every character of a long line is on screen at 80 x 24 (none under the scrollbar), and a
+    resize wraps the lines written before it to the new width."""
+    app = viewer(KBIAS)
+    words = [f"word{i:02d}" for i in range(40)]  # 280 characters: 4 lines at 80 columns
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("6")
+        await settle(pilot, app)
+        for _ in range(30):  # more than the tab's height: the scrollbar shows
+            app.write_log(LogLine(" ".join(words)))
+        await settle(pilot, app)
+
+        def shown() -> tuple[str, int]:
+            text = screen_text(app)
+            return " ".join(text.replace("│", " ").split()), max(
+                len(line.rstrip(" │╮╯")) for line in text.splitlines()[3:-1])
+
+        text, _ = shown()
+        assert " ".join(words[-12:]) in text  # the last line's words whole, in order
+        log = app.query_one("#log-view", RichLog)
+        narrow = len(log.lines)
+        await pilot.resize_terminal(160, 50)
+        await settle(pilot, app)
+        assert len(log.lines) < narrow * 0.7  # wrapped again at the new width
+        text, widest = shown()
+        assert " ".join(words) in text and widest > 100
