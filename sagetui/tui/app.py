@@ -264,6 +264,7 @@ class SageTUI(App[int]):
             self._swap_shown = swapped
             for wid in ("#tables", "#overview-main"):
                 self.query_one(wid).display = not swapped
+            self.query_one("#swap-box").display = swapped
         self.sweeps.sync(data, ctx, sweep)
         for plot in self._plots:
             plot.sync(data, ctx)

@@ -22,7 +22,7 @@ from sagetui.tui.widgets.scheduler_panel import (
 )
 from sagetui.tui.widgets.status_panel import StatusPanel
 from sagetui.tui.widgets.steady_footer import SteadyFooter
-from sagetui.tui.widgets.swap_panel import SwapPanel
+from sagetui.tui.widgets.swap_panel import SwapBox, SwapPanel
 from sagetui.tui.widgets.sweep_panel import SweepPanel
 from sagetui.tui.widgets.variant_table import VariantTable
 from sagetui.tui.widgets.verdict_table import VerdictTable
@@ -31,7 +31,6 @@ PANEL_TITLES = {"variants": "Variants · t toggle · b baseline",
                 "verdicts": "Verdicts vs baseline", "facts": "Scheduler grid",
                 "tail": "Tail study (main loop)",
                 "kernel-facts": "Kernel facts (main loop, from the binary)",
-                "compare-table": "Compare",
                 "decomposition": "Correctness",
                 "watch-panel": "Source variants · builds and the watch (w)"}
 
@@ -44,7 +43,8 @@ def compose_console(initial: str) -> ComposeResult:
     with TabbedContent(initial=initial, id="tabs"):
         with TabPane(label["overview"], id="overview"):
             yield StatusPanel(id="status")
-            yield SwapPanel(id="swap-panel")  # a swap report's table, in the place of the rest
+            with SwapBox(id="swap-box"):  # a swap report's tables, in the place of the rest
+                yield SwapPanel(id="swap-panel")
             with Horizontal(id="tables"):
                 yield VariantTable(id="variants")
                 yield VerdictTable(id="verdicts")
