@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.events import Key, Paste
 from textual.widgets import Button, Input, Label, RichLog
 
 from sagetui.core.config import RunConfig, Shape, VariantSpec
@@ -96,7 +97,11 @@ async def test_the_run_editor_at_80x24_keeps_what_is_typed(tmp_path: Path) -> No
         def hint() -> str:
             return str(editor.query_one("#ed-hint", Label).render())
 
-        assert "you are on the q len field" in hint()
+        # it opens at the top of the form, on the new variant field, its example whole
+        assert "you are on the new variant field" in hint()
+        assert app.focused is editor.query_one("#ed-new", Input)
+        assert "mine=sage2-sm89@/path/to/build; enter adds it" in " ".join(
+            screen_text(app).replace("█", " ").split())
         # typed on the Add button: into the new variant field, nothing lost
         editor.query_one("#ed-add", Button).focus()
         await pilot.pause()
@@ -160,3 +165,29 @@ async def test_the_log_shows_whole_lines_and_wraps_them_again_on_a_resize() -> N
         assert len(log.lines) < narrow * 0.7  # wrapped again at the new width
         text, widest = shown()
         assert " ".join(words) in text and widest > 100
+
+
+@aio
+async def test_the_run_editor_keeps_a_burst_of_keys_and_a_paste_on_a_button(
+        tmp_path: Path) -> None:
+    """A terminal hands the console a fast typist's keys (or a paste without bracketed paste)
+    in one read: they are all posted before the first has moved the focus off the button, so
+    only the first reached the field ("f" of "fast=reference"). A bracketed paste on a button
+    was lost whole."""
+    app = console(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        editor = await open_editor(pilot, app)
+        new = editor.query_one("#ed-new", Input)
+        editor.query_one("#ed-add", Button).focus()
+        await pilot.pause()
+        for character in "fast=reference":  # as the driver posts a burst: no pause between
+            app.post_message(Key(character, character))
+        await wait_for(pilot, lambda: new.value == "fast=reference", timeout=10,
+                       what=f"the burst typed in whole (the field holds {new.value!r})")
+        editor.query_one("#ed-browse", Button).focus()
+        await pilot.pause()
+        app.post_message(Paste("[slowdown=2]"))
+        await wait_for(pilot, lambda: new.value == "fast=reference[slowdown=2]", timeout=10,
+                       what=f"the paste in the field (it holds {new.value!r})")
+        assert app.focused is new
