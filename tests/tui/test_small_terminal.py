@@ -55,6 +55,11 @@ async def test_a_finished_run_at_80x24(tmp_path: Path) -> None:
         lines = screen_text(app).splitlines()
         assert "exported: /tmp/a_rather_long_file_name_of_an_export.json" in lines[-2]
         assert not any("exported" in line for line in lines[:-2])  # no toast over a panel
+        # a long one (an error naming a long path) is shown whole, not cut after 3 lines
+        words = [f"part{i:02d}" for i in range(60)]
+        app.notify(" ".join(words), severity="error")
+        await pilot.pause()
+        assert " ".join(words) in " ".join(screen_text(app).split())
         # the Phases tab: smooth_k=false's own phase sits under qk_int8_quantization
         await pilot.press("4")
         await settle(pilot, app)
@@ -191,3 +196,20 @@ async def test_the_run_editor_keeps_a_burst_of_keys_and_a_paste_on_a_button(
         await wait_for(pilot, lambda: new.value == "fast=reference[slowdown=2]", timeout=10,
                        what=f"the paste in the field (it holds {new.value!r})")
         assert app.focused is new
+
+
+@aio
+async def test_the_variants_and_verdicts_stack_where_side_by_side_they_would_be_cut() -> None:
+    """At 160 columns an H200 report's variants table (host ms, b2b, bound, accuracy) beside the
+    verdicts cut its right-hand columns, and the verdicts' title (its rule) was cut: the two
+    stack, each whole."""
+    app = viewer(ROOT / "sample_results" / "h200_sm89_variants.json")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot, app)
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "Verdicts: SAME if the 95 % CI is within ±1.00 % (default threshold)" in text
+        header = next(line for line in text.splitlines() if " variant " in line and " on " in line)
+        assert header.rstrip(" │").endswith("rel L1 %"), header
+        table = app.query_one(VariantTable)
+        assert table.virtual_size.width <= table.scrollable_content_region.width
