@@ -41,7 +41,7 @@ from sagetui.core.sol import (
 from sagetui.core.statistics.analysis import Analysis, analyse
 from sagetui.core.statistics.clocks import clock_note, cycle_medians, mean_clocks
 from sagetui.core.statistics.intervals import half_percent
-from sagetui.core.statistics.summary import median, p50, summarize
+from sagetui.core.statistics.summary import medians_by_round, p50, summarize
 from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.core.telemetry import merge_blocks
 
@@ -257,7 +257,9 @@ def round_medians(v: VariantModel, phase: str = TOTAL) -> dict[int, float]:
         if phase == TOTAL and v.recorded is not None:
             return {i: r.p50_s for i, r in enumerate(v.recorded.rounds or [])}
         return {}
-    return {r: median(s.round_values(i)) for i, r in enumerate(s.rounds)}
+    series = s.series()
+    return dict(zip(s.rounds, medians_by_round(series.values, series.bounds).tolist(),
+                    strict=True))
 
 
 def intervals(v: VariantModel) -> dict[str, float]:
