@@ -433,8 +433,10 @@ def host_figures(v: VariantModel, p50_s: float | None = None) -> dict[str, Any]:
 
 
 def measured_host(v: VariantModel, p50_s: float | None = None) -> dict[str, Any]:
-    per_round = [[b for k, b in sorted(v.blocks.items()) if k[0] == r]
-                 for r in v.completed_rounds]
+    by_round: dict[int, list[Any]] = {}  # sorted once: a sort per round was O(rounds^2)
+    for k, b in sorted(v.blocks.items()):
+        by_round.setdefault(k[0], []).append(b)
+    per_round = [by_round.get(r, []) for r in v.completed_rounds]
     blocks = [b for bs in per_round for b in bs]
     host = [x for bs in per_round if (x := _mean(b.host_call_s for b in bs)) is not None]
     b2b = [x for bs in per_round if (x := _mean(b.back_to_back_s for b in bs)) is not None]
