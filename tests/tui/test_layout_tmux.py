@@ -1,7 +1,7 @@
 """What a user sees at 80 x 24 and 160 x 50, in a real terminal: every tab of every kind of
-report in sample_results/ (run, two runs compared, sweep, swap, profile) and a workload replay,
-opened with `sagetui view` in tmux, each shown at 80 x 24, then the terminal resized to
-160 x 50 and each shown again. On every screen no number is cut ("…" after a digit), the
+report in sample_results/ (run, two runs compared, sweep, swap, profile, an H200 run) and a
+workload replay, opened with `sagetui view` in tmux, each shown at 80 x 24, then the terminal
+resized to 160 x 50 and each shown again. On every screen no number is cut ("…" after a digit), the
 tab bar names all eight tabs, the footer ends in its palette key, and each table shows every
 column's header (the headers the product's own column lists name)."""
 
@@ -28,10 +28,11 @@ from .test_e2e_tmux import (  # noqa: F401  (pytestmark: tmux needed, e2e, loade
     until,
 )
 
-# a report of each kind in sample_results/ (a run twice, to compare two)
-RUN_A, RUN_B, SWEEP, SWAP, PROFILE = (ROOT / "sample_results" / f"{name}.json" for name in (
+# a report of each kind in sample_results/ (a run twice, to compare two; an H200 run, whose
+# header has telemetry and the GPU's state)
+RUN_A, RUN_B, SWEEP, SWAP, PROFILE, H200 = (ROOT / "sample_results" / f"{name}.json" for name in (
     "cpu_reference_variants", "cpu_reference_kbias", "sweep_cpu_reference", "h200_swap_llama",
-    "h200_profile_sm89_reference_shape"))
+    "h200_profile_sm89_reference_shape", "h200_sm89_variants"))
 LABELS = [f"{i + 1} {title}" for i, (_, title) in enumerate(TABS)]
 CUT_NUMBER = re.compile(r"[0-9%]…")
 SIZES = ((80, 24), (160, 50))
@@ -160,7 +161,8 @@ def headers_missing(tmux: Tmux, screen: str, name: str, key: str, size: tuple[in
 @pytest.mark.parametrize("reports", ["runs", "kinds"])
 def test_every_tab_and_report_whole_at_80x24_and_160x50(tmp_path: Path, reports: str,
                                                          replayed_workload: Path) -> None:
-    files = [RUN_A, RUN_B] if reports == "runs" else [SWEEP, replayed_workload, SWAP, PROFILE]
+    files = [RUN_A, RUN_B] if reports == "runs" else [SWEEP, replayed_workload, SWAP, PROFILE,
+                                                      H200]
     names = [f.name for f in files]
     tmux = Tmux(f"layout-{reports}")
     tmux.start_console(tmp_path, "view " + " ".join(str(f) for f in files), size=SIZES[0])

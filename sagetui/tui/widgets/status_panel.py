@@ -201,13 +201,23 @@ def folded(line: Text, width: int) -> list[Text]:
     return lines
 
 
+def first_parts(line: Text, width: int) -> Text:
+    """`line`'s first parts that fit `width` whole, then " …" where others do not: one line,
+    no number cut."""
+    if width <= 0 or cell_len(line.plain) <= width:
+        return line
+    return folded(line, width - 2)[0] + Text(" …")
+
+
 class StatusPanel(SteadyStatic):
     def sync(self, data: Source, ctx: ViewContext) -> None:
-        lines = [state_line(data, ctx), machine_line(data), telemetry_line(data, ctx)]
-        env = environment_line(data, ctx)
         width = self.size.width - self.styles.gutter.width
-        text = Text("\n").join([part for line in lines + ([env] if env is not None else [])
-                                for part in folded(line, width)])
+        # what was run, and on what, whole; the telemetry and the GPU's state a line each (at
+        # 80 x 24 an H200 report's took ten lines): their parts that fit
+        lines = [*folded(state_line(data, ctx), width), *folded(machine_line(data), width),
+                 first_parts(telemetry_line(data, ctx), width)]
+        env = environment_line(data, ctx)
+        text = Text("\n").join(lines + ([first_parts(env, width)] if env is not None else []))
         text.no_wrap, text.overflow = True, "ellipsis"  # a part wider than the line: cut
         # synced on every tick and tab switch; an update lays out the whole screen, which only
         # a change in the number of lines needs (the panel is as high as its lines)
