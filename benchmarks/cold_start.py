@@ -101,6 +101,12 @@ def run_once(python: str, tree: str, backend: str | None, shape: str, rounds: in
             marks["status"] = e.get("status", "?")
     if rounds_done:
         marks["round1_done"], marks["last_round"] = rounds_done[0], rounds_done[-1]
+    if "verdict" in marks:  # every event after `measured`, stamped from it: where late time goes
+        v0 = float(marks["verdict"])
+        marks["after_measured"] = "; ".join(
+            f"{e['event']}{' ' + str(e['variant']) if e.get('variant') else ''}"
+            f"{' ' + ','.join(sorted(e.get('facts') or {})) if e.get('facts') else ''} "
+            f"+{t - v0:.2f}" for t, e in arrivals if t >= v0)
     marks.setdefault("verdict", marks.get("report", float("nan")))
     if proc.returncode not in (0, 1):
         marks["error"] = (err or out).strip().splitlines()[-1:] and (err or out).strip()[-300:]

@@ -6,10 +6,21 @@ figures: the whole report within 2 s of the verdicts), and a replay of an 8-call
 in a row, its totals in GPU time and in back-to-back time with their intervals.
 
     python benchmarks/host_time_gpu.py [--rounds 10] [--replays 3] [--out DIR]
+        [--shapes 1x8 reference]
         [--workload DIR]   (an existing capture instead of the synthetic 8-call one)
 
 Every run is a cold `python -m sagetui run` (benchmarks/cold_start.run_once: its events
 stamped as they arrive); each report is kept in --out and `sagetui check`ed.
+
+**An independent loop** (`loop_times`, written apart from sagetui's runner: no sagetui import)
+times each public function as a user calls it, with SageAttention's and torch's own arguments
+spelled out here, before and after each sagetui run, on the same inputs' shape: GPU time by
+CUDA events around a block of BLOCK calls behind a sleep kernel long enough for the whole
+enqueue (a block whose GPU left the sleep first is dropped, the sleep doubled); host time by
+perf_counter around that enqueue; back-to-back time by a hot loop of BLOCK calls from an idle
+GPU, synchronised once; the median of REPEATS blocks each. Per variant and figure it prints
+sagetui's over the loop's (the mean of the loop's two runs), and whether it lies within
+0.90-1.10. Every event after `measured` is printed, stamped: where the late seconds go.
 """
 
 from __future__ import annotations
@@ -25,8 +36,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cold_start import run_once  # noqa: E402
 
-VARIANTS = ["--variant", "sdpa", "--variant", "sage2-sm80", "--variant", "sage2-sm89",
-            "--variant", "sage2-sm90"]
+NAMES = ["sdpa", "sage2-sm80", "sage2-sm89", "sage2-sm90", "sage2-auto"]
+VARIANTS = [w for n in NAMES for w in ("--variant", n)]
+REPLAYED = [w for n in NAMES[:4] for w in ("--variant", n)]
 SHAPES = {
     "1x8x4096x128 HND": ["--batch", "1", "--heads", "8", "--q-len", "4096", "--head-dim", "128",
                          "--layout", "HND", "--dtype", "bf16"],
@@ -52,7 +64,7 @@ def check(path: Path) -> str:
 
 
 def per_call(report: dict) -> None:
-    print(f"  {'variant':11} {'GPU p50 ms':>10} {'host ms':>8} {'b2b ms':>8} {'bound':>5} "
+    print(f"  {'variant':11} {'phases p50':>10} {'host ms':>8} {'b2b ms':>8} {'bound':>5} "
           f"{'redone':>6} {'drained':>7} {'SM MHz':>7} {'W':>6}  verdict")
     for v in report.get("variants") or []:
         t, c, vd = v.get("timing") or {}, v.get("clocks") or {}, v.get("verdict") or {}
@@ -85,20 +97,164 @@ def capture(directory: Path) -> None:
     subprocess.run([sys.executable, "-c", CAPTURE, str(directory)], check=True, env=env)
 
 
+# -- the independent loop ---------------------------------------------------------------------
+BLOCK = 20  # calls a block (3 where one call takes 10 ms or more)
+REPEATS = 15  # blocks (5 of the long calls)
+SHAPE_DIMS = {  # (batch, heads, tokens, head_dim, layout): as SHAPES' sagetui words say
+    "1x8x4096x128 HND": (1, 8, 4096, 128, "HND"),
+    "reference 1x37810x56x128 NHD": (1, 56, 37810, 128, "NHD"),
+}
+
+
+def public_call(variant: str, layout: str, d: int):  # noqa: ANN201 - a callable of q, k, v
+    """`variant`'s public function with sagetui's default options, spelled out from
+    SageAttention's and torch's signatures (not read from sagetui)."""
+    import functools
+
+    import sageattention
+    import torch.nn.functional as F
+
+    scale = d ** -0.5
+    common = dict(tensor_layout=layout, is_causal=False, sm_scale=scale)
+    if variant == "sdpa":
+        def sdpa(q, k, v):  # noqa: ANN001, ANN202
+            if layout == "NHD":  # a model holding NHD tensors hands SDPA their HND views
+                return F.scaled_dot_product_attention(
+                    q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                    is_causal=False, scale=scale).transpose(1, 2)
+            return F.scaled_dot_product_attention(q, k, v, is_causal=False, scale=scale)
+        return sdpa
+    if variant == "sage2-sm80":
+        return functools.partial(sageattention.sageattn_qk_int8_pv_fp16_cuda, **common,
+                                 qk_quant_gran="per_warp", pv_accum_dtype="fp32",
+                                 smooth_k=True, smooth_v=False)
+    if variant == "sage2-sm89":
+        return functools.partial(sageattention.sageattn_qk_int8_pv_fp8_cuda, **common,
+                                 qk_quant_gran="per_warp", pv_accum_dtype="fp32+fp32",
+                                 smooth_k=True, smooth_v=False)
+    if variant == "sage2-sm90":
+        return functools.partial(sageattention.sageattn_qk_int8_pv_fp8_cuda_sm90, **common,
+                                 qk_quant_gran="per_warp", pv_accum_dtype="fp32+fp32",
+                                 smooth_k=True)
+    if variant == "sage2-auto":
+        return functools.partial(sageattention.sageattn, **common)
+    raise ValueError(variant)
+
+
+def loop_times(variant: str, dims: tuple) -> dict[str, float]:
+    """Per call, seconds: GPU, host and back-to-back time, each the median of REPEATS blocks."""
+    import gc
+    import statistics
+
+    import torch
+
+    b, h, n, d, layout = dims
+    shape = (b, h, n, d) if layout == "HND" else (b, n, h, d)
+    g = torch.Generator(device="cuda").manual_seed(0)
+    q, k, v = (torch.randn(shape, dtype=torch.bfloat16, device="cuda", generator=g)
+               for _ in range(3))
+    call = public_call(variant, layout, d)
+    for _ in range(3):  # its first call pays imports and JIT
+        call(q, k, v)
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    call(q, k, v)
+    torch.cuda.synchronize()
+    one = time.perf_counter() - t  # one call, synchronised (host and GPU)
+    t = time.perf_counter()
+    for _ in range(3):
+        call(q, k, v)
+    enqueue = (time.perf_counter() - t) / 3  # its host time, about
+    torch.cuda.synchronize()
+    block = BLOCK if one < 0.01 else 3  # a long call: 3 a block, 5 blocks
+    gpu, host, b2b = [], [], []
+    sleep_s = 2 * block * enqueue + 2e-3
+    gc.disable()  # as timeit does: a collection's pause is no call's
+    for _ in range(REPEATS if one < 0.01 else 5):
+        torch.cuda.synchronize()
+        torch.cuda._sleep(int(2e9 * sleep_s))  # ~1-2x its seconds at 1-2 GHz
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        t = time.perf_counter()
+        for _ in range(block):
+            call(q, k, v)
+        host.append((time.perf_counter() - t) / block)
+        waited = start.query()  # True: the GPU left the sleep before the host was done
+        end.record()
+        torch.cuda.synchronize()
+        if waited:
+            sleep_s *= 2
+        else:
+            gpu.append(start.elapsed_time(end) * 1e-3 / block)
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(block):
+            call(q, k, v)
+        torch.cuda.synchronize()
+        b2b.append((time.perf_counter() - t) / block)
+    gc.enable()
+    med = statistics.median
+    return {"call_gpu_s": med(gpu) if gpu else float("nan"), "host_s": med(host),
+            "back_to_back_s": med(b2b), "gpu_blocks": float(len(gpu))}
+
+
+def loop_all(variants: list[str], dims: tuple) -> dict[str, dict[str, float]]:
+    out = {}
+    for name in variants:
+        try:
+            out[name] = loop_times(name, dims)
+        except Exception as exc:  # noqa: BLE001 - said, and the rest measured
+            print(f"  loop {name}: {type(exc).__name__}: {exc}")
+    import torch
+
+    torch.cuda.empty_cache()
+    return out
+
+
+def ratios(report: dict, loops: list[dict[str, dict[str, float]]]) -> bool:
+    """sagetui's figure over the loop's (the mean of the loop's runs) per variant and figure;
+    True when every one lies within 0.90-1.10."""
+    ok = True
+    print(f"  {'variant':11} {'figure':15} {'sagetui ms':>10} {'loop ms':>9} {'ratio':>6}  "
+          "timed call")
+    for v in report.get("variants") or []:
+        name = v["name"]
+        runs = [lp[name] for lp in loops if name in lp]
+        if not runs:
+            continue
+        for fig in ("call_gpu_s", "host_s", "back_to_back_s"):
+            mine = v.get(fig)
+            theirs = sum(r[fig] for r in runs) / len(runs)
+            ratio = mine / theirs if mine and theirs == theirs and theirs > 0 else float("nan")
+            within = 0.90 <= ratio <= 1.10
+            ok &= within
+            print(f"  {name:11} {fig:15} {ms(mine):>10} {ms(theirs):>9} {ratio:6.3f}"
+                  f"{'' if within else ' OUT'}  {v.get('timed_call') if fig == 'host_s' else ''}")
+    return ok
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--replays", type=int, default=3)
     ap.add_argument("--out", default="/tmp/sagetui-host-time")
     ap.add_argument("--workload", help="an existing capture directory")
+    ap.add_argument("--shapes", nargs="+", default=["1x8", "reference"],
+                    help="which shapes (by their names' start): 1x8, reference")
     ap.add_argument("--extra-path", default=os.environ.get("SAGETUI_EXTRA_PATH", ""))
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"load average at start: {os.getloadavg()}", flush=True)
+    all_within = True
     for name, words in SHAPES.items():
+        if not any(name.startswith(w) for w in args.shapes):
+            continue
+        print(f"\n{name}: the independent loop, then sagetui, then the loop again", flush=True)
+        loops = [loop_all(NAMES, SHAPE_DIMS[name])]
         m = run_once(sys.executable, str(ROOT), None, "ref", args.rounds, args.extra_path,
                      extra_args=[*VARIANTS, *words])
+        loops.append(loop_all(NAMES, SHAPE_DIMS[name]))
         kept = out / f"run_{name.split()[0]}.json"
         made = Path(str(m["report_path"]))
         if not made.exists():  # the run's own words are in its marks (exit status, events)
@@ -110,7 +266,12 @@ def main() -> int:
         print(f"\n{name}: status {report.get('status')}, exit {m['rc']}; measured -> finished "
               f"{late:.2f} s ({'met' if late <= 2.0 else 'MISSED'}: within 2 s); "
               f"{check(kept)}")
+        print(f"  after measured: {m.get('after_measured')}")
         per_call(report)
+        all_within &= ratios(report, loops)
+    print(f"\nevery figure within 0.90-1.10 of the loop's: {'yes' if all_within else 'NO'}")
+    if args.replays <= 0:
+        return 0
     cap = Path(args.workload) if args.workload else out / "capture_8x_1x8x4096x128"
     if not args.workload and not cap.exists():
         capture(cap)
@@ -119,7 +280,7 @@ def main() -> int:
         kept = out / f"workload_{i + 1}.json"
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "sagetui", "run", "--workload", str(cap),
-                               *VARIANTS, "--rounds", str(args.rounds), "--quiet", "--force",
+                               *REPLAYED, "--rounds", str(args.rounds), "--quiet", "--force",
                                "--json", str(kept)], capture_output=True, text=True, cwd=ROOT)
         if not kept.exists():
             print(f"  replay {i + 1}: exit {proc.returncode}: {proc.stderr[-300:]}")

@@ -1,13 +1,17 @@
 """docs/architecture.md held to the code where a test can read both: its layer tables against
-pyproject's import-linter contracts, and "every `match` on events ends in
-`events.unexpected`" against the source (an AST walk)."""
+pyproject's import-linter contracts, and "only the fold and the log line name every event"
+against the source (an AST walk), with the count of files a new event touches."""
 
 from __future__ import annotations
 
 import ast
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args
+
+from sagetui.core import events as ev
 
 from .conftest import ROOT
 
@@ -15,7 +19,7 @@ EVENTS = "sagetui.core.events"
 DOC = ROOT / "docs" / "architecture.md"
 
 
-# -- every match on events ends in events.unexpected ------------------------------------------
+# -- only the fold and the log line name every event ------------------------------------------
 def _events_names(tree: ast.Module) -> tuple[set[str], set[str]]:
     """The names a module binds to core/events.py, and to the names it imports from it."""
     modules: set[str] = set()
@@ -30,10 +34,11 @@ def _events_names(tree: ast.Module) -> tuple[set[str], set[str]]:
     return modules, names
 
 
-def _is_event_class(cls: ast.expr, modules: set[str], names: set[str]) -> bool:
+def _event_class(cls: ast.expr, modules: set[str], names: set[str]) -> str | None:
+    """The event class a pattern names (`ev.Hello`, or `Hello` imported from events)."""
     if isinstance(cls, ast.Attribute) and isinstance(cls.value, ast.Name):
-        return cls.value.id in modules
-    return isinstance(cls, ast.Name) and cls.id in names
+        return cls.attr if cls.value.id in modules else None
+    return cls.id if isinstance(cls, ast.Name) and cls.id in names else None
 
 
 def _calls_unexpected(body: list[ast.stmt], modules: set[str], names: set[str]) -> bool:
@@ -48,47 +53,89 @@ def _calls_unexpected(body: list[ast.stmt], modules: set[str], names: set[str]) 
     return False
 
 
-def event_matches(path: Path) -> list[tuple[int, bool]]:
-    """Each `match` in the file whose cases name an event class: its line, and whether its
-    last case is a bare `case _:` that calls events.unexpected."""
+@dataclass(frozen=True)
+class EventMatch:
+    line: int
+    named: frozenset[str]  # the event classes its top-level arms name
+    exhaustive: bool  # its last case is a bare `case _:` that calls events.unexpected
+
+
+def event_matches(path: Path) -> list[EventMatch]:
+    """Each `match` in the file whose cases name an event class."""
     tree = ast.parse(path.read_text(), str(path))
     modules, names = _events_names(tree)
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Match):
             continue
-        if not any(isinstance(p, ast.MatchClass) and _is_event_class(p.cls, modules, names)
-                   for case in node.cases for p in ast.walk(case.pattern)):
+        # a class nested in a pattern (FromRunner(event=RoundDone())) is another subject's
+        tops = [q for case in node.cases for q in (case.pattern.patterns
+                if isinstance(case.pattern, ast.MatchOr) else [case.pattern])]
+        named = {c for q in tops if isinstance(q, ast.MatchClass)
+                 and (c := _event_class(q.cls, modules, names))}
+        if not named:
             continue
         last = node.cases[-1]
         bare = (isinstance(last.pattern, ast.MatchAs) and last.pattern.pattern is None
                 and last.pattern.name is None and last.guard is None)
-        found.append((node.lineno, bare and _calls_unexpected(last.body, modules, names)))
+        found.append(EventMatch(node.lineno, frozenset(named),
+                                bare and _calls_unexpected(last.body, modules, names)))
     return found
 
 
-def test_every_match_on_events_ends_in_events_unexpected() -> None:
-    """docs/architecture.md, Events: mypy names a missing arm, and under the tests an
-    unhandled event raises."""
-    seen, bad = [], []
+def naming_every_event() -> dict[str, list[EventMatch]]:
+    """The modules with a match that names every event: each needs an arm for a new one."""
+    every = {c.__name__ for c in get_args(ev.Event)}
+    found: dict[str, list[EventMatch]] = {}
+    for path in sorted((ROOT / "sagetui").rglob("*.py")):
+        for m in event_matches(path):
+            if m.named >= every:
+                found.setdefault(path.relative_to(ROOT).as_posix(), []).append(m)
+    return found
+
+
+# docs/architecture.md, Events: the fold and the log line name every event (mypy points at a
+# missing arm, and under the tests an unhandled one raises); a display matches what it shows
+EXHAUSTIVE = {"sagetui/core/run/fold.py", "sagetui/core/eventlog.py"}
+
+
+def test_only_the_fold_and_the_log_line_name_every_event() -> None:
+    found = naming_every_event()
+    assert set(found) == EXHAUSTIVE, sorted(found)
+    assert all(m.exhaustive for ms in found.values() for m in ms), found
+
+
+def test_a_match_that_ends_in_unexpected_names_all_it_can_be_given() -> None:
+    """Elsewhere `events.unexpected` ends a match only over a narrowed type (the runner's
+    commands, the events a set-up waits for), never over every event."""
+    narrowed = {}
     for path in sorted((ROOT / "sagetui").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        for line, ok in event_matches(path):
-            seen.append(rel)
-            if not ok:
-                bad.append(f"{rel}:{line}")
-    assert not bad, f"a match on events that does not end in `case _: ev.unexpected(e)`: {bad}"
-    # the walk finds them: the fold, the log line, the runner's commands, the console's
-    assert {"sagetui/core/run/fold.py", "sagetui/core/eventlog.py", "sagetui/runner/main.py",
-            "sagetui/tui/run_control.py"} <= set(seen), seen
+        for m in event_matches(path):
+            if m.exhaustive and rel not in EXHAUSTIVE:
+                narrowed[f"{rel}:{m.line}"] = m.named
+    every = {c.__name__ for c in get_args(ev.Event)}
+    assert narrowed, "the walk finds the runner's match on commands"
+    assert all(not named >= every for named in narrowed.values()), narrowed
 
 
-def test_the_walk_sees_a_match_that_falls_through(tmp_path: Path) -> None:
+def test_the_doc_counts_the_files_a_new_event_touches() -> None:
+    """"Adding an event ... N files": events.py and each module naming every event."""
+    text = " ".join(DOC.read_text().split())
+    said = re.search(r"\*\*Adding an event\*\* touches (\w+) files", text)
+    assert said, "docs/architecture.md says how many files a new event touches"
+    words = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+    assert words[said.group(1)] == 1 + len(naming_every_event())
+
+
+def test_the_walk_tells_a_display_from_an_exhaustive_match(tmp_path: Path) -> None:
     f = tmp_path / "m.py"
     f.write_text("from sagetui.core import events as ev\n"
                  "def f(e):\n"
                  "    match e:\n"
-                 "        case ev.Hello():\n"
+                 "        case ev.Hello() | ev.Ready():\n"
+                 "            pass\n"
+                 "        case ev.FromRunner(event=ev.Bye()):\n"
                  "            pass\n"
                  "        case _:\n"
                  "            pass\n"
@@ -97,7 +144,9 @@ def test_the_walk_sees_a_match_that_falls_through(tmp_path: Path) -> None:
                  "            pass\n"
                  "        case _:\n"
                  "            ev.unexpected(e)\n")
-    assert event_matches(f) == [(3, False), (8, True)]
+    assert event_matches(f) == [
+        EventMatch(3, frozenset({"Hello", "Ready", "FromRunner"}), False),
+        EventMatch(10, frozenset({"Bye"}), True)]
 
 
 # -- the layer tables against the contracts -----------------------------------------------------
@@ -175,3 +224,13 @@ def test_the_core_table_is_the_core_contract() -> None:
                 for p in (ROOT / "sagetui" / "core").iterdir()
                 if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}
     assert children == {m for row in want for m in row}
+
+
+def test_the_doc_counts_the_events() -> None:
+    """"Counted ...: N events; M `match`es name all of them" against events.Event and the walk."""
+    text = " ".join(DOC.read_text().split())
+    said = re.search(r"Counted on [\d-]+: (\d+) events; (\d+) `match`es "
+                     r"name all of them", text)
+    assert said, "docs/architecture.md counts the events"
+    assert (int(said.group(1)), int(said.group(2))) == (
+        len(get_args(ev.Event)), sum(len(ms) for ms in naming_every_event().values()))

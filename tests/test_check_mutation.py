@@ -171,7 +171,7 @@ ENDINGS = {
 @pytest.mark.parametrize("name", list(ENDINGS))
 def test_the_status_the_session_decides_is_the_one_check_derives(name):
     """One authority: the session's final_status and check's re-derivation, through
-    status.decide, agree on every ending; and the status relabelled fails check."""
+    status.terminal_status, agree on every ending; and the status relabelled fails check."""
     kw, ending = ENDINGS[name]
     m = _model(**kw)
     if "error" in ending:

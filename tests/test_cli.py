@@ -110,6 +110,28 @@ def test_default_run_finishes_quickly_and_passes_check(cli, tmp_path):
     assert len(recovery) == 1 and load_report(recovery[0]).rounds == 5
 
 
+def test_a_failed_run_leaves_its_report_in_the_recovery_folder_not_the_working_one(cli,
+                                                                                    tmp_path):
+    """Each failed try once dropped a sagetui-report-<time>.json where it ran: the report of
+    a failed run stays in the recovery file, said once, unless --json asks for it elsewhere.
+    The inputs hold a module beside q, k and v: torch.load(weights_only=True), in the runner,
+    refuses them, and the run fails."""
+    import torch
+
+    qkv = torch.zeros(1, 256, 2, 64, dtype=torch.bfloat16)
+    torch.save({"q": qkv, "k": qkv, "v": qkv, "m": torch.nn.Identity()}, tmp_path / "qkv.pt")
+    out = cli("run", *TINY, "--inputs", "qkv.pt")
+    assert out.returncode == 1, out.stderr
+    recovery = list((tmp_path / "state" / "sagetui" / "recovery").glob("*.json"))
+    assert len(recovery) == 1 and load_report(recovery[0]).status == "failed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qkv.pt", "state"]
+    assert out.stderr.count(str(recovery[0])) == 1, out.stderr
+    assert (f"the report of this failed run is the recovery file {recovery[0]} (--json PATH "
+            "writes it where you ask)") in out.stderr
+    asked = cli("run", *TINY, "--inputs", "qkv.pt", "--json", "r.json")
+    assert asked.returncode == 1 and load_report(tmp_path / "r.json").status == "failed"
+
+
 def test_compare_prints_side_by_side(cli):
     out = cli("compare", VIDEO_CALL_PHASES, TWO_BUILDS)
     assert out.returncode == 0, out.stderr

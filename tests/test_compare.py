@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from sagetui.cli.main import main
-from sagetui.core.compare.assemble import Comparison, compare_reports
+from sagetui.core.compare.comparison import Comparison, compare_reports
 from sagetui.core.compare.gate import tripped
 from sagetui.core.compare.table import Delta
 from sagetui.core.derived import speedup_percent

@@ -13,10 +13,12 @@ from sagetui.core import protocol
 from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.eventlog import log_line
+from sagetui.core.report.io import load_report
 from sagetui.core.report.model import Fault, Report
-from sagetui.core.sweep import assemble
+from sagetui.core.sweep import collect
 from sagetui.core.sweep.plan import Axes
 
+from .conftest import SAMPLES as REPORTS
 from .test_check import _made_report
 
 SAMPLES: list[ev.RunnerEvent | ev.Command] = [
@@ -103,7 +105,7 @@ def _point() -> SweepPoint:
     """A point whose setup failed (no report)."""
     shape = Shape(heads=2, q_len=128, kv_len=256, head_dim=64)
     axes = Axes(q_lens=[128], head_dims=[64], causal=[False])
-    return assemble.point(2, shape, axes, None, error="CUDA out of memory", fault_kind="oom")
+    return collect.point(2, shape, axes, None, error="CUDA out of memory", fault_kind="oom")
 
 
 def _session_samples() -> list[ev.Event]:
@@ -115,6 +117,8 @@ def _session_samples() -> list[ev.Event]:
             ev.ThresholdResolved(threshold={"threshold_percent": 2.0,
                                             "threshold_source": "calibration"}),
             ev.BaselineChanged(baseline="b"),
+            ev.ProfilesAdded(profiles=load_report(
+                REPORTS / "h200_profile_sm90_reference_shape.json").mainloop_profiles or []),
             ev.Resumed(),
             ev.RoundStarted(round=0, variants=["a", "b"]),
             ev.RoundDone(round=0, completed=["a", "b"]),

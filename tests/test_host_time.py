@@ -11,7 +11,14 @@ import pytest
 from sagetui.core.check.report import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.export.report import to_markdown
-from sagetui.core.host_time import bound_by, drained, host_bound, idle_s, typical
+from sagetui.core.host_time import (
+    back_to_back_floor,
+    bound_by,
+    drained,
+    host_bound,
+    idle_s,
+    typical,
+)
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.clocks import clock_note, cycle_medians
 from sagetui.session.session import Session
@@ -67,13 +74,69 @@ def test_host_bound_call_marked_and_a_drained_block_redone() -> None:
     assert a.back_to_back_s > 0.019 and b.back_to_back_s > 0.019
     assert len(b.host_times_s) == len(b.back_to_back_times_s) == 2  # one per round
     assert b.redone_blocks >= 1  # (kept drained after its redos: drained_blocks, not here)
+    # the three times are of the call the user makes, in blocks of their own: the reference has
+    # no public function, so its decomposition, unclocked, and the report says so
+    assert a.call_gpu_s > 0.019 and b.call_gpu_s < 0.01
+    assert "the decomposition (reference has no public function)" == b.timed_call
+    assert b.back_to_back_s >= back_to_back_floor(b.host_s, b.call_gpu_s)
     assert check_report(report) == []
     md = to_markdown(report)
-    assert "| host ms | b2b ms | bound | redone blocks |" in md and "| HOST |" in md
+    assert "| host ms | call GPU ms | b2b ms | bound | redone blocks |" in md and "| HOST |" in md
+    assert "| the decomposition (reference has no public function) |" in md
+    from rich.console import Console
+
+    from sagetui.cli.run import summary_table
+    from sagetui.core.compare.runs import run_table
+
+    compared = run_table([("A", report)])
+    assert "A timed call (host, call GPU, b2b)" in [c.title for c in compared.columns]
+    assert "A call GPU ms" in [c.title for c in compared.columns]
+
+    out = Console(width=400, record=True)
+    out.print(summary_table(report, width=400))
+    caption = " ".join(out.export_text().split())
+    assert caption.endswith("host, call GPU and b2b time the call the user makes: a the "
+                            "decomposition (reference has no public function); b the "
+                            "decomposition (reference has no public function)")
     tampered = report.model_copy(update={"variants": [
         a, b.model_copy(update={"host_bound": False, "back_to_back_s": 1.0})]})
     paths = {m.path for m in check_report(tampered)}
     assert paths == {"$.variants[1].host_bound", "$.variants[1].back_to_back_s"}
+
+
+def _edited(report: Report, name: str, **fields: object) -> Report:
+    return report.model_copy(update={"variants": [
+        v.model_copy(update=fields) if v.name == name else v for v in report.variants]})
+
+
+def test_check_rejects_back_to_back_below_the_host_time_or_the_call_unnamed() -> None:
+    """Back to back a call costs at least its host time and its GPU time: a report whose
+    back-to-back times are edited (consistently, medians and blocks) below its host time, or
+    to half its GPU time, is rejected; so is one whose host time no longer says which call it
+    is of. A real run on the simulated device (host 20 ms over 1 ms of device work)."""
+    cfg = RunConfig(shape=TINY, warmup=1, rounds=2, iterations=4, variants=[
+        VariantSpec.parse("a=reference[device_us=20000]"),
+        VariantSpec.parse("b=reference[host_us=20000,device_us=1000]")])
+    report = Session(cfg).run()
+    a, b = report.variants
+    assert check_report(report) == []
+    low = [x / 2 for x in b.host_times_s]  # half its host time, every block
+    bad = _edited(report, "b", back_to_back_times_s=low, back_to_back_s=typical(low))
+    assert [m.path for m in check_report(bad)] == ["$.variants[1].back_to_back_s"]
+    half = [x / 2 for x in a.call_gpu_times_s]  # half its GPU time
+    bad = _edited(report, "a", back_to_back_times_s=half, back_to_back_s=typical(half))
+    assert [m.path for m in check_report(bad)] == ["$.variants[0].back_to_back_s"]
+    unnamed = _edited(report, "b", timed_call=None)
+    assert [m.path for m in check_report(unnamed)] == ["$.variants[1].timed_call"]
+    # an older runner's recording (an event stream replayed) has none of the call's fields:
+    # its host time was the instrumented decomposition's, taken as recorded
+    older = _edited(report, "b", timed_call=None, call_gpu_s=None, call_gpu_times_s=None,
+                    back_to_back_times_s=low, back_to_back_s=typical(low))
+    assert check_report(older) == []
+    # a report before schema 6 timed the instrumented decomposition: taken as recorded
+    old = _edited(report.model_copy(update={"schema_version": 5}), "b",
+                  back_to_back_times_s=low, back_to_back_s=typical(low))
+    assert check_report(old) == []
 
 
 def test_a_variants_first_call_is_measured_and_shown() -> None:
@@ -126,7 +189,16 @@ def test_a_verdict_names_its_clocks_on_a_recorded_h200_run() -> None:
     """Moved 2 % in its clocks, sdpa's verdict in cycles differs from its verdict in time by
     those 2 %, its verdict line says so, and `check` re-derives both; unmoved, the clocks are
     equal and nothing is said."""
+    import io
+
+    from rich.console import Console
+
     from sagetui.cli.run import summary_table
+    from sagetui.core.compare.runs import run_table
+
+    compared = run_table([("A", report)])
+    assert "A timed call (host, call GPU, b2b)" in [c.title for c in compared.columns]
+    assert "A call GPU ms" in [c.title for c in compared.columns]
 
     plain, report = h200_reports()
     assert all(v.clocks.mean_sm_clock_mhz == 1980.0 and v.clocks.note is None
@@ -139,7 +211,9 @@ def test_a_verdict_names_its_clocks_on_a_recorded_h200_run() -> None:
                                        "in cycles: ")
     assert check_report(report) == []
     assert sdpa.clocks.note in to_markdown(report)
-    assert sdpa.clocks.note in str(summary_table(report).caption)
+    printed = Console(file=io.StringIO(), width=400, color_system=None)
+    printed.print(summary_table(report))  # its caption, wrapped to the table's width
+    assert sdpa.clocks.note in " ".join(printed.file.getvalue().split())
     tampered = report.model_copy(update={"variants": [
         v.model_copy(update={"clocks": v.clocks.model_copy(update={"note": None})})
         if v.name == "sdpa" else v for v in report.variants]})
@@ -163,7 +237,7 @@ def test_a_workloads_totals_in_gpu_time_and_back_to_back_time() -> None:
     from sagetui.core.blocks.sweep import SweepPoint
     from sagetui.core.blocks.workload import ReplayedCall, Workload
     from sagetui.core.workload import export
-    from sagetui.core.workload.assemble import totals
+    from sagetui.core.workload.tally import totals
 
     calls = [ReplayedCall(index=i, signature="s", count=2, weight=1.0, file=f"{i}.safetensors",
                           point=i) for i in range(2)]

@@ -84,7 +84,12 @@ def test_merge_refuses_parts_of_different_sweeps_and_twice_measured_points(two_j
     other["sweep"]["iterations"] = 99
     (d / "other.json").write_text(json.dumps(other))
     bad = cli_here("merge", parts[0], d / "other.json", "--json", d / "y.json")
-    assert bad.returncode == 2 and "iterations differs" in bad.stderr
+    assert bad.returncode == 2
+    assert f"other.json: its iterations and {parts[0]}'s differ: not parts" in bad.stderr
+    other["sweep"]["axes"]["head_dims"] = [64]  # a plural's verb agrees ("its axes differs")
+    (d / "other.json").write_text(json.dumps(other))
+    bad = cli_here("merge", parts[0], d / "other.json", "--json", d / "y.json")
+    assert bad.returncode == 2 and f"its axes and {parts[0]}'s differ" in bad.stderr
     # one part alone: merged, but incomplete (a point is missing), exit 1
     one = cli_here("merge", parts[0], "--json", d / "z.json")
     assert one.returncode == 1 and load_report(d / "z.json").status == "partial"

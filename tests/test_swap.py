@@ -117,7 +117,7 @@ def test_check_recomputes_a_swap_and_compare_lines_arms_up(swapped, cli, tmp_pat
     assert "$.swap.figures[2].step_change_percent" in done.stdout
     assert "$.swap.figures[2].outputs[0].relative_l1" in done.stdout
     compared = cli("compare", out, out)
-    assert compared.returncode == 0 and "B step vs A %" in compared.stdout
+    assert compared.returncode == 0 and "B faster than A %" in compared.stdout
     mixed = cli("compare", out, ROOT / "sample_results" / "cpu_reference_default.json")
     assert mixed.returncode == 2 and "a swap report" in mixed.stderr
 
@@ -454,6 +454,13 @@ def test_too_few_steps_no_step_and_no_attention_call_are_said(tmp_path) -> None:
                      r"longer", few.stdout)
     assert said and int(said[1]) == 3 * (int(said[2]) + 4) and int(said[2]) >= 2, few.stdout
     assert load_report(tmp_path / "few.json").status == "failed"
+    # not asked for with --json: the failed swap's report stays in its recovery file alone
+    unasked = _swap(tmp_path, "--variant", "ref=reference", "--", "python", str(MODEL),
+                    "--steps", "7")
+    assert unasked.returncode == 1 and not list(tmp_path.glob("sagetui-report-*.json"))
+    (kept,) = (tmp_path / "state" / "sagetui" / "recovery").glob("*.json")
+    assert load_report(kept).status == "failed"
+    assert f"the report of this failed swap is the recovery file {kept}" in unasked.stderr
     plain = _swap(tmp_path, "--variant", "ref=reference", "--json", str(tmp_path / "p.json"),
                   "--", "python", str(MODEL), "--plain")
     assert plain.returncode == 1 and "the program marked no step" in plain.stdout

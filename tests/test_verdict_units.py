@@ -239,8 +239,8 @@ def test_to_dicts_fit_the_report_model() -> None:
     report.Drift.model_validate(drift(r["baseline"]).to_dict())
     report.Drift.model_validate(drift([1.0]).to_dict())
     v = paired_speedup(r["baseline"], r["interleave-softmax"], threshold_percent=1.0)
-    report.Verdict.model_validate(v.to_dict())
-    report.Verdict.model_validate(paired_speedup([], [], threshold_percent=1.0).to_dict())
+    report.VerdictRecord.model_validate(v.to_dict())
+    report.VerdictRecord.model_validate(paired_speedup([], [], threshold_percent=1.0).to_dict())
 
 
 # --- outliers ---------------------------------------------------------------------------------
@@ -334,6 +334,25 @@ def test_theil_sen_and_t_quantile_are_scipys() -> None:
         assert slope == stats.theilslopes(y, np.arange(n, dtype=float)).slope
     for df in (1, 2, 4, 9, 30, 299):
         assert t_quantile(0.975, df) == stats.t.ppf(0.975, df)
+
+
+def test_welch_half_width_is_scipys_welch_interval() -> None:
+    """Two independent samples' difference of means: the half-width and df of
+    intervals.welch_half_width (each part its variance of the mean and n) are scipy's
+    ttest_ind(equal_var=False) interval's; no spread, no interval."""
+    from sagetui.core.statistics.intervals import welch_half_width
+
+    rng = np.random.default_rng(13)
+    for na, nb, sa, sb in ((2, 2, 1.0, 1.0), (3, 9, 0.5, 2.0), (12, 5, 3.0, 0.1), (40, 41, 1, 1)):
+        a, b = rng.normal(0.0, sa, na), rng.normal(0.3, sb, nb)
+        got = welch_half_width([(float(a.var(ddof=1)) / na, na),
+                                (float(b.var(ddof=1)) / nb, nb)], 0.95)
+        assert got is not None
+        res = stats.ttest_ind(a, b, equal_var=False)
+        lo, hi = res.confidence_interval(0.95)
+        assert got[0] == pytest.approx((hi - lo) / 2, rel=1e-9)
+        assert got[1] == pytest.approx(res.df, rel=1e-12)
+    assert welch_half_width([(0.0, 3), (0.0, 4)]) is None
 
 
 def test_theil_sen_of_many_rounds_is_near_the_exact_one_and_cheap() -> None:

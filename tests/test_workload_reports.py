@@ -24,7 +24,7 @@ import pytest
 from sagetui.core.check.report import check_report
 from sagetui.core.report.io import load_report
 from sagetui.core.report.model import Report
-from sagetui.core.workload import assemble
+from sagetui.core.workload import tally
 from sagetui.core.workload.export import (
     CSV_FIELDS,
     call_columns,
@@ -211,7 +211,7 @@ def test_a_call_whose_output_is_not_finite_is_the_least_accurate(replays):
         acc.pop(key, None)
     report = Report.model_validate(data)
     wl = report.workload
-    worst = assemble.worst(wl.calls, wl.points, list(wl.variants), wl.baseline)[1]
+    worst = tally.worst(wl.calls, wl.points, list(wl.variants), wl.baseline)[1]
     assert worst.least_accurate_call == 5 and worst.relative_l1 is None
     assert worst.worst_head_call == 5 and worst.worst_head_relative_l1 is None
     assert any(m.path.startswith("$.workload.worst[1]") for m in check_report(report))

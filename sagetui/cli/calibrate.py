@@ -82,7 +82,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     threshold, line = calibration.conclude(config, report)
     print_summary(report, verdicts_shown=shown)
     (stdout_console() if threshold else err).print(escape(line), highlight=False)
-    if not outputs_kept(write_outputs(report, args, err), recovery, err):
+    if not outputs_kept(write_outputs(report, args, err, recovery=recovery), recovery,
+                        err):
         return 1
     return 0 if threshold is not None else 1
 

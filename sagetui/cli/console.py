@@ -55,7 +55,7 @@ def console_app(args: argparse.Namespace,
                 build_config: Callable[[list[str]], RunConfig] | None = None) -> SageTUI:
     """The console `sagetui [run options]`, `sagetui --workload DIR` or `sagetui view` opens,
     not yet running."""
-    from sagetui.cli.run_options import config_from_args, recovery_file
+    from sagetui.cli.run_options import config_from_args, recovery_file, settled_here
 
     reports = []
     workload = None
@@ -70,13 +70,17 @@ def console_app(args: argparse.Namespace,
         config, capture, calls = workload_input(args)
         workload = WorkloadPlan(capture, calls, args.calls)
     else:  # source variants: their trees checked now, built in the console (watch_flow.py)
-        config = config_from_args(args, build="later")
+        config = settled_here(config_from_args(args, build="later"))
         if getattr(args, "watch", False) and not any(v.source for v in config.variants):
             raise UsageError("--watch needs a variant built from a tree: NAME=backend@src:PATH")
     from sagetui.tui.app import SageTUI  # after the input is checked: a refusal needs no TUI
 
+    def edited(argv: list[str]) -> RunConfig:  # the run editor's, settled as the first
+        assert build_config is not None
+        return settled_here(build_config(argv))
+
     return SageTUI(config=config, reports=reports, refresh_hz=args.refresh,
                    theme_name=args.theme, recovery_path=recovery_file(args), workload=workload,
-                   build_config=build_config if config is not None else None,
+                   build_config=edited if config is not None and build_config else None,
                    watch=bool(getattr(args, "watch", False)),
                    arch=getattr(args, "arch", None))

@@ -365,7 +365,7 @@ def _add_workload_options(p: argparse.ArgumentParser) -> None:
 def _add_outputs(p: argparse.ArgumentParser) -> None:
     o = p.add_argument_group("outputs")
     o.add_argument("--json", metavar="PATH", help="the report (default: "
-                   "./sagetui-report-<time>.json)")
+                   "./sagetui-report-<time>.json; a failed run's stays in its recovery file)")
     o.add_argument("--csv", metavar="PATH", help="raw per-iteration samples")
     o.add_argument("--markdown", metavar="PATH", help="a summary for a pull request")
     o.add_argument("--kernel-facts-csv", metavar="PATH",

@@ -16,6 +16,7 @@ from sagetui.cli.node_options import slots_from_args
 from sagetui.cli.outputs import Written, check_outputs, say, write_files
 from sagetui.cli.run_options import config_from_args
 from sagetui.core import events as ev
+from sagetui.core import format as fmt
 from sagetui.core import node_check
 from sagetui.session.node_check import run_node_check
 
@@ -40,8 +41,9 @@ def node_table(rows: list[node_check.GpuResult], title: str) -> Table:
                       "", "", "", "", "", "")
             continue
         tel = r.telemetry or {}
-        ci = "" if r.ci_percent is None else f" ± {r.ci_percent:.1f} %"
-        t.add_row(r.runner, r.name or "-", (r.uuid or "-")[:13], f"{r.p50_s * 1e3:.4g}{ci}",
+        ci = "" if r.ci_percent is None else f" {fmt.half_width(r.ci_percent)}"
+        t.add_row(r.runner, r.name or "-", (r.uuid or "-")[:13],
+                  f"{fmt.ms_significant(r.p50_s)}{ci}",
                   _mmm(tel, "sm_clock_mhz"), _mmm(tel, "mem_clock_mhz"),
                   _mmm(tel, "power_w"), _mmm(tel, "temperature_c"),
                   ", ".join(tel.get("throttle_reasons") or []) or (
@@ -73,16 +75,8 @@ def cmd_node_check(args: argparse.Namespace) -> int:
                 err.print(escape(f"[{who}] round {r + 1} done"))
             case ev.FromRunner(runner=who, event=ev.FaultRaised(fault=f)):
                 err.print(escape(f"[{who}] fault: {f.message}"))
-            case (ev.FromRunner() | ev.Hello() | ev.VariantLoaded() | ev.Ready()
-                  | ev.WarmupDone() | ev.Iterations() | ev.BlockDone() | ev.Decomposition()
-                  | ev.LateFacts() | ev.LateDone() | ev.PhaseStarted() | ev.RunnerError()
-                  | ev.Bye() | ev.RunStarted() | ev.ConfigResolved() | ev.ThresholdResolved()
-                  | ev.BaselineChanged() | ev.Resumed() | ev.RoundStarted() | ev.RoundDone()
-                  | ev.AnalysisDone() | ev.Measured() | ev.TailRow() | ev.PointStarted()
-                  | ev.PointDone() | ev.FaultRaised() | ev.LogMessage() | ev.Finished()):
-                pass  # the table after the runs says the rest
             case _:
-                ev.unexpected(e)
+                pass  # the table after the runs says the rest
 
     runs = run_node_check(config, slots, on_event=progress)
     rows = [node_check.gpu_result(s.label, rep, why) for s, rep, why in runs]

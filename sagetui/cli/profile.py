@@ -33,7 +33,7 @@ from sagetui.core.version import VERSION
 from sagetui.session.profile_pass import Pass, ProfileCancelled, Tools, profile_variant
 
 
-def build_report(config_json: dict, profiles: list[MainloopProfile],
+def profile_report(config_json: dict, profiles: list[MainloopProfile],
                  status: Literal["complete", "partial", "cancelled", "failed"],
                  environment: dict[str, Any] | None = None,
                  baseline: str | None = None) -> Report:
@@ -112,7 +112,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
             import shutil
 
             shutil.rmtree(workdir, ignore_errors=True)
-    report = build_report(config.model_dump(mode="json"), profiles, "complete",
+    report = profile_report(config.model_dump(mode="json"), profiles, "complete",
                           environment=p.environment, baseline=config.baseline_name)
     report = with_left_out(report, build_failed)  # partial, saying which never ran
     if not args.quiet:

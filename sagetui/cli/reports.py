@@ -11,7 +11,7 @@ from rich.text import Text
 
 from sagetui.cli.errors import stdout_console
 from sagetui.core.check.report import Audit, audit
-from sagetui.core.compare.assemble import Comparison, compare_reports
+from sagetui.core.compare.comparison import Comparison, compare_reports
 from sagetui.core.compare.facts import NotComparable
 from sagetui.core.compare.gate import tripped
 from sagetui.core.report.io import ReportError, load_report, one_line

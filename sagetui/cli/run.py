@@ -10,15 +10,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.outputs import MakeText, Written, check_outputs, may_replace, say, write_files
 from sagetui.cli.run_options import config_from_args, default_report_path, recovery_file
 from sagetui.core import variant_facts
+from sagetui.core.compare.table import Column
 from sagetui.core.config import RunConfig
 from sagetui.core.event_record import Recorder
 from sagetui.core.eventlog import log_line
@@ -37,6 +37,7 @@ from sagetui.core.run.status import exit_status
 from sagetui.session.errors import NotRunnable
 from sagetui.session.session import Session
 from sagetui.session.spawn import Spawned
+from sagetui.tui.fitted_tables import fitted_tables
 
 if TYPE_CHECKING:
     from sagetui.core.build_facts import LeftOut
@@ -75,36 +76,43 @@ class Progress:
             self.c.print(f"    {detail}", markup=False, highlight=False, style="dim")
 
 
-def summary_table(report: Report, title: str | None = None) -> Table:
+# the run's speed columns, said as compare, sweep, workload and swap say theirs
+SIGN_NOTE = "p50 speedup %, verdict: paired %: + = faster than the baseline, {baseline}"
+
+
+def summary_table(report: Report, title: str | None = None, width: int | None = None) -> Group:
     """The two speedups labelled apart: the two-build report's from the p50s, and the verdict's
-    paired estimate with its interval (core.analysis); the threshold with where it came from."""
+    paired estimate with its interval (core.analysis); the threshold with where it came from.
+    As wide as `width` allows, no word or number cut (tui/fitted_tables.py)."""
     notes = variant_facts.clock_notes(report)
+    if len(report.variants or []) > 1 and report.baseline:
+        notes.insert(0, SIGN_NOTE.format(baseline=report.baseline))
     cols = variant_facts.columns(variant_facts.RUN, report.variants)
+    called = variant_facts.timed_call_note((v.name, v.timed_call) for v in report.variants or [])\
+        if any(f.group == variant_facts.HOST for f in cols) else None
+    notes += [called] if called else []
     at = variant_facts.At(report.baseline, report.created_utc)
-    t = Table(title=title or status_title(report), caption="\n".join(notes) or None)
-    t.add_column("variant")
-    for f in cols:
-        t.add_column(f.header(), justify="left" if f.left else "right")
-    for v in report.variants or []:
-        t.add_row(escape(v.name) + ("" if v.status in (None, "ok") else f" ({v.status})"),
-                  *(escape(c) for c in variant_facts.cells(v, cols, at)))
-    return t
+    rows = [[v.name + ("" if v.status in (None, "ok") else f" ({v.status})"),
+             *variant_facts.cells(v, cols, at)] for v in report.variants or []]
+    return _fitted(title or status_title(report), cols, rows, width, "\n".join(notes) or None)
 
 
-def kernel_table(report: Report) -> Table | None:
+def _fitted(title: str, facts: list[variant_facts.Fact], rows: list[list[str]],
+            width: int | None, caption: str | None = None) -> Group:
+    """A variant's row of facts per variant, fitted to `width` (None: not cut at all)."""
+    columns = [Column("variant"), *(Column(f.header(), not f.left) for f in facts)]
+    return Group(*fitted_tables(title, columns, rows, width or 10**6, caption=caption))
+
+
+def kernel_table(report: Report, width: int | None = None) -> Group | None:
     """Throughput against each kernel's own peak, and accuracy against fp32 attention: a
     table of its own, so that neither it nor the speed table is squeezed in 80 columns."""
     rows = kernel_rows(report)
     if not rows:
         return None
     cols = variant_facts.columns(variant_facts.KERNEL, rows)
-    t = Table(title="throughput and accuracy against fp32 attention")
-    t.add_column("variant")
-    for f in cols:
-        t.add_column(f.header(), justify="left" if f.left else "right")
-    for v in rows:
-        t.add_row(escape(v.name), *(escape(c) for c in variant_facts.cells(v, cols)))
-    return t
+    return _fitted("throughput and accuracy against fp32 attention", cols,
+                   [[v.name, *variant_facts.cells(v, cols)] for v in rows], width)
 
 
 def status_title(report: Report) -> str:
@@ -116,9 +124,9 @@ def status_title(report: Report) -> str:
 def print_verdicts(report: Report, computing: list[str]) -> None:
     """The verdicts as soon as the last round is in (`measured`), before the late figures."""
     what = late.describe(computing)
-    say(stdout_console(), summary_table(
-        report, f"Verdicts (final): {report.rounds} rounds measured"
-        + (f"; computing {what}" if what else "")))
+    out = stdout_console()
+    say(out, summary_table(report, f"Verdicts (final): {report.rounds} rounds measured"
+                           + (f"; computing {what}" if what else ""), out.width))
 
 
 def print_summary(report: Report, verdicts_shown: bool = False) -> None:
@@ -127,26 +135,24 @@ def print_summary(report: Report, verdicts_shown: bool = False) -> None:
     if verdicts_shown:
         say(out, Text(status_title(report), style="bold"))
     else:
-        say(out, summary_table(report))
-    kernels = kernel_table(report)
+        say(out, summary_table(report, width=out.width))
+    kernels = kernel_table(report, out.width)
     if kernels is not None:
         say(out, kernels)
-    tails = tail_table(report)
+    tails = tail_table(report, out.width)
     if tails is not None:
         say(out, tails)
 
 
-def tail_table(report: Report) -> Table | None:
+def tail_table(report: Report, width: int | None = None) -> Group | None:
     """The tail study's rows (--tail-study), as the console's Scheduler tab shows them."""
     rows = [r.model_dump() for r in report.tail_study or []]
     if not rows:
         return None
-    t = Table(title="tail study: the main loop against the length", caption=tail_study_rows.NOTE)
-    for label in tail_study_rows.COLUMNS:
-        t.add_column(label, justify="left" if label == "sweep" else "right")
-    for cells in tail_study_rows.cells(rows):
-        t.add_row(*(escape(c) for c in cells))
-    return t
+    columns = [Column(label, label != "sweep") for label in tail_study_rows.COLUMNS]
+    return Group(*fitted_tables("tail study: the main loop against the length", columns,
+                                tail_study_rows.cells(rows), width or 10**6,
+                                caption=tail_study_rows.NOTE))
 
 
 def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *,
@@ -215,16 +221,29 @@ def run_session(config: RunConfig, args: argparse.Namespace, console: Console, *
         say(console, f"[red]could not write the recovery file[/] {escape(str(recovery))}: "
                       f"{escape(session.recovery_error)}")
         return report, None, show.verdicts_shown
-    say(console, f"[dim]recovery file: {escape(str(recovery))}[/]")
+    if stays_in_recovery(report, args, recovery):
+        say(console, f"the report of this failed run is the recovery file "
+                     f"{escape(str(recovery))} (--json PATH writes it where you ask)")
+    else:
+        say(console, f"[dim]recovery file: {escape(str(recovery))}[/]")
     return report, recovery, show.verdicts_shown
 
 
+def stays_in_recovery(report: Report, args: argparse.Namespace, recovery: Path | None) -> bool:
+    """A failed run's report not asked for (--json) is its recovery file alone: no
+    sagetui-report-<time>.json is left in the working folder for each failed try."""
+    return report.status == "failed" and not args.json and recovery is not None
+
+
 def write_outputs(report: Report, args: argparse.Namespace, console: Console,
-                  extra: list[tuple[str, MakeText]] | None = None) -> Written:
+                  extra: list[tuple[str, MakeText]] | None = None,
+                  recovery: Path | None = None) -> Written:
     """Write every output of the report (each atomically, none over a file that appeared
-    during the run: cli/outputs.py), and `extra`'s (a sweep's SVG)."""
-    outputs: list[tuple[str, MakeText]] = [
-        (args.json or default_report_path(), lambda: iter_report_json(report))]
+    during the run: cli/outputs.py), and `extra`'s (a sweep's SVG). The JSON report goes to
+    --json, else to a new file here, unless it stays in `recovery` (stays_in_recovery)."""
+    outputs: list[tuple[str, MakeText]] = []
+    if not stays_in_recovery(report, args, recovery):
+        outputs.append((args.json or default_report_path(), lambda: iter_report_json(report)))
     if args.csv:
         outputs.append((args.csv, lambda: to_csv(report)))
     if args.markdown:
@@ -258,7 +277,7 @@ def cmd_run(args: argparse.Namespace, prestarted: Spawned | None = None) -> int:
     report, recovery, shown = run_session(config, args, err, prestarted=prestarted,
                                           left_out=build_failed)
     print_summary(report, verdicts_shown=shown)
-    if not outputs_kept(write_outputs(report, args, err), recovery, err):
+    if not outputs_kept(write_outputs(report, args, err, recovery=recovery), recovery, err):
         return 1
     # 1 also when a variant failed (or its build did: the report is then partial) or anything
     # else went wrong: a script must not mistake a run that lost a variant for a clean one

@@ -21,6 +21,7 @@ from sagetui.core.config import (
     Shape,
     VariantSpec,
     default_config,
+    resolve_auto,
 )
 from sagetui.core.options import CPU_BACKENDS, missing_module
 from sagetui.core.report.io import loads_strict
@@ -87,6 +88,15 @@ def no_cuda_here(device: str) -> str | None:
     return None if cuda else f"CUDA is not available to torch {version} (it is a CPU-only build)"
 
 
+def settled_here(config: RunConfig) -> RunConfig:
+    """An `auto` configuration settled without a runner where no CUDA can run here (a CPU-only
+    torch, --device cpu), as a runner would settle it (config.resolve_auto): the console's
+    header then names what `a` and `p` run, and they no longer ask for a run first."""
+    if (config.auto or config.auto_shape) and no_cuda_here(config.device) is not None:
+        return resolve_auto(config, "cpu", {})
+    return config
+
+
 def refuse_unrunnable(variants: list[VariantSpec], device: str) -> None:
     """UsageError before a runner starts when no variant can run on this machine, as the
     runner would find after its start-up; with a variant that can, the run goes on and the
@@ -107,15 +117,18 @@ def refuse_predicted(args: argparse.Namespace) -> None:
     elsewhere (`sweep --slurm`: on the cluster's nodes) or none runs (`calibrate --list`)."""
     if getattr(args, "slurm", False) or getattr(args, "list", False) \
             or getattr(args, "clear", False) or getattr(args, "workload", None) \
-            or getattr(args, "calls", None) or getattr(args, "variant", None) is None \
-            and getattr(args, "backend", None) is None:
+            or getattr(args, "calls", None):
         return  # a replayed capture's calls are judged by its own rules first (workload.py)
+    inputs = getattr(args, "inputs", None)
+    if inputs and not inputs.startswith(distributions.PREFIX):
+        if args.command != "sweep":
+            _config(args)  # a file that is there, its shapes the configured shape's
+        refuse_inputs_format(Path(inputs))
+    if getattr(args, "variant", None) is None and getattr(args, "backend", None) is None:
+        return
     # the options' own rules first (a shape, packed sequences), as they come without this;
     # a sweep's lengths are axes, which its command reads
     variants = _variants(args) if args.command == "sweep" else _config(args).variants
-    inputs = getattr(args, "inputs", None)
-    if inputs and not inputs.startswith(distributions.PREFIX):
-        refuse_inputs_format(Path(inputs))
     device = getattr(args, "device", None) or "auto"
     if device.startswith("cuda"):  # asked for by name: refused here as the runner would
         why = no_cuda_here(device)
@@ -228,6 +241,8 @@ def _config(args: argparse.Namespace) -> RunConfig:
         elif args.inputs:
             refuse_inputs_file(Path(args.inputs))
         shape = Shape(**{**CPU_DEFAULT_SHAPE, **shape_given}, distribution=distribution)
+        if common["inputs_path"]:
+            refuse_inputs_shape(Path(common["inputs_path"]), shape)
         common["metadata"] = _metadata(args.metadata)
         # without a backend: the best one the runner finds; without a shape (and without input
         # files, which bring theirs): the reference shape on a GPU, the small one on a CPU
@@ -253,6 +268,17 @@ def refuse_inputs_file(path: Path) -> None:
                          f"({', '.join(INPUT_SUFFIXES)}){hint}")
     if not path.is_file():
         raise UsageError(f"--inputs: {path} does not exist")
+
+
+def refuse_inputs_shape(path: Path, shape: Shape) -> None:
+    """UsageError for an inputs file whose q, k or v is not the configured shape (where its
+    shapes are read without torch: not a .pt file's), naming the layout that would fit."""
+    from sagetui.core.capture.inputs_file import layout_hint, shape_mismatch, stored_shapes
+
+    shapes = stored_shapes(path)
+    why = shape_mismatch(shapes, shape) if shapes else None
+    if shapes and why:
+        raise UsageError(f"--inputs: {path}: {why}{layout_hint(path, shapes, shape)}")
 
 
 def refuse_inputs_format(path: Path) -> None:

@@ -44,16 +44,8 @@ class RunnerLines:
                     s.doing = "idle"
                 case ev.FaultRaised():
                     s.faults += 1
-                case (ev.VariantLoaded() | ev.Ready() | ev.WarmupDone() | ev.Iterations()
-                      | ev.BlockDone() | ev.Decomposition() | ev.LateFacts() | ev.LateDone()
-                      | ev.PhaseStarted() | ev.RunnerError() | ev.Bye() | ev.RunStarted()
-                      | ev.ConfigResolved() | ev.ThresholdResolved() | ev.BaselineChanged()
-                      | ev.Resumed() | ev.RoundStarted() | ev.RoundDone() | ev.AnalysisDone()
-                      | ev.Measured() | ev.TailRow() | ev.LogMessage() | ev.Finished()
-                      | ev.FromRunner()):
-                    pass  # a runner's line says what it is doing, how many done, its faults
                 case _:
-                    ev.unexpected(inner)
+                    pass  # a runner's line says what it is doing, how many done, its faults
             if self.console.is_terminal and self._live is None:
                 self._live = Live(self.render(), console=self.console, transient=True,
                                   auto_refresh=False)

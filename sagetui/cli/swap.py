@@ -142,6 +142,7 @@ def cmd_swap(args: argparse.Namespace) -> int:
             raise UsageError(f"--workload: {exc}") from None
         unchanged_as = replayed_as(capture.manifest.calls[0].function if capture.calls
                                    else None)
+    asked = args.json is not None  # else a failed swap's report stays in its recovery file
     out = args.json = args.json or default_report_path()
     check_outputs(args, ("json",))
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
@@ -198,6 +199,10 @@ def cmd_swap(args: argparse.Namespace) -> int:
     console.print(swap_table(report, console.width))
     for line in view.notes(report):
         print(line)
+    if report.status == "failed" and not asked and recovery.exists():  # as run's (run.py)
+        print(f"the report of this failed swap is the recovery file {recovery} (--json PATH "
+              "writes it where you ask)", file=sys.stderr)
+        return 1
     written = write_files([(out, lambda: iter_report_json(report))], args,
                           Console(stderr=True, soft_wrap=True))
     for line in written.failed:

@@ -60,6 +60,6 @@ def finish_sweep(report: Report, args: argparse.Namespace, err: Console, recover
     from sagetui.core.sweep.export import to_svg
 
     svg: list[tuple[str, MakeText]] = [(args.svg, lambda: to_svg(report))] if args.svg else []
-    if not outputs_kept(write_outputs(report, args, err, svg), recovery, err):
+    if not outputs_kept(write_outputs(report, args, err, svg, recovery), recovery, err):
         return 1
     return exit_status(report.status, len(report.faults or []))

@@ -106,7 +106,8 @@ def cmd_workload(args: argparse.Namespace, prestarted: Spawned | None = None) ->
                                       progress=SweepProgress, prestarted=prestarted,
                                       left_out=build_failed)
     print_workload(report)
-    if not outputs_kept(write_outputs(report, args, err), recovery, err):
+    if not outputs_kept(write_outputs(report, args, err, recovery=recovery), recovery,
+                        err):
         return 1
     return exit_status(report.status, len(report.faults or []))
 

@@ -1,7 +1,7 @@
 """The derived numbers of a comparison and of throughput, each computed here and nowhere else:
-speedup, operations, TOPS, share of peak. Intervals are statistics/intervals.py's; the peaks
-themselves peaks.py's (datasheets); the report, `check`, the sweep, the console and the exports
-all call these.
+percent changes and speedups, a log ratio in percent, operations, TOPS, share of peak.
+Intervals are statistics/intervals.py's; the peaks themselves peaks.py's (datasheets); the
+report, `check`, the sweep, the console and the exports all call these.
 """
 
 from __future__ import annotations
@@ -17,13 +17,19 @@ OPS_FORMULA = "4·B·H·Nq·Nkv·D operations (QK^T and PV, a multiply-add count
               "when causal; packed sequences: 4·H·D·Σ Lq_i·Lk_i, each halved when causal"
 
 
+def ratio_percent(a: float, b: float) -> float:
+    """How much larger `a` is than `b`, in percent: (a / b - 1) x 100. Every speedup and
+    percent change below is this; a drift's first-to-last change and a clock's difference too."""
+    return (a / b - 1.0) * 100.0
+
+
 def speedup_percent(baseline_s: float, variant_s: float) -> float:
     """The two-build report's `speedup_vs_baseline_percent`: (t_base / t_variant - 1) x 100,
     positive = the variant is faster. Derived from 001's own numbers: 0.24391904449462892 /
     0.2439577865600586 - 1 gives -0.015880643112875514 %, the value it records; means or a
     (b - v) / b form do not. The compare view's "faster than A" is this with A as the
     baseline."""
-    return (baseline_s / variant_s - 1.0) * 100.0
+    return ratio_percent(baseline_s, variant_s)
 
 
 def speedup_or_none(baseline_s: float | None, variant_s: float | None) -> float | None:
@@ -33,7 +39,13 @@ def speedup_or_none(baseline_s: float | None, variant_s: float | None) -> float 
 def change_percent(new: float | None, old: float | None) -> float | None:
     """How much longer `new` takes than `old`, in percent (+ = slower): a tail-study row
     against its sweep's first row."""
-    return (new / old - 1.0) * 100.0 if new and old else None
+    return ratio_percent(new, old) if new and old else None
+
+
+def percent_of_log(log_ratio: float) -> float:
+    """A difference of logs as a percent change: (exp(x) - 1) x 100 (a verdict's estimate and
+    interval, a log interval's half-width)."""
+    return math.expm1(log_ratio) * 100.0
 
 
 def change_of_speedup(speedup: float | None) -> float | None:
@@ -43,6 +55,12 @@ def change_of_speedup(speedup: float | None) -> float | None:
     if speedup is None or not math.isfinite(speedup) or speedup <= -100.0:
         return None
     return (100.0 / (100.0 + speedup) - 1.0) * 100.0
+
+
+def speedup_of_change(change: float | None) -> float | None:
+    """The speedup a time change means (+ = faster): change_of_speedup's map, which is its own
+    inverse; a table that shows every comparison + = faster shows a change this way."""
+    return change_of_speedup(change)
 
 
 def attention_ops(*, batch: int, heads: int, q_len: int, kv_len: int, head_dim: int,

@@ -122,10 +122,13 @@ def log_line(e: ev.Event) -> LogLine | None:
             return LogLine(f"round {e.round + 1} done" + (f" · {verdicts}" if verdicts else ""))
         case ev.ThresholdResolved():
             return LogLine(f"verdicts: SAME when the 95 % interval lies within "
-                           f"±{e.threshold.get('threshold_percent', 0):.2f} % "
+                           f"±{fmt.percent(e.threshold.get('threshold_percent', 0))} "
                            f"({e.threshold.get('threshold_source', 'default')})")
         case ev.BaselineChanged():
             return LogLine(f"baseline: {e.baseline} from this round on")
+        case ev.ProfilesAdded():
+            names = ", ".join(sorted({p.variant for p in e.profiles}))
+            return LogLine(f"main-loop profiles added: {names}")
         case ev.Resumed():
             return LogLine("resuming: the round the run was stopped in is measured again")
         case ev.BlockDone() if e.facts.get("sdpa_backend") or e.redone or e.drained:

@@ -14,9 +14,10 @@ same stream, are equal (docs/architecture.md, "Events").
 
 To add an event: one dataclass here with its NAME, its class in RunnerEventT, CommandT or
 SessionEventT below (the codec's registry is built from them), and one arm in eventlog.log_line
-and in core/run/fold.apply (mypy points at every `match` that lacks it: they end in
-`unexpected(ev)`). To add a fact of a variant: a field of report.model.VariantFacts, and the
-runner puts it in a `facts` dict of its `variant` or `block_done` event.
+and in core/run/fold.apply (mypy points at either if it lacks it: they end in
+`unexpected(ev)`); a display matches only the events it shows. To add a fact of a variant:
+a field of report.model.VariantFacts, and the runner puts it in a `facts` dict of its
+`variant` or `block_done` event.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from sagetui.core.report.model import Fault
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
+    from sagetui.core.blocks.profile import MainloopProfile
     from sagetui.core.blocks.sweep import SweepPoint
     from sagetui.core.report.model import Report
 
@@ -150,11 +152,13 @@ class BlockDone(RunnerEvent):
     cancelled: bool
     telemetry: dict[str, Any] = field(default_factory=dict)
     host: dict[str, float] = field(default_factory=dict)  # where the block's host time went
-    # what the user's model pays (core/host_time.py): the host time of one call (the median of
-    # the block's calls' enqueue times behind the gate), the back-to-back time per call (a hot
-    # loop after the block), how often the block was measured again because its queue drained,
-    # and whether the kept measurement still drained
+    # what the user's model pays (core/host_time.py; runner/call_times.py), once a round: the
+    # call the user makes, in blocks of its own after this one, its host time and GPU time per
+    # call (a gated block) and back-to-back time per call (a hot loop); how often the block (or
+    # the call's) was measured again because its queue drained, and whether the kept
+    # measurement still drained
     host_call_s: float | None = None
+    call_gpu_s: float | None = None
     back_to_back_s: float | None = None
     redone: int | None = None
     drained: bool | None = None
@@ -316,6 +320,15 @@ class BaselineChanged:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ProfilesAdded:
+    """Main-loop profiles made after the run (the console's key p): each replaces its
+    variant's profile, if it had one."""
+
+    NAME: ClassVar[str] = "profiles_added"
+    profiles: list[MainloopProfile]
+
+
+@dataclass(frozen=True, kw_only=True)
 class Resumed:
     """A stopped run goes on: the round it was stopped in is measured again."""
 
@@ -441,7 +454,8 @@ class FromRunner:
 RunnerEventT = (Hello | VariantLoaded | Ready | WarmupDone | Iterations | BlockDone
                 | Decomposition | LateFacts | LateDone | PhaseStarted | RunnerError | Bye)
 CommandT = Setup | Warmup | Block | Late | Cancel | Quit
-SessionEventT = (RunStarted | ConfigResolved | ThresholdResolved | BaselineChanged | Resumed
-                 | RoundStarted | RoundDone | AnalysisDone | Measured | TailRow | PointStarted
-                 | PointDone | FaultRaised | LogMessage | Finished | FromRunner)
+SessionEventT = (RunStarted | ConfigResolved | ThresholdResolved | BaselineChanged
+                 | ProfilesAdded | Resumed | RoundStarted | RoundDone | AnalysisDone | Measured
+                 | TailRow | PointStarted | PointDone | FaultRaised | LogMessage | Finished
+                 | FromRunner)
 Event = RunnerEventT | SessionEventT

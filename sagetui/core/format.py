@@ -7,7 +7,6 @@ Plain text only: a display styles it (rich, Textual) but never re-formats the nu
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -41,11 +40,36 @@ def ms(seconds: float | None, digits: int = 3) -> str:
     return f"{seconds * 1e3:.{digits}f}" if _finite(seconds) else DASH  # type: ignore[operator]
 
 
+def ms_significant(seconds: float | None, digits: int = 4) -> str:
+    """A latency in milliseconds to `digits` significant digits, for GPUs or clocks whose
+    times differ by orders: 0.1234, 12.35."""
+    return f"{seconds * 1e3:.{digits}g}" if _finite(seconds) else DASH  # type: ignore[operator]
+
+
 def pct(value: float | None, digits: int = 2, sign: bool = True) -> str:
     """A number that is already a percentage (a speedup, a drift slope): +1.23."""
     if not _finite(value):
         return DASH
     return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+
+
+def percent(value: float | None, digits: int = 2, sign: bool = False) -> str:
+    """A number that is already a percentage, with its unit: "1.23 %", "+0.66 %"."""
+    text = pct(value, digits, sign)
+    return text if text == DASH else f"{text} %"
+
+
+def share(value: float | None, digits: int = 1) -> str:
+    """A fraction as a percentage with its unit: 0.405 -> "40.5 %" (of the peak, of the
+    samples, of the call)."""
+    text = fraction_pct(value, digits)
+    return text if text == DASH else f"{text} %"
+
+
+def noise_floor(value: float | None, sep: str = " ") -> str:
+    """An A/A calibration's round-to-round noise, in percent: "noise floor 1.000 %" (`sep`
+    ": " where it heads a sentence)."""
+    return f"noise floor{sep}{percent(value, 3)}"
 
 
 RATIO_FROM = 10.0  # a speedup of 10x or more, either way, reads better as a ratio
@@ -130,6 +154,19 @@ def duration(seconds: float | None) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
+def nice_step(span: float, most: int, steps: tuple[float, ...] = (1, 2, 2.5, 5)) -> float:
+    """The smallest step of the form s x 10^k (s in `steps`) that cuts `span` into at most
+    `most` parts: every axis's ticks (the console's plots, the sweep's SVG)."""
+    if span <= 0 or not math.isfinite(span):
+        return 1.0
+    raw = span / max(1, most)
+    mag = 10.0 ** math.floor(math.log10(raw))
+    for s in (*steps, 10):
+        if s * mag >= raw * (1 - 1e-9):
+            return s * mag
+    return 10 * mag
+
+
 def printable(text: str) -> str:
     """Without control characters: a name from a report must not drive the terminal (plot
     legends are parsed from ANSI text)."""
@@ -162,21 +199,6 @@ def verdict(v: Mapping[str, Any] | None, computed: bool = False) -> str:
     est, lo, hi = (v.get(k) for k in ("estimate_percent", "ci_low_percent", "ci_high_percent"))
     return (f"{v['state']}{'*' if computed else ''}" + ("" if est is None else f" {est:+.2f}")
             + ("" if lo is None or hi is None else f" [{lo:+.2f}, {hi:+.2f}]"))
-
-
-def threshold(v: Mapping[str, Any] | None, at: str | None = None) -> str:
-    """Where a verdict's SAME threshold came from, with its calibration's age when the report
-    was made (`at`, its created_utc: a saved report's calibration does not age)."""
-    from sagetui.core.statistics.threshold import Threshold
-
-    t = Threshold.from_fields(v) if v else None
-    if t is None:
-        return DASH
-    try:
-        now = _dt.datetime.fromisoformat(at) if at else None
-    except ValueError:
-        now = None
-    return t.describe(now)
 
 
 def drift(d: Mapping[str, Any] | None) -> tuple[str, bool]:
@@ -227,12 +249,12 @@ def options_text(backend: str, options: Mapping[str, Any],
     return text, f"* not {public[0]}'s default ({want})"
 
 
-def share_of_peak(share: float | None, peak_tops: float | None = None,
+def share_of_peak(fraction: float | None, peak_tops: float | None = None,
                   types: tuple[str, str] | None = None) -> str:
     """"40.5 % of 1,979 (int8/fp8)"."""
-    if not _finite(share):
+    text = share(fraction)
+    if text == DASH:
         return DASH
-    text = f"{100 * share:.1f} %"  # type: ignore[operator]
     if _finite(peak_tops):
         text += f" of {peak_tops:,.0f}"
         if types:

@@ -3,14 +3,21 @@ figures derived from a variant's host time and back-to-back time, and the draine
 a timed block. One place each: the runner, the report, every display and `sagetui check` call
 these.
 
-- **GPU time**: the call's CUDA-event time behind a gate (the report's `timing`).
-- **Host time**: the host's time to issue one call while the GPU is kept busy (perf_counter
-  around each call's enqueue inside a gated block: Python, checks, launches); one figure per
-  block, the median of its calls'.
-- **Back-to-back time**: wall time per call of a hot loop without a gate, synchronised at its
-  end (a few calls per block): the pace of a model that calls it again and again.
+Each is of the call the user makes (`timed_call`: a stock variant's public function as a user
+calls it; a build given by path, which has none of its own, its decomposition), timed in blocks
+of its own once a round (runner/call_times.py), apart from the phases' instrumented blocks:
 
-A call is host-bound when its host time exceeds its GPU time.
+- **GPU time** (`call_gpu_s`): CUDA events around a gated block of calls, over its calls. The
+  report's `timing` stays the phases' sum (the verdicts'); the two differ by the events between
+  phases and the decomposition's own steps.
+- **Host time** (`host_s`): the host's time to enqueue that block while the gate holds the GPU,
+  over its calls (nvbench's CPU time): Python, checks, launches.
+- **Back-to-back time** (`back_to_back_s`): wall time per call of a hot loop of as many calls,
+  synchronised once: the pace of a model that calls it again and again.
+
+A call is host-bound when its host time exceeds its GPU time. Back to back a call costs at
+least the larger of the two: `check` rejects a report whose back-to-back time is below
+max(host, GPU) by more than B2B_NOISE.
 """
 
 from __future__ import annotations
@@ -19,8 +26,15 @@ import statistics
 from collections.abc import Sequence
 
 # a variant's fields of these figures (the report's Variant, a sweep's or workload's point)
-HOST_FIELDS = ("host_times_s", "back_to_back_times_s", "host_s", "back_to_back_s", "host_bound",
-               "redone_blocks", "drained_blocks")
+HOST_FIELDS = ("host_times_s", "back_to_back_times_s", "call_gpu_times_s", "host_s",
+               "back_to_back_s", "call_gpu_s", "host_bound", "redone_blocks", "drained_blocks")
+# a point's (a sweep's, a workload's) besides: which call they are of (a runner's fact)
+POINT_FIELDS = (*HOST_FIELDS, "timed_call")
+
+# Back to back, a call costs at least the larger of its host and GPU time (each measured in
+# blocks of its own, minutes apart at most, at the clocks of the moment): below it by more than
+# this share is no measurement of one call (the clocks between blocks move a few per cent).
+B2B_NOISE = 0.10
 
 # A block's queue drained when the GPU idled between its calls for more than this share of the
 # calls' own time plus this much per gap (CUDA events resolve 0.5 us; consecutive launches
@@ -41,6 +55,14 @@ def host_bound(host_s: float | None, gpu_s: float | None) -> bool | None:
     if host_s is None or gpu_s is None:
         return None
     return host_s > gpu_s
+
+
+def back_to_back_floor(host_s: float | None, gpu_s: float | None) -> float | None:
+    """The least back-to-back time a call's host and GPU time allow, less the noise (None when
+    either is unknown)."""
+    if host_s is None or gpu_s is None:
+        return None
+    return max(host_s, gpu_s) * (1 - B2B_NOISE)
 
 
 def bound_by(host_s: float | None, gpu_s: float | None) -> str | None:

@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sagetui.core import format as fmt
+from sagetui.core.derived import ratio_percent
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.intervals import around
 from sagetui.core.telemetry import merge_blocks
@@ -87,9 +89,9 @@ def flag(results: list[GpuResult], floor_percent: float = DEFAULT_FLOOR_PERCENT)
             side = "slower" if g.p50_s > hi else "faster"
             edge = hi if g.p50_s > hi else lo
             g.flagged = True
-            g.why = (f"{side} than the others: p50 {g.p50_s * 1e3:.4g} ms, "
-                     f"{abs(g.p50_s / edge - 1) * 100:.1f} % past their spread "
-                     f"[{lo * 1e3:.4g}, {hi * 1e3:.4g}] ms")
+            g.why = (f"{side} than the others: p50 {fmt.ms_significant(g.p50_s)} ms, "
+                     f"{fmt.percent(abs(ratio_percent(g.p50_s, edge)), 1)} past their spread "
+                     f"[{fmt.ms_significant(lo)}, {fmt.ms_significant(hi)}] ms")
             notes.append(f"{g.runner}: {g.why}")
     return notes or [f"{len(ok)} GPUs alike: every p50 inside the others' spread"]
 

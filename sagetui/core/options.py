@@ -22,51 +22,53 @@ FLASH_ATTN_IMPLS = ("fa2", "fa3", "fa4")
 
 
 @dataclass(frozen=True)
-class Option:
+class BackendOption:
     values: tuple[Any, ...]
     default: Any
     help: str = ""
 
 
-QK_GRAN = Option(("per_warp", "per_thread"), "per_warp",
-                 "Q/K int8 granularity; per_thread quantizes with SageAttention's Triton kernels")
-SMOOTH_K = Option((True, False), True, "subtract K's mean over the tokens before int8 "
-                  "(exact for the softmax; false skips it, as smooth_k=False does)")
-SMOOTH_V = Option((False, True), False, "subtract V's mean first (see each backend's rule)")
-RETURN_LSE = Option((False, True), False, "also return the softmax's log-sum-exp per query row "
-                    "(a template parameter of the CUDA kernels: another kernel runs); the lse "
-                    "is hashed with the output and checked against fp32's")
+QK_GRAN = BackendOption(("per_warp", "per_thread"), "per_warp",
+                        "Q/K int8 granularity; per_thread quantizes with SageAttention's Triton "
+                        "kernels")
+SMOOTH_K = BackendOption((True, False), True, "subtract K's mean over the tokens before int8 "
+                         "(exact for the softmax; false skips it, as smooth_k=False does)")
+SMOOTH_V = BackendOption((False, True), False, "subtract V's mean first (see each backend's rule)")
+RETURN_LSE = BackendOption((False, True), False, "also return the softmax's log-sum-exp per "
+                           "query row (a template parameter of the CUDA kernels: another kernel "
+                           "runs); the lse is hashed with the output and checked against fp32's")
 
-OPTIONS: dict[str, dict[str, Option]] = {
+OPTIONS: dict[str, dict[str, BackendOption]] = {
     "reference": {"smooth_k": SMOOTH_K, "return_lse": RETURN_LSE,
-                  "slowdown": Option((), 1.0, "test knob: 1..10 x the main loop's time"),
+                  "slowdown": BackendOption((), 1.0, "test knob: 1..10 x the main loop's time"),
                   # test knobs: a simulated device (runner/timing.SimStream) whose host and
                   # device work per call are these many microseconds
-                  "host_us": Option((), 0.0, "test knob: host work per call, us (0..1e6)"),
-                  "device_us": Option((), 0.0, "test knob: simulated device work per call, "
-                                      "us (0..1e6)")},
-    "sdpa": {"backend": Option((None, *SDPA_PINNED, *SDPA_FLASH_IMPLS), None,
-                               "pin torch's SDPA backend (default: torch's own choice, "
-                               "recorded)")},
-    "flash-attn": {"impl": Option(FLASH_ATTN_IMPLS, "fa2", "flash_attn (fa2), "
-                                  "flash_attn_interface (fa3), flash_attn.cute (fa4)")},
+                  "host_us": BackendOption((), 0.0, "test knob: host work per call, us (0..1e6)"),
+                  "device_us": BackendOption((), 0.0, "test knob: simulated device work per call, "
+                                             "us (0..1e6)")},
+    "sdpa": {"backend": BackendOption((None, *SDPA_PINNED, *SDPA_FLASH_IMPLS), None,
+                                      "pin torch's SDPA backend (default: torch's own choice, "
+                                      "recorded)")},
+    "flash-attn": {"impl": BackendOption(FLASH_ATTN_IMPLS, "fa2", "flash_attn (fa2), "
+                                         "flash_attn_interface (fa3), flash_attn.cute (fa4)")},
     "sage-triton": {"smooth_k": SMOOTH_K, "return_lse": RETURN_LSE},
     "sage2-sm80": {
-        "pv_accum": Option(("fp32", "fp16+fp32", "fp16"), "fp32", "PV accumulation"),
+        "pv_accum": BackendOption(("fp32", "fp16+fp32", "fp16"), "fp32", "PV accumulation"),
         "qk_quant_gran": QK_GRAN,
         "smooth_k": SMOOTH_K,
         "smooth_v": SMOOTH_V,
         "return_lse": RETURN_LSE,
     },
     "sage2-sm89": {
-        "pv_accum": Option(("fp32+fp32", "fp32+fp16", "fp32"), "fp32+fp32", "PV accumulation"),
+        "pv_accum": BackendOption(("fp32+fp32", "fp32+fp16", "fp32"), "fp32+fp32",
+                                  "PV accumulation"),
         "qk_quant_gran": QK_GRAN,
         "smooth_k": SMOOTH_K,
         "smooth_v": SMOOTH_V,
         "return_lse": RETURN_LSE,
     },
     "sage2-sm90": {
-        "pv_accum": Option(("fp32+fp32",), "fp32+fp32", "the only one sm90 computes"),
+        "pv_accum": BackendOption(("fp32+fp32",), "fp32+fp32", "the only one sm90 computes"),
         "qk_quant_gran": QK_GRAN,
         "smooth_k": SMOOTH_K,
         "return_lse": RETURN_LSE,

@@ -24,7 +24,6 @@ token of one head. Q = B·Lq·Hq rows, K = V = B·Lkv·Hkv rows.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +32,7 @@ from sagetui.core import scheduler
 from sagetui.core.derived import share_of_peak, tops
 from sagetui.core.options import option
 from sagetui.core.phases import PARENTS
+from sagetui.core.statistics.summary import median
 from sagetui.core.telemetry import merge_blocks
 
 F32 = 4  # bytes of a float32 scale or mean
@@ -206,7 +206,7 @@ def phase_traffic(backend: str, kernel: str | None, options: Mapping[str, Any],
 def copy_gbps(seconds: Iterable[float], moved_bytes: int) -> float | None:
     """The measured copy bandwidth: the median over the repeats of moved bytes / seconds."""
     rates = [moved_bytes / s / 1e9 for s in seconds if s > 0]
-    return statistics.median(rates) if rates else None
+    return median(rates) if rates else None
 
 
 def mean_sm_clock(rounds: Iterable[Mapping[str, Any] | None]) -> float | None:

@@ -33,6 +33,7 @@ from typing import Any
 from sagetui.core import format as fmt
 from sagetui.core.blocks.sweep import NOISY_MARK, noisy
 from sagetui.core.report.csv_cell import inert_cell
+from sagetui.core.statistics.threshold import describe_fields
 
 TABLE, RUN, MARKDOWN, KERNEL, CALLS, SWEEP_MD = (
     "table", "run", "markdown", "kernel", "calls", "sweep markdown")
@@ -144,7 +145,7 @@ def _verdict(vd: Any, v: Any, at: At) -> str:
 
 
 def _threshold(vd: Any, _v: Any, at: At) -> str:
-    return fmt.threshold(vd.model_dump() if vd is not None else None, at.created_utc)
+    return describe_fields(vd.model_dump() if vd is not None else None, at.created_utc)
 
 
 def _drift(d: Any) -> str:
@@ -161,8 +162,8 @@ def p50_text(v: Any) -> str:
     """A point's p50 with its interval."""
     if v.timing is None:
         return fmt.DASH
-    ci = f" ± {v.p50_ci_percent:.1f} %" if v.p50_ci_percent is not None else ""
-    return f"{v.timing.p50_s * 1e3:.3f}{ci}"
+    ci = f" {fmt.half_width(v.p50_ci_percent)}" if v.p50_ci_percent is not None else ""
+    return f"{fmt.ms(v.timing.p50_s)}{ci}"
 
 
 def p50_cell(v: Any) -> str:
@@ -176,7 +177,7 @@ def _fixed3(x: Any) -> str:
 
 
 def _share_pct(x: Any) -> str:
-    return fmt.DASH if x is None else f"{100 * x:.1f} %"
+    return fmt.share(x)
 
 
 def accuracy_text(acc: Any) -> str:
@@ -188,11 +189,11 @@ def accuracy_text(acc: Any) -> str:
     if acc.get("cosine_similarity") is not None:
         parts.append(f"cos {acc['cosine_similarity']:.5f}")
     if acc.get("relative_l1") is not None:
-        parts.append(f"L1 {100 * acc['relative_l1']:.2f} %")
+        parts.append(f"L1 {fmt.share(acc['relative_l1'], 2)}")
     if acc.get("worst_head") is not None:
         l1 = acc.get("worst_head_relative_l1")
         parts.append(f"worst head {acc['worst_head']} "
-                     + (f"{100 * l1:.2f} %" if l1 is not None else "not finite"))
+                     + (fmt.share(l1, 2) if l1 is not None else "not finite"))
     if acc.get("byte_exact"):
         parts.append(f"= {acc.get('against')}")
     elif acc.get("max_abs_diff") is not None:
@@ -268,8 +269,11 @@ FACTS: tuple[Fact, ...] = (
     # the runner's facts (report/model.VariantFacts)
     Fact("first_call_s", "first call", "ms", fmt.ms, frozenset({MARKDOWN, COMPARE}),
          raw=_seconds_raw, optional=True),
-    # host time and back-to-back time (core/host_time.py)
+    # host time and back-to-back time (core/host_time.py), each of the call the user makes
+    # (`timed_call`), with that call's own GPU time beside the phases' sum
     Fact("host_s", "host", "ms", fmt.ms, raw=_seconds_raw, group=HOST),
+    Fact("call_gpu_s", "call GPU", "ms", fmt.ms, raw=_seconds_raw, group=HOST, optional=True,
+         short="call"),
     Fact("back_to_back_s", "b2b", "ms", fmt.ms, raw=_seconds_raw, group=HOST),
     Fact("host_bound", "bound", "", _bound, raw=lambda x: "" if x is None else str(bool(x)),
          group=HOST, left=True),
@@ -278,6 +282,9 @@ FACTS: tuple[Fact, ...] = (
     # kept drained after every redo: its GPU time is the host's pace (never silently)
     Fact("drained_blocks", "drained", "blocks", _count,
          frozenset({MARKDOWN, SWEEP_MD}) | CSV, raw=_text_raw, group=HOST),
+    Fact("timed_call", "timed call", "(host, call GPU, b2b)", lambda x: x or fmt.DASH,
+         frozenset({MARKDOWN, COMPARE}) | CSV, raw=_inert, group=HOST, optional=True,
+         left=True),
 )
 
 
@@ -320,6 +327,21 @@ def raw_cells(values: Any, where: str | list[Fact]) -> list[str]:
 def blank_row(facts: list[Fact], **given: str) -> list[str]:
     """A row without a variant (a skipped call, a failed point): blank but for `given`."""
     return [given.get(f.key, "") for f in facts]
+
+
+def timed_call_note(calls: Iterable[tuple[str, str | None]], short: bool = False) -> str | None:
+    """Which call the host, call GPU and back-to-back times are of (core/host_time.py), from
+    each variant's (name, timed_call): "host, call GPU and b2b time the call the user makes:
+    sdpa torch.nn.functional.scaled_dot_product_attention; ..."; `short`: the function's own
+    name."""
+    named = [(n, c) for n, c in calls if c]
+    if not named:
+        return None
+
+    def name(c: str) -> str:
+        return c.rsplit(".", 1)[-1] if short and not c.startswith("the ") else c
+    return ("host, call GPU and b2b time the call the user makes: "
+            + "; ".join(f"{n} {name(c)}" for n, c in named))
 
 
 def clock_notes(report: Any) -> list[str]:

@@ -25,6 +25,7 @@ from sagetui.core.status_board import StatusBoard
 from sagetui.runner.backends import backend_class
 from sagetui.runner.backends.base import Backend, Inputs, NullClock, VariantLoadError, tiny_inputs
 from sagetui.runner.bandwidth import measure_copy_bandwidth
+from sagetui.runner.call_times import CallTimer
 from sagetui.runner.exact_reference import ExactReference
 from sagetui.runner.fault_injection import LATE, WARMUP, maybe_inject, maybe_inject_setup
 from sagetui.runner.inputs import build_inputs, checksum
@@ -40,13 +41,9 @@ from sagetui.runner.timing import DEFAULT_CLOCK_HZ, CpuClock, CudaEventClock, ga
 GATE_FIRST_MAX_S = 0.05
 GATE_MAX_S = 2.0
 REDOS = 2
-# calls of the back-to-back loop after a round's first gated block (no gate, one synchronise
-# at its end): a few, two where a call's GPU time is over LONG_CALL_S (its first launch's
-# latency is then a small part of the loop; the reference shape's 51-130 ms calls would add
-# half a second a round)
-BACK_TO_BACK_CALLS = 5
-BACK_TO_BACK_LONG = 2
-LONG_CALL_S = 5e-3
+# the call the user makes is warmed by this many calls in its variant's warm-up (its first pays
+# the public API's imports, seconds), before its own blocks time it (runner/call_times.py)
+USER_CALL_WARMUP = 2
 
 Emit = Callable[[ev.RunnerEventT], None]
 
@@ -154,6 +151,9 @@ class Engine:
         self._gpu_s: dict[str, float] = {}  # GPU time per call: the last block's
         self._measured: set[str] = set()  # variants a block has measured those of
         self._primed: set[int] = set()  # backends whose public API had its first call
+        # variant -> the call the user makes, bound to the inputs, and what it is
+        self._user_calls: dict[str, tuple[Callable[[], Any], str]] = {}
+        self._call_timer: CallTimer | None = None
         self._input_hashing: Any = None  # the inputs' sha256, hashed during the rounds
         self._peak_bytes: dict[str, int] = {}  # allocator peak of one call (VariantFacts)
         self._first_call_s: dict[SpecKey, float] = {}  # its backend's first call (VariantFacts)
@@ -315,6 +315,7 @@ class Engine:
                 self._first_call_s[self._key_of[variant]] = time.perf_counter() - t
         self._sync(dev)
         self._prime_public_now(variant, be)
+        self._warm_user_call(variant, be, dev)
         if dev is not None:  # host time to enqueue one call and its GPU time: the first gate
             clk = CudaEventClock(be.leaves(), dev)
             if self.is_gpu:
@@ -334,6 +335,27 @@ class Engine:
             self.checks.remember(key, out, partial(self._first_output_facts, variant),
                                  be.last_lse)
         self.emit(ev.WarmupDone(variant=variant, calls=calls, seconds=seconds))
+
+    def _warm_user_call(self, variant: str, be: Backend, dev: Any) -> None:
+        """The call the user makes (Backend.user_call), bound to the inputs and called
+        USER_CALL_WARMUP times: its first call pays what a public API pays once. One that fails
+        is replaced by the decomposition, and its name says why."""
+        assert self.inputs is not None
+        self.board.set("warm-up: the call the user makes")
+        call, name = be.user_call(self.inputs)
+        try:
+            for _ in range(USER_CALL_WARMUP if dev is not None else 0):
+                call()
+            self._sync(dev)
+            if be.module_path is None and be.has_public:
+                self._primed.add(id(be))
+        except Exception as exc:  # noqa: BLE001 - its decomposition is timed instead, said so
+            call = partial(be.run, self.inputs, NullClock())
+            name = (f"the decomposition ({name} failed: {type(exc).__name__}: "
+                    f"{str(exc)[:120]})")
+        if dev is None:  # the CPU: its back-to-back time is its rounds' own loop
+            name = f"{name}, timed in its rounds' own loop (on a CPU each call is synchronous)"
+        self._user_calls[variant] = (call, name)
 
     def _backend(self, variant: str) -> Backend:
         if variant not in self.backends:
@@ -363,9 +385,10 @@ class Engine:
             done = len(clocks)
             out = timed.pop("out")
             if done and half == 0 and not self.cancel.is_set():  # once a round
-                long = self._gpu_s.get(variant, 0.0) > LONG_CALL_S
-                timed["back_to_back_s"] = self._back_to_back(
-                    be, dev, min(done, BACK_TO_BACK_LONG if long else BACK_TO_BACK_CALLS))
+                call = self._call_times(variant, dev)
+                call["redone"] = timed.get("redone", 0) + call.pop("call_redone")
+                call["drained"] = timed.get("drained", False) or call.pop("call_drained")
+                timed.update(call)
         else:
             t = time.perf_counter()
             for i in range(iterations):
@@ -416,8 +439,6 @@ class Engine:
         host["gate_s"] = gate
         timed: dict[str, Any] = {"out": out, "redone": redone,
                                  "drained": bool(not gone and drained(intervals))}
-        if host_each:
-            timed["host_call_s"] = sorted(host_each)[len(host_each) // 2]
         return clocks, timed
 
     def _gated_pass(self, be: Backend, dev: Any, leaves: list[str], iterations: int,
@@ -453,15 +474,18 @@ class Engine:
             [c.span(clocks[0].first_event) for c in clocks]
         return clocks, host_each, intervals, out
 
-    def _back_to_back(self, be: Backend, dev: Any, calls: int) -> float:
-        """Wall time per call of `calls` calls in a hot loop, no gate, one synchronise at its
-        end: the pace of a model that calls it again and again."""
-        self.board.set("back-to-back")
-        t = time.perf_counter()
-        for _ in range(calls):
-            self._call(be, NullClock())
-        self._sync(dev)
-        return (time.perf_counter() - t) / calls
+    def _call_times(self, variant: str, dev: Any) -> dict[str, Any]:
+        """The call the user makes, timed in blocks of its own (runner/call_times.py): its
+        host, GPU and back-to-back time per call; its redo and drained flag join the block's."""
+        self.board.set("the call the user makes")
+        if self._call_timer is None or self._call_timer.dev is not dev:
+            self._call_timer = CallTimer(dev, self._clock_hz())
+        got = self._call_timer.measure(variant, self._user_calls[variant][0],
+                                       self._enqueue_s.get(variant, 1e-3),
+                                       self._gpu_s.get(variant, 0.0))
+        return {"host_call_s": got.host_s, "call_gpu_s": got.gpu_s,
+                "back_to_back_s": got.back_to_back_s, "call_redone": got.redone,
+                "call_drained": got.drained}
 
     def _gate_s(self, variant: str, iterations: int) -> float:
         """How long to hold the stream so the host can enqueue the block ahead of the GPU: the
@@ -494,6 +518,8 @@ class Engine:
         facts: dict[str, Any] = dict(self._backend(variant).facts(self.inputs, out))
         if variant in self._peak_bytes:
             facts["peak_memory_bytes"] = self._peak_bytes[variant]
+        if variant in self._user_calls:
+            facts["timed_call"] = self._user_calls[variant][1]
         if self._key_of[variant] in self._first_call_s:
             facts["first_call_s"] = self._first_call_s[self._key_of[variant]]
         self._sync()

@@ -71,8 +71,10 @@ class ExactReference:
                     kh, vh = k[:, h // group, k0:k1].float(), v[:, h // group, k0:k1].float()
                     for r0 in range(q0, q1, rows):
                         r1 = min(r0 + rows, q1)
-                        s = torch.matmul(q[:, h, r0:r1].float(), kh.transpose(-1, -2))
-                        s *= inputs.sm_scale
+                        # the scale on the rows of q, not on the scores: one pass less over
+                        # the block (5.7 GB a head at the reference shape)
+                        s = torch.matmul(q[:, h, r0:r1].float() * inputs.sm_scale,
+                                         kh.transpose(-1, -2))
                         if inputs.causal:  # top-left aligned in each sequence, as SageAttention
                             idx = torch.arange(r0 - q0, r1 - q0, device=q.device)
                             cols = torch.arange(k1 - k0, device=q.device)

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from sagetui.core import distributions
+from sagetui.core.capture.inputs_file import shape_mismatch
 from sagetui.core.config import INPUT_SUFFIXES, RunConfig
 from sagetui.runner.backends.base import Inputs, Packed, to_hnd
 
@@ -120,11 +121,10 @@ def from_file(path: str, config: RunConfig, device: str):
         raise InputError(f"{p}: cannot load: {type(exc).__name__}: {exc}") from None
     if config.shape.seqlens is not None:  # a captured sageattn_varlen call's [tokens, H, D]
         q, k, v = (x.unsqueeze(0) if x.dim() == 3 else x for x in (q, k, v))
-    want = config.shape.tensor_shapes()
-    for name, x in zip(("q_shape", "k_shape", "v_shape"), (q, k, v), strict=True):
-        if list(x.shape) != want[name]:
-            raise InputError(f"{p}: {name[0]} has shape {list(x.shape)}, the configuration "
-                             f"says {want[name]}")
+    why = shape_mismatch({"q": list(q.shape), "k": list(k.shape), "v": list(v.shape)},
+                         config.shape)
+    if why:
+        raise InputError(f"{p}: {why}")
     dtype = DTYPES[config.shape.dtype]
     return tuple(t.to(device=device, dtype=dtype).contiguous() for t in (q, k, v))
 

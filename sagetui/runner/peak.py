@@ -5,11 +5,12 @@ it runs a small product so that the path is exercised, not to say anything about
 
 from __future__ import annotations
 
-import statistics
 import time
 from typing import Any
 
 import torch
+
+from sagetui.core.statistics.summary import median
 
 
 def _time(fn: Any, calls: int, gpu: bool) -> float:
@@ -28,7 +29,7 @@ def _time(fn: Any, calls: int, gpu: bool) -> float:
             t = time.perf_counter()
             fn()
             times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    return median(times)
 
 
 def measure(device: str, n: int | None = None, calls: int = 20) -> dict[str, Any]:

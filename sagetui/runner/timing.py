@@ -103,6 +103,10 @@ class SimEvent:
     def _stamp(self) -> None:
         self.t = time.perf_counter()
 
+    def query(self) -> bool:
+        """Whether the stream has reached it (torch.cuda.Event.query)."""
+        return self.t is not None
+
     def elapsed_time(self, other: SimEvent) -> float:
         assert self.t is not None and other.t is not None, "read after synchronize()"
         return (other.t - self.t) * 1e3  # milliseconds, as torch's

@@ -22,6 +22,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
+from sagetui.core import format as fmt
 from sagetui.core.config import RunConfig, VariantSpec
 from sagetui.core.file_writes import atomic_write_text
 from sagetui.core.paths import calibration_file
@@ -148,7 +149,7 @@ def earlier(config: RunConfig) -> tuple[str, dict[str, Any]] | None:
 def describe_entry(e: dict[str, Any]) -> str:
     noise = e.get("noise_floor_percent")
     when = age(e["measured_utc"]) if isinstance(e.get("measured_utc"), str) else "age unknown"
-    return (f"noise floor {noise:.3f} %" if isinstance(noise, int | float) else "no floor") + (
+    return (fmt.noise_floor(noise) if isinstance(noise, int | float) else "no floor") + (
         f", {when}" if e.get("host") else ", unkeyed (before sagetui keyed by host): unused")
 
 
@@ -174,8 +175,9 @@ def conclude(config: RunConfig, report: Report | None) -> tuple[Threshold | None
         return None, f"could not store the calibration: {exc}; the threshold is unchanged"
     t = stored_threshold(base, gpu, device)
     assert t is not None
-    return t, (f"noise floor: {noise:.3f} % (round-to-round, paired); the SAME threshold is "
-               f"now {t.percent:.2f} % for {base.variants[0].spec} at {config.shape.describe()} on "
+    return t, (f"{fmt.noise_floor(noise, ': ')} (round-to-round, paired); the SAME threshold is "
+               f"now {fmt.percent(t.percent)} for {base.variants[0].spec} at "
+               f"{config.shape.describe()} on "
                f"{gpu_of(gpu, device)} (stored in {where} for later runs of this host, GPU, "
                "backend, build and shape)")
 

@@ -31,7 +31,7 @@ class Conversation(Protocol):
     @property
     def cancelled(self) -> bool: ...
 
-    def _emit(self, event: ev.Event) -> None: ...
+    def emit(self, event: ev.Event) -> None: ...
 
     def _wait_for(self, name: str, kinds: tuple[type[ev.RunnerEvent], ...], watchdog: float,
                   *, shown: tuple[type[ev.RunnerEvent], ...] = ...,
@@ -49,7 +49,7 @@ def late_figures(session: Conversation, decompose: str | None) -> None:
     hash_inputs = not m.ready.get("input_sha256")
     if hash_inputs:
         computing.append(late.INPUT_SHA256)
-    session._emit(ev.Measured(computing=computing))
+    session.emit(ev.Measured(computing=computing))
     if not computing or session.client is None or session.cancelled:
         return
     session.client.send(ev.Late(accuracy=variants, decompose=decompose,

@@ -32,6 +32,7 @@ class PointRun:
     model: RunModel
     setup_error: ev.RunnerError | None  # why setup failed (the runner's error, or its death)
     elapsed_s: float
+    ending: tuple[str, list[str]]  # its status and why (build_report's `ending`)
 
 
 def measure_point(session: RunnerSession, config: RunConfig, *,
@@ -40,7 +41,7 @@ def measure_point(session: RunnerSession, config: RunConfig, *,
     then its late figures (each point's accuracy, its inputs' sha256) unless `late` is off."""
     with session.point_model(config) as point:
         main = session._main or point
-        session._emit(ev.RunStarted(config=config, created_utc=main.created_utc or "",
+        session.emit(ev.RunStarted(config=config, created_utc=main.created_utc or "",
                                     host=dict(main.host)))
         t0 = time.monotonic()
         err: ev.RunnerError | None = None
@@ -62,8 +63,7 @@ def measure_point(session: RunnerSession, config: RunConfig, *,
         status, detail = final_status(point, error=err.message if err else None,
                                       stopped_by="the user" if session.cancelled else None,
                                       rounds_planned=config.rounds)
-        point.status, point.status_detail = status, detail
-        return PointRun(point, err, time.monotonic() - t0)
+        return PointRun(point, err, time.monotonic() - t0, (status, detail))
 
 
 def tail_study(session: RunnerSession, base: str) -> None:
@@ -85,7 +85,7 @@ def tail_study(session: RunnerSession, base: str) -> None:
         run = measure_point(session, cfg, late=False)  # its rows need no accuracy
         row = _tail_row(run.model, base, sweep, q_len, kv_len)
         if row is not None:
-            session._emit(row)
+            session.emit(row)
 
 
 def _tail_row(point: RunModel, base: str, sweep: str, q_len: int,

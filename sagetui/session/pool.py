@@ -4,7 +4,7 @@ from one queue when it is free, so a long point on one GPU does not hold the oth
 
 A point keeps all its variants on one runner, interleaved in ABBA/BAAB rounds there (a
 comparison is never split across GPUs: two GPUs differ by more than the effects measured).
-The points merge into one report whose structure is a single runner's (core/sweep_build's
+The points merge into one report whose structure is a single runner's (core/sweep/collect's
 sweep_report); each point's `measured_on` names the runner, GPU and UUID. A runner that dies
 is restarted by its own session, and a session that fails outright leaves its queue to the
 others: one GPU's fault never stops the rest.
@@ -29,7 +29,8 @@ from sagetui.core.gpus import Slot
 from sagetui.core.report.io import save_report
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.run.assemble import with_left_out
-from sagetui.core.sweep import assemble
+from sagetui.core.run.fold import apply
+from sagetui.core.sweep import collect
 from sagetui.core.sweep.plan import Axes, plan
 from sagetui.session.errors import NotRunnable
 from sagetui.session.runner_session import SETUP_TIMEOUT_S, OnEvent
@@ -138,8 +139,8 @@ class PoolSweep:
             self._unrunnable.append(exc)
         except Exception as exc:  # a bug in one slot: the others go on
             with w._data:
-                w.model.faults.append(Fault(kind="session", message=f"{w.slot_label}: "
-                                            f"{type(exc).__name__}: {exc}"[:500]))
+                apply(w.model, ev.FaultRaised(fault=Fault(
+                    kind="session", message=f"{w.slot_label}: {type(exc).__name__}: {exc}"[:500])))
         finally:  # one that never reached the barrier (its runner did not start) frees the
             self._started.abort()  # others; after it passed, breaking it changes nothing
 
@@ -154,12 +155,12 @@ class PoolSweep:
                 faults += [f for f in w.model.faults if f not in faults]
         base = next((w.base for w in self.workers if w.points), self.workers[0].base)
         planned = len(self.indices)
-        status = assemble.points_status(points, planned, stopped=self.cancelled)
+        status = collect.points_status(points, planned, stopped=self.cancelled)
         by = next((w.stopped_by for w in self.workers if w.stopped_by), "the user")
         dropped = any(w._dropped for w in self.workers)
-        detail = [assemble.stopped_detail(by, len(points), planned, dropped=dropped)] \
+        detail = [collect.stopped_detail(by, len(points), planned, dropped=dropped)] \
             if self.cancelled else []
-        return assemble.sweep_report(base, self.axes, points,
+        return collect.sweep_report(base, self.axes, points,
                                         environment=self.environment(points),
                                         created=self._created, status=status, faults=faults,
                                         detail=detail)

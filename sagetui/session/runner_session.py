@@ -7,7 +7,7 @@ recorded with the variant and phase that were running and the runner's last stde
 completed rounds are kept, and a new runner goes on without the failed variant (the others
 keep every round they were asked for: a failed variant never shortens the run).
 
-Everything it learns becomes an event (core/events.py), and `_emit` is the one door: the event
+Everything it learns becomes an event (core/events.py), and `emit` is the one door: the event
 is folded into the session's own run model (core/run/fold.py) and then handed to the display
 (`on_event`), which folds it into its own. The report is built from the model
 (core/run/assemble.py). docs/architecture.md draws the flow.
@@ -173,7 +173,7 @@ class RunnerSession:
         return report
 
     # -- the one door: every event is folded into the model, then shown ----------------------
-    def _emit(self, event: ev.Event) -> None:
+    def emit(self, event: ev.Event) -> None:
         with self._data:
             apply(self.model, event)
             if self._main is not None and isinstance(event, PASSED_ON):
@@ -188,9 +188,9 @@ class RunnerSession:
             with self._data:
                 if not any(f.kind == "display" for f in self.model.faults):
                     # the one fault the display cannot hear of: it is the display's own
-                    self.model.faults.append(Fault(
+                    apply(self.model, ev.FaultRaised(fault=Fault(
                         kind="display", message=f"the event handler failed on a {event.NAME} "
-                                                f"event: {type(exc).__name__}: {exc}"[:500]))
+                                                f"event: {type(exc).__name__}: {exc}"[:500])))
 
     def _round_samples(self, names: list[str]) -> dict[str, dict[str, object]]:
         """Views of the completed rounds of these variants (they never change once written)."""
@@ -203,14 +203,14 @@ class RunnerSession:
         """The baseline the user chose, taken into the measurements (this thread only)."""
         chosen = self.controls.take_baseline()
         if chosen is not None and chosen in self.model.variants and chosen != self.model.baseline:
-            self._emit(ev.BaselineChanged(baseline=chosen))
+            self.emit(ev.BaselineChanged(baseline=chosen))
 
     def run(self) -> Report:
         # scipy (the verdicts' t quantiles, drift) takes most of a second to import: load it
         # while the runner starts rather than between the first rounds
         threading.Thread(target=_warm_imports, name="sagetui-imports", daemon=True).start()
         if not self._resumed:
-            self._emit(ev.RunStarted(config=self.config, host=host_facts(),
+            self.emit(ev.RunStarted(config=self.config, host=host_facts(),
                                      created_utc=self.created_utc))
         clean, error = False, None
         try:
@@ -227,9 +227,9 @@ class RunnerSession:
         finally:  # the runner is kept warm for the next run, or stopped
             self._runners.discard()  # one started early that this run never took
             client, self.client = self.client, None
-            if client is not None:
+            if client is not None:  # a clean run's stop overlaps its report (warm.py)
                 self._runners.release(client, self.hello, self._loaded_files(), clean,
-                                      self._log)
+                                      self._log, background=clean)
             self._autosaver.drain()  # the last round's autosave lands before the final one
         self._apply_controls()  # a baseline chosen in the last round is the report's
         with self._data:
@@ -239,7 +239,7 @@ class RunnerSession:
         report = with_left_out(self._final_report(ending), self.left_out)
         self._autosaver.save(report)
         self._heap.now()
-        self._emit(ev.Finished(status=report.status or ending[0],
+        self.emit(ev.Finished(status=report.status or ending[0],
                                detail=list(report.status_detail or []), report=report))
         return report
 
@@ -261,7 +261,7 @@ class RunnerSession:
                 if v.status == "ok" and v.facts.provenance for f in v.facts.provenance.files]
 
     def _log(self, message: str) -> None:
-        self._emit(ev.LogMessage(message=message))
+        self.emit(ev.LogMessage(message=message))
 
     def _measure(self) -> None:
         """Everything between the runner's start and the report (a sweep measures points)."""
@@ -299,10 +299,10 @@ class RunnerSession:
         self.client, warm_hello = self._runners.start(self._log)
         hello = warm_hello or self._expect(ev.Hello, SETUP_TIMEOUT_S)
         self.hello = hello
-        self._emit(hello)
+        self.emit(hello)
         if self.config.auto or self.config.auto_shape:  # now we know what this machine has
             self.controls.reset(resolve_auto(self.config, hello.device, hello.backends))
-            self._emit(ev.ConfigResolved(config=self.config))
+            self.emit(ev.ConfigResolved(config=self.config))
 
     def _setup(self, exclude: set[str] | None = None) -> None:
         """Set the runner up for self.config (a runner set up before drops its inputs first);
@@ -320,9 +320,9 @@ class RunnerSession:
                 (ev.VariantLoaded, ev.Ready, ev.RunnerError), SETUP_TIMEOUT_S))
             match e:
                 case ev.VariantLoaded():
-                    self._emit(e)
+                    self.emit(e)
                 case ev.Ready():
-                    self._emit(e)
+                    self.emit(e)
                     self._resolve_threshold(e)
                     return
                 case ev.RunnerError():
@@ -337,7 +337,7 @@ class RunnerSession:
         stored = stored_threshold(cfg, ready.gpu, ready.device
                                   or (self.hello.device if self.hello else None))
         t = resolve_threshold(cfg.threshold_percent, cfg.noise_floor_percent, stored)
-        self._emit(ev.ThresholdResolved(threshold=t.fields()))
+        self.emit(ev.ThresholdResolved(threshold=t.fields()))
 
     def _expect(self, kinds: type[E] | tuple[type[E], ...], timeout: float) -> E:
         assert self.client is not None
@@ -368,7 +368,7 @@ class RunnerSession:
         names = [n for n in names if self.model.variants[n].status == "ok"]
         if not names:
             return bool(self.model.active())
-        self._emit(ev.RoundStarted(round=r, variants=names))
+        self.emit(ev.RoundStarted(round=r, variants=names))
         failed: set[str] = set()
         for name, half, n in round_order(names, r, self.config.iterations):
             if self._cancel.is_set():
@@ -385,7 +385,7 @@ class RunnerSession:
                 failed.add(name)
         completed = [n for n in names if n not in failed
                      and self.model.variants[n].status == "ok"]
-        self._emit(ev.RoundDone(round=r, completed=completed))
+        self.emit(ev.RoundDone(round=r, completed=completed))
         # drift and speedups (scipy's Theil-Sen, every sample's p50) at most every
         # DRIFT_EVERY_S: rounds of milliseconds do not wait on them
         due = time.monotonic() - self._last_drift >= DRIFT_EVERY_S
@@ -393,7 +393,7 @@ class RunnerSession:
             an = figures.analysis(self.model, drift=due, outliers=False)
         if due:
             self._last_drift = time.monotonic()
-        self._emit(ev.AnalysisDone(round=r, verdicts=an.verdict_dicts(),
+        self.emit(ev.AnalysisDone(round=r, verdicts=an.verdict_dicts(),
                                    drift=an.drift_dicts() if due else {},
                                    speedups=an.speedups() if due else {}))
         self._autosaver.after_round()
@@ -412,7 +412,7 @@ class RunnerSession:
         if e is None:
             return False
         self._warm.add(name)
-        self._emit(e)
+        self.emit(e)
         return True
 
     def _block(self, name: str, r: int, half: int, n: int) -> bool | None:
@@ -442,7 +442,7 @@ class RunnerSession:
             if e.nonfinite:
                 self._nonfinite(e)
             if isinstance(e, shown):
-                self._emit(e)
+                self.emit(e)
             elif isinstance(e, ev.RunnerError):
                 self._variant_error(e, fail)
                 if fail and e.fatal:
@@ -472,7 +472,7 @@ class RunnerSession:
 
     def _record(self, fault: Fault, fail: str | None = None) -> None:
         """Keep a fault (the variant `fail` failed with it), and show it."""
-        self._emit(ev.FaultRaised(fault=fault, failed=fail if fail in self.model.variants
+        self.emit(ev.FaultRaised(fault=fault, failed=fail if fail in self.model.variants
                                   else None))
 
     def _restart(self, exclude: set[str]) -> None:
@@ -488,8 +488,7 @@ class RunnerSession:
         events fold into it alone, but faults and log lines reach the run's model and the
         display too. The run's model and configuration come back after."""
         main_model, main_cfg, main_enabled = self.model, self.config, self.enabled()
-        point = new_model(config)
-        point.runner = dict(main_model.runner)
+        point = new_model(config, runner=main_model.runner)
         with self._data:
             self.controls.swap(config)
             self._main, self.model = main_model, point

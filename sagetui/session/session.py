@@ -24,7 +24,7 @@ class Session(RunnerSession):
         self._cancel.clear()
         self.stopped_by = None
         self._resumed = True
-        self._emit(ev.Resumed())
+        self.emit(ev.Resumed())
         self._autosaver = self._new_autosaver()  # the last one was drained with its run
         return self.run()
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from sagetui.core import format as fmt
 from sagetui.core.blocks.swap import (
     UNCHANGED,
     ArmSettings,
@@ -199,7 +200,7 @@ class SwapRounds:
         calls = f"{result.swapped.count} swapped, {sum(result.passed.values())} passed through"
         step = derive.step_of([result])
         took = derive.seconds(result, step, result.clock)
-        timed = f"{step} {took * 1e3:.3f} ms, " if took else ""
+        timed = f"{step} {fmt.ms(took)} ms, " if took else ""
         return SwapProcess(round=r, arm=arm.name, status="ok", exit_status=0, wall_s=wall,
                            result=result), [f"round {r + 1}/{self.rounds} · {arm.name}: "
                                             f"{timed}{calls} ({wall:.1f} s)"]

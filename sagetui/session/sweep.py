@@ -18,7 +18,7 @@ from sagetui.core.environment import environment_block
 from sagetui.core.gpus import measured_on
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.run.assemble import build_report
-from sagetui.core.sweep import assemble
+from sagetui.core.sweep import collect
 from sagetui.core.sweep.plan import Axes, plan
 from sagetui.session.points import measure_point
 from sagetui.session.session import Session
@@ -47,16 +47,16 @@ class SweepSession(Session):
         for i, shape in self._work():
             if self.cancelled:
                 break
-            self._emit(ev.PointStarted(index=i, total=len(self.shapes), shape=shape.describe(),
+            self.emit(ev.PointStarted(index=i, total=len(self.shapes), shape=shape.describe(),
                                        call=self._call(i)))
             run = measure_point(self, self._point_config(i, shape))
             if self.cancelled:  # stopped inside the point: its rounds are cut short, its late
                 self._dropped = True  # figures not computed; the report keeps the points
                 break  # measured whole
             err = run.setup_error
-            rep = None if err else build_report(run.model)
+            rep = None if err else build_report(run.model, run.ending)
             ready, runner = run.model.ready, run.model.runner
-            pt = assemble.point(i, shape, self.axes, rep,
+            pt = collect.point(i, shape, self.axes, rep,
                                    error=err.message if err else None,
                                    fault_kind=err.kind if err else None, elapsed_s=run.elapsed_s,
                                    measured_on=measured_on(
@@ -71,7 +71,7 @@ class SweepSession(Session):
                 self.points.append(pt)
                 if rep is not None and rep.environment:
                     self._environment = rep.environment
-            self._emit(ev.PointDone(index=i, total=len(self.shapes), point=pt,
+            self.emit(ev.PointDone(index=i, total=len(self.shapes), point=pt,
                                     call=self._call(i)))
         self._done = not self.cancelled
 
@@ -90,15 +90,15 @@ class SweepSession(Session):
     UNIT = "points"  # what the points are, in the status detail ("calls": a workload's)
 
     def _status(self) -> tuple[str, list[str]]:
-        """The status from the points (sweep/assemble.points_status), and why it is not
+        """The status from the points (sweep/collect.points_status), and why it is not
         complete where it was stopped."""
         if self.cancelled:
-            return (assemble.points_status(self.points, len(self.shapes), stopped=True),
-                    [assemble.stopped_detail(self.stopped_by or "the user", len(self.points),
+            return (collect.points_status(self.points, len(self.shapes), stopped=True),
+                    [collect.stopped_detail(self.stopped_by or "the user", len(self.points),
                                                 len(self.shapes), self.UNIT, self._dropped)])
         if not self._done:
             return ("partial" if self.points else "failed"), []
-        return assemble.points_status(self.points, len(self.shapes)), []
+        return collect.points_status(self.points, len(self.shapes)), []
 
     def ran_on(self) -> dict[str, Any]:
         """The report's environment block: a measured point's, else what the runner said of
@@ -123,7 +123,7 @@ class SweepSession(Session):
     def _points_report(self, base: RunConfig, points: list[SweepPoint], *,
                        environment: dict[str, Any], status: str, faults: list[Fault],
                        detail: list[str]) -> Report:
-        return assemble.sweep_report(base, self.axes, points, environment=environment,
+        return collect.sweep_report(base, self.axes, points, environment=environment,
                                         created=self.created_utc, status=status,
                                         faults=faults, detail=detail)
 

@@ -144,11 +144,18 @@ class RunnerSource:
             early.discard()
 
     def release(self, client: RunnerClient, hello: ev.Hello | None,
-                files: list[dict[str, Any]], clean: bool, log: Log) -> None:
+                files: list[dict[str, Any]], clean: bool, log: Log, *,
+                background: bool = False) -> None:
         """The run is over: after a run that ended cleanly its runner is kept warm for the
-        next one (`files`: the libraries its variants loaded); otherwise it is stopped."""
+        next one (`files`: the libraries its variants loaded); otherwise it is stopped, with
+        `background` on a thread of its own (the process waits for it at its exit): a runner's
+        exit frees its CUDA context, 0.8 s at the reference shape on an H100 (measured), no
+        part of the report."""
         if not clean or self.warm is None or hello is None:
-            client.stop()
+            if background:
+                threading.Thread(target=client.stop, name="sagetui-runner-stop").start()
+            else:
+                client.stop()
             return
         if self.warm.keep(self.key, client, hello, files):
             log(f"the runner (pid {client.pid}) is kept warm for the next run")

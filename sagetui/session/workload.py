@@ -2,7 +2,7 @@
 capture's runnable calls, each measured at its own shape on its own tensors (the RunConfig's
 inputs_path is the call's file), variants interleaved in rounds as at any point
 (session/points.py), with its late figures (accuracy, per head). The report's block is the
-workload's (core/workload/assemble.py) instead of a sweep's."""
+workload's (core/workload/tally.py) instead of a sweep's."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from sagetui.core.capture.loaded import LoadedCapture, WorkloadCall
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.sweep.plan import Axes
-from sagetui.core.workload import assemble
+from sagetui.core.workload import tally
 from sagetui.session.sweep import SweepSession
 
 
@@ -24,7 +24,7 @@ class WorkloadSession(SweepSession):
         # the points are the calls: no axes to plan from (x is each call's q_len)
         super().__init__(config, Axes(q_lens=[], head_dims=[], causal=[]), **kw)
         self.capture, self.selection = capture, selection
-        self.calls = assemble.replayed_calls(capture, calls)
+        self.calls = tally.replayed_calls(capture, calls)
         self.runnable = [c for c in calls if c.shape is not None]
         self.shapes = [c.shape for c in self.runnable if c.shape is not None]
 
@@ -35,15 +35,15 @@ class WorkloadSession(SweepSession):
     UNIT = "calls"
 
     def _group(self, index: int) -> str | None:
-        return assemble.call_label(self.runnable[index])
+        return tally.call_label(self.runnable[index])
 
     def _call(self, index: int) -> str | None:
-        return assemble.call_label(self.runnable[index], "#")
+        return tally.call_label(self.runnable[index], "#")
 
     def _points_report(self, base: RunConfig, points: list[SweepPoint], *,
                        environment: dict[str, Any], status: str, faults: list[Fault],
                        detail: list[str]) -> Report:
-        block = assemble.workload_block(base, self.capture, self.calls, points, self.selection)
-        return assemble.workload_report(base, block, environment=environment,
+        block = tally.workload_block(base, self.capture, self.calls, points, self.selection)
+        return tally.workload_report(base, block, environment=environment,
                                   created=self.created_utc, status=status, faults=faults,
                                   detail=detail)

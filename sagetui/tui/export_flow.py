@@ -18,6 +18,7 @@ from textual.app import App
 from sagetui.core.eventlog import LogLine
 from sagetui.core.export.report import export_stem
 from sagetui.core.report.model import Report
+from sagetui.core.run.assemble import build_report
 from sagetui.tui import export_contents
 from sagetui.tui.modals import ConfirmScreen, PathPromptScreen
 from sagetui.tui.run_control import RunControl
@@ -36,10 +37,14 @@ class ExportFlow:
         self.app, self.view, self.run = app, view, run
         self.export_dir = export_dir
         self._kept: Report | None = None  # the last report written as JSON
+        # (the run's report, its baseline, it built again against that baseline)
+        self._rebuilt: tuple[Report, str, Report] | None = None
 
     def exported(self, report: Report) -> bool:
-        """This report (a finished run's, not a snapshot taken mid-run) was written as JSON."""
-        return report is self._kept
+        """This report (a finished run's, not a snapshot taken mid-run) was written as JSON,
+        as it ended or against another baseline."""
+        r = self._rebuilt
+        return report is self._kept or (r is not None and r[0] is report and r[2] is self._kept)
 
     def _log(self, text: str, severity: str = "information") -> None:
         self.view.write_log(LogLine(text, "error" if severity == "error" else "information"))
@@ -49,8 +54,34 @@ class ExportFlow:
         if data.live:
             if self.run.session is not None:
                 return self.run.session.report()  # thread-safe: a snapshot of what is measured
-            return self.run.final_report
+            return self._against_shown_baseline(self.run.final_report)
         return data.report
+
+    def _against_shown_baseline(self, final: Report | None) -> Report | None:
+        """A finished run's report with its verdicts against the baseline the console shows
+        (`b` after the run): built again from the console's model, which folded the same
+        events as the session's (core/run/assemble.py: equal models, equal reports), the run's
+        ending kept. As it ended where the model cannot rebuild it whole (a variant whose build
+        failed is in the report only)."""
+        m = self.view.data.model
+        if final is None or final.baseline is None or m.baseline in (None, final.baseline) \
+                or {v.name for v in final.variants or []} != set(m.variants):
+            return final
+        r = self._rebuilt
+        if r is None or r[0] is not final or r[1] != m.baseline:
+            rebuilt = build_report(m, (final.status or "complete",
+                                       list(final.status_detail or [])))
+            self._rebuilt = r = (final, m.baseline, rebuilt)
+        return r[2]
+
+    def baseline_note(self, kind: str, report: Report | None) -> str:
+        """Where an export's verdicts are against another baseline than the screen's (a
+        saved report's, a run's mid-run snapshot): said before it is written."""
+        shown = self.view.data.baseline
+        if kind not in ("json", "md") or report is None or report.baseline in (None, shown):
+            return ""  # None: a workload's or a sweep's, whose baseline is its block's
+        return (f" (its verdicts are against {report.baseline}, the report's baseline; the "
+                f"screen shows them against {shown})")
 
     def _stem(self) -> str:
         """A live run's exports are named by backend, shape, dtype and the run's start;
@@ -71,16 +102,16 @@ class ExportFlow:
         except ValueError as exc:
             self.app.notify(str(exc), severity="warning")
             return
-        self.export_text(kind, text, report=report)
+        self.export_text(kind, text, report=report, note=self.baseline_note(kind, report))
 
     def export_text(self, kind: str, text: export_contents.Content,
                     then: Callable[[], object] | None = None,
                     report: Report | None = None,
-                    otherwise: Callable[[], object] | None = None) -> None:
+                    otherwise: Callable[[], object] | None = None, note: str = "") -> None:
         """Ask for the path (prefilled), then write; `then` runs after a successful write,
         `otherwise` when nothing was written (the prompt cancelled, the file there kept, the
         write failed). `report`: what `text` was rendered from (a JSON of it marks it
-        exported)."""
+        exported). `note`: said in the prompt, after what is exported."""
         what = export_contents.KINDS[kind].what
         default = export_contents.default_path(self.export_dir, self._stem(), kind)
 
@@ -96,7 +127,8 @@ class ExportFlow:
             elif otherwise is not None:
                 otherwise()
 
-        self.app.push_screen(PathPromptScreen(f"Export the {what} to:", str(default)), chosen)
+        self.app.push_screen(PathPromptScreen(f"Export the {what}{note} to:", str(default)),
+                             chosen)
 
     def _write_checked(self, path: Path, kind: str, text: export_contents.Content,
                        then: Callable[[], object] | None,

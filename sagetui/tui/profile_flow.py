@@ -13,9 +13,11 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sagetui.core import events as ev
 from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.config import RunConfig, VariantSpec
 from sagetui.core.run.assemble import with_profiles
+from sagetui.core.run.fold import apply
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -88,8 +90,8 @@ class ProfileFlow:
         names = {p.variant for p in profiles}
         # the console's own addition to the live model (the session's run has ended): the
         # next run's model starts without them; the finished run's exports carry them
-        data.model.profiles = self.rc.profiles = [p for p in data.model.profiles
-                                                  if p.variant not in names] + profiles
+        apply(data.model, ev.ProfilesAdded(profiles=profiles))
+        self.rc.profiles = list(data.model.profiles)
         data.touch()
         report = self.rc.final_report
         if report is not None:

@@ -1,5 +1,5 @@
 """A live run's wall clock, for the status line's ETA and elapsed time. Where the run is (its
-round, stage, iterations) is the run model's (core/run/model.Progress): the model reads no
+round, stage, iterations) is the run model's (core/run/model.RunProgress): the model reads no
 clock, so the console keeps this beside it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from sagetui.core.run.model import Progress
+from sagetui.core.run.model import RunProgress
 
 
 @dataclass
@@ -39,7 +39,7 @@ class RunClock:
         self.round_ends()
         self.finished, self.stopping = time.monotonic(), False
 
-    def eta_s(self, p: Progress) -> float | None:
+    def eta_s(self, p: RunProgress) -> float | None:
         if self.rounds_planned is None or p.iterations_done == 0 or p.round < 0:
             return None
         spent = self.measured_s + (time.monotonic() - self.round_started

@@ -20,6 +20,7 @@ from textual.app import App
 from textual.worker import Worker, WorkerState
 
 from sagetui.core import events as ev
+from sagetui.core import format as fmt
 from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
@@ -154,7 +155,7 @@ class RunControl:
         baseline = data.baseline
         data.reset(new_model(cfg))  # this run's model: its events fold in from here
         if baseline in data.variants:
-            data.model.baseline = baseline
+            apply(data.model, ev.BaselineChanged(baseline=baseline))
         data.clock.start(cfg.round_limit, cfg.iterations, cfg.until_ci_percent)
         self.session = session
         self._started += 1
@@ -295,10 +296,11 @@ class RunControl:
             self.resolved_config = self.resolved_config.model_copy(
                 update={"noise_floor_percent": noise})
         if self.live is not None:  # the verdicts shown are judged with it from now on
-            self.live.model.threshold = threshold
+            apply(self.live.model, ev.ThresholdResolved(threshold=threshold.fields()))
             self.view.rederive(self.live)
         self.log(line)
-        self.app.notify(f"Noise floor {noise:.3f} %; SAME threshold {threshold.percent:.2f} %.")
+        self.app.notify(f"{fmt.noise_floor(noise).capitalize()}; SAME threshold "
+                        f"{fmt.percent(threshold.percent)}.")
 
     def calibrations(self) -> None:
         """The stored calibrations, and an offer to clear them (key A)."""
@@ -354,15 +356,8 @@ class RunControl:
                 data.clock.finish()
                 self._finished(e)
                 self.view.sync_panels()
-            case (ev.Hello() | ev.WarmupDone() | ev.Iterations() | ev.BlockDone()
-                  | ev.Decomposition() | ev.LateFacts() | ev.LateDone() | ev.PhaseStarted()
-                  | ev.RunnerError() | ev.Bye() | ev.RunStarted() | ev.ConfigResolved()
-                  | ev.ThresholdResolved() | ev.BaselineChanged() | ev.Resumed()
-                  | ev.AnalysisDone() | ev.Measured() | ev.TailRow() | ev.PointStarted()
-                  | ev.LogMessage() | ev.FromRunner()):
-                pass  # the panels follow on the next tick: at most refresh_hz syncs a second
             case _:
-                ev.unexpected(e)
+                pass  # the panels follow on the next tick: at most refresh_hz syncs a second
 
     def _finished(self, e: ev.Finished) -> None:
         report = e.report
@@ -377,7 +372,7 @@ class RunControl:
             # profiles made in this console (p) describe the same builds: the report keeps
             # them with their diff, and so does the model the panels show
             report = with_profiles(report, self.profiles)
-            data.model.profiles = list(self.profiles)
+            apply(data.model, ev.ProfilesAdded(profiles=list(self.profiles)))
         self.final_report = report
         if self.run_recovery:
             self.log(f"the run is kept in the recovery file {self.run_recovery}")
@@ -385,7 +380,8 @@ class RunControl:
         if self.calibrating is not None:
             self._finish_calibration(report)
         elif not self.quitting:
-            self.app.notify(f"Run {e.status}: {data.rounds_done} rounds. e/c/m/s export it.")
+            done = data.points_done() or f"{data.rounds_done} rounds"
+            self.app.notify(f"Run {e.status}: {done}. e/c/m/s export it.")
             self.on_finished(report)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

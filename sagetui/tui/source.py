@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sagetui.core import distributions
+from sagetui.core.blocks.workload import Workload
 from sagetui.core.config import RunConfig
 from sagetui.core.format import printable
 from sagetui.core.phases import PARENTS
@@ -141,6 +142,18 @@ class Source:
         sweep's once it finished (`final`); else None."""
         report = self.report if self.report is not None else self.final()
         return None if report is None else (report.workload or report.sweep)
+
+    def points_done(self) -> str | None:
+        """A finished live workload's or sweep's measure, as its header and its notice say it
+        ("8/8 calls"): each call or point ran rounds of its own, and the source's own model
+        holds none of them (it once read "COMPLETE 0/5 rounds"); None for a run of rounds."""
+        if not self.live:
+            return None
+        block = self.points_block()
+        if block is None:
+            return None
+        what = "calls" if isinstance(block, Workload) else "points"
+        return f"{sum(p.status == 'ok' for p in block.points)}/{len(block.points)} {what}"
 
     @property
     def iterations_per_round(self) -> int | None:

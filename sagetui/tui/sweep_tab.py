@@ -22,6 +22,7 @@ from sagetui.tui.source import Source
 from sagetui.tui.sweep_view import SweepView
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.sweep_panel import SweepPanel
+from sagetui.tui.widgets.sweep_table import NO_SWEEP
 
 
 class WorkloadPlan(NamedTuple):
@@ -82,5 +83,18 @@ class SweepTab:
         if self.live_sweep is not None:
             self.live_sweep.add(point, e.total)
 
+    def empty(self, data: Source) -> tuple[str, ...]:
+        """What the tab says before its console's first sweep or replay: that r runs it (a
+        user who ran `sagetui sweep --console` was once told to run that)."""
+        if data is not self.live or (self.axes is None and self.workload is None):
+            return NO_SWEEP
+        if self.workload is not None:
+            n = sum(c.shape is not None for c in self.workload.calls)
+            return ("no call replayed yet:", f"r replays the capture's {n} calls,",
+                    "each shown here as it finishes")
+        assert self.axes is not None
+        return ("no point measured yet:", f"r runs the sweep over {self.axes.x_axis},",
+                "each point shown here as it finishes")
+
     def sync(self, data: Source, ctx: ViewContext, panel: SweepPanel) -> None:
-        panel.sync(self.sweep_of(data), ctx)
+        panel.sync(self.sweep_of(data), ctx, self.empty(data))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sagetui.core.blocks.sweep import SweepPoint
+from sagetui.core.format import percent
 from sagetui.core.report.model import Report
 from sagetui.core.sweep import plan
 
@@ -69,8 +70,9 @@ class SweepView:
 
     def noisy(self) -> list[tuple[SweepPoint, list[str]]]:
         """Each point with the variants whose interval is too wide to trust (plan.noisy)."""
-        found = [(p, [f"{v.name} ±{max(v.p50_ci_percent or 0, v.kernel_p50_ci_percent or 0):.1f}"
-                      " %" for v in p.variants if plan.noisy(v)]) for p in self.points]
+        found = [(p, [f"{v.name} ±"
+                      + percent(max(v.p50_ci_percent or 0, v.kernel_p50_ci_percent or 0), 1)
+                      for v in p.variants if plan.noisy(v)]) for p in self.points]
         return [(p, names) for p, names in found if names]
 
     @classmethod

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sagetui.core import events as ev
 from sagetui.core.eventlog import LogLine
+from sagetui.core.run.fold import apply
 
 if TYPE_CHECKING:
     from sagetui.session.session import Session
@@ -29,7 +31,7 @@ def set_baseline(data: Source, name: str, session: Session | None) -> LogLine:
     """Make `name` the baseline (the caller recomputes what depends on it); the line to log.
     A running session takes it at its next round (its `baseline` event tells the model); the
     panels show it at once."""
-    data.model.baseline = name
+    apply(data.model, ev.BaselineChanged(baseline=name))
     data.touch()
     if data.live and session is not None:
         session.set_baseline(name)

@@ -167,6 +167,18 @@ def test_tensor_files_holding_pickles_are_refused_without_running_them(tmp_path)
         assert not marker.exists(), kind  # ...but never here
 
 
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")
+def test_the_clis_shape_check_runs_nothing_an_inputs_file_names(tmp_path):
+    """`sagetui run --inputs` reads the shapes before a runner starts: torch.save's pickle
+    for its tensors' sizes alone, every other global refused; the runner then says why."""
+    from sagetui.core.capture.inputs_file import stored_shapes
+
+    marker = tmp_path / "UNPICKLED"
+    for kind, path in _evil_files(tmp_path, marker).items():
+        assert stored_shapes(path) is None, kind
+        assert not marker.exists(), kind
+
+
 def test_plain_tensor_files_load(tmp_path):
     """The control: the same formats with numbers only load, and a bad shape is named."""
     import torch

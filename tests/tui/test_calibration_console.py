@@ -165,3 +165,31 @@ async def test_calibrations_are_listed_and_cleared_from_the_console(tmp_path: Pa
         await pilot.press("y")
         await pilot.pause()
         assert calibration.entries() == {}
+
+
+@aio
+async def test_a_and_p_before_a_run_take_the_backend_the_header_shows(tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    """`sagetui` with no option on a CPU-only torch: the header names the reference backend
+    and its shape, while `a` and `p` asked for a run first "so the backend and shape are known".
+    No CUDA can run here (torch's own version file says so): the console's configuration is
+    settled as a runner would settle it, and `a` calibrates at once."""
+    from sagetui.cli.console import console_app
+    from sagetui.cli.main import build_parser, run_config
+    from sagetui.cli.run_options import no_cuda_here
+
+    if no_cuda_here("auto") is None:
+        pytest.skip("torch here is a CUDA build")
+    monkeypatch.chdir(tmp_path)
+    app = console_app(build_parser("").parse_args(["--recovery-dir", str(tmp_path)]),
+                      run_config)
+    assert app.run_control.config is not None and not app.run_control.config.auto
+    assert app.editing.build is not None and not app.editing.build([]).auto  # the editor's
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        assert "backend reference" in screen_text(app)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: app.running, what="the calibration's start")
+        assert not [n for n in app._notifications if "Run once first" in n.message]
+        await pilot.press("r")  # stopped: nothing stored
+        await wait_for(pilot, lambda: not app.running, timeout=60, what="the stop")

@@ -13,7 +13,7 @@ from sagetui.core.report.io import load_report
 from sagetui.tui import export_contents
 from sagetui.tui.modals import ConfirmScreen, PathPromptScreen
 
-from .conftest import SYNTHETIC, aio, settle, viewer
+from .conftest import SYNTHETIC, aio, screen_text, settle, viewer
 
 STEM = "synthetic_report-sagetui"
 
@@ -105,3 +105,59 @@ async def test_a_failed_write_says_why_and_keeps_the_data(tmp_path: Path,
             assert "permission denied" in errors[-1]
         await _export(pilot, app, "e")  # the data is still there: a good path works
         assert load_report(tmp_path / f"{STEM}.json") == load_report(SYNTHETIC)
+
+
+@aio
+async def test_after_b_the_exports_hold_the_verdicts_the_screen_shows(tmp_path: Path) -> None:
+    """`b` after a run made another variant the baseline on screen, while `e` and `m` wrote
+    the run's first baseline's verdicts without a word. They now hold the new baseline's, the
+    report `check` passes; a saved report's exports say plainly whose verdicts they hold."""
+    from sagetui.core.check.report import check_report
+    from sagetui.tui.app import SageTUI
+
+    from .conftest import THEME, tiny_config, wait_for
+
+    app = SageTUI(config=tiny_config(rounds=3, variants=2), theme_name=THEME,  # type: ignore[arg-type]
+                  recovery_path=tmp_path / "recovery.json", export_dir=tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.final_report is not None, what="the run's end")
+        await settle(pilot, app)
+        assert app.final_report.baseline == "ref"
+        await pilot.press("v")
+        assert app.selected == "slow"
+        await pilot.press("b")
+        await settle(pilot, app)
+        shown = app.data.model.variants["ref"].verdict
+        assert app.data.baseline == "slow" and shown is not None
+        await _export(pilot, app, "e", tmp_path / "after-b.json")
+        await _export(pilot, app, "m", tmp_path / "after-b.md")
+        report = load_report(tmp_path / "after-b.json")
+        assert report.baseline == "slow" and report.status == "complete"
+        ref = report.variant("ref")
+        assert ref.verdict is not None and ref.verdict.state == shown["state"]
+        assert ref.verdict.estimate_percent == pytest.approx(shown["estimate_percent"])
+        assert report.variant("slow").verdict is None  # the baseline has none
+        assert check_report(report) == []
+        md = (tmp_path / "after-b.md").read_text()
+        assert "- baseline `slow`;" in md and f"| {ref.verdict.state} " in md, md
+        assert app.exports.exported(app.final_report)  # quitting does not ask again
+    saved = viewer(tmp_path / "after-b.json", export_dir=tmp_path)
+    async with saved.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, saved)
+        for _ in range(2):
+            if saved.selected != "ref":
+                await pilot.press("v")
+        assert saved.selected == "ref"
+        await pilot.press("b")
+        await settle(pilot, saved)
+        await pilot.press("m")
+        await pilot.pause()
+        prompt = saved.screen
+        assert isinstance(prompt, PathPromptScreen)
+        assert prompt.title_text == (
+            "Export the Markdown summary (its verdicts are against slow, the report's baseline; "
+            "the screen shows them against ref) to:")
+        said = screen_text(saved)  # wrapped in the dialog, whole
+        assert "the report's baseline; the screen shows them against" in said
+        assert "  ref) to:  " in said

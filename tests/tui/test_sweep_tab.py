@@ -24,6 +24,13 @@ async def test_a_live_sweep_streams_points_and_reopens_from_its_report(tmp_path:
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot, app)
         assert app.query_one(TabbedContent).active == "sweep"
+        # before its first point: r runs it (it once said to run `sagetui sweep --console`,
+        # which is what opened it)
+        before = screen_text(app)
+        for line in ("no point measured yet:", "r runs the sweep over q_len,",
+                     "each point shown here as it finishes"):
+            assert line in before, before
+        assert "sagetui sweep --console" not in before
         await pilot.press("r")
         await wait_for(pilot, lambda: app.sweeps.live_sweep is not None
                        and len(app.sweeps.live_sweep.points) >= 1, what="the first point")
@@ -43,6 +50,9 @@ async def test_a_live_sweep_streams_points_and_reopens_from_its_report(tmp_path:
         assert "sweep point 3/3" in screen_text(app) or report is not None
         assert report is not None and report.sweep is not None
         assert [p.x for p in report.sweep.points] == [128, 256, 512]
+        await pilot.press("1")
+        await settle(pilot, app)
+        assert "✓ COMPLETE  3/3 points" in screen_text(app)  # each point ran its own rounds
     path = tmp_path / "sweep.json"
     save_report(report, path)
     saved = viewer(path)

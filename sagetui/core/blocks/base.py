@@ -104,8 +104,9 @@ class SameThreshold(Model):
     calibrated_utc: str | None = None
 
 
-class Verdict(SameThreshold):
-    """A paired verdict (core/statistics/verdict.py) and the threshold it was judged with."""
+class VerdictRecord(SameThreshold):
+    """A paired verdict (core/statistics/verdict.Verdict) as a report records it, and the
+    threshold it was judged with."""
 
     state: Literal["FASTER", "SLOWER", "SAME", "INCONCLUSIVE"]
     estimate_percent: float | None = None

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from sagetui.core.blocks.base import Count, Model, Verdict
+from sagetui.core.blocks.base import Count, Model, VerdictRecord
 from sagetui.core.config import VariantSpec
 
 UNCHANGED = "unchanged"  # the arm that runs the program as it is
@@ -202,7 +202,7 @@ class ArmFigures(Model):
     passed_reasons: dict[str, Count] = Field(default_factory=dict)
     # against the baseline arm, paired by round (statistics/verdict.paired_speedup): its
     # verdict (a speedup, as every verdict), and the time change it means (negative: faster)
-    step: Verdict | None = None
+    step: VerdictRecord | None = None
     step_change_percent: float | None = None
     step_change_low_percent: float | None = None
     step_change_high_percent: float | None = None

@@ -17,7 +17,7 @@ from sagetui.core.blocks.base import (
     Scheduler,
     Seconds,
     Summary,
-    Verdict,
+    VerdictRecord,
 )
 from sagetui.core.config import Shape
 
@@ -66,7 +66,7 @@ class SweepVariantPoint(Model):
     e2e_share_of_peak: Share | None = None
     accuracy: dict[str, Any] | None = None
     # the point's paired verdict against the baseline, as its run's (a workload's calls show it)
-    verdict: Verdict | None = None
+    verdict: VerdictRecord | None = None
     checksum: float | None = None
     output_sha256: str | None = None
     samples: PhaseSamples | None = None
@@ -74,8 +74,11 @@ class SweepVariantPoint(Model):
     # what the user's model pays, as its run's Variant has them (core/host_time.py)
     host_times_s: list[Annotated[float, Field(ge=0)]] | None = None
     back_to_back_times_s: list[Annotated[float, Field(ge=0)]] | None = None
+    call_gpu_times_s: list[Annotated[float, Field(ge=0)]] | None = None
     host_s: Annotated[float, Field(ge=0)] | None = None
     back_to_back_s: Annotated[float, Field(ge=0)] | None = None
+    call_gpu_s: Annotated[float, Field(ge=0)] | None = None
+    timed_call: str | None = None
     host_bound: bool | None = None
     redone_blocks: Count | None = None
     drained_blocks: Count | None = None

@@ -56,6 +56,19 @@ _KINDS = {stat.S_IFIFO: "FIFO", stat.S_IFCHR: "character device", stat.S_IFBLK: 
 
 
 def read_header(path: str | os.PathLike[str]) -> dict[str, Stored]:
+    header, start, size = _header(path)
+    return {name: _stored(name, entry, start, size) for name, entry in header.items()
+            if name != "__metadata__"}
+
+
+def read_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The file's `__metadata__` (a captured call's function, layout, is_causal); {} if none."""
+    meta = _header(path)[0].get("__metadata__")
+    return {str(k): str(v) for k, v in meta.items()} if isinstance(meta, dict) else {}
+
+
+def _header(path: str | os.PathLike[str]) -> tuple[dict[str, object], int, int]:
+    """The JSON header, where the data begins and the file's size."""
     with open_regular(path) as fh:
         size = os.fstat(fh.fileno()).st_size
         raw = fh.read(8)
@@ -70,11 +83,7 @@ def read_header(path: str | os.PathLike[str]) -> dict[str, Stored]:
             raise TensorFileError("not a safetensors file (its header is not JSON)") from None
     if not isinstance(header, dict):
         raise TensorFileError("not a safetensors file (its header is not a JSON object)")
-    out = {}
-    for name, entry in header.items():
-        if name != "__metadata__":
-            out[name] = _stored(name, entry, 8 + n, size)
-    return out
+    return header, 8 + n, size
 
 
 def _stored(name: str, entry: object, start: int, size: int) -> Stored:

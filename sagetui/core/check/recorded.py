@@ -109,13 +109,15 @@ RULES: list[Rule] = [
           lambda d, p: "peak" not in d["variants"][int(p.split("[")[1].split("]")[0])]),
     _rule(r"^\$\.achieved\.peak_tops$", "the datasheet peak as recorded (a report before the "
           "per-type peaks)", lambda d, p: not any("peak" in v for v in d.get("variants") or [])),
-    _rule(r"^\$(\.sweep\.points\[\d+\])?\.variants\[\d+\]\.(host_times_s|back_to_back_times_s)"
-          r"\[\d+\]$", "the runner's per-block clock readings (host_s and back_to_back_s are "
-          "recomputed from them)"),
+    _rule(r"^\$(\.sweep\.points\[\d+\])?\.variants\[\d+\]\.(host_times_s|back_to_back_times_s|"
+          r"call_gpu_times_s)\[\d+\]$", "the runner's per-block clock readings (host_s, "
+          "back_to_back_s and call_gpu_s are recomputed from them)"),
     _rule(r"^\$(\.sweep\.points\[\d+\])?\.variants\[\d+\]\.(redone_blocks|drained_blocks)$",
           "the runner's count of the blocks it redid or drained"),
     _rule(_V + r"\.peak_memory_bytes$", "the CUDA allocator's peak, as the runner read it"),
     _rule(_V + r"\.first_call_s$", "the runner's clock around the variant's first call"),
+    _rule(r"^\$(\.sweep\.points\[\d+\])?\.variants\[\d+\]\.timed_call$",
+          "the call the runner timed, as it named it"),
     _rule(_V + r"\.kernel_facts\.kernel\.", "the kernel's resources, as cuobjdump read them "
           "from the module (the occupancy is recomputed from them)"),
     _rule(_V + r"\.build\.(build_s|cache_hit)$", "the build's clock reading and the cache, as "

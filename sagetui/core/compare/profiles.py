@@ -28,7 +28,7 @@ def _baseline(r: Report) -> str | None:
     return base if isinstance(base, str) else None
 
 
-def share(ph: PhaseShare | None) -> str:
+def phase_share(ph: PhaseShare | None) -> str:
     return "" if ph is None else f"{fmt.fraction_pct(ph.share)} ± " \
         f"{fmt.fraction_pct(ph.share_error)}"
 
@@ -104,7 +104,7 @@ def profile_table(labelled: list[tuple[str, Report]]) -> Table:
             a = mine[0].phases.get(ph) if mine[0] else None
             for i, p in enumerate(mine):
                 mine_ph = p.phases.get(ph) if p else None
-                row.append(share(mine_ph))
+                row.append(phase_share(mine_ph))
                 if i:
                     row.append(change(a, mine_ph))
             table.lines.append(Line(row))

@@ -6,13 +6,14 @@ from __future__ import annotations
 from sagetui.core import format as fmt
 from sagetui.core.compare.match import letter
 from sagetui.core.compare.table import Column, Line, Table
-from sagetui.core.derived import change_percent
+from sagetui.core.derived import speedup_or_none
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
-from sagetui.core.swap.view import verdict_word
+from sagetui.core.swap.view import step_faster, verdict_word
 
-NOTES = ["step change %: each report's own, against its baseline arm, paired by round; "
-         "X step vs A %: the median steps of the same arm (+ = slower than A's)"]
+NOTES = ["faster %: + = faster; X step faster %: each report's own, against its baseline arm, "
+         "paired by round; X faster than A %: the median steps of the same arm (A's step / "
+         "this step - 1)"]
 
 
 def swap_table(labelled: list[tuple[str, Report]]) -> Table:
@@ -20,9 +21,9 @@ def swap_table(labelled: list[tuple[str, Report]]) -> Table:
     cols = [Column("arm")]
     for i in range(len(swaps)):
         x = letter(i)
-        cols += [Column(f"{x} step ms", True), Column(f"{x} step change % [95% CI]", True)]
+        cols += [Column(f"{x} step ms", True), Column(f"{x} step faster % [95% CI]", True)]
         if i:
-            cols.append(Column(f"{x} step vs A %", True))
+            cols.append(Column(f"{x} faster than A %", True))
     table = Table(cols, [], list(NOTES))
     arms = dict.fromkeys(f.arm for s in swaps if s for f in s.figures)
     for arm in arms:
@@ -31,14 +32,14 @@ def swap_table(labelled: list[tuple[str, Report]]) -> Table:
         row = [one_line(arm)]
         for i, f in enumerate(mine):
             s = swaps[i]
+            faster, low, high = step_faster(f) if f else (None, None, None)
             row += [fmt.ms(f.step_s) if f else "",
-                    (f"{fmt.pct(f.step_change_percent, 1)} "
-                     f"{fmt.ci(f.step_change_low_percent, f.step_change_high_percent, 1)} "
+                    (f"{fmt.pct(faster, 1)} {fmt.ci(low, high, 1)} "
                      f"{verdict_word(f, s.baseline if s else '')}") if f else ""]
             if i:
                 a = mine[0]
-                row.append(fmt.pct(change_percent(f.step_s if f else None,
-                                                  a.step_s if a else None), 1))
+                row.append(fmt.pct(speedup_or_none(a.step_s if a else None,
+                                                   f.step_s if f else None), 1))
         table.lines.append(Line(row, total=True))
     programs = {" ".join(s.argv[1:]) for s in swaps if s}
     if len(programs) > 1:

@@ -33,7 +33,7 @@ from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.statistics.unpaired import unpaired_speedup
-from sagetui.core.sweep.assemble import call_round_medians
+from sagetui.core.sweep.collect import call_round_medians
 
 NOTES = ["faster %: + = faster than A (A p50 / p50 - 1, the whole call)", CROSS_NOTE,
          "points match by shape; at a point, variants match by name, else baseline with "

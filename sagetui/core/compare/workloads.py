@@ -35,7 +35,7 @@ from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.threshold import Threshold
 from sagetui.core.statistics.weighted_total import ReplayedCallTimes, unpaired_total_speedup
-from sagetui.core.sweep.assemble import call_round_medians
+from sagetui.core.sweep.collect import call_round_medians
 
 NOTES = ["faster %: + = faster than A (A p50 / p50 - 1; a total: A's total / total - 1)",
          CROSS_NOTE, "calls match by their index in the capture and their shape; at a call, "

@@ -284,7 +284,7 @@ def _phase_lines(variant: str | None, phases: dict[str, Summary],
     lines = [*head, "| phase | p50 ms | p90 ms | share |" + extra[0],
              "|---|---:|---:|---:|" + extra[1]]
     for name, s in phases.items():
-        share = f"{100 * s.p50_s / total:.1f} %" if total and name not in parents else ""
+        share = fmt.percent(100 * s.p50_s / total, 1) if total and name not in parents else ""
         row = f"| {name} | {fmt.ms(s.p50_s)} | {fmt.ms(s.p90_s)} | {share} |"
         if bw:
             p = bw.get(name)

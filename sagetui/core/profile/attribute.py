@@ -41,7 +41,10 @@ class PhaseCounts:
 
 
 @dataclass(frozen=True)
-class HotLine:
+class SampledLine:
+    """A source line and the warp samples placed on it (blocks/profile.HotLine is the
+    report's, with shares)."""
+
     file: str
     line: int
     phase: str
@@ -57,7 +60,7 @@ class Attribution:
     line_info: bool
     total_samples: int
     phases: dict[str, PhaseCounts]  # every phase of PHASES and UNATTRIBUTED, in that order
-    lines: list[HotLine]  # by samples, most first
+    lines: list[SampledLine]  # by samples, most first
     rows_without_instruction: int = 0  # CSV rows at offsets the listing lacks
 
     def placed_share(self) -> float:
@@ -131,7 +134,7 @@ def attribute(rows: list[SassRow], function: Function, kernel_file: str,
         c.samples += r.samples
         c.executed += r.executed
         c.stalls.update(r.stalls)
-    hot = [HotLine(kernel_file, ln, ph, n, statements.get(ln, ""), codes.get(ln))
+    hot = [SampledLine(kernel_file, ln, ph, n, statements.get(ln, ""), codes.get(ln))
            for (ln, ph), n in line_samples.most_common(hot_lines) if n > 0]
     return Attribution(function=function.name, kernel_file=kernel_file,
                        line_info=function.has_line_info, total_samples=total, phases=phases,

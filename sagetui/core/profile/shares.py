@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sagetui.core import format as fmt
 from sagetui.core.blocks.profile import HotLine, MainloopProfile, PhaseShare, StallShare
 from sagetui.core.profile.rules import UNATTRIBUTED
 
@@ -79,4 +80,4 @@ def top_stall(phase: PhaseShare) -> str:
     if not phase.top_stalls:
         return "-"
     s = phase.top_stalls[0]
-    return f"{s.reason} ({100 * s.share:.0f} %)"
+    return f"{s.reason} ({fmt.share(s.share, 0)})"

@@ -30,7 +30,7 @@ from sagetui.core.blocks.base import (
     Scheduler,
     Sha256,
     Summary,
-    Verdict,
+    VerdictRecord,
 )
 from sagetui.core.blocks.profile import MainloopProfile, ProfileDiff
 from sagetui.core.blocks.swap import Swap
@@ -55,7 +55,7 @@ from sagetui.core.statistics import outliers
 #    core/sol.py), the GPU's copy bandwidth in the environment, `mainloop_diff` and each
 #    profile's stall shares (core/profile/diff.py), the lse's error with return_lse, packed
 #    sequences (`seqlens`) in the shape
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 Shape4 = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=4, max_length=4)]
 
@@ -285,6 +285,9 @@ class VariantFacts(Model):
     # its main-loop kernel's registers, spills, shared memory and occupancy, from its binary
     # (`cuobjdump --dump-resource-usage`) and its launch: core/kernel_facts.py
     kernel_facts: KernelFacts | None = None
+    # schema 6: the call its host, GPU and back-to-back times are of (core/host_time.py): a
+    # public function by name, or the decomposition and why
+    timed_call: str | None = None
 
 
 class Clocks(Model):
@@ -296,7 +299,7 @@ class Clocks(Model):
     mean_sm_clock_mhz: NonNegative | None = None
     mean_power_w: NonNegative | None = None
     throttle_reasons: list[str] = Field(default_factory=list)
-    cycles_verdict: Verdict | None = None
+    cycles_verdict: VerdictRecord | None = None
     note: str | None = None
 
 
@@ -319,7 +322,7 @@ class Variant(VariantFacts):
     checksum: float | None = None
     deterministic: bool | None = None
     phase_timings: dict[str, Summary] | None = None
-    verdict: Verdict | None = None
+    verdict: VerdictRecord | None = None
     drift: Drift | None = None
     outliers: Outliers | None = None
     telemetry: list[Telemetry] | None = None
@@ -341,13 +344,16 @@ class Variant(VariantFacts):
     # speed of light per phase (core/sol.py)
     sol: SpeedOfLight | None = None
     # what the user's model pays (core/host_time.py): each completed round's host time of one
-    # call and back-to-back time per call (the mean of its blocks'), their medians, whether a
-    # call is host-bound (host time above the GPU time's p50), the blocks measured again
-    # because their queue drained and those kept drained after every redo
+    # call and back-to-back time per call, their medians, whether a call is host-bound, the
+    # blocks measured again because their queue drained and those kept drained after every redo
     host_times_s: list[NonNegative] | None = None
     back_to_back_times_s: list[NonNegative] | None = None
+    # schema 6: all three of the call the user makes (`timed_call`), in blocks of their own;
+    # its GPU time beside the phases' `timing`; host-bound against it
+    call_gpu_times_s: list[NonNegative] | None = None
     host_s: NonNegative | None = None
     back_to_back_s: NonNegative | None = None
+    call_gpu_s: NonNegative | None = None
     host_bound: bool | None = None
     redone_blocks: Count | None = None
     drained_blocks: Count | None = None

@@ -133,9 +133,9 @@ def with_left_out(report: Report, left_out: Mapping[str, LeftOut]) -> Report:
         return report
     failed = [Variant(name=name, backend=lo.backend, spec=lo.spec, status="failed",
                       error=f"{status.BUILD_FAILED}{lo.why}") for name, lo in left_out.items()]
-    run_status, detail = status.with_left_out(report.status or status.COMPLETE,
-                                              list(report.status_detail or []),
-                                              [(name, lo.why) for name, lo in left_out.items()])
+    run_status, detail = status.left_out_status(report.status or status.COMPLETE,
+                                                list(report.status_detail or []),
+                                                [(name, lo.why) for name, lo in left_out.items()])
     return report.model_copy(update={
         "variants": [*(report.variants or []), *failed], "status": run_status,
         "status_detail": detail})

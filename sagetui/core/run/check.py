@@ -2,8 +2,8 @@
 samples through the one analysis (core/run/figures.analysis over the report loaded as a run
 model: the session's own path), the threshold from the rule of its source, and the run's status
 and its detail from the variants' rounds asked and kept, their failures, the variants left out
-and how the run ended, through the status state machine (core/run/status.decide, which the
-session calls too). A profile report's status is checked here as well; a sweep's in
+and how the run ended, through the status state machine (core/run/status.terminal_status, which
+the session calls too). A profile report's status is checked here as well; a sweep's in
 core/sweep/check.py.
 """
 
@@ -240,19 +240,19 @@ def expected_status(report: Report) -> tuple[str, list[str]] | None:
     detail = list(report.status_detail or [])
     ran = [v for v in variants if not is_left_out(v)]
     if report.mainloop_profiles is not None and not any(v.rounds for v in ran):
-        return status.with_left_out(status.COMPLETE, [], left)  # a profile pass (cli/profile.py)
+        return status.left_out_status(status.COMPLETE, [], left)  # a profile pass (cli/profile.py)
     done = rounds_done(report)
     if detail and detail[0].startswith(status.UNFINISHED):  # a recovery file, mid-run
         decided, lines = status.unfinished(done)
-        return status.with_left_out(decided, lines, left)
+        return status.left_out_status(decided, lines, left)
     cfg = run_config(report)
     planned = cfg.rounds if cfg is not None and cfg.until_ci_percent is None else None
     outcomes = [status.VariantOutcome(v.name, v.status or "ok", v.error, v.failed_round,
                                   v.rounds_asked if v.rounds_asked is not None
                                   else len(v.rounds or []), len(v.rounds or []))
                 for v in ran]
-    decided, lines = status.decide(outcomes, done, status.parse_ending(detail, planned))
-    return status.with_left_out(decided, lines, left)
+    decided, lines = status.terminal_status(outcomes, done, status.parse_ending(detail, planned))
+    return status.left_out_status(decided, lines, left)
 
 
 def _status(c: MismatchCollector, report: Report) -> None:

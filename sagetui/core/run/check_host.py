@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sagetui.core.host_time import host_bound, typical
+from sagetui.core.host_time import B2B_NOISE, back_to_back_floor, host_bound, typical
+from sagetui.core.report.mismatch import Mismatch
 from sagetui.core.run.load import report_threshold
 from sagetui.core.statistics.analysis import analyse
 from sagetui.core.statistics.clocks import clock_note, cycle_medians, mean_clocks
@@ -19,29 +20,56 @@ if TYPE_CHECKING:
     from sagetui.core.report.model import Report, Variant
 
 WHY = "core/host_time.py, from its blocks' figures"
+WHY_CALL = ("core/host_time.py: one call back to back costs at least its host and its GPU "
+            "time")
+# the schema whose host times are of the call the user makes, in blocks of their own (before
+# it they were of the instrumented decomposition: taken as recorded)
+CALL_TIMES_SCHEMA = 6
 WHY_CLOCKS = "core/statistics/clocks.py, from its rounds' medians and telemetry"
 
 
 def check_host(c: MismatchCollector, report: Report) -> None:
     variants = report.variants or []
+    call_timed = (report.schema_version or 0) >= CALL_TIMES_SCHEMA
     for i, v in enumerate(variants):
-        _check_fields(c, f"$.variants[{i}]", v)
+        _check_fields(c, f"$.variants[{i}]", v, call_timed)
     for kind, block in (("sweep", report.sweep), ("workload", report.workload)):
         for i, p in enumerate(block.points if block is not None else []):
             for j, pv in enumerate(p.variants):
-                _check_fields(c, f"$.{kind}.points[{i}].variants[{j}]", pv)
+                _check_fields(c, f"$.{kind}.points[{i}].variants[{j}]", pv, call_timed)
     _check_clocks(c, report, variants)
 
 
-def _check_fields(c: MismatchCollector, at: str, v: Any) -> None:
-    """A run's variant or a point's: its host and back-to-back times and host-bound flag."""
+def _check_fields(c: MismatchCollector, at: str, v: Any, call_timed: bool) -> None:
+    """A run's variant or a point's: its host, GPU and back-to-back times of the call, its
+    host-bound flag; from schema 6 the call they are of, and back-to-back no less than the
+    larger of host and GPU time, less the noise."""
     if v.host_times_s is not None or v.host_s is not None:
         c.eq(f"{at}.host_s", v.host_s, typical(v.host_times_s), WHY)
     if v.back_to_back_times_s is not None or v.back_to_back_s is not None:
         c.eq(f"{at}.back_to_back_s", v.back_to_back_s, typical(v.back_to_back_times_s), WHY)
+    if v.call_gpu_times_s is not None or v.call_gpu_s is not None:
+        c.eq(f"{at}.call_gpu_s", v.call_gpu_s, typical(v.call_gpu_times_s), WHY)
+    gpu = v.call_gpu_s if v.call_gpu_s is not None else v.timing.p50_s if v.timing else None
     if v.host_bound is not None:
-        c.eq(f"{at}.host_bound", v.host_bound,
-             host_bound(v.host_s, v.timing.p50_s if v.timing else None), WHY)
+        c.eq(f"{at}.host_bound", v.host_bound, host_bound(v.host_s, gpu), WHY)
+    if not call_timed or v.host_s is None or _instrumented(v):
+        return
+    # schema 6 on: the three times are the call's own, and say which call
+    for name in ("timed_call", "call_gpu_s"):
+        if getattr(v, name) is None:
+            c.out.append(Mismatch(f"{at}.{name}", None, "recorded with host_s", WHY_CALL))
+    floor = back_to_back_floor(v.host_s, v.call_gpu_s)
+    if floor is not None and (v.back_to_back_s is None or v.back_to_back_s < floor):
+        c.out.append(Mismatch(f"{at}.back_to_back_s", v.back_to_back_s,
+                              f">= {floor!r} (max of host_s and call_gpu_s, less "
+                              f"{B2B_NOISE:.0%})", WHY_CALL))
+
+
+def _instrumented(v: Any) -> bool:
+    """A host time recorded by an older runner (an event stream replayed): of the instrumented
+    decomposition, with none of the call's own fields; taken as recorded."""
+    return v.timed_call is None and v.call_gpu_s is None and v.call_gpu_times_s is None
 
 
 def _medians(v: Variant) -> tuple[dict[int, float], dict[int, dict[str, Any]]]:
@@ -78,8 +106,6 @@ def _check_clocks(c: MismatchCollector, report: Report, variants: list[Variant])
 def _eq(c: MismatchCollector, path: str, recorded: Any, expected: Any) -> None:
     """c.eq, and a figure recorded where none follows (or none where one does) is a mismatch
     too: a note left out says nothing where it should."""
-    from sagetui.core.report.mismatch import Mismatch
-
     if (recorded is None) != (expected is None):
         c.out.append(Mismatch(path, recorded, expected, WHY_CLOCKS))
     else:

@@ -424,11 +424,11 @@ def measured_sol(m: RunModel, v: VariantModel,
 
 
 def host_figures(v: VariantModel, p50_s: float | None = None) -> dict[str, Any]:
-    """What the user's model pays (core/host_time.py): per completed round its blocks' host
-    time of one call and back-to-back time per call (their mean: a round's two halves), the
-    medians over the rounds, whether it is host-bound, and its blocks measured again (and kept
-    drained). `p50_s`: its GPU time's p50 where the caller has it (the console's), else its
-    timing's."""
+    """What the user's model pays (core/host_time.py): per completed round the host time, GPU
+    time and back-to-back time of one call the user makes, the medians over the rounds,
+    whether it is host-bound (host time over the call's GPU time), and its blocks measured
+    again (and kept drained). `p50_s`: the GPU time a stream recorded before the call's own
+    GPU time is held against (the console's p50 where it has it, else its timing's)."""
     return _figure(v, "host", lambda: measured_host(v, p50_s))
 
 
@@ -439,11 +439,13 @@ def measured_host(v: VariantModel, p50_s: float | None = None) -> dict[str, Any]
     per_round = [by_round.get(r, []) for r in v.completed_rounds]
     blocks = [b for bs in per_round for b in bs]
     host = [x for bs in per_round if (x := _mean(b.host_call_s for b in bs)) is not None]
+    call_gpu = [x for bs in per_round if (x := _mean(b.call_gpu_s for b in bs)) is not None]
     b2b = [x for bs in per_round if (x := _mean(b.back_to_back_s for b in bs)) is not None]
     if not host and not b2b:  # a stream recorded before these figures
         return {}
-    gpu = p50_s if p50_s is not None else p50_of(v)
+    gpu = typical(call_gpu) if call_gpu else p50_s if p50_s is not None else p50_of(v)
     out: dict[str, Any] = {"host_times_s": host or None, "back_to_back_times_s": b2b or None,
+                           "call_gpu_times_s": call_gpu or None, "call_gpu_s": typical(call_gpu),
                            "host_s": typical(host), "back_to_back_s": typical(b2b),
                            "host_bound": host_bound(typical(host), gpu),
                            "redone_blocks": sum(1 for b in blocks if b.redone),

@@ -11,6 +11,9 @@ iterations a second must not cost a display's thread a fifth of its time.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 from pydantic import ValidationError
 
@@ -23,11 +26,14 @@ from sagetui.core.statistics.summary import median, summarize
 from sagetui.core.statistics.threshold import Threshold
 
 
-def new_model(config: RunConfig | None = None) -> RunModel:
-    """A model of a run that has not started: its configured variants, pending."""
+def new_model(config: RunConfig | None = None,
+              runner: Mapping[str, Any] | None = None) -> RunModel:
+    """A model of a run that has not started: its configured variants, pending; `runner`:
+    what the runner that will measure it said of itself (a sweep's next point on it)."""
     m = RunModel()
     if config is not None:
         configure(m, config)
+    m.runner = dict(runner or {})
     return m
 
 
@@ -88,6 +94,9 @@ def apply(m: RunModel, e: ev.Event) -> None:
             _analysis(m, e)
         case ev.BaselineChanged():
             m.baseline = e.baseline
+        case ev.ProfilesAdded():
+            names = {p.variant for p in e.profiles}
+            m.profiles = [p for p in m.profiles if p.variant not in names] + list(e.profiles)
         case ev.Measured():
             m.measured, m.computing = True, list(e.computing)
             m.progress.stage = "computing" if e.computing else "post-run"
@@ -204,7 +213,7 @@ def _block_done(m: RunModel, e: ev.BlockDone) -> None:
     v.blocks[(e.round, e.half)] = BlockFacts(
         telemetry=dict(e.telemetry or {}), output_sha256=e.output_sha256, checksum=e.checksum,
         max_abs_diff=e.max_abs_diff, mean_abs_diff=e.mean_abs_diff, host_call_s=e.host_call_s,
-        back_to_back_s=e.back_to_back_s, redone=e.redone or 0,
+        call_gpu_s=e.call_gpu_s, back_to_back_s=e.back_to_back_s, redone=e.redone or 0,
         drained=bool(e.drained))
     if e.output_sha256:
         v.output_hashes.add(e.output_sha256)

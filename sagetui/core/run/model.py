@@ -115,6 +115,7 @@ class BlockFacts:
     max_abs_diff: float | None = None
     mean_abs_diff: float | None = None
     host_call_s: float | None = None  # core/host_time.py's figures
+    call_gpu_s: float | None = None
     back_to_back_s: float | None = None
     redone: int = 0
     drained: bool = False
@@ -177,7 +178,7 @@ class VariantModel:
 
 
 @dataclass
-class Progress:
+class RunProgress:
     """Where a run is (no clocks: the console adds its own for the ETA)."""
 
     stage: str = "pending"  # pending, starting, warm-up, measuring, post-run, tail study, done
@@ -212,7 +213,7 @@ class RunModel:
     computing: list[str] = field(default_factory=list)
     measured: bool = False  # the last round is in: the verdicts are final
     tail_rows: list[dict[str, Any]] = field(default_factory=list)
-    progress: Progress = field(default_factory=Progress)
+    progress: RunProgress = field(default_factory=RunProgress)
     # `sagetui profile` (or p in the console): inside each profiled variant's main loop
     profiles: list[MainloopProfile] = field(default_factory=list)
     # a saved report's own facts that no variant holds (the phase-breakdown report: a phase

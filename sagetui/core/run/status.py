@@ -77,12 +77,12 @@ def final_status(m: RunModel, *, stopped_by: str | None = None, error: str | Non
     outcomes = [VariantOutcome(v.name, v.status, v.error, v.failed_round, len(v.asked),
                                len(v.completed_rounds)) for v in m.variants.values()]
     computing = late.describe(m.computing) if m.measured and m.computing else None
-    return decide(outcomes, len(m.completed_rounds),
+    return terminal_status(outcomes, len(m.completed_rounds),
                   Ending(stopped_by, error, rounds_planned, computing))
 
 
-def decide(variants: Sequence[VariantOutcome], done: int,
-           ending: Ending) -> tuple[str, list[str]]:
+def terminal_status(variants: Sequence[VariantOutcome], done: int,
+                    ending: Ending) -> tuple[str, list[str]]:
     """The state machine's terminal decision (the module docstring's rules) from each variant's
     rounds asked and kept, how many rounds the run completed (`done`) and how it ended.
     A run that was stopped cut its last round short: a variant that kept one round fewer than
@@ -137,7 +137,7 @@ _STOP = re.compile(rf"^{STOPPED_BY}(?P<who>.*) after \d+(?: of \d+)? rounds(?P<l
 def parse_ending(detail: Iterable[str], rounds_planned: int | None) -> Ending:
     """The Ending a status_detail says, for `sagetui check`: who stopped the run, the session's
     failure and the late figures never computed are the run's own facts (taken as recorded);
-    every other line is decided again from the variants (`decide`)."""
+    every other line is decided again from the variants (`terminal_status`)."""
     stopped_by = error = computing = None
     for line in detail:
         if line.startswith(NOT_COMPUTED):
@@ -170,8 +170,8 @@ def left_out(name: str, why: str) -> str:
     return f"variant {name} never ran: {BUILD_FAILED.rstrip(': ')} ({why})"
 
 
-def with_left_out(status: str, detail: list[str],
-                  left: Iterable[tuple[str, str]]) -> tuple[str, list[str]]:
+def left_out_status(status: str, detail: list[str],
+                    left: Iterable[tuple[str, str]]) -> tuple[str, list[str]]:
     """A status and its detail with the variants left out (name, why): a complete run is
     partial then, since complete means every variant asked for ran."""
     lines = [left_out(name, why) for name, why in left]

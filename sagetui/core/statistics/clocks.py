@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sagetui.core import format as fmt
+from sagetui.core.derived import ratio_percent
 from sagetui.core.telemetry import merge_blocks
 
 
@@ -55,12 +57,12 @@ def clock_note(name: str, clocks: Mapping[str, Any] | None,
     lo, hi = ((verdict or {}).get(k) for k in ("ci_low_percent", "ci_high_percent"))
     if not mine or not base or lo is None or hi is None:
         return None
-    diff = (mine / base - 1.0) * 100.0
+    diff = ratio_percent(mine, base)
     if abs(diff) <= (hi - lo) / 2:
         return None
     reasons = sorted(set((clocks or {}).get("throttle_reasons") or [])
                      | set((base_clocks or {}).get("throttle_reasons") or []))
-    text = (f"{name} ran {abs(diff):.1f} % {'higher' if diff > 0 else 'lower'} SM clocks"
+    text = (f"{name} ran {fmt.percent(abs(diff), 1)} {'higher' if diff > 0 else 'lower'} SM clocks"
             + (f" under {', '.join(reasons)}" if reasons else ""))
     cv = cycles_verdict or {}
     est, clo, chi = (cv.get(k) for k in ("estimate_percent", "ci_low_percent", "ci_high_percent"))

@@ -10,6 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from sagetui.core import format as fmt
+from sagetui.core.derived import ratio_percent
+from sagetui.core.statistics.summary import median
 from sagetui.core.statistics.verdict import MAD_TO_SD, json_float, positive_array
 
 # Drift is flagged only when its fitted size exceeds this many per-round noise SDs.
@@ -47,12 +50,13 @@ class Drift:
         if self.rounds < 2:
             return f"{rule}; not assessed: fewer than 2 rounds"
         noise = (
-            f"{self.noise_percent:.2f} % ({self.noise_source})"
+            f"{fmt.percent(self.noise_percent)} ({self.noise_source})"
             if math.isfinite(self.noise_percent)
             else "unknown (under 4 rounds)"
         )
         return (
-            f"{rule}; change {self.run_change_percent:+.2f} % over {self.rounds} rounds, "
+            f"{rule}; change {fmt.percent(self.run_change_percent, sign=True)} over "
+            f"{self.rounds} rounds, "
             f"noise {noise}, p {self.trend_p_value:.3g}"
         )
 
@@ -88,8 +92,8 @@ def _theil_sen(y: np.ndarray) -> tuple[float, float]:
         i, j = rng.integers(0, n, THEIL_SEN_PAIRS), rng.integers(0, n, THEIL_SEN_PAIRS)
         i, j = np.minimum(i, j), np.maximum(i, j)
         i, j = i[i != j], j[i != j]
-    slope = float(np.median((y[j] - y[i]) / (j - i)))
-    return slope, float(np.median(y - slope * np.arange(n)))
+    slope = median((y[j] - y[i]) / (j - i))
+    return slope, median(y - slope * np.arange(n))
 
 
 def _mann_kendall_s(y: np.ndarray, block: int = 1024) -> int:
@@ -166,16 +170,16 @@ def drift(
         src = "given" if noise_percent is not None else "unavailable"
         noise = float(noise_percent) if noise_percent is not None else nan
         return Drift(nan, nan, nan, noise, src, nan, n, False)
-    center = float(np.median(y))
+    center = median(y)
     slope, intercept = _theil_sen(y)
     slope_pct = slope / center * 100.0
     run_change = slope_pct * (n - 1)
-    first_to_last = (float(y[-1]) / float(y[0]) - 1.0) * 100.0
+    first_to_last = ratio_percent(float(y[-1]), float(y[0]))
     if noise_percent is not None:
         noise, src = float(noise_percent), "given"
     elif n >= 4:
         resid = (y - (intercept + slope * np.arange(n))) / center * 100.0
-        noise = MAD_TO_SD * float(np.median(np.abs(resid))) * n / (n - 2)
+        noise = MAD_TO_SD * median(np.abs(resid)) * n / (n - 2)
         src = "residuals"
     else:
         noise, src = nan, "unavailable"

@@ -3,8 +3,9 @@
 Every interval sagetui shows comes from `t_half_width`: the verdict's paired estimate (on log
 ratios of round medians, verdict.py), a p50's interval from its round medians (`log_interval`:
 the sweep's points, node-check's GPUs, the console's phase table), the round being the unit of
-inference (docs/statistics.md). Times are skewed and compared as ratios, so their intervals are
-taken on logs and given back in percent.
+inference (docs/statistics.md); or, where independent parts add their variances (two runs
+unpaired, a workload's calls), from `welch_half_width`. Times are skewed and compared as
+ratios, so their intervals are taken on logs and given back in percent.
 
 The quantile is scipy's (`scipy.special.stdtrit` is what `scipy.stats.t.ppf` calls): imported
 when first needed, since scipy.stats would cost the console 60 MB resident and scipy.special
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+
+from sagetui.core.derived import percent_of_log
 
 CONFIDENCE = 0.95
 
@@ -42,6 +45,20 @@ def t_half_width(x: Sequence[float] | np.ndarray, confidence: float = CONFIDENCE
     if n < 2:
         return None
     return t_quantile(0.5 + confidence / 2, n - 1) * float(a.std(ddof=1)) / math.sqrt(n)
+
+
+def welch_half_width(parts: Sequence[tuple[float, int]], confidence: float = CONFIDENCE
+                     ) -> tuple[float, float] | None:
+    """Half-width and degrees of freedom of a Student-t interval whose variance adds up from
+    independent parts, each (variance of its mean, its n): se² = Σ s², Welch-Satterthwaite's
+    df = se⁴ / Σ s⁴ / (n - 1), half = t · se (two runs' round medians, unpaired.py; a
+    workload's calls, weighted_total.py). None when the parts have no spread (se² = 0); a part
+    that is not a number makes both not a number."""
+    se2 = math.fsum(s for s, _ in parts)
+    if se2 == 0.0:
+        return None
+    df = se2 ** 2 / math.fsum(s ** 2 / (n - 1) for s, n in parts)
+    return t_quantile(0.5 + confidence / 2, df) * math.sqrt(se2), df
 
 
 @dataclass(frozen=True)
@@ -69,7 +86,7 @@ def log_interval(round_medians: Sequence[float] | np.ndarray,
         return None
     mean = float(logs.mean())
     return LogInterval(math.exp(mean), math.exp(mean - half), math.exp(mean + half),
-                       math.expm1(half) * 100.0, int(x.size))
+                       percent_of_log(half), int(x.size))
 
 
 def around(center: float, half_percent: float | None) -> tuple[float, float]:

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sagetui.core.statistics.summary import median
+
 THRESHOLD = 3.5  # |modified z| above it is flagged
 METHOD = f"modified z-score (Iglewicz-Hoaglin), |z| > {THRESHOLD:g}"
 
@@ -25,9 +27,9 @@ def outliers(samples: Sequence[float] | np.ndarray, threshold: float = THRESHOLD
     xf = x[finite]
     if xf.size < 3:  # no spread to judge against
         return bad
-    med = float(np.median(xf))
+    med = median(xf)
     dev = np.abs(x - med)
-    mad = float(np.median(dev[finite]))
+    mad = median(dev[finite])
     if mad > 0:
         score = 0.6745 * dev / mad
     else:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sagetui.core import format as fmt
 from sagetui.core.statistics import verdict
 
 MAX_THRESHOLD_PERCENT = 5.0
@@ -39,9 +40,9 @@ class NoiseTooLarge(ValueError):
     def __init__(self, noise_floor_percent: float) -> None:
         self.noise_floor_percent = noise_floor_percent
         super().__init__(
-            f"noise floor {noise_floor_percent:.3f} % is too large: its SAME threshold would "
-            f"be {2 * noise_floor_percent:.2f} % (over {MAX_THRESHOLD_PERCENT:g} %), so this "
-            f"machine is too noisy to judge a difference; to quiet it: {QUIETING}")
+            f"{fmt.noise_floor(noise_floor_percent)} is too large: its SAME threshold would "
+            f"be {fmt.percent(2 * noise_floor_percent)} (over {MAX_THRESHOLD_PERCENT:g} %), so "
+            f"this machine is too noisy to judge a difference; to quiet it: {QUIETING}")
 
 
 def check_noise_floor(noise_floor_percent: float) -> float:
@@ -84,13 +85,26 @@ class Threshold:
 
     def describe(self, now: _dt.datetime | None = None) -> str:
         """E.g. "±2.00 % from calibration (noise floor 1.000 %, 3 h old)"."""
-        text = f"±{self.percent:.2f} % from {self.source}"
+        text = f"±{fmt.percent(self.percent)} from {self.source}"
         if self.noise_floor_percent is not None:
-            text += f" (noise floor {self.noise_floor_percent:.3f} %"
+            text += f" ({fmt.noise_floor(self.noise_floor_percent)}"
             if self.calibrated_utc:
                 text += f", {age(self.calibrated_utc, now)}"
             text += ")"
         return text
+
+
+def describe_fields(v: Mapping[str, Any] | None, at: str | None = None) -> str:
+    """Where a verdict's SAME threshold came from, with its calibration's age when the report
+    was made (`at`, its created_utc: a saved report's calibration does not age)."""
+    t = Threshold.from_fields(v) if v else None
+    if t is None:
+        return fmt.DASH
+    try:
+        now = _dt.datetime.fromisoformat(at) if at else None
+    except ValueError:
+        now = None
+    return t.describe(now)
 
 
 def age(utc_iso: str, now: _dt.datetime | None = None) -> str:

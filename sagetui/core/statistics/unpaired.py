@@ -28,12 +28,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sagetui.core.statistics.intervals import CONFIDENCE, t_quantile
+from sagetui.core.derived import percent_of_log
+from sagetui.core.statistics.intervals import CONFIDENCE, welch_half_width
 from sagetui.core.statistics.verdict import (
     Verdict,
     VerdictState,
     decide,
-    pct_of_log,
     positive_array,
 )
 
@@ -57,14 +57,11 @@ def unpaired_speedup(a_round_medians: Sequence[float] | np.ndarray,
                        0, UNPAIRED_METHOD)
     d = float(la.mean() - lb.mean())
     if na < 2 or nb < 2:
-        return Verdict(VerdictState.INCONCLUSIVE, pct_of_log(d), nan, nan, threshold_percent,
+        return Verdict(VerdictState.INCONCLUSIVE, percent_of_log(d), nan, nan, threshold_percent,
                        confidence, min(na, nb), UNPAIRED_METHOD)
-    va, vb = float(la.var(ddof=1)) / na, float(lb.var(ddof=1)) / nb
-    se = math.sqrt(va + vb)
-    half = 0.0
-    if se > 0:
-        df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1))
-        half = t_quantile(0.5 + confidence / 2, df) * se
-    lo, hi = pct_of_log(d - half), pct_of_log(d + half)
-    return Verdict(decide(lo, hi, threshold_percent), pct_of_log(d), lo, hi, threshold_percent,
+    welch = welch_half_width([(float(la.var(ddof=1)) / na, na),
+                              (float(lb.var(ddof=1)) / nb, nb)], confidence)
+    half = welch[0] if welch is not None else 0.0
+    lo, hi = percent_of_log(d - half), percent_of_log(d + half)
+    return Verdict(decide(lo, hi, threshold_percent), percent_of_log(d), lo, hi, threshold_percent,
                    confidence, min(na, nb), UNPAIRED_METHOD)

@@ -40,7 +40,9 @@ from typing import Any
 
 import numpy as np
 
+from sagetui.core.derived import percent_of_log
 from sagetui.core.statistics.intervals import t_half_width
+from sagetui.core.statistics.summary import median
 
 # 1 / Phi^-1(3/4): turns a median absolute deviation into a normal-consistent standard deviation.
 MAD_TO_SD = 1.482602218505602
@@ -53,10 +55,6 @@ class VerdictState(StrEnum):
     SLOWER = "SLOWER"
     SAME = "SAME"
     INCONCLUSIVE = "INCONCLUSIVE"
-
-
-def pct_of_log(log_ratio: float) -> float:
-    return math.expm1(log_ratio) * 100.0
 
 
 def json_float(x: float) -> float | None:
@@ -131,13 +129,12 @@ def paired_speedup(
     mean = float(d.mean())
     if n < 2:
         # One round has no spread to judge it by: report it, claim nothing.
-        return Verdict(
-            VerdictState.INCONCLUSIVE, pct_of_log(mean), nan, nan, threshold_percent, confidence, n
-        )
+        return Verdict(VerdictState.INCONCLUSIVE, percent_of_log(mean), nan, nan,
+                       threshold_percent, confidence, n)
     half = t_half_width(d, confidence)
     assert half is not None  # n >= 2
-    lo, hi = pct_of_log(mean - half), pct_of_log(mean + half)
-    return Verdict(decide(lo, hi, threshold_percent), pct_of_log(mean), lo, hi,
+    lo, hi = percent_of_log(mean - half), percent_of_log(mean + half)
+    return Verdict(decide(lo, hi, threshold_percent), percent_of_log(mean), lo, hi,
                    threshold_percent, confidence, n)
 
 
@@ -163,7 +160,7 @@ def noise_floor_percent(
     if a.size != b.size or a.size == 0:
         raise ValueError("need equally many rounds (at least one) on both sides")
     d = np.log(a) - np.log(b)
-    return pct_of_log(MAD_TO_SD * float(np.median(np.abs(d))))
+    return percent_of_log(MAD_TO_SD * median(np.abs(d)))
 
 
 def ci_width_percent(v: Verdict) -> float:

@@ -34,14 +34,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sagetui.core.derived import speedup_percent
-from sagetui.core.statistics.intervals import CONFIDENCE, t_quantile
+from sagetui.core.derived import percent_of_log, speedup_percent
+from sagetui.core.statistics.intervals import CONFIDENCE, welch_half_width
 from sagetui.core.statistics.verdict import (
     Verdict,
     VerdictState,
     decide,
     json_float,
-    pct_of_log,
 )
 
 TOTAL_METHOD = "delta method on ln(total ratio), paired by round within each call " \
@@ -89,14 +88,13 @@ def total_speedup(calls: Sequence[CallTimes], confidence: float = CONFIDENCE) ->
         z = c.weight * (np.asarray(c.baseline_rounds[:n], dtype=np.float64) / tb
                         - np.asarray(c.variant_rounds[:n], dtype=np.float64) / tv)
         parts.append((float(z.var(ddof=1)) / n, n))
-    se2 = math.fsum(s for s, _ in parts)
-    if se2 == 0.0:  # every round alike: the interval is the estimate
-        return TotalSpeedup(tb, tv, speedup_percent(tb, tv), pct_of_log(centre),
-                            pct_of_log(centre), None)
-    df = se2 ** 2 / math.fsum(s ** 2 / (n - 1) for s, n in parts)
-    half = t_quantile(1 - (1 - confidence) / 2, df) * math.sqrt(se2)
-    return TotalSpeedup(tb, tv, speedup_percent(tb, tv), json_float(pct_of_log(centre - half)),
-                        json_float(pct_of_log(centre + half)), df)
+    welch = welch_half_width(parts, confidence)
+    if welch is None:  # every round alike: the interval is the estimate
+        return TotalSpeedup(tb, tv, speedup_percent(tb, tv), percent_of_log(centre),
+                            percent_of_log(centre), None)
+    half, df = welch
+    return TotalSpeedup(tb, tv, speedup_percent(tb, tv), json_float(percent_of_log(centre - half)),
+                        json_float(percent_of_log(centre + half)), df)
 
 
 UNPAIRED_TOTAL_METHOD = "delta method on ln(total ratio) of two replays (unpaired: Welch-" \
@@ -133,16 +131,13 @@ def unpaired_total_speedup(a: Sequence[ReplayedCallTimes], b: Sequence[ReplayedC
         for c in calls:
             n = len(c.rounds)
             if n < 2:
-                return Verdict(VerdictState.INCONCLUSIVE, pct_of_log(centre), nan, nan,
+                return Verdict(VerdictState.INCONCLUSIVE, percent_of_log(centre), nan, nan,
                                threshold_percent, confidence, n, UNPAIRED_TOTAL_METHOD)
             r = np.asarray(c.rounds, dtype=np.float64) * (c.weight / total)
             parts.append((float(r.var(ddof=1)) / n, n))
     rounds = min(n for _, n in parts) if parts else 0
-    se2 = math.fsum(s for s, _ in parts)
-    half = 0.0
-    if se2 > 0:
-        df = se2 ** 2 / math.fsum(s ** 2 / (n - 1) for s, n in parts)
-        half = t_quantile(1 - (1 - confidence) / 2, df) * math.sqrt(se2)
-    lo, hi = pct_of_log(centre - half), pct_of_log(centre + half)
-    return Verdict(decide(lo, hi, threshold_percent), pct_of_log(centre), lo, hi,
+    welch = welch_half_width(parts, confidence)
+    half = welch[0] if welch is not None else 0.0
+    lo, hi = percent_of_log(centre - half), percent_of_log(centre + half)
+    return Verdict(decide(lo, hi, threshold_percent), percent_of_log(centre), lo, hi,
                    threshold_percent, confidence, rounds, UNPAIRED_TOTAL_METHOD)

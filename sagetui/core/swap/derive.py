@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from sagetui.core import accuracy
-from sagetui.core.blocks.base import Verdict
+from sagetui.core import format as fmt
+from sagetui.core.blocks.base import VerdictRecord
 from sagetui.core.blocks.swap import (
     UNCHANGED,
     UNWRAPPED,
@@ -235,7 +236,8 @@ def replay_note(predicted: float | None, measured: float | None) -> str | None:
     model, and what the difference is."""
     if predicted is None or measured is None:
         return None
-    said = f"replay predicted {predicted:+.0f} %, in the model {measured:+.0f} %"
+    said = (f"replay predicted {fmt.percent(predicted, 0, sign=True)}, in the model "
+            f"{fmt.percent(measured, 0, sign=True)}")
     gap = measured - predicted
     if abs(gap) <= max(5.0, 0.1 * abs(predicted)):
         return f"{said}: the replay holds"
@@ -304,7 +306,7 @@ def arm_figures(processes: Sequence[SwapProcess], arms: Sequence[str], baseline:
             b, v = _paired(base_step, steps_by_round)
             if b:
                 verdict = paired_speedup(b, v, threshold_percent=threshold_percent)
-                f.step = Verdict(**verdict.to_dict())
+                f.step = VerdictRecord(**verdict.to_dict())
                 f.clock_problem = clock_problem(processes, arm, baseline)
                 if f.clock_problem is None:
                     f.step_change_percent = change_of_speedup(f.step.estimate_percent)

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 from sagetui.core import format as fmt
 from sagetui.core.blocks.swap import UNCHANGED, UNWRAPPED, ArmFigures, Swap
+from sagetui.core.derived import speedup_of_change
 from sagetui.core.report.io import one_line
 from sagetui.core.report.model import Report
 from sagetui.core.swap import derive
 from sagetui.core.telemetry import merge_blocks
 
-COLUMNS = [("arm", False), ("rounds", True), ("step ms", True), ("step change %", True),
+# + = faster, as run, compare, sweep and workload say it: the step's is its verdict's paired
+# speedup, the attention's the speedup its medians' change means
+COLUMNS = [("arm", False), ("rounds", True), ("step ms", True), ("step faster %", True),
            ("95% CI", True), ("verdict", False), ("attn ms", True), ("attn share %", True),
-           ("attn change %", True), ("swapped", True), ("passed", True),
+           ("attn faster %", True), ("swapped", True), ("passed", True),
            ("output rel L1 %", True), ("cosine", True)]
+SIGN_NOTE = "faster %: + = faster than the baseline arm (its step / this step - 1)"
 
 
 def title(s: Swap) -> str:
@@ -26,16 +30,25 @@ def verdict_word(f: ArmFigures, baseline: str) -> str:
     return "baseline" if f.arm == baseline else fmt.DASH
 
 
+def step_faster(f: ArmFigures) -> tuple[float | None, float | None, float | None]:
+    """The step's speedup against the baseline arm and its interval (+ = faster): its
+    verdict's, where the verdict holds (not where the clocks made it INCONCLUSIVE)."""
+    if f.step is None or f.clock_problem is not None:
+        return None, None, None
+    return f.step.estimate_percent, f.step.ci_low_percent, f.step.ci_high_percent
+
+
 def rows(s: Swap) -> list[list[str]]:
     out = []
     for f in s.figures:
         o = f.outputs[0] if f.outputs else None
+        faster, low, high = step_faster(f)
         out.append([one_line(f.arm) + (" (failed)" if f.status == "failed" else ""),
-                     str(f.rounds), fmt.ms(f.step_s), fmt.pct(f.step_change_percent, 1),
-                     fmt.ci(f.step_change_low_percent, f.step_change_high_percent, 1),
+                     str(f.rounds), fmt.ms(f.step_s), fmt.pct(faster, 1), fmt.ci(low, high, 1),
                      verdict_word(f, s.baseline), fmt.ms(f.attention_s),
                      fmt.pct(f.attention_share_percent, 1, sign=False),
-                     fmt.pct(f.attention_change_percent, 1), fmt.count(f.swapped),
+                     fmt.pct(speedup_of_change(f.attention_change_percent), 1),
+                     fmt.count(f.swapped),
                      fmt.count(f.passed), fmt.fraction_pct(o.relative_l1 if o else None, 3),
                      fmt.cosine(o.cosine_similarity if o else None)])
     return out
@@ -79,7 +92,7 @@ def notes(report: Report) -> list[str]:
     arms' last lines, the status."""
     s = report.swap
     assert s is not None
-    lines = mode_lines(s)
+    lines = [SIGN_NOTE, *mode_lines(s)]
     if s.sustained_clock_mhz is not None:
         lines.append(f"sustained SM clock {s.sustained_clock_mhz:.0f} MHz (the median of every "
                      "arm's steps)")

@@ -16,7 +16,7 @@ from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.sweep import plan
-from sagetui.core.sweep.assemble import call_round_medians, phase_round_medians
+from sagetui.core.sweep.collect import call_round_medians, phase_round_medians
 
 if TYPE_CHECKING:
     from sagetui.core.report.mismatch import MismatchCollector
@@ -158,7 +158,7 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint,
     ok = words.count("ok")
     want = "ok" if p.variants and ok == len(p.variants) else "partial" if ok else "failed"
     if not (p.status == "skipped" and not p.variants):
-        c.eq(f"{path}.status", p.status, want, "from its variants' (sweep/assemble.point_status)")
+        c.eq(f"{path}.status", p.status, want, "from its variants' (sweep/collect.point_status)")
     base = next((v for v in p.variants if v.name == baseline), None)
     for j, v in enumerate(p.variants):
         exact = (v.accuracy or {}).get("byte_exact")
@@ -205,7 +205,7 @@ def _plan(report: Report, axes: plan.Axes | None) -> list[Shape] | None:
 def _measured_with(c: MismatchCollector, report: Report, sweep: Sweep) -> None:
     """The block's warm-up, rounds and iterations: the configuration's."""
     from sagetui.core.run.check import run_config
-    from sagetui.core.sweep.assemble import measured_with
+    from sagetui.core.sweep.collect import measured_with
 
     cfg = run_config(report)
     if cfg is None:
@@ -217,11 +217,11 @@ def _measured_with(c: MismatchCollector, report: Report, sweep: Sweep) -> None:
 
 def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
                   axes: plan.Axes | None) -> None:
-    """A sweep's status from its points (sweep/assemble.points_status) against its plan: stopped
+    """A sweep's status from its points (sweep/collect.points_status) against its plan: stopped
     by the user, it is cancelled unless every point ran; cut short by an error, partial where
     it kept a point. A part of a sweep (a Slurm job's) does not say which points it was given:
     one whose points all ran may be complete with fewer points than the plan."""
-    from sagetui.core.sweep.assemble import points_status
+    from sagetui.core.sweep.collect import points_status
 
     if report.status is None or report.workload is not None:
         return
@@ -230,7 +230,7 @@ def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
     from sagetui.core.run.check import is_left_out
 
     if any(is_left_out(v) for v in report.variants or []):  # a variant whose build failed
-        want = "partial" if want == "complete" else want  # never ran: run/status.with_left_out
+        want = "partial" if want == "complete" else want  # never ran: run/status.left_out_status
     allowed = {want}
     if want != "complete":
         allowed.add("cancelled")
@@ -242,4 +242,4 @@ def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
     if report.status not in allowed:
         c.out.append(_mismatch("$.status", report.status, " or ".join(sorted(allowed)),
                                "from the points against the sweep's plan "
-                               "(sweep/assemble.points_status)"))
+                               "(sweep/collect.points_status)"))

@@ -11,6 +11,7 @@ import math
 from typing import Any
 from xml.sax.saxutils import escape
 
+from sagetui.core import format as fmt
 from sagetui.core import variant_facts
 from sagetui.core.blocks.sweep import Sweep
 from sagetui.core.palette import OKABE_ITO
@@ -130,9 +131,7 @@ def nice_ticks(top: float, count: int = 5) -> list[float]:
     """0 and round steps (1, 2, 5 x 10^k) up to at least `top`."""
     if top <= 0:
         return [0.0, 1.0]
-    raw = top / count
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    step = fmt.nice_step(top, count, steps=(1, 2, 5))
     return [i * step for i in range(int(math.ceil(top / step)) + 1)]
 
 

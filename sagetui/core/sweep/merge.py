@@ -1,6 +1,6 @@
 """Joining sweep reports (`sagetui merge`): the reports of one sweep's parts (Slurm jobs, or
 runs of some of its points) become the report of the whole, built as a single runner's is
-(sweep_build.sweep_report), so `sagetui check` recomputes it the same way.
+(sweep/collect.sweep_report), so `sagetui check` recomputes it the same way.
 
 Parts join only when they are parts of the same sweep: the same axes, variants, rounds,
 iterations and warmup, and the same base shape (heads, batch, dtype, layout). A point measured
@@ -14,7 +14,7 @@ from typing import Any
 from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.config import RunConfig
 from sagetui.core.report.model import Fault, Report
-from sagetui.core.sweep.assemble import points_status, sweep_report
+from sagetui.core.sweep.collect import points_status, sweep_report
 from sagetui.core.sweep.plan import Axes, plan
 
 SAME = ("x_axis", "axes", "variants", "baseline", "warmup", "rounds", "iterations")
@@ -43,12 +43,12 @@ def merge(reports: list[tuple[str, Report]]) -> Report:
         d = r.sweep.model_dump()
         for k in SAME:
             if d[k] != ref[k]:
-                raise MergeError(f"{name}: its {k} differs from {first_name}'s: not parts "
+                raise MergeError(f"{name}: its {k} and {first_name}'s differ: not parts "
                                  "of one sweep")
         shape = r.config.get("shape", {}) if isinstance(r.config, dict) else {}
         for k in SAME_SHAPE:
             if shape.get(k) != ref_shape.get(k):
-                raise MergeError(f"{name}: its {k} differs from {first_name}'s")
+                raise MergeError(f"{name}: its {k} and {first_name}'s differ")
         for p in r.sweep.points:
             if p.index in points:
                 raise MergeError(f"point {p.index} is in {points[p.index][0]} and {name}")

@@ -1,7 +1,7 @@
 """`sagetui check` of a workload block: every point's operations and each variant's summaries,
 p50 intervals and TOPS from its raw samples (as a sweep's point: sweep/check.py), its verdict
 from its round medians, each call's weight from the counts, and the totals, their speedups and
-intervals and the worst call and head from the points (core/workload/assemble.py's own
+intervals and the worst call and head from the points (core/workload/tally.py's own
 functions)."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from sagetui.core.report.model import Report
 from sagetui.core.run.status import CANCELLED, COMPLETE, FAILED, PARTIAL
 from sagetui.core.statistics.verdict import paired_speedup
 from sagetui.core.sweep import plan
-from sagetui.core.sweep.assemble import call_round_medians, point_status, points_status
 from sagetui.core.sweep.check import check_grid, check_variant_point
-from sagetui.core.workload import assemble
+from sagetui.core.sweep.collect import call_round_medians, point_status, points_status
+from sagetui.core.workload import tally
 
 if TYPE_CHECKING:
     from sagetui.core.report.mismatch import MismatchCollector
@@ -41,7 +41,7 @@ def check_workload(c: MismatchCollector, report: Report) -> None:
             c.eq(f"{path}.variants[{j}].status", v.status, word, "ok exactly when it has timings")
         if p.variants:
             c.eq(f"{path}.status", p.status, point_status(words),
-                 "from its variants' (sweep/assemble.point_status)")
+                 "from its variants' (sweep/collect.point_status)")
         for j, v in enumerate(p.variants):
             peak = plan.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
                 else v.peak_tops
@@ -51,7 +51,7 @@ def check_workload(c: MismatchCollector, report: Report) -> None:
     if indices != sorted(set(indices)):
         c.out.append(Mismatch("$.workload.calls", indices, "increasing, each once",
                               "the calls in the program's order (the manifest's)"))
-    for i, (call, w) in enumerate(zip(wl.calls, assemble.share_weights(wl.calls), strict=True)):
+    for i, (call, w) in enumerate(zip(wl.calls, tally.share_weights(wl.calls), strict=True)):
         path = f"$.workload.calls[{i}]"
         c.eq(f"{path}.weight", call.weight, w,
              "its signature's count shared among the replayed calls of that signature")
@@ -65,17 +65,17 @@ def check_workload(c: MismatchCollector, report: Report) -> None:
         if call.cast and (call.shape is None or call.shape.dtype != wl.cast_to):
             c.out.append(Mismatch(f"{path}.cast", call.cast, f"replayed in {wl.cast_to}",
                                   "a cast call is replayed in the workload's cast_to (--dtype)"))
-    c.eq("$.workload.cast_to", wl.cast_to, assemble.cast_to(wl.calls) or "(none)",
+    c.eq("$.workload.cast_to", wl.cast_to, tally.cast_to(wl.calls) or "(none)",
          "the dtype the cast calls were replayed in")
     _status(c, report)
     names = list(wl.variants)
     _rows(c, "$.workload.totals", [t.model_dump() for t in wl.totals],
           lambda: [t.model_dump()
-                   for t in assemble.totals(wl.calls, wl.points, names, wl.baseline)],
+                   for t in tally.totals(wl.calls, wl.points, names, wl.baseline)],
           "Σ weight x p50 over the replayed calls; the speedup of that total and its interval "
           "(statistics/weighted_total.py)")
     _rows(c, "$.workload.worst", [w.model_dump() for w in wl.worst],
-          lambda: [w.model_dump() for w in assemble.worst(wl.calls, wl.points, names, wl.baseline)],
+          lambda: [w.model_dump() for w in tally.worst(wl.calls, wl.points, names, wl.baseline)],
           "the lowest p50 speedup, the largest relative L1, the largest head's relative L1")
 
 
@@ -100,7 +100,7 @@ def _rows(c: MismatchCollector, path: str, got: list[dict[str, Any]],
 
 
 def _status(c: MismatchCollector, report: Report) -> None:
-    """The status against the points (sweep/assemble.points_status): `complete` only when every
+    """The status against the points (sweep/collect.points_status): `complete` only when every
     call to replay has its point and every variant measured it; a replay cut short (stopped,
     or its recovery file) is `partial` when a point was kept, else cancelled or failed; one
     with a variant left out (`variants`: never ran) is never complete. Who stopped it and when

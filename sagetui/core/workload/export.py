@@ -86,8 +86,9 @@ def call_rows(wl: Workload) -> list[tuple[str, ...]]:
 
 
 def notes(wl: Workload) -> list[str]:
-    """What the marks in the calls' table mean, where any is there."""
-    out = []
+    """The sign of its speedups (+ = faster, as every table says it), and what the marks in
+    the calls' table mean, where any is there."""
+    out = [f"speedup % and verdicts: + = faster than the baseline, {wl.baseline}"]
     if note := noisy_note(wl.points):
         out.append(note)
     if wl.cast_to:
@@ -109,17 +110,23 @@ def _has_back_to_back(wl: Workload) -> bool:
     return any(t.back_to_back_seconds is not None for t in wl.totals)
 
 
-def _threshold(wl: Workload) -> float:
+def threshold(wl: Workload) -> float:
     """The SAME threshold of the calls' verdicts (a total's word is judged with it)."""
     return next((v.verdict.threshold_percent for p in wl.points for v in p.variants
                  if v.verdict is not None), MIN_THRESHOLD_PERCENT)
+
+
+def total_word(wl: Workload, lo: float | None, hi: float | None) -> str | None:
+    """A total's verdict (SAME, FASTER, SLOWER, INCONCLUSIVE) from its interval, at the calls'
+    threshold: what the totals' table, the console's Variants and Verdicts panels say."""
+    return decide(lo, hi, threshold(wl)) if lo is not None and hi is not None else None
 
 
 def _speed(wl: Workload, variant: str, est: float | None, lo: float | None,
            hi: float | None) -> str:
     if variant == wl.baseline:
         return "baseline"
-    word = decide(lo, hi, _threshold(wl)) if lo is not None and hi is not None else None
+    word = total_word(wl, lo, hi)
     return (f"{word} " if word else "") + f"{fmt.pct(est)} {fmt.ci(lo, hi)}"
 
 

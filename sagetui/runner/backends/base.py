@@ -173,6 +173,31 @@ class Backend(ABC):
         return type(self).public is not Backend.public or \
             type(self).public_call is not Backend.public_call
 
+    def public_name(self) -> str | None:
+        """The public function a user calls, by its name ("sageattention.sageattn"), or None:
+        the call the user makes is then the decomposition's (user_call)."""
+        call = self.public_call("HND", False, 1.0) if self.has_public else None
+        return None if call is None else function_name(getattr(call, "func", call))
+
+    def user_call(self, inputs: Inputs) -> tuple[Callable[[], Any], str]:
+        """The call the user makes, its inputs bound, and what it is: what the three times of
+        core/host_time.py time. A stock backend's public function as a user calls it (its
+        Python, its checks, its launches); a build given by path has no public function of its
+        own, nor has a backend without one: its decomposition, unclocked (said so)."""
+        if self.module_path is not None:
+            return (lambda: self.run(inputs, NullClock())), \
+                "the decomposition (a build given by path has no public function of its own)"
+        name = self.public_name()
+        call = self.public_call(inputs.layout, inputs.causal, inputs.sm_scale) \
+            if self.has_public else None
+        if call is not None:
+            q, k, v = inputs.q, inputs.k, inputs.v
+            return (lambda: call(q, k, v)), name or f"{self.name}'s public function"
+        if type(self).public is not Backend.public:
+            return (lambda: self.public(inputs)), name or f"{self.name}'s public function"
+        return (lambda: self.run(inputs, NullClock())), \
+            name or f"the decomposition ({self.name} has no public function)"
+
     def facts(self, inputs: Inputs, out: torch.Tensor) -> dict[str, Any]:
         """Facts about what ran, found once outside the timed regions (sdpa: which backend)."""
         return {}
@@ -197,14 +222,26 @@ class Backend(ABC):
         return [p.name for p in self.phases() if p.name not in parents]
 
 
+def function_name(fn: Any) -> str:
+    """A function as a user names it: its top-level package and its name
+    ("sageattention.sageattn_qk_int8_pv_fp8_cuda_sm90")."""
+    module = (getattr(fn, "__module__", None) or "").split(".")[0]
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    return f"{module}.{name}" if module else name
+
+
 def bound_public(fn: Callable[..., Any], return_lse: bool,
                  **kwargs: Any) -> Callable[..., torch.Tensor]:
     """`fn(q, k, v, **kwargs)` as a callable of q, k and v; its output alone where it returns
-    the lse too (lse.output_of)."""
+    the lse too (lse.output_of). Either way `.func` is `fn` (public_name reads it)."""
     import functools
 
     if not return_lse:
         return functools.partial(fn, **kwargs)
     from sagetui.runner.backends.lse import output_of
 
-    return lambda q, k, v: output_of(fn(q, k, v, return_lse=True, **kwargs))
+    def with_lse(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return output_of(fn(q, k, v, return_lse=True, **kwargs))
+
+    with_lse.func = fn  # type: ignore[attr-defined]
+    return with_lse

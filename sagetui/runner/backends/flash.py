@@ -78,6 +78,10 @@ class FlashAttnBackend(Backend):
     def phases(self) -> list[PhaseSpec]:
         return [PhaseSpec("attention")]
 
+    def public_name(self) -> str | None:
+        # its one phase is the package's public function
+        return f"{FLASH_MODULES.get(self.impl, 'flash_attn')}.flash_attn_func"
+
     def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
         if self._fn is None:
             self.load()

@@ -244,9 +244,6 @@ class ReferenceBackend(Backend):
             while time.perf_counter() < end:
                 pass
 
-    def public(self, inputs: Inputs) -> torch.Tensor | None:
-        return None
-
 
 def _spin(seconds: float) -> None:
     """Host work of `seconds` (a sleep: the simulated device's thread runs meanwhile)."""

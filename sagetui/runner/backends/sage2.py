@@ -352,6 +352,9 @@ class Sage2AutoBackend(Backend):
         """The function the dispatch called on this GPU and every option it ran with."""
         return {"dispatch": auto_call(_arch(inputs.q.device))}
 
+    def public_name(self) -> str | None:
+        return "sageattention.sageattn"  # its one phase is the public dispatch itself
+
     def run(self, inputs: Inputs, clock: PhaseClock) -> torch.Tensor:
         if not hasattr(self, "_sageattn"):
             self.load()

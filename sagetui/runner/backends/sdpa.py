@@ -103,6 +103,10 @@ class SdpaBackend(Backend):
     def phases(self) -> list[PhaseSpec]:
         return [PhaseSpec("attention")]
 
+    def public_name(self) -> str | None:
+        # its one phase is the public function (pinned: inside torch's sdpa_kernel context)
+        return "torch.nn.functional.scaled_dot_product_attention"
+
     def _context(self) -> contextlib.AbstractContextManager[Any]:
         if self.pinned is None:
             return contextlib.nullcontext()

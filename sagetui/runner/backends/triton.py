@@ -33,6 +33,7 @@ from sagetui.runner.backends.base import (
     Inputs,
     PhaseClock,
     VariantLoadError,
+    function_name,
 )
 from sagetui.runner.backends.lse import lse_correction, natural_lse, output_of, public_lse
 from sagetui.runner.backends.sdpa import require_cuda
@@ -231,6 +232,9 @@ class SageTritonBackend(Backend):
                     output_dtype=dtype)
         clock.mark("fused_mainloop")
         return o
+
+    def public_name(self) -> str | None:
+        return function_name(self.api.public)
 
     def public(self, inputs: Inputs) -> torch.Tensor | None:
         api = self.api

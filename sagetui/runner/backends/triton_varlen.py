@@ -22,7 +22,13 @@ from typing import Any, ClassVar
 
 import torch
 
-from sagetui.runner.backends.base import BackendUnavailable, Inputs, Packed, PhaseClock
+from sagetui.runner.backends.base import (
+    BackendUnavailable,
+    Inputs,
+    Packed,
+    PhaseClock,
+    function_name,
+)
 from sagetui.runner.backends.sdpa import require_cuda
 from sagetui.runner.backends.triton import (
     SageTritonBackend,
@@ -132,6 +138,9 @@ class Sage2VarlenBackend(SageTritonBackend):
         o = o[..., :head_dim_og]
         clock.mark("fused_mainloop")
         return o.reshape(inputs.q.shape)
+
+    def public_name(self) -> str | None:
+        return function_name(self.varlen.public)
 
     def public(self, inputs: Inputs) -> torch.Tensor | None:
         p = packed_of(inputs)

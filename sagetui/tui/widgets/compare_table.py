@@ -16,7 +16,7 @@ from textual.containers import VerticalScroll
 from textual.dom import DOMNode
 from textual.widgets import Static
 
-from sagetui.core.compare.assemble import Comparison, compare_reports
+from sagetui.core.compare.comparison import Comparison, compare_reports
 from sagetui.core.compare.facts import NotComparable
 from sagetui.core.compare.profiles import profile_diffs
 from sagetui.core.format import short_phase

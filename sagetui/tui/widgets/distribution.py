@@ -14,6 +14,7 @@ import numpy as np
 
 from sagetui.core.format import printable
 from sagetui.core.run.model import VariantModel
+from sagetui.core.statistics.summary import percentiles
 from sagetui.tui.source import Source
 from sagetui.tui.themes import rgb
 from sagetui.tui.view_context import ViewContext
@@ -27,8 +28,8 @@ def draw_distribution(plot: SeriesPlot, data: Source, ctx: ViewContext,
                       shown: list[VariantModel], width: int, cdf: bool) -> None:
     plt = plot.plt
     values = [data.totals(v).values.view * 1e3 for v in shown]
-    lo = min(float(np.percentile(x, 0.1)) for x in values)
-    hi = max(float(np.percentile(x, 99.9)) for x in values)
+    ends = [percentiles(x, (0.1, 99.9)) for x in values]
+    lo, hi = min(e[0] for e in ends), max(e[1] for e in ends)
     ticks = nice_ticks(lo, hi, max(2, min(10, width // 10)))
     lo, hi = ticks[0], ticks[-1]
     outside = sum(int(((x < lo) | (x > hi)).sum()) for x in values)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from textual.binding import Binding
 
-from sagetui.core.format import printable
+from sagetui.core.format import ms, printable
 from sagetui.core.run.model import VariantModel
 from sagetui.tui.source import Source
 from sagetui.tui.themes import rgb
@@ -175,7 +175,7 @@ class IterationPlot(SeriesPlot):
             return
         i = self.cursor
         self.plt.vline(i + 1, color="white")
-        parts = [f"{printable(v.name)} {data.totals(v).values.view[i] * 1e3:.3f} ms"
+        parts = [f"{printable(v.name)} {ms(float(data.totals(v).values.view[i]))} ms"
                  for v in shown if i < len(data.totals(v))]
         self.readout = f"iteration {i + 1}: " + " · ".join(parts)
         self.add_legend("│", self.readout, "white")

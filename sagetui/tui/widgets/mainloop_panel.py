@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from sagetui.core import format as fmt
 from sagetui.core.blocks.profile import MainloopProfile, VariantDiff
 from sagetui.core.compare.match import letter
 from sagetui.core.profile.diff_view import bar_line, sections, text_lines
@@ -43,17 +44,19 @@ def mainloop_text(profiles: list[MainloopProfile], baseline: str | None = None) 
     for p in profiles:
         t.append(f"{p.variant:<14}")
         t.append_text(bar(p))
-        t.append(f" {p.total_samples} samples, {100 * p.placed_share:.1f} % placed\n",
+        t.append(f" {p.total_samples} samples, {fmt.share(p.placed_share)} placed\n",
                  style="dim")
         for name, ph in p.phases.items():
             d = share_change(p, base, name) if p is not base else None
             t.append("  ■ ", style=PHASE_COLOURS.get(name, "white"))
-            t.append(f"{name:<31}{100 * ph.share:5.1f} ± {100 * ph.share_error:.1f} %  "
+            t.append(f"{name:<31}{fmt.fraction_pct(ph.share, 1):>5} ± "
+                     f"{fmt.share(ph.share_error)}  "
                      f"{top_stall(ph):<24}")
-            t.append("" if d is None else f"{100 * d:+.1f} pt vs {base.variant}", style="dim")
+            t.append("" if d is None else f"{fmt.pct(100 * d, 1)} pt vs {base.variant}",
+                     style="dim")
             t.append("\n")
         for h in p.hot_lines[:HOT_LINES]:
-            t.append(f"  {h.file}:{h.line}  {h.phase}  {100 * h.share:.1f} %\n", style="dim")
+            t.append(f"  {h.file}:{h.line}  {h.phase}  {fmt.share(h.share)}\n", style="dim")
     return t
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.text import Text
 
+from sagetui.core import format as fmt
 from sagetui.core.blocks.workload import Workload
 from sagetui.core.format import fraction_pct, gbps, half_width, ms, size
 from sagetui.tui import keymap
@@ -30,7 +31,7 @@ def empty_text(data: Source) -> str:
 def _cells(row: PhaseRow, bold: bool = False, sol: bool = False) -> list[Text | str]:
     name = Text("  " * row.depth + row.name, style="bold" if bold else
                 ("dim" if row.depth else ""))
-    share = "" if row.share is None else f"{100 * row.share:.1f} %"
+    share = "" if row.share is None else fmt.share(row.share)
     half = "" if row.ci_half_percent is None else half_width(row.ci_half_percent)
     cells: list[Text | str] = [name, ms(row.p50_s), ms(row.p90_s), share, half,
                                "" if row.count is None else str(row.count)]

@@ -24,6 +24,7 @@ from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual_plotext import PlotextPlot
 
+from sagetui.core.format import nice_step
 from sagetui.core.run.model import VariantModel
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
@@ -62,19 +63,6 @@ class Ink:
 
     def affordable(self, dots: int, budget: float) -> bool:
         return dots <= max(budget, self.crossing)
-
-
-def nice_step(span: float, most: int, steps: tuple[float, ...] = (1, 2, 2.5, 5)) -> float:
-    """The smallest step of the form s x 10^k (s in `steps`) that cuts `span` into at most
-    `most` parts."""
-    if span <= 0 or not math.isfinite(span):
-        return 1.0
-    raw = span / max(1, most)
-    mag = 10.0 ** math.floor(math.log10(raw))
-    for s in (*steps, 10):
-        if s * mag >= raw * (1 - 1e-9):
-            return s * mag
-    return 10 * mag
 
 
 def nice_ticks(lo: float, hi: float, most: int) -> list[float]:

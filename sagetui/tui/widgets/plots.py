@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sagetui.core.format import printable
+from sagetui.core.format import pct, printable
 from sagetui.tui.series import stride
 from sagetui.tui.source import Source
 from sagetui.tui.themes import rgb
@@ -58,7 +58,7 @@ class RoundPlot(SeriesPlot):
             drift = v.drift or {}
             label = printable(v.name)
             if drift.get("slope_percent_per_round") is not None:
-                label += f" {drift['slope_percent_per_round']:+.2f}%/rnd"
+                label += f" {pct(drift['slope_percent_per_round'])}%/rnd"
             if drift.get("flagged"):
                 label += " DRIFT"
                 flagged.append(v.name)

@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.text import Text
 
+from sagetui.core import format as fmt
 from sagetui.core.export import tail_study_rows
 from sagetui.core.export.kernel_facts_rows import DIFFERS, comparison_rows
 from sagetui.core.export.report import sol_cells
@@ -34,7 +35,7 @@ FACTS: tuple[tuple[str, str], ...] = (
 
 def _fact(key: str, value: Any) -> str:
     if key == "q_row_efficiency":
-        return f"{100 * value:.2f} %"
+        return fmt.share(value, 2)
     if key == "waves":
         return f"{value:.2f}"
     if isinstance(value, int) and not isinstance(value, bool):
@@ -71,7 +72,7 @@ class SchedulerFacts(SteadyTable):
             for key, label in FACTS if s.get(key) is not None]
         for key, value in achieved.items():
             if value is not None:
-                text = f"{100 * value:.2f} %" if "share" in key else f"{value:.3f}"
+                text = fmt.share(value, 2) if "share" in key else f"{value:.3f}"
                 facts.append((key.replace("_", " "), Text(text, justify="right")))
         sol = f.sol if f is not None else None
         if sol is not None and sol.get("tops") is not None:

@@ -9,7 +9,7 @@ from typing import Any
 from rich.cells import cell_len
 from rich.text import Text
 
-from sagetui.core.format import duration, min_mean_max
+from sagetui.core.format import duration, min_mean_max, percent
 from sagetui.core.run import late
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
@@ -33,9 +33,9 @@ def state_line(data: Source, ctx: ViewContext) -> Text:
             t.append("  press r to run")
             return t
         planned = c.rounds_planned or "?"
+        done = data.points_done() or f"{data.rounds_done}/{planned} rounds"
         if not ctx.running:
-            t.append(f"  {data.rounds_done}/{planned} rounds kept" if data.status != "complete"
-                     else f"  {data.rounds_done}/{planned} rounds")
+            t.append(f"  {done} kept" if data.status != "complete" else f"  {done}")
         elif m.measured:  # the last round is in: the verdicts are final
             t.append(f"  {data.rounds_done}/{planned} rounds measured · verdicts final")
             what = late.describe(m.computing)
@@ -112,7 +112,7 @@ def latest_telemetry(data: Source) -> tuple[int, dict[str, Any]] | None:
 def telemetry_line(data: Source, ctx: ViewContext) -> Text:
     latest = latest_telemetry(data)
     if latest is None:
-        if data.live and not data.rounds_done:
+        if data.live and not data.rounds_done and data.points_done() is None:
             return Text("telemetry: after the first round", style="dim")
         return Text("telemetry: not recorded in this report", style="dim")
     r, tel = latest
@@ -162,7 +162,8 @@ def environment_line(data: Source, ctx: ViewContext) -> Text | None:
         latest = latest_telemetry(data)
         mean = ((latest[1].get("sm_clock_mhz") or {}).get("mean") if latest else None)
         if latest and mean and sm:
-            parts.append((f"round {latest[0] + 1} SM at {100 * mean / sm:.0f} % of it", ""))
+            parts.append((f"round {latest[0] + 1} SM at {percent(100 * mean / sm, 0)} of it",
+                          ""))
     others = st.get("other_processes")
     if others is not None:
         n, held = others.get("count", 0), others.get("memory_bytes")

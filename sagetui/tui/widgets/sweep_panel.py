@@ -14,7 +14,7 @@ from sagetui.tui.sweep_view import SweepView
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_static import SteadyStatic
 from sagetui.tui.widgets.sweep_plot import SweepPlot
-from sagetui.tui.widgets.sweep_table import SweepTable
+from sagetui.tui.widgets.sweep_table import NO_SWEEP, SweepTable
 
 
 class SweepPanel(Vertical):
@@ -23,9 +23,10 @@ class SweepPanel(Vertical):
         yield SteadyStatic(id="sweep-notes")
         yield SweepTable(id="sweep-table")
 
-    def sync(self, view: SweepView | None, ctx: ViewContext) -> None:
+    def sync(self, view: SweepView | None, ctx: ViewContext,
+             empty: tuple[str, ...] = NO_SWEEP) -> None:
         self.set_class(view is not None and view.workload, "workload")
-        self.query_one(SweepTable).sync(view)
+        self.query_one(SweepTable).sync(view, empty)
         notes = self.query_one("#sweep-notes", SteadyStatic)
         notes.display = view is not None and bool(view.points)
         if view is not None:

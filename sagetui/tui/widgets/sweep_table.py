@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.text import Text
 
+from sagetui.core import format as fmt
 from sagetui.core.config import Shape
 from sagetui.core.format import printable
 from sagetui.core.sweep.export import accuracy_text, length_label, p50_cell, p50_text
@@ -28,6 +29,10 @@ WORKLOAD_COLUMNS = ("call", "variant", "causal", "GQA", "q_len", "kv_len", "p50 
 SHORT = ("point", "backend", "p50 ± CI", "kTOPS", "e2e", "peak", "accuracy")
 NARROW = 120
 LEAST = {"point": 11, "accuracy": 10}
+# what the table says with no sweep: in a console whose runs are not sweeps (the Sweep tab
+# says what its runs are where they are: sweep_tab.SweepTab.empty)
+NO_SWEEP = ("no sweep here: run", "`sagetui sweep --console`", "or open a sweep report:",
+            "`sagetui view FILE`")
 
 
 def shape_cells(shape: Shape) -> tuple[str, str, str, str]:
@@ -41,8 +46,9 @@ class SweepTable(SteadyTable):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(zebra_stripes=True, cursor_type="row", **kwargs)
-        self._shown: tuple[int, int, int] | None = None
+        self._shown: tuple[int, int, int, tuple[str, ...]] | None = None
         self._view: SweepView | None = None
+        self._empty: tuple[str, ...] = NO_SWEEP
         self._columns: tuple[str, ...] = ()  # the columns' keys (their long headers)
 
     def on_mount(self) -> None:
@@ -56,11 +62,12 @@ class SweepTable(SteadyTable):
         self._columns = keys
 
     def on_resize(self) -> None:
-        self.sync(self._view)  # the long columns fitted to the new width
+        self.sync(self._view, self._empty)  # the long columns fitted to the new width
 
-    def sync(self, view: SweepView | None) -> None:
-        self._view = view
-        key = (id(view), view.version if view else -1, self.size.width)
+    def sync(self, view: SweepView | None, empty: tuple[str, ...] = NO_SWEEP) -> None:
+        """`empty`: what it says with no sweep to show."""
+        self._view, self._empty = view, empty
+        key = (id(view), view.version if view else -1, self.size.width, empty)
         if key == self._shown:
             return
         self._shown = key
@@ -69,16 +76,14 @@ class SweepTable(SteadyTable):
         # a workload's headers are short already (they fit 80 columns); its cells are fitted
         headers = keys if workload else SHORT if 0 < self.size.width < NARROW else COLUMNS
         self._set_columns(headers, keys)
-        for row in fit_columns(self._rows(view), self.size.width, headers, keys):
+        for row in fit_columns(self._rows(view, empty), self.size.width, headers, keys):
             self.add_row(*row)
 
     @staticmethod
-    def _rows(view: SweepView | None) -> list[list[str | Text]]:
+    def _rows(view: SweepView | None, empty: tuple[str, ...]) -> list[list[str | Text]]:
         if view is None:
             blank = [""] * (len(COLUMNS) - 1)
-            return [[Text(line, style="dim"), *blank] for line in (
-                "no sweep here: run", "`sagetui sweep --console`", "or open a sweep report:",
-                "`sagetui view FILE`")]
+            return [[Text(line, style="dim"), *blank] for line in empty]
         workload = view.workload
         width = len(WORKLOAD_COLUMNS if workload else COLUMNS)
         rows: list[list[str | Text]] = []
@@ -99,8 +104,7 @@ class SweepTable(SteadyTable):
                     row(head, Text(printable(v.name)), *facts,
                         Text(f"failed: {printable(v.error or '')}", style="red"))
                     continue
-                share = "-" if v.kernel_share_of_peak is None else \
-                    f"{100 * v.kernel_share_of_peak:.1f} %"
+                share = fmt.share(v.kernel_share_of_peak)
                 p50 = Text(p50_cell(v), style="bold red") if noisy(v) else p50_text(v)
                 tops = (f"{v.kernel_tops:.3f}", f"{v.e2e_tops:.3f}")
                 accuracy = Text(printable(accuracy_text(v.accuracy)))

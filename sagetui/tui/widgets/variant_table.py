@@ -149,6 +149,9 @@ class VariantTable(SteadyTable):
         host = {n: f.host for n, f in figs.items()}
         has_host = any(h.get("host_s") is not None for h in host.values())
         cols = _columns(has_host, accuracy, [v.facts for v in data.variants.values()])
+        called = variant_facts.timed_call_note(
+            ((n, v.facts.timed_call) for n, v in data.variants.items()), short=True)
+        self.border_subtitle = Text(called if has_host and called else "")
         rows: list[tuple[str, list[Any]]] = []
         for name, v in data.variants.items():
             colour = ctx.colour(data, name)

@@ -11,6 +11,7 @@ from typing import Any
 from rich.text import Text
 
 from sagetui.core import format as fmt
+from sagetui.core.blocks.workload import Workload
 from sagetui.core.format import ci, pct
 from sagetui.core.run import figures
 from sagetui.core.statistics.threshold import (
@@ -22,6 +23,7 @@ from sagetui.core.statistics.threshold import (
     Threshold,
     age,
 )
+from sagetui.core.workload.export import threshold, total_word
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -51,6 +53,10 @@ class VerdictTable(SteadyTable):
 
     def sync(self, data: Source, ctx: ViewContext) -> None:
         self.clear()
+        block = data.points_block()
+        if isinstance(block, Workload):
+            self._workload(data, block, ctx)
+            return
         computed = False
         for name, v in data.variants.items():
             colour = ctx.colour(data, name)
@@ -73,6 +79,24 @@ class VerdictTable(SteadyTable):
         notes = self.clock_notes(data)
         self.border_subtitle = " · ".join(
             (["*: computed from the report's round p50s"] if computed else []) + notes)
+
+    def _workload(self, data: Source, wl: Workload, ctx: ViewContext) -> None:
+        """A workload's verdicts: each variant's total (Σ weight x p50) against the baseline's,
+        as the Variants panel and `sagetui run --workload` say them (its own model has no
+        rounds: its verdicts once read "-" beside the Variants panel's); n: the calls."""
+        for t in wl.totals:
+            word = total_word(wl, t.ci_low_percent, t.ci_high_percent)
+            if t.variant == wl.baseline:
+                state, cells = Text("baseline", style="dim"), ["-", "-", "-"]
+            else:
+                state = Text(word or "-", style=STATE_STYLE.get(word or "", ""))
+                cells = [pct(t.speedup_percent), ci(t.ci_low_percent, t.ci_high_percent),
+                         pct(threshold(wl), sign=False)]
+            self.add_row(Text(t.variant, style=ctx.colour(data, t.variant)), state, *cells,
+                         str(len(wl.points)))
+        self.border_title = (f"Verdicts (totals): SAME if the 95 % CI is within "
+                             f"±{fmt.percent(threshold(wl))}")
+        self.border_subtitle = "each call's: the Sweep tab (8)"
 
     def clock_notes(self, data: Source) -> list[str]:
         """The verdict lines that name their clocks (core/statistics/clocks.py): a saved
@@ -101,7 +125,7 @@ def title(threshold: Threshold | None) -> str:
     floor = threshold.noise_floor_percent
     if floor is not None and threshold.source in (SOURCE_CALIBRATION, SOURCE_NOISE_FLOOR):
         source = ("calibrated" if threshold.source == SOURCE_CALIBRATION else
-                  "--noise-floor") + f": noise floor {floor:.3f} %"
+                  "--noise-floor") + f": {fmt.noise_floor(floor)}"
         if threshold.calibrated_utc:
             source += f", {age(threshold.calibrated_utc)}"
-    return f"Verdicts: SAME if the 95 % CI is within ±{threshold.percent:.2f} % ({source})"
+    return f"Verdicts: SAME if the 95 % CI is within ±{fmt.percent(threshold.percent)} ({source})"

@@ -9,7 +9,7 @@ from typing import Any
 from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.derived import kernel_and_e2e, shape_ops
-from sagetui.core.host_time import HOST_FIELDS
+from sagetui.core.host_time import POINT_FIELDS
 from sagetui.core.report.model import SCHEMA_VERSION, Fault, Report, Variant
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.summary import round_medians
@@ -45,7 +45,7 @@ def variant_point(v: Variant, rep: Report, point_ops: float,
                  rounds=len(v.rounds or []), p50_ci_percent=intervals.get("total"),
                  kernel_p50_ci_percent=intervals.get(phase),
                  checksum=v.checksum, output_sha256=v.output_sha256, samples=samples or None,
-                 verdict=v.verdict, **{k: getattr(v, k) for k in HOST_FIELDS},
+                 verdict=v.verdict, **{k: getattr(v, k) for k in POINT_FIELDS},
                  **kernel_and_e2e(point_ops, v.timing.p50_s, kernel.p50_s, peak))
     entry["accuracy"] = plan.accuracy(v.model_dump(), baseline if v.name != baseline else None)
     return entry

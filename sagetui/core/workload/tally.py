@@ -20,7 +20,7 @@ from sagetui.core.config import RunConfig
 from sagetui.core.derived import speedup_or_none
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.statistics import weighted_total
-from sagetui.core.sweep.assemble import (
+from sagetui.core.sweep.collect import (
     call_round_medians,
     drop_none,
     measured_with,
