@@ -12,7 +12,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from sagetui.core.compare.assemble import Comparison
+from sagetui.core.compare.comparison import Comparison
 from sagetui.core.compare.table import Column
 from sagetui.core.report.model import Report
 from sagetui.core.swap import view

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sagetui.core.compare.assemble import compare_reports
+from sagetui.core.compare.comparison import compare_reports
 from sagetui.core.report.io import load_report
 from sagetui.core.swap import view
 from sagetui.tui.keymap import TABS
