@@ -50,8 +50,9 @@ def column(c: Comparison, title: str, variant: str, phase: str = "total") -> str
 
 
 def test_sagetui_compare_imports_no_console() -> None:
-    """The command's path imports neither textual nor any of sagetui.tui: the comparison is
-    core's (core/compare), on Report objects."""
+    """The command's path imports neither textual nor any of sagetui.tui but the tables it
+    shares with the console's Compare tab (tui/fitted_tables.py, Rich only): the comparison
+    is core's (core/compare), on Report objects."""
     code = ("import io, sys, contextlib\n"
             "from sagetui.cli.main import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
@@ -60,7 +61,8 @@ def test_sagetui_compare_imports_no_console() -> None:
             "      sorted(m for m in sys.modules if m.startswith('sagetui.tui')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True)
-    assert out.stdout.strip() == "0 False []", out.stdout + out.stderr
+    assert out.stdout.strip() == "0 False ['sagetui.tui', 'sagetui.tui.fitted_tables']", \
+        out.stdout + out.stderr
 
 
 def test_a_report_against_itself_is_same_with_an_interval_around_zero() -> None:
@@ -341,9 +343,10 @@ def test_compare_and_swap_tables_fit_their_width_and_cut_no_cell(width: int) -> 
 
     from rich.console import Console
 
-    from sagetui.cli.reports import comparison, rich_table
+    from sagetui.cli.reports import comparison
     from sagetui.cli.swap import swap_table
     from sagetui.core.swap import view
+    from sagetui.tui.fitted_tables import comparison_table
 
     def shown(renderable: object) -> str:
         out = io.StringIO()
@@ -357,7 +360,7 @@ def test_compare_and_swap_tables_fit_their_width_and_cut_no_cell(width: int) -> 
     c = comparison([(name, r) for name, r in runs])
     swap = load_report(ROOT / "sample_results" / "h200_swap_llama.json")
     assert swap.swap is not None
-    for text, cells in ((shown(rich_table(c, width)), [x for line in c.lines
+    for text, cells in ((shown(comparison_table(c, width)), [x for line in c.lines
                                                        for x in line.cells]),
                         (shown(swap_table(swap, width)), [x for row in view.rows(swap.swap)
                                                           for x in row])):

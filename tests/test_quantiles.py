@@ -10,7 +10,7 @@ import pytest
 
 from sagetui.core.run.model import PhaseSamples
 from sagetui.core.run.quantiles import SELECT_FROM, QuantileView
-from sagetui.core.statistics.summary import percentiles, summarize
+from sagetui.core.statistics.summary import median, medians_by_round, percentiles, summarize
 
 
 @pytest.mark.parametrize("per_round", [7, SELECT_FROM // 3 + 1])
@@ -27,3 +27,17 @@ def test_quantiles_are_the_summary_of_the_completed_rounds(per_round: int) -> No
         s = summarize(ps.values)
         assert got == (s["p50_s"], s["p90_s"])
         ps.drop(r + 100)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_medians_by_round_are_each_rounds_median_bit_for_bit(seed: int) -> None:
+    """The rounds of one length at once (the console's phase table at 50,000 rounds a variant)
+    give each round's `median` exactly: odd and even lengths, one sample, an empty round."""
+    rng = np.random.default_rng(seed)
+    lengths = [10] * 40 + [int(n) for n in rng.integers(0, 9, 30)] + [1, 0, 11]
+    rng.shuffle(lengths)
+    rounds = [rng.lognormal(0.0, 0.3, n) for n in lengths]
+    bounds = np.cumsum([0, *lengths])
+    got = medians_by_round(np.concatenate(rounds), bounds)
+    want = [median(r) if len(r) else np.nan for r in rounds]
+    assert np.array_equal(got, np.array(want), equal_nan=True)

@@ -10,13 +10,13 @@ from rich.console import Group
 from rich.text import Text
 
 from sagetui.cli.errors import stdout_console
-from sagetui.cli.fitted_tables import fitted_tables
 from sagetui.core.check.report import Audit, audit
 from sagetui.core.compare.comparison import Comparison, compare_reports
 from sagetui.core.compare.facts import NotComparable
 from sagetui.core.compare.gate import tripped
 from sagetui.core.report.io import ReportError, load_report, one_line
 from sagetui.core.report.model import Report
+from sagetui.tui.fitted_tables import comparison_table
 
 
 def _plain(text: str) -> Text:
@@ -74,19 +74,7 @@ def compare_table(reports: list[tuple[str, Report]], width: int | None = None) -
     """The console's Compare tab on stdout: the same columns and cells (core/compare), each
     report's p50, p90, how much faster than A and its verdict against A, speedup over its own
     baseline and verdict (derived from its round medians when it recorded none, marked *)."""
-    return rich_table(comparison(reports), width)
-
-
-def rich_table(c: Comparison, width: int | None = None) -> Group:
-    """The comparison's table, as wide as `width` allows (cli/fitted_tables.py: no cell cut; the
-    columns that do not fit go to a further table under it, the row's names repeated)."""
-    keys = 0
-    while keys < min(2, len(c.columns)) and not c.columns[keys].numeric:
-        keys += 1
-    return Group(*fitted_tables(
-        "sagetui compare", c.columns,
-        [line.cells for line in c.lines], width or 10**6, keys=max(keys, 1),
-        caption=" · ".join(c.notes), bold_rows=[line.total for line in c.lines]))
+    return comparison_table(comparison(reports), width)
 
 
 def print_profile_diffs(reports: list[tuple[str, Report]]) -> None:
@@ -131,7 +119,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
               f"({NOTHING_TO_GATE[c.kind]})", file=sys.stderr)
         return 2
     console = stdout_console()
-    console.print(rich_table(c, console.width))
+    console.print(comparison_table(c, console.width))
     if c.kind == "profile":  # and the matched diff the Compare tab shows: lines, stalls
         print_profile_diffs(reports)
     for line in c.differences:  # what differs and was compared: each on a line of its own

@@ -15,7 +15,6 @@ from rich.markup import escape
 from rich.text import Text
 
 from sagetui.cli.errors import UsageError, stdout_console
-from sagetui.cli.fitted_tables import fitted_tables
 from sagetui.cli.outputs import MakeText, Written, check_outputs, may_replace, say, write_files
 from sagetui.cli.run_options import config_from_args, default_report_path, recovery_file
 from sagetui.core import variant_facts
@@ -38,6 +37,7 @@ from sagetui.core.run.status import exit_status
 from sagetui.session.errors import NotRunnable
 from sagetui.session.session import Session
 from sagetui.session.spawn import Spawned
+from sagetui.tui.fitted_tables import fitted_tables
 
 if TYPE_CHECKING:
     from sagetui.core.build_facts import LeftOut
@@ -83,7 +83,7 @@ SIGN_NOTE = "p50 speedup %, verdict: paired %: + = faster than the baseline, {ba
 def summary_table(report: Report, title: str | None = None, width: int | None = None) -> Group:
     """The two speedups labelled apart: the two-build report's from the p50s, and the verdict's
     paired estimate with its interval (core.analysis); the threshold with where it came from.
-    As wide as `width` allows, no word or number cut (cli/fitted_tables.py)."""
+    As wide as `width` allows, no word or number cut (tui/fitted_tables.py)."""
     notes = variant_facts.clock_notes(report)
     if len(report.variants or []) > 1 and report.baseline:
         notes.insert(0, SIGN_NOTE.format(baseline=report.baseline))

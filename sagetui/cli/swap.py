@@ -25,17 +25,15 @@ import sys
 from pathlib import Path
 
 from pydantic import ValidationError
-from rich.console import Console, Group
+from rich.console import Console
 
 from sagetui.cli.capture import _command
 from sagetui.cli.errors import UsageError, stdout_console
-from sagetui.cli.fitted_tables import fitted_tables
 from sagetui.cli.outputs import check_outputs, write_files
 from sagetui.cli.run_options import default_report_path, no_cuda_here, recovery_file
 from sagetui.core.blocks.swap import UNCHANGED, UNWRAPPED, ArmSpec, Interleave, Replay, Swap
 from sagetui.core.capture.loaded import WorkloadError, load_workload
 from sagetui.core.capture.selection import Selection
-from sagetui.core.compare.table import Column
 from sagetui.core.config import VariantSpec
 from sagetui.core.environment import environment_block, host_facts
 from sagetui.core.file_writes import atomic_write_text
@@ -51,6 +49,7 @@ from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.core.swap import derive, view
 from sagetui.core.version import VERSION
 from sagetui.session.swap import Arm, Interleaved, SwapRounds, interleave_arms
+from sagetui.tui.fitted_tables import swap_table
 
 
 def _arms(args: argparse.Namespace) -> list[Arm]:
@@ -305,13 +304,3 @@ def _replay(directory: str, arms: list[Arm], baseline: str, unchanged_as: str,
         problem = f"{skipped}, and the baseline {baseline} is not in the replay: no prediction"
     return Replay(directory=directory, report=path, unchanged_as=unchanged_as,
                   totals_s=totals, problem=problem)
-
-
-def swap_table(report: Report, width: int | None = None) -> Group:
-    """The swap's table (core/swap/view.py's cells, as the console shows them), as wide as
-    `width` allows (cli/fitted_tables.py)."""
-    s = report.swap
-    assert s is not None
-    return Group(*fitted_tables(view.title(s), [Column(n, numeric)
-                                                for n, numeric in view.COLUMNS],
-                                view.rows(s), width or 10**6))

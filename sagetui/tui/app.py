@@ -13,11 +13,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
+from textual.widget import Widget
 from textual.widgets import DataTable, RichLog, Static, TabbedContent, TabPane, Tabs
 from textual.worker import Worker
 
@@ -264,9 +266,23 @@ class SageTUI(App[int]):
             self._swap_shown = swapped
             for wid in ("#tables", "#overview-main"):
                 self.query_one(wid).display = not swapped
+            self.query_one("#swap-box").display = swapped
         self.sweeps.sync(data, ctx, sweep)
         for plot in self._plots:
             plot.sync(data, ctx)
+        self._stack_tables(panels[0], panels[1])
+
+    def _stack_tables(self, variants: Widget, verdicts: Widget) -> None:
+        """The variants and verdicts tables one under the other where, side by side, they
+        would not both fit whole, the verdicts' title (its rule) included: at 160 columns an
+        H200 report's variants table cut its right-hand columns and the title was cut."""
+        title = cell_len(str(verdicts.border_title or ""))
+        need = (variants.virtual_size.width + variants.styles.gutter.width
+                + max(verdicts.virtual_size.width, title + 4) + verdicts.styles.gutter.width)
+        tables = self.query_one("#tables")
+        stacked = need > self.size.width
+        if tables.has_class("-stacked") != stacked:
+            tables.set_class(stacked, "-stacked")
 
     def flush_redraws(self, force: bool = False, tick: bool = False) -> None:
         """Sync every panel and redraw the visible plots that changed, never a plot more often

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, RichLog, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from sagetui.tui import keymap
 from sagetui.tui.widgets.compare_table import CompareTable
 from sagetui.tui.widgets.head_accuracy import HeadAccuracy
 from sagetui.tui.widgets.iteration_plot import KEYS_HINT
+from sagetui.tui.widgets.log_view import LogView
 from sagetui.tui.widgets.phase_table import PhaseTable
 from sagetui.tui.widgets.phase_view import PhaseView
 from sagetui.tui.widgets.plots import IterationPlot, RoundPlot
@@ -21,7 +22,7 @@ from sagetui.tui.widgets.scheduler_panel import (
 )
 from sagetui.tui.widgets.status_panel import StatusPanel
 from sagetui.tui.widgets.steady_footer import SteadyFooter
-from sagetui.tui.widgets.swap_panel import SwapPanel
+from sagetui.tui.widgets.swap_panel import SwapBox, SwapPanel
 from sagetui.tui.widgets.sweep_panel import SweepPanel
 from sagetui.tui.widgets.variant_table import VariantTable
 from sagetui.tui.widgets.verdict_table import VerdictTable
@@ -30,7 +31,6 @@ PANEL_TITLES = {"variants": "Variants · t toggle · b baseline",
                 "verdicts": "Verdicts vs baseline", "facts": "Scheduler grid",
                 "tail": "Tail study (main loop)",
                 "kernel-facts": "Kernel facts (main loop, from the binary)",
-                "compare-table": "Compare",
                 "decomposition": "Correctness",
                 "watch-panel": "Source variants · builds and the watch (w)"}
 
@@ -43,7 +43,8 @@ def compose_console(initial: str) -> ComposeResult:
     with TabbedContent(initial=initial, id="tabs"):
         with TabPane(label["overview"], id="overview"):
             yield StatusPanel(id="status")
-            yield SwapPanel(id="swap-panel")  # a swap report's table, in the place of the rest
+            with SwapBox(id="swap-box"):  # a swap report's tables, in the place of the rest
+                yield SwapPanel(id="swap-panel")
             with Horizontal(id="tables"):
                 yield VariantTable(id="variants")
                 yield VerdictTable(id="verdicts")
@@ -68,7 +69,7 @@ def compose_console(initial: str) -> ComposeResult:
                 yield HeadAccuracy(id="heads")
                 yield TailTable(id="tail")
         with TabPane(label["log"], id="log"):
-            yield RichLog(id="log-view", wrap=True, markup=False, highlight=False)
+            yield LogView(id="log-view", wrap=True, markup=False, highlight=False)
         with TabPane(label["compare"], id="compare"):
             yield Static(id="compare-hint")
             yield CompareTable(id="compare-table")

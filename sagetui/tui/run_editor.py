@@ -17,7 +17,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
-from textual.events import DescendantFocus, Key
+from textual.events import DescendantFocus, Key, Paste
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, DataTable, Input, Label, Select
 from textual.widgets.input import Selection
@@ -42,7 +42,8 @@ HINT = "tab: next field  ·  enter: apply  ·  escape: cancel"
 # what the hint line calls the focused widget, in plain words
 PLACES = {"ed-variants": "the variants table (t toggles, b baseline, F2 renames, del removes)",
           "ed-backend": "the backend list of a new variant",
-          "ed-new": "the new variant field (type NAME=SPEC, enter adds it)",
+          "ed-new": "the new variant field (type NAME=SPEC, e.g. "
+                    "mine=sage2-sm89@/path/to/build; enter adds it)",
           "ed-browse": "the Browse… button (pick a build's .so)",
           "ed-add": "the Add button (adds the variant typed left of it)",
           "ed-apply": "the Apply button", "ed-cancel": "the Cancel button",
@@ -119,8 +120,8 @@ class RunEditorScreen(ModalScreen[Edit | None]):
                 with Horizontal(classes="ed-row"):
                     yield Select([(b, b) for b in BACKEND_NAMES], prompt="backend…",
                                  id="ed-backend", compact=True)
-                    yield Input(placeholder="add NAME=SPEC, e.g. mine=sage2-sm89@/path/to/"
-                                "build", id="ed-new", compact=True)
+                    # the example is in the hint line, whole: a placeholder is cut at 80
+                    yield Input(placeholder="add NAME=SPEC", id="ed-new", compact=True)
                     yield Button("Browse…", id="ed-browse", compact=True)
                     yield Button("Add", id="ed-add", compact=True, variant="primary")
                 yield Label("Shape", classes="section")
@@ -161,7 +162,8 @@ class RunEditorScreen(ModalScreen[Edit | None]):
         table = self.query_one(VariantList)
         table.add_columns("on", "name", "spec", "")
         self._show_variants()
-        self.query_one("#ed--q-len", Input).focus()
+        # the top of the form: a variant can be typed at once (tab goes on to the shape)
+        self.query_one("#ed-new", Input).focus()
         if self.build is None:
             self.problem("This console shows saved reports: it cannot run, so nothing can be "
                          "applied (start `sagetui` without `view`).")
@@ -212,26 +214,40 @@ class RunEditorScreen(ModalScreen[Edit | None]):
                                                         if place else ""))
 
     def on_key(self, event: Key) -> None:
-        """A character typed while a button, a checkbox or the backend list has focus is not
-        lost: it goes into the field it was meant for (the new variant field beside the
+        if event.is_printable and event.character:
+            self._type_in(event, event.character)
+
+    def on_paste(self, event: Paste) -> None:
+        self._type_in(event, event.text.splitlines()[0] if event.text.strip() else "")
+
+    def _type_in(self, event: Key | Paste, text: str) -> None:
+        """Text typed or pasted while a button, a checkbox or the backend list has focus is
+        not lost: it goes into the field it was meant for (the new variant field beside the
         variants' buttons, else the field last typed in), which takes the focus. Space and
-        enter still press what has focus."""
+        enter still press what has focus. A terminal hands over a burst of keys (a fast typist,
+        a paste without bracketed paste) before the first has moved the focus: those keys
+        were forwarded to the button too, and reach here with the field already focused, which
+        did not see them; they go into it, after the first."""
         focused = self.focused
-        if not isinstance(focused, Button | Checkbox | Select) or not event.is_printable \
-                or event.character in (None, " "):
+        if isinstance(focused, Input):
+            target = focused  # the rest of a burst that began on a button
+        elif isinstance(focused, Button | Checkbox | Select) and text.strip():
+            target = self.query_one("#ed-new", Input) if focused.id in BY_THE_NEW_FIELD \
+                else self._typing_into or self.query_one("#ed-new", Input)
+        else:
             return
-        target = self.query_one("#ed-new", Input) if focused.id in BY_THE_NEW_FIELD \
-            else self._typing_into or self.query_one("#ed--q-len", Input)
+        if not text:
+            return
         event.stop()
         event.prevent_default()
-        character = event.character or ""
 
         def type_in() -> None:  # after the field's focus, which selects what it holds
             target.selection = Selection.cursor(len(target.value))
-            target.insert_text_at_cursor(character)
+            target.insert_text_at_cursor(text)
 
-        self.set_focus(target)  # now: the keys after this one go to the field, in order
-        target.call_next(type_in)
+        if focused is not target:
+            self.set_focus(target)  # the keys after this one go to the field, in order
+        target.call_next(type_in)  # in the field's queue: in the order typed
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id != "ed-new":

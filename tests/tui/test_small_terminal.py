@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Button, Input, Label
+from textual.events import Key, Paste
+from textual.widgets import Button, Input, Label, RichLog
 
 from sagetui.core.config import RunConfig, Shape, VariantSpec
+from sagetui.core.eventlog import LogLine
 from sagetui.tui.app import SageTUI
 from sagetui.tui.widgets.phase_view import PhaseView
 from sagetui.tui.widgets.plots import RoundPlot
@@ -53,6 +55,11 @@ async def test_a_finished_run_at_80x24(tmp_path: Path) -> None:
         lines = screen_text(app).splitlines()
         assert "exported: /tmp/a_rather_long_file_name_of_an_export.json" in lines[-2]
         assert not any("exported" in line for line in lines[:-2])  # no toast over a panel
+        # a long one (an error naming a long path) is shown whole, not cut after 3 lines
+        words = [f"part{i:02d}" for i in range(60)]
+        app.notify(" ".join(words), severity="error")
+        await pilot.pause()
+        assert " ".join(words) in " ".join(screen_text(app).split())
         # the Phases tab: smooth_k=false's own phase sits under qk_int8_quantization
         await pilot.press("4")
         await settle(pilot, app)
@@ -95,7 +102,11 @@ async def test_the_run_editor_at_80x24_keeps_what_is_typed(tmp_path: Path) -> No
         def hint() -> str:
             return str(editor.query_one("#ed-hint", Label).render())
 
-        assert "you are on the q len field" in hint()
+        # it opens at the top of the form, on the new variant field, its example whole
+        assert "you are on the new variant field" in hint()
+        assert app.focused is editor.query_one("#ed-new", Input)
+        assert "mine=sage2-sm89@/path/to/build; enter adds it" in " ".join(
+            screen_text(app).replace("█", " ").split())
         # typed on the Add button: into the new variant field, nothing lost
         editor.query_one("#ed-add", Button).focus()
         await pilot.pause()
@@ -129,3 +140,76 @@ async def test_the_sweep_table_fits_its_width() -> None:
             assert row.rstrip(" │").endswith(header), row
             if width == 80:
                 assert any("…" in line for line in lines)  # a cut cell says so
+
+
+@aio
+async def test_the_log_shows_whole_lines_and_wraps_them_again_on_a_resize() -> None:
+    """Every character of a long line is on screen at 80 x 24 (none under the scrollbar), and a
+    resize wraps the lines written before it to the new width."""
+    app = viewer(KBIAS)
+    words = [f"word{i:02d}" for i in range(40)]  # 280 characters: 4 lines at 80 columns
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("6")
+        await settle(pilot, app)
+        for _ in range(30):  # more than the tab's height: the scrollbar shows
+            app.write_log(LogLine(" ".join(words)))
+        await settle(pilot, app)
+
+        def shown() -> tuple[str, int]:
+            text = screen_text(app)
+            return " ".join(text.replace("│", " ").split()), max(
+                len(line.rstrip(" │╮╯")) for line in text.splitlines()[3:-1])
+
+        text, _ = shown()
+        assert " ".join(words[-12:]) in text  # the last line's words whole, in order
+        log = app.query_one("#log-view", RichLog)
+        narrow = len(log.lines)
+        await pilot.resize_terminal(160, 50)
+        await settle(pilot, app)
+        assert len(log.lines) < narrow * 0.7  # wrapped again at the new width
+        text, widest = shown()
+        assert " ".join(words) in text and widest > 100
+
+
+@aio
+async def test_the_run_editor_keeps_a_burst_of_keys_and_a_paste_on_a_button(
+        tmp_path: Path) -> None:
+    """A terminal hands the console a fast typist's keys (or a paste without bracketed paste)
+    in one read: they are all posted before the first has moved the focus off the button, so
+    only the first reached the field ("f" of "fast=reference"). A bracketed paste on a button
+    was lost whole."""
+    app = console(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        editor = await open_editor(pilot, app)
+        new = editor.query_one("#ed-new", Input)
+        editor.query_one("#ed-add", Button).focus()
+        await pilot.pause()
+        for character in "fast=reference":  # as the driver posts a burst: no pause between
+            app.post_message(Key(character, character))
+        await wait_for(pilot, lambda: new.value == "fast=reference", timeout=10,
+                       what=f"the burst typed in whole (the field holds {new.value!r})")
+        editor.query_one("#ed-browse", Button).focus()
+        await pilot.pause()
+        app.post_message(Paste("[slowdown=2]"))
+        await wait_for(pilot, lambda: new.value == "fast=reference[slowdown=2]", timeout=10,
+                       what=f"the paste in the field (it holds {new.value!r})")
+        assert app.focused is new
+
+
+@aio
+async def test_the_variants_and_verdicts_stack_where_side_by_side_they_would_be_cut() -> None:
+    """At 160 columns an H200 report's variants table (host ms, b2b, bound, accuracy) beside the
+    verdicts cut its right-hand columns, and the verdicts' title (its rule) was cut: the two
+    stack, each whole."""
+    app = viewer(ROOT / "sample_results" / "h200_sm89_variants.json")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot, app)
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "Verdicts: SAME if the 95 % CI is within ±1.00 % (default threshold)" in text
+        header = next(line for line in text.splitlines() if " variant " in line and " on " in line)
+        assert header.rstrip(" │").endswith("rel L1 %"), header
+        table = app.query_one(VariantTable)
+        assert table.virtual_size.width <= table.scrollable_content_region.width

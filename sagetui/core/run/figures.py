@@ -41,7 +41,7 @@ from sagetui.core.sol import (
 from sagetui.core.statistics.analysis import Analysis, analyse
 from sagetui.core.statistics.clocks import clock_note, cycle_medians, mean_clocks
 from sagetui.core.statistics.intervals import half_percent
-from sagetui.core.statistics.summary import median, p50, summarize
+from sagetui.core.statistics.summary import medians_by_round, p50, summarize
 from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.core.telemetry import merge_blocks
 
@@ -257,7 +257,9 @@ def round_medians(v: VariantModel, phase: str = TOTAL) -> dict[int, float]:
         if phase == TOTAL and v.recorded is not None:
             return {i: r.p50_s for i, r in enumerate(v.recorded.rounds or [])}
         return {}
-    return {r: median(s.round_values(i)) for i, r in enumerate(s.rounds)}
+    series = s.series()
+    return dict(zip(s.rounds, medians_by_round(series.values, series.bounds).tolist(),
+                    strict=True))
 
 
 def intervals(v: VariantModel) -> dict[str, float]:
@@ -431,8 +433,10 @@ def host_figures(v: VariantModel, p50_s: float | None = None) -> dict[str, Any]:
 
 
 def measured_host(v: VariantModel, p50_s: float | None = None) -> dict[str, Any]:
-    per_round = [[b for k, b in sorted(v.blocks.items()) if k[0] == r]
-                 for r in v.completed_rounds]
+    by_round: dict[int, list[Any]] = {}  # sorted once: a sort per round was O(rounds^2)
+    for k, b in sorted(v.blocks.items()):
+        by_round.setdefault(k[0], []).append(b)
+    per_round = [by_round.get(r, []) for r in v.completed_rounds]
     blocks = [b for bs in per_round for b in bs]
     host = [x for bs in per_round if (x := _mean(b.host_call_s for b in bs)) is not None]
     call_gpu = [x for bs in per_round if (x := _mean(b.call_gpu_s for b in bs)) is not None]

@@ -33,6 +33,21 @@ def round_medians(rounds: Iterable[Sequence[float] | np.ndarray]) -> list[float]
     return [median(r) for r in rounds if len(r)]
 
 
+def medians_by_round(values: np.ndarray, bounds: Sequence[int] | np.ndarray) -> np.ndarray:
+    """`median` of each round values[bounds[i]:bounds[i + 1]], bit for bit, the rounds of one
+    length taken at once (nan for an empty one): a run of 10-iteration rounds has 50,000 of
+    them a variant at 10^6 samples, and a np.median each took the console's phase table 12 s
+    a tick."""
+    bounds = np.asarray(bounds, dtype=np.int64)
+    starts, lengths = bounds[:-1], np.diff(bounds)
+    out = np.full(len(starts), np.nan)
+    for n in np.unique(lengths[lengths > 0]):
+        rows = np.flatnonzero(lengths == n)
+        out[rows] = np.median(np.asarray(values, dtype=np.float64)[
+            starts[rows, None] + np.arange(n)], axis=1)
+    return out
+
+
 def percentiles(samples: Sequence[float] | np.ndarray, qs: Sequence[float]) -> list[float]:
     """The percentiles `qs` (0-100) of the samples by the one rule, numpy's "linear"."""
     x = np.asarray(samples, dtype=np.float64)

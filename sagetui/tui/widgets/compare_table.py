@@ -5,9 +5,14 @@ so it is built in a thread worker, never on the UI thread."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from rich.console import Group
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.dom import DOMNode
 from textual.widgets import Static
 
@@ -15,10 +20,9 @@ from sagetui.core.compare.comparison import Comparison, compare_reports
 from sagetui.core.compare.facts import NotComparable
 from sagetui.core.compare.profiles import profile_diffs
 from sagetui.core.format import short_phase
+from sagetui.tui.fitted_tables import comparison_table
 from sagetui.tui.source import Source
 from sagetui.tui.widgets.mainloop_panel import compare_text, diff_text
-from sagetui.tui.widgets.steady_table import SteadyTable
-from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
 
 def sync_compare(root: DOMNode, sources: list[Source]) -> None:
@@ -75,40 +79,47 @@ def compare_hint(reports: int, result: Comparison | str | None = None) -> Text:
     return text
 
 
-class CompareTable(SteadyTable):
-    BINDINGS = VIM_KEYS
+class CompareTable(VerticalScroll):
+    """The comparison as `sagetui compare` prints it (tui/fitted_tables.py), fitted to the
+    tab's width: every cell whole, the columns that do not fit in a further table under the
+    first, the legend over them; it scrolls (j/k, page keys)."""
+
+    BINDINGS = [Binding("j", "scroll_down", "Down", show=False),
+                Binding("k", "scroll_up", "Up", show=False)]
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, fixed_columns=2,
-                         **kwargs)
-        self._columns_for: tuple[str, ...] = ()
+        super().__init__(**kwargs)
+        self.shown: Comparison | None = None  # as shown: its phases' names shortened
         self.generation = 0  # sync_compare's calls: only the latest one's result is shown
+        self._laid_out: tuple[int, int] | None = None  # the comparison and the width of it
 
-    def _columns(self, titles: tuple[str, ...]) -> None:
-        if titles == self._columns_for:
-            self.clear()
-            return
-        self.clear(columns=True)
-        for i, title in enumerate(titles):
-            self.add_column(title, key=str(i))
-        self._columns_for = titles
+    def compose(self) -> ComposeResult:
+        yield Static(id="compare-body")
+
+    @property
+    def row_count(self) -> int:
+        return len(self.shown.lines) if self.shown is not None else 0
 
     def show(self, c: Comparison | None) -> None:
-        if c is None:
-            self._columns(())
-            self.border_title = self.border_subtitle = Text("")
+        if c is not None:  # the console's phase names are short, as in its other tabs
+            phase = [i for i, col in enumerate(c.columns) if col.kind == "phase"]
+            c = replace(c, lines=[replace(line, cells=[
+                short_phase(x, 16) if i in phase else x for i, x in enumerate(line.cells)])
+                for line in c.lines])
+        self.shown = c
+        self._lay_out()
+
+    def on_resize(self) -> None:
+        self._lay_out()
+
+    def _lay_out(self) -> None:
+        width = self.scrollable_content_region.width or self.app.size.width
+        if self._laid_out == (id(self.shown), width):
             return
-        self._columns(tuple(col.title for col in c.columns))
-        for line in c.lines:
-            style = "bold" if line.total else ""
-            cells: list[object] = []
-            for col, text in zip(c.columns, line.cells, strict=True):
-                if col.kind == "phase":
-                    cells.append(Text(short_phase(text, 16), style=style or "dim"))
-                elif col.kind == "matched":
-                    cells.append(Text(text, style="dim"))
-                else:
-                    cells.append(Text(text, style=style if not col.numeric else ""))
-            self.add_row(*cells)
-        self.border_title = Text(f"Compare · {' · '.join(c.notes[:2])}")
-        self.border_subtitle = Text(" · ".join(c.notes[2:]))
+        self._laid_out = (id(self.shown), width)
+        body = self.query_one("#compare-body", Static)
+        c = self.shown
+        # the legend (which file is A, what a sign means) over the tables, in sight at once
+        body.update(Group(Text(" · ".join(c.notes), style="dim"),
+                          comparison_table(c, width, title="Compare", legend=False))
+                    if c is not None else "")

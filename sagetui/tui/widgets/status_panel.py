@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from sagetui.core.format import duration, min_mean_max, percent
@@ -177,12 +178,48 @@ def environment_line(data: Source, ctx: ViewContext) -> Text | None:
     return t
 
 
+SEPARATOR = " · "
+
+
+def folded(line: Text, width: int) -> list[Text]:
+    """`line` as the lines it takes at `width`: broken after a part (the text between two " · ")
+    where the next would not fit, so that a number is never cut; a part wider than `width`
+    alone is cut at its end, with an ellipsis."""
+    plain = line.plain
+    if width <= 0 or cell_len(plain) <= width:
+        return [line]
+    parts, start = [], 0
+    while (sep := plain.find(SEPARATOR, start)) >= 0:
+        parts.append((start, sep))
+        start = sep + len(SEPARATOR)
+    parts.append((start, len(plain)))
+    lines, first = [], parts[0][0]
+    for (a, _), (_, b) in zip(parts, parts[1:], strict=False):
+        if cell_len(plain[first:b]) > width:
+            lines.append(line[first:a - len(SEPARATOR)])
+            first = a
+    lines.append(line[first:])
+    return lines
+
+
+def first_parts(line: Text, width: int) -> Text:
+    """`line`'s first parts that fit `width` whole, then " …" where others do not: one line,
+    no number cut."""
+    if width <= 0 or cell_len(line.plain) <= width:
+        return line
+    return folded(line, width - 2)[0] + Text(" …")
+
+
 class StatusPanel(SteadyStatic):
     def sync(self, data: Source, ctx: ViewContext) -> None:
-        lines = [state_line(data, ctx), machine_line(data), telemetry_line(data, ctx)]
+        width = self.size.width - self.styles.gutter.width
+        # what was run, and on what, whole; the telemetry and the GPU's state a line each (at
+        # 80 x 24 an H200 report's took ten lines): their parts that fit
+        lines = [*folded(state_line(data, ctx), width), *folded(machine_line(data), width),
+                 first_parts(telemetry_line(data, ctx), width)]
         env = environment_line(data, ctx)
-        text = Text("\n").join(lines + ([env] if env is not None else []))
-        text.no_wrap, text.overflow = True, "ellipsis"  # one line each at any width
+        text = Text("\n").join(lines + ([first_parts(env, width)] if env is not None else []))
+        text.no_wrap, text.overflow = True, "ellipsis"  # a part wider than the line: cut
         # synced on every tick and tab switch; an update lays out the whole screen, which only
         # a change in the number of lines needs (the panel is as high as its lines)
         shown = self._shown

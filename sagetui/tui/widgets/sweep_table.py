@@ -28,7 +28,7 @@ WORKLOAD_COLUMNS = ("call", "variant", "causal", "GQA", "q_len", "kv_len", "p50 
 # least (a cut cell ends in an ellipsis)
 SHORT = ("point", "backend", "p50 ± CI", "kTOPS", "e2e", "peak", "accuracy")
 NARROW = 120
-LEAST = {"point": 11, "p50 ms ± CI": 16, "p50 ± CI": 16, "accuracy": 10}
+LEAST = {"point": 11, "accuracy": 10}
 # what the table says with no sweep: in a console whose runs are not sweeps (the Sweep tab
 # says what its runs are where they are: sweep_tab.SweepTab.empty)
 NO_SWEEP = ("no sweep here: run", "`sagetui sweep --console`", "or open a sweep report:",
@@ -117,9 +117,9 @@ class SweepTable(SteadyTable):
 
 
 # the columns a narrow table shortens, in this order (never a workload's call: its module path
-# names the row)
-SHORTENED = ("accuracy", "point", "p50 ms ± CI")
-WORKLOAD_SHORTENED = ("accuracy", "p50 ms ± CI")
+# names the row; never the p50: a number and its interval are never cut)
+SHORTENED = ("accuracy", "point")
+WORKLOAD_SHORTENED = ("accuracy",)
 
 
 def cell_len(cell: str | Text) -> int:
@@ -129,8 +129,8 @@ def cell_len(cell: str | Text) -> int:
 def fit_columns(rows: list[list[str | Text]], width: int,
                 headers: tuple[str, ...] = COLUMNS,
                 keys: tuple[str, ...] = COLUMNS) -> list[list[str | Text]]:
-    """The rows with the long columns (accuracy, point, p50; a workload's accuracy and p50)
-    cut to fit `width`, each cut cell ending in an ellipsis: the table's header does not
+    """The rows with the long text columns (accuracy, point; a workload's accuracy) cut to
+    fit `width`, each cut cell ending in an ellipsis: the table's header does not
     scroll out of sight. Every cell comes back as Text (never read as markup)."""
     if width <= 0 or not rows:
         return [[Text(c) if isinstance(c, str) else c for c in r] for r in rows]

@@ -1,17 +1,21 @@
 """A table of text cells laid out for the console's width, for the commands that print one
-(`compare`, `swap`): every cell whole (a column is at least as wide as its longest word, so a
-number is never cut; longer cells and the headers wrap at their spaces), and where the columns
-do not fit side by side, the rest go to a further table under the first, each repeating the key
-columns (the leading columns that name a row)."""
+(`compare`, `swap`) and the console's Compare tab and Swap panel: every cell whole (a column is
+at least as wide as its longest word, so a number is never cut; longer cells and the headers
+wrap at their spaces), and where the columns do not fit side by side, the rest go to a further
+table under the first, each repeating the key columns (the leading columns that name a row)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from sagetui.core.compare.comparison import Comparison
 from sagetui.core.compare.table import Column
+from sagetui.core.report.model import Report
+from sagetui.core.swap import view
 
 CHROME = 3  # a column's padding either side and its border
 SIDE = 1  # the table's last border
@@ -76,3 +80,28 @@ def _shrunk(widths: dict[int, int], least: list[int], width: int) -> dict[int, i
         widest = max(room, key=lambda i: out[i] - least[i])
         out[widest] -= 1
     return out
+
+
+def swap_table(report: Report, width: int | None = None) -> Group:
+    """The swap's table (core/swap/view.py's cells, as the console shows them), as wide as
+    `width` allows."""
+    s = report.swap
+    assert s is not None
+    return Group(*fitted_tables(view.title(s), [Column(n, numeric)
+                                                for n, numeric in view.COLUMNS],
+                                view.rows(s), width or 10**6))
+
+
+def comparison_table(c: Comparison, width: int | None = None,
+                     title: str = "sagetui compare", legend: bool = True) -> Group:
+    """The comparison's table, as wide as `width` allows (no cell cut; the columns that do not
+    fit go to a further table under it, the row's names repeated): `sagetui compare` prints it,
+    the console's Compare tab shows it."""
+    keys = 0
+    while keys < min(2, len(c.columns)) and not c.columns[keys].numeric:
+        keys += 1
+    return Group(*fitted_tables(
+        title, c.columns,
+        [line.cells for line in c.lines], width or 10**6, keys=max(keys, 1),
+        caption=" · ".join(c.notes) if legend else None,
+        bold_rows=[line.total for line in c.lines]))
