@@ -28,6 +28,7 @@ WORDS = {
     "points[].status": ("ok", "partial", "failed", "skipped"),
     "points[].variants[].status": ("ok", "failed"),
 }
+POINTS = ("$.sweep.points[", "$.workload.points[")  # a sweep's points and a workload's calls
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,9 @@ def _choices(path: str, value: Any) -> list[Any]:
             words: tuple[str, ...] = WORDS["verdict.state"]
         elif path == "$.status":
             words = WORDS["$.status"]
-        elif path.startswith("$.sweep.points[") and ".variants[" in path \
-                and path.endswith("].status"):
+        elif path.startswith(POINTS) and ".variants[" in path and path.endswith("].status"):
             words = WORDS["points[].variants[].status"]
-        elif path.startswith("$.sweep.points[") and path.endswith("].status"):
+        elif path.startswith(POINTS) and path.endswith("].status"):
             words = WORDS["points[].status"]
         elif path.startswith("$.variants[") and path.endswith("].status"):
             words = WORDS["variants[].status"]

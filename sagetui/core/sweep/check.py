@@ -5,12 +5,13 @@ points. The numbers are recomputed with core/sweep's own functions."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sagetui.core import scheduler
 from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
+from sagetui.core.blocks.workload import Workload
 from sagetui.core.config import Shape, shape_of
 from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.report.model import Report
@@ -55,8 +56,8 @@ def check_sweep(c: MismatchCollector, report: Report) -> None:
             peak = plan.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
                 else v.peak_tops
             check_variant_point(c, f"{path}.variants[{j}]", v, p.ops, peak)
-        check_point_claims(c, path, p, sweep.baseline)
-    _measured_with(c, report, sweep)
+        check_point_claims(c, path, p, sweep.baseline, report.config)
+    check_measured_with(c, report, sweep, "$.sweep")
     _sweep_status(c, report, sweep, axes)
     want = plan.all_crossovers(sweep.points)
     got = [x.model_dump() for x in sweep.crossovers]
@@ -138,8 +139,8 @@ _WHY = {"kernel_tops": "ops / p50 of the kernel phase", "e2e_tops": "ops / p50 o
         "e2e_share_of_peak": "end-to-end TOPS / peak"}
 
 
-def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint,
-                       baseline: str | None) -> None:
+def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint, baseline: str | None,
+                       config: dict[str, Any] | None) -> None:
     """A point's words and verdicts: each variant ok exactly when it has timings, the point's
     status from its variants', byte-exact against the baseline's output at the point, and
     each verdict from the variants' round medians through the one analysis."""
@@ -174,9 +175,9 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint,
             continue
         vp = f"{path}.variants[{j}].verdict"
         t = Threshold.from_fields(v.verdict.model_dump())
-        c.eq(f"{vp}.threshold_percent", v.verdict.threshold_percent,
-             rule_percent(v.verdict.threshold_source, v.verdict.noise_floor_percent, None),
-             "the threshold rule for its source")
+        c.same(f"{vp}.threshold_percent", v.verdict.threshold_percent,
+               rule_percent(v.verdict.threshold_source, v.verdict.noise_floor_percent, config),
+               "the threshold rule for its source and the configuration")
         if t is None or not medians.get(v.name):
             continue
         try:
@@ -202,8 +203,10 @@ def _plan(report: Report, axes: plan.Axes | None) -> list[Shape] | None:
         return None
 
 
-def _measured_with(c: MismatchCollector, report: Report, sweep: Sweep) -> None:
-    """The block's warm-up, rounds and iterations: the configuration's."""
+def check_measured_with(c: MismatchCollector, report: Report, block: Sweep | Workload,
+                        path: str) -> None:
+    """A block of points' (a sweep's, a workload's) warm-up, rounds and iterations: the
+    configuration's; no variant of a point keeps more rounds than it was asked to run."""
     from sagetui.core.run.check import run_config
     from sagetui.core.sweep.assemble import measured_with
 
@@ -211,8 +214,14 @@ def _measured_with(c: MismatchCollector, report: Report, sweep: Sweep) -> None:
     if cfg is None:
         return
     for k, x in measured_with(cfg).items():
-        c.eq(f"$.sweep.{k}", str(getattr(sweep, k)) if isinstance(x, dict) else getattr(sweep, k),
+        c.eq(f"{path}.{k}", str(getattr(block, k)) if isinstance(x, dict) else getattr(block, k),
              str(x) if isinstance(x, dict) else x, "the configuration")
+    most = cfg.round_limit
+    for i, p in enumerate(block.points):
+        for j, v in enumerate(p.variants):
+            if v.rounds is not None and v.rounds > most:
+                c.out.append(_mismatch(f"{path}.points[{i}].variants[{j}].rounds", v.rounds,
+                                       f"<= {most}", "the rounds it was asked to run"))
 
 
 def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,

@@ -15,10 +15,14 @@ from sagetui.core.report.io import one_line
 from sagetui.core.report.mismatch import Mismatch
 from sagetui.core.report.model import Report
 from sagetui.core.run.status import CANCELLED, COMPLETE, FAILED, PARTIAL
-from sagetui.core.statistics.verdict import paired_speedup
 from sagetui.core.sweep import plan
-from sagetui.core.sweep.assemble import call_round_medians, point_status, points_status
-from sagetui.core.sweep.check import check_grid, check_variant_point
+from sagetui.core.sweep.assemble import points_status
+from sagetui.core.sweep.check import (
+    check_grid,
+    check_measured_with,
+    check_point_claims,
+    check_variant_point,
+)
 from sagetui.core.workload import assemble
 
 if TYPE_CHECKING:
@@ -33,20 +37,18 @@ def check_workload(c: MismatchCollector, report: Report) -> None:
     for i, p in enumerate(wl.points):
         path = f"$.workload.points[{i}]"
         c.eq(f"{path}.ops", p.ops, shape_ops(p.shape), OPS_FORMULA)
+        c.eq(f"{path}.x", p.x, plan.x_of(p.shape, "q_len"), "its call's q_len")
+        call = next((x for x in wl.calls if x.point == p.index), None)
+        if call is not None:
+            c.eq(f"{path}.group", p.group, assemble.call_label(call), "its call's index and module")
         check_grid(c, path, p)
         _against_baseline(c, path, p, wl.baseline)
-        words = ["ok" if v.timing is not None and v.kernel is not None else "failed"
-                 for v in p.variants]
-        for j, (v, word) in enumerate(zip(p.variants, words, strict=True)):
-            c.eq(f"{path}.variants[{j}].status", v.status, word, "ok exactly when it has timings")
-        if p.variants:
-            c.eq(f"{path}.status", p.status, point_status(words),
-                 "from its variants' (sweep/assemble.point_status)")
         for j, v in enumerate(p.variants):
             peak = plan.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
                 else v.peak_tops
             check_variant_point(c, f"{path}.variants[{j}]", v, p.ops, peak)
-        _verdicts(c, path, p, wl.baseline)
+        check_point_claims(c, path, p, wl.baseline, report.config)
+    check_measured_with(c, report, wl, "$.workload")
     indices = [call.index for call in wl.calls]
     if indices != sorted(set(indices)):
         c.out.append(Mismatch("$.workload.calls", indices, "increasing, each once",
@@ -135,29 +137,3 @@ def _against_baseline(c: MismatchCollector, path: str, p: SweepPoint,
             for k in ("max_abs_diff", "mean_abs_diff"):
                 c.eq(f"{path}.variants[{j}].accuracy.{k}", acc.get(k), 0.0,
                      "a byte-exact output differs nowhere")
-
-
-def _verdicts(c: MismatchCollector, path: str, p: SweepPoint, baseline: str | None) -> None:
-    """Each variant's verdict again from the round medians of its and the baseline's whole
-    call, paired by round, at the threshold it records."""
-    base = next((v for v in p.variants if v.name == baseline), None)
-    if base is None:
-        return
-    b = call_round_medians(base)
-    for j, v in enumerate(p.variants):
-        if v.verdict is None or v.name == baseline:
-            continue
-        mine = call_round_medians(v)
-        n = min(len(b), len(mine))
-        try:
-            want = paired_speedup(b[:n], mine[:n],
-                                  threshold_percent=v.verdict.threshold_percent,
-                                  confidence=v.verdict.confidence)
-        except ValueError as exc:  # a threshold or confidence no verdict can have
-            c.out.append(Mismatch(f"{path}.variants[{j}].verdict", v.verdict.model_dump(),
-                                  str(exc), "paired-t on log ratios of the round medians"))
-            continue
-        for k, val in want.to_dict().items():
-            if k not in ("threshold_percent", "confidence"):
-                c.eq(f"{path}.variants[{j}].verdict.{k}", getattr(v.verdict, k), val,
-                     "paired-t on log ratios of the round medians")
