@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sagetui.cli.profile import build_report
+from sagetui.core.run.assemble import profile_report
 from sagetui.core.config import VariantSpec
 from sagetui.core.profile.rules import FAMILIES
 from sagetui.core.report.io import load_report, save_report
@@ -92,7 +92,7 @@ def test_child_info_says_where_the_call_ran_and_which_build() -> None:
 def test_a_profile_report_carries_gpu_torch_ncu_and_the_profiled_build(profiled_on_gpu,
                                                                        tmp_path) -> None:
     p = profiled_on_gpu
-    report = build_report({}, p.profiles, "complete", environment=p.environment)
+    report = profile_report({}, p.profiles, "complete", environment=p.environment)
     back = load_report(save_report(report, tmp_path / "p.json"))
     env = back.environment
     assert {k: env["gpu"][k] for k in ("name", "uuid", "driver")} == {
@@ -155,7 +155,7 @@ def test_compare_says_which_profiled_builds_and_ncu_differ(profiled_on_gpu, tmp_
     from sagetui.cli.main import main
 
     p = profiled_on_gpu
-    a = save_report(build_report({}, p.profiles, "complete", environment=p.environment),
+    a = save_report(profile_report({}, p.profiles, "complete", environment=p.environment),
                     tmp_path / "a.json")
     d = json.loads(a.read_text())
     d["mainloop_profiles"][0]["provenance"]["files"][0]["sha256"] = "0" * 64

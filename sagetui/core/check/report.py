@@ -23,6 +23,7 @@ from sagetui.core.config import MAX_HEAD_DIM, Shape, shape_of
 from sagetui.core.derived import speedup_percent
 from sagetui.core.kernel_facts import derive
 from sagetui.core.profile.check import check_diff, check_profiles
+from sagetui.core.report.envelope import SCHEMA_VERSION, created_format_ok, created_now
 from sagetui.core.report.mismatch import Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, TailRow, Variant
 from sagetui.core.run.check import check_run
@@ -98,6 +99,7 @@ def check_report(report: Report) -> list[Mismatch]:
 
 
 def _check(c: MismatchCollector, report: Report) -> None:
+    _envelope(c, report)
     dims = _dims(report)
     kernel = _kernel_for(report)
     causal = bool(report.scheduler.causal) if report.scheduler else False
@@ -224,6 +226,23 @@ def _check(c: MismatchCollector, report: Report) -> None:
     check_workload(c, report)
     check_swap(c, report)
     check_run(c, report)
+
+
+def _envelope(c: MismatchCollector, report: Report) -> None:
+    """A report sagetui made (it names the tool) says how it ended, where it ran and when, in
+    the one envelope (core/report/envelope.py); a swap before schema 6 had no schema version,
+    a profile before it wrote its time with "Z"."""
+    if report.tool is None:
+        return
+    why = "the envelope every report of sagetui's carries (core/report/envelope.py)"
+    for key in ("status", "environment", "created_utc") + (() if report.swap else
+                                                            ("schema_version",)):
+        if getattr(report, key) is None:
+            c.out.append(Mismatch(f"$.{key}", None, "present", why))
+    created = report.created_utc
+    if created is not None and (report.schema_version or 0) >= SCHEMA_VERSION \
+            and not created_format_ok(created):
+        c.out.append(Mismatch("$.created_utc", created, created_now(), why + ": its format"))
 
 
 def _check_variants(c: MismatchCollector, report: Report) -> None:
