@@ -22,6 +22,7 @@ from sagetui.core.run.assemble import build_report, with_left_out
 from sagetui.core.run.fold import apply, new_model
 from sagetui.core.run.model import RunModel
 from sagetui.core.run.status import final_status
+from sagetui.core.statistics.threshold import Threshold
 
 from .conftest import SAMPLES
 
@@ -129,6 +130,7 @@ def _model(rounds: int, *, fail_b_in: int | None = None, stop_in: int | None = N
         apply(m, ev.VariantLoaded(name=n, backend="reference", status="ok", kernel="sm89",
                                   phases=[("fused_mainloop", None)]))
     apply(m, ev.Ready(input_sha256="0" * 64, device="cpu"))
+    apply(m, ev.ThresholdResolved(threshold=Threshold(1.0).fields()))  # as the session does
     t = 0.01
     for r in range(rounds):
         names = ["a", "b"] if m.variants["b"].status == "ok" else ["a"]

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sagetui.core.config import RunConfig
-from sagetui.core.report.mismatch import Mismatch, MismatchCollector
+from sagetui.core.report.mismatch import MISSING, Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, Variant
 from sagetui.core.run import figures, status
 from sagetui.core.run.load import from_report
@@ -70,7 +70,8 @@ def _as_configured(c: MismatchCollector, report: Report, m: RunModel) -> None:
         p, mv = f"$.variants[{i}]", m.variants[v.name]
         if v.options is not None and v.backend and cfg is not None:
             want_opts = figures.options_as_ran(mv)
-            for k in v.options:  # an option added since (its default) is not in older ones
+            # an option added since (its default) is not in older reports' options
+            for k in dict.fromkeys([*v.options, *(want_opts if c.complete else [])]):
                 c.same(f"{p}.options.{k}", v.options.get(k), want_opts.get(k),
                        "the configured options over the backend's defaults")
         if v.scheduler is not None and cfg is not None and v.backend:
@@ -272,10 +273,13 @@ def _status(c: MismatchCollector, report: Report) -> None:
         c.out.append(Mismatch("$.status_detail", ending.error, "a fault's message",
                               "the session's failure is one of its faults"))
     variants = report.variants or []
-    if report.rounds is not None and any(v.rounds for v in variants):
+    if any(v.rounds for v in variants):
         c.eq("$.rounds", report.rounds, rounds_done(report), "the rounds some variant kept")
     for i, v in enumerate(variants):
         c.recomputed.add(f"$.variants[{i}].rounds_asked")  # held against its rounds above
+        if v.rounds_asked is None and v.rounds and c.complete:
+            c.out.append(Mismatch(f"$.variants[{i}].rounds_asked", MISSING, "the rounds asked",
+                                  "a variant that ran says how many rounds it was asked to run"))
         if v.rounds_asked is not None and len(v.rounds or []) > v.rounds_asked:
             c.out.append(Mismatch(f"$.variants[{i}].rounds_asked", v.rounds_asked,
                                   f">= {len(v.rounds or [])}", "a variant keeps at most the "

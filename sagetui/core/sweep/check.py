@@ -14,6 +14,7 @@ from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
 from sagetui.core.blocks.workload import Workload
 from sagetui.core.config import Shape, shape_of
 from sagetui.core.derived import kernel_and_e2e, shape_ops
+from sagetui.core.report.mismatch import MISSING
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.sweep import plan
@@ -97,6 +98,9 @@ def check_grid(c: MismatchCollector, path: str, p: SweepPoint) -> None:
     (a sweep's point, a workload's call)."""
     s, sch = p.shape, p.scheduler
     if sch is None:
+        if c.complete and any(v.status == "ok" for v in p.variants):
+            c.out.append(_mismatch(f"{path}.scheduler", MISSING, "its baseline's grid",
+                                   "a measured point's grid at its shape"))
         return
     if sch.causal is not None:
         c.eq(f"{path}.scheduler.causal", sch.causal, s.causal, "the point's shape")
@@ -128,8 +132,7 @@ def check_variant_point(c: MismatchCollector, path: str, v: SweepVariantPoint, o
         c.eq(f"{path}.{ci_field}", getattr(v, ci_field),
              half_percent(phase_round_medians(rounds)),
              "95 % t-interval of the log round medians")
-        if v.rounds is not None:
-            c.eq(f"{path}.rounds", v.rounds, len(rounds), "one sample list per round")
+        c.eq(f"{path}.rounds", v.rounds, len(rounds), "one sample list per round")
     for k, val in kernel_and_e2e(ops, v.timing.p50_s, v.kernel.p50_s, peak).items():
         c.eq(f"{path}.{k}", getattr(v, k), val, _WHY[k])
 
@@ -162,22 +165,30 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint, baseline:
         c.eq(f"{path}.status", p.status, want, "from its variants' (sweep/assemble.point_status)")
     base = next((v for v in p.variants if v.name == baseline), None)
     for j, v in enumerate(p.variants):
-        exact = (v.accuracy or {}).get("byte_exact")
-        if exact is not None and base is not None and base.output_sha256 and v.output_sha256:
-            c.eq(f"{path}.variants[{j}].accuracy.byte_exact", exact,
-                 v.output_sha256 == base.output_sha256, "its output's sha256 is the baseline's")
-    if base is None or not any(v.verdict for v in p.variants):
+        if base is None or v is base or not (base.output_sha256 and v.output_sha256):
+            continue
+        acc, vp = v.accuracy or {}, f"{path}.variants[{j}].accuracy"
+        exact = v.output_sha256 == base.output_sha256
+        c.eq(f"{vp}.byte_exact", acc.get("byte_exact"), exact,
+             "its output's sha256 is the baseline's")
+        if exact:
+            for k in ("max_abs_diff", "mean_abs_diff"):
+                if acc.get(k) is not None:  # the runner's reading: held to the hashes
+                    c.eq(f"{vp}.{k}", acc[k], 0.0, "a byte-exact output differs nowhere")
+    if base is None:
         return
     medians = {v.name: dict(enumerate(call_round_medians(v))) for v in p.variants}
     p50s = {v.name: v.timing.p50_s if v.timing else None for v in p.variants}
+    # the run's threshold where a verdict was left out: any other verdict's, else the rule's
+    given = next((Threshold.from_fields(v.verdict.model_dump()) for v in p.variants
+                  if v.verdict is not None), None) or _configured_threshold(config)
     for j, v in enumerate(p.variants):
-        if v.verdict is None:
-            continue
         vp = f"{path}.variants[{j}].verdict"
-        t = Threshold.from_fields(v.verdict.model_dump())
-        c.same(f"{vp}.threshold_percent", v.verdict.threshold_percent,
-               rule_percent(v.verdict.threshold_source, v.verdict.noise_floor_percent, config),
-               "the threshold rule for its source and the configuration")
+        if v.verdict is not None:
+            c.same(f"{vp}.threshold_percent", v.verdict.threshold_percent,
+                   rule_percent(v.verdict.threshold_source, v.verdict.noise_floor_percent,
+                                config), "the threshold rule for its source and the configuration")
+        t = Threshold.from_fields(v.verdict.model_dump()) if v.verdict is not None else given
         if t is None or not medians.get(v.name):
             continue
         try:
@@ -186,10 +197,26 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint, baseline:
             continue
         a = an.variants.get(v.name)
         want_v = a.verdict.to_dict() if a is not None and a.verdict is not None else {}
+        if v.verdict is None:
+            if want_v and c.complete:
+                c.out.append(_mismatch(vp, MISSING, want_v.get("state"),
+                                       "the paired verdict on the round medians"))
+            continue
         got = v.verdict.model_dump()
         for k, x in want_v.items():
             c.same(f"{vp}.{k}", got.get(k), x,
                    "the paired verdict on the round medians of the raw samples")
+
+
+def _configured_threshold(config: dict[str, Any] | None) -> Any:
+    """The threshold the configuration resolves to (None where it resolves to none)."""
+    from sagetui.core.statistics.threshold import resolve_threshold
+
+    cfg = config or {}
+    try:
+        return resolve_threshold(cfg.get("threshold_percent"), cfg.get("noise_floor_percent"))
+    except (ValueError, TypeError):
+        return None
 
 
 def _plan(report: Report, axes: plan.Axes | None) -> list[Shape] | None:
@@ -216,6 +243,12 @@ def check_measured_with(c: MismatchCollector, report: Report, block: Sweep | Wor
     for k, x in measured_with(cfg).items():
         c.eq(f"{path}.{k}", str(getattr(block, k)) if isinstance(x, dict) else getattr(block, k),
              str(x) if isinstance(x, dict) else x, "the configuration")
+    if c.complete and report.inputs is None and cfg.inputs_block():
+        c.out.append(_mismatch("$.inputs", MISSING, "present", "the configuration's inputs"))
+    for i, p in enumerate(block.points):
+        if p.variants and [v.name for v in p.variants] != list(block.variants):
+            c.out.append(_mismatch(f"{path}.points[{i}].variants", [v.name for v in p.variants],
+                                   list(block.variants), "every variant measured at the point"))
     most = cfg.round_limit
     for i, p in enumerate(block.points):
         for j, v in enumerate(p.variants):
@@ -245,8 +278,15 @@ def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
         allowed.add("cancelled")
     if want == "failed" and sweep.points:
         allowed.add("partial")
-    if want == "partial" and sweep.points and all(p.status == "ok" for p in sweep.points):
+    runners = [r for r in (report.environment or {}).get("runners") or [] if isinstance(r, dict)]
+    joined = any("part" in r for r in runners)  # `sagetui merge` of the parts: the whole sweep
+    if want == "partial" and sweep.points and all(p.status == "ok" for p in sweep.points) \
+            and not joined:
         allowed.add("complete")  # a part of the sweep
+    measured = sorted(i for r in runners for i in r.get("points") or [])
+    if measured and measured != [p.index for p in sweep.points]:
+        c.out.append(_mismatch("$.sweep.points", [p.index for p in sweep.points], measured,
+                               "the points its runners measured (environment.runners)"))
     c.recomputed.add("$.status")
     if report.status not in allowed:
         c.out.append(_mismatch("$.status", report.status, " or ".join(sorted(allowed)),
