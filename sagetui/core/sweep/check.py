@@ -164,7 +164,11 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint, baseline:
     if not (p.status == "skipped" and not p.variants):
         c.eq(f"{path}.status", p.status, want, "from its variants' (sweep/assemble.point_status)")
     base = next((v for v in p.variants if v.name == baseline), None)
+    accurate = any(v.accuracy for v in p.variants)
     for j, v in enumerate(p.variants):
+        if accurate and v.accuracy is None and v.status == "ok" and c.complete:
+            c.out.append(_mismatch(f"{path}.variants[{j}].accuracy", MISSING, "present",
+                                   "measured for every variant at the point, as for the others"))
         if base is None or v is base or not (base.output_sha256 and v.output_sha256):
             continue
         acc, vp = v.accuracy or {}, f"{path}.variants[{j}].accuracy"
@@ -263,8 +267,9 @@ def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
                   axes: plan.Axes | None) -> None:
     """A sweep's status from its points (sweep/assemble.points_status) against its plan: stopped
     by the user, it is cancelled unless every point ran; cut short by an error, partial where
-    it kept a point. A part of a sweep (a Slurm job's) does not say which points it was given:
-    one whose points all ran may be complete with fewer points than the plan."""
+    it kept a point. A part of a sweep (a Slurm job's, measured by a pool whose runners list
+    its points) may be complete with fewer points than the plan; a sweep of one runner, or the
+    parts merged, is complete only with every point of it."""
     from sagetui.core.sweep.assemble import points_status
 
     if report.status is None or report.workload is not None:
@@ -281,9 +286,11 @@ def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
     if want == "failed" and sweep.points:
         allowed.add("partial")
     runners = [r for r in (report.environment or {}).get("runners") or [] if isinstance(r, dict)]
-    joined = any("part" in r for r in runners)  # `sagetui merge` of the parts: the whole sweep
+    # a Slurm job's part runs its points through a pool (session/slurm.run_job), whose runners
+    # list them; `sagetui merge` of the parts (each runner names its part) is the whole sweep
+    part = bool(runners) and not any("part" in r for r in runners)
     if want == "partial" and sweep.points and all(p.status == "ok" for p in sweep.points) \
-            and not joined:
+            and part:
         allowed.add("complete")  # a part of the sweep
     measured = sorted(i for r in runners for i in r.get("points") or [])
     if measured and measured != [p.index for p in sweep.points]:
