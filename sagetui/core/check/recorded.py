@@ -85,6 +85,10 @@ RULES: list[Rule] = [
     _rule(r"^\$\.workload\.calls_seen$", "the program's attention calls, as the capture counted "
           "them (its manifest)"),
     _rule(r"^\$\.workload\.calls\[\d+\]\.scale$", "the program's own softmax scale, as captured"),
+    _rule(r"^\$\.workload\.calls\[\d+\]\.(index|count)$", "the call's place among the program's "
+          "calls and how often it made it, as the capture's manifest says"),
+    _rule(r"^\$\.workload\.points\[\d+\]\.shape\.", "the call's shape, as captured (its call's "
+          "entry is held to it)"),
     _rule(_V + r"\.deterministic$", "the runner's hashes of every block's output"),
     _rule(_V + r"\.accuracy\.per_head\[\d+\]\.(max_abs_error|elements)$",
           "the runner's measurement of the head's output (a max is no sum)"),

@@ -240,6 +240,8 @@ def _run_members(c: MismatchCollector, report: Report) -> None:
     """Every member the report's own assembler writes (run/assemble.build_report) from its
     samples and configuration, the variants' recorded figures set aside, is there: a figure
     left out is a finding; and the variants are the configuration's, as configured."""
+    if run_config(report) is None:
+        return  # said by run/check (a report of this schema reads its configuration)
     m = from_report(report)
     for v in m.variants.values():
         v.recorded = None  # measured again from the samples, not read back
@@ -308,8 +310,11 @@ def _check_variants(c: MismatchCollector, report: Report) -> None:
     base_name = report.baseline or (variants[0].name if variants else None)
     base = report.variant(base_name) if base_name else None
     ref_sha = report.reference_output_sha256 or (base.output_sha256 if base else None)
+    inputs = base.input_sha256 if base else None
     for i, v in enumerate(variants):
         p = f"$.variants[{i}]"
+        if inputs and v.input_sha256:  # the runner's hash: every variant ran on the same q/k/v
+            c.eq(f"{p}.input_sha256", v.input_sha256, inputs, "the baseline's inputs")
         totals = samples.get(v.name, {}).get("total")
         if v.rounds:
             for r, s in enumerate(v.rounds):

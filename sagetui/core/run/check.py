@@ -21,7 +21,7 @@ from sagetui.core.run.load import from_report
 from sagetui.core.run.model import RunModel
 from sagetui.core.statistics import outliers
 from sagetui.core.statistics.analysis import VariantAnalysis
-from sagetui.core.statistics.threshold import rule_percent
+from sagetui.core.statistics.threshold import SOURCE_THRESHOLD, rule_percent
 
 VERDICT_WHY = "the paired verdict on the round medians of the raw samples (statistics/verdict.py)"
 DRIFT_WHY = "drift of the round medians of the raw samples (statistics/drift.py)"
@@ -45,8 +45,16 @@ def _as_configured(c: MismatchCollector, report: Report, m: RunModel) -> None:
     """What the configuration fixes: the tensors' shapes, the iterations and warm-up, the
     inputs block; each variant's options as they ran, its own grid, its intervals."""
     cfg = run_config(report)
+    if cfg is None and report.config and c.complete:
+        c.out.append(Mismatch("$.config", "unreadable", "a configuration this sagetui reads",
+                              "the configuration the run was made with"))
     if cfg is not None:
         why = "the configuration"
+        c.eq("$.baseline", report.baseline, cfg.baseline_name, f"{why}'s baseline")
+        for i, v in enumerate(report.variants or []):
+            if v.rounds and len(v.rounds) > cfg.round_limit:
+                c.out.append(Mismatch(f"$.variants[{i}].rounds", len(v.rounds),
+                                      f"<= {cfg.round_limit}", f"the rounds {why} asks"))
         for key, dims in cfg.shape.tensor_shapes().items():
             got = getattr(report, key)
             if got is not None:
@@ -195,6 +203,10 @@ def _thresholds(c: MismatchCollector, report: Report) -> None:
         if t is None:
             continue
         want = rule_percent(t.threshold_source, t.noise_floor_percent, cfg)
+        if want is None and t.threshold_source == SOURCE_THRESHOLD:
+            c.out.append(Mismatch(f"{path}.threshold_percent", t.threshold_percent,
+                                  "a --threshold in the configuration",
+                                  "a threshold from --threshold is the configuration's"))
         c.eq(f"{path}.threshold_percent", t.threshold_percent, want,
              f"the threshold rule for its source ({t.threshold_source or 'the configuration'})"
              ": max(1 %, 2 x noise floor), or --threshold's")

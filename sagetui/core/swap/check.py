@@ -22,6 +22,15 @@ def check_swap(c: MismatchCollector, report: Report) -> None:
     s = report.swap
     if s is None:
         return
+    names = [a.name for a in s.arms]
+    if s.baseline not in names:
+        c.out.append(Mismatch("$.swap.baseline", s.baseline, f"one of {names}",
+                              "the arm the others are judged against"))
+    for i, f in enumerate(s.figures):
+        if f.rounds is not None and f.rounds > s.rounds_asked:
+            c.out.append(Mismatch("$.swap.rounds_asked", s.rounds_asked, f">= {f.rounds}",
+                                  f"$.swap.figures[{i}] ran {f.rounds} rounds: no arm runs more "
+                                  "than asked"))
     results = [p.result for p in s.processes if p.result is not None]
     c.eq("$.swap.step", s.step, derive.step_of(results), "the region `step`, else the first "
          "region marked, else the first attention call to the last")

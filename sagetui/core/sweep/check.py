@@ -245,6 +245,9 @@ def check_measured_with(c: MismatchCollector, report: Report, block: Sweep | Wor
 
     cfg = run_config(report)
     if cfg is None:
+        if report.config and c.complete:
+            c.out.append(_mismatch("$.config", "unreadable", "a configuration this sagetui reads",
+                                   "the configuration the points were measured with"))
         return
     for k, x in measured_with(cfg).items():
         c.eq(f"{path}.{k}", str(getattr(block, k)) if isinstance(x, dict) else getattr(block, k),

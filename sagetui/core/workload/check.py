@@ -51,6 +51,15 @@ def check_workload(c: MismatchCollector, report: Report) -> None:
     if indices != sorted(set(indices)):
         c.out.append(Mismatch("$.workload.calls", indices, "increasing, each once",
                               "the calls in the program's order (the manifest's)"))
+    # the runnable calls numbered as points in order (assemble.replayed_calls); the points in
+    # that order, each once, a replay stopped early lacking the last
+    n = 0
+    for i, call in enumerate(wl.calls):
+        if call.point is not None:
+            c.eq(f"$.workload.calls[{i}].point", call.point, n, "the runnable calls in order")
+        n += call.skipped is None
+    for i, p in enumerate(wl.points):
+        c.eq(f"$.workload.points[{i}].index", p.index, i, "the replayed calls in order")
     for i, (call, w) in enumerate(zip(wl.calls, assemble.share_weights(wl.calls), strict=True)):
         path = f"$.workload.calls[{i}]"
         c.eq(f"{path}.weight", call.weight, w,
@@ -60,8 +69,10 @@ def check_workload(c: MismatchCollector, report: Report) -> None:
             c.out.append(Mismatch(f"{path}.shape", MISSING, "its point's shape",
                                   "a replayed call's shape"))
         if point is not None and call.shape is not None:
-            c.eq(f"{path}.shape", call.shape.describe(), point.shape.describe(),
-                 "its point's shape")
+            mine = call.shape.model_dump()
+            for k, x in point.shape.model_dump().items():
+                if mine.get(k) is not None or x is not None:
+                    c.same(f"{path}.shape.{k}", mine.get(k), x, "its point's shape")
         if (call.point is None) == (call.skipped is None):
             c.out.append(Mismatch(f"{path}.skipped", call.skipped, "why, where it has no point",
                                   "a call is replayed (a point) or skipped (why), not both"))
@@ -113,6 +124,7 @@ def _status(c: MismatchCollector, report: Report) -> None:
     planned = sum(call.point is not None for call in wl.calls)
     cut = len(wl.points) < planned
     want = points_status(wl.points, planned, stopped=cut)
+    c.recomputed.add("$.status")
     if want == COMPLETE and any(v.status == "failed" for v in report.variants or []):
         want = PARTIAL  # a variant left out (its build failed: run/assemble.with_left_out)
     allowed = {want, FAILED} if want == CANCELLED else {want}
