@@ -32,6 +32,7 @@ from sagetui.core.run.fold import apply, new_model
 from sagetui.core.run.model import RunModel
 from sagetui.core.run.status import final_status
 from sagetui.core.statistics.threshold import Threshold
+from sagetui.core.swap import derive
 
 from .conftest import ROOT, SAMPLES, made_once_per_run
 
@@ -241,7 +242,7 @@ def test_check_cli_counts_and_lists_what_it_took_as_recorded(cli_here):
 
 # -- fresh reports of every kind, made here by the product's commands ------------------------
 
-FRESH = ("run", "sweep", "merged", "workload", "swap")
+FRESH = ("run", "sweep", "merged", "workload", "swap", "swap_processes")
 EDITS_PER_KIND = 40  # a seeded sample of each fresh report's changes, and as many deletions
 
 
@@ -267,6 +268,10 @@ def _make_fresh(base: Path) -> None:
     sagetui("swap", "--variant", "ref=reference", "--variant", "slow=reference[slowdown=2]",
             "--baseline", "ref", "--steps", "2", "--warmup", "1", "--json", "swap.json", "--",
             sys.executable, ROOT / "tests" / "swap_model.py", "--tokens", "64", "--steps", "400")
+    sagetui("swap", "--processes", "--rounds", "2", "--no-unchanged", "--variant",
+            "ref=reference", "--variant", "slow=reference[slowdown=2]", "--baseline", "ref",
+            "--json", "swap_processes.json", "--", sys.executable,
+            ROOT / "tests" / "swap_model.py", "--tokens", "64", "--steps", "2")
 
 
 @pytest.fixture(scope="module")
@@ -283,7 +288,7 @@ def _fresh(fresh: dict[str, Path], kind: str) -> dict:
 def test_a_fresh_report_of_every_kind_is_whole_in_one_envelope(fresh, kind):
     data = _fresh(fresh, kind)
     a = audit(Report.model_validate(data))
-    assert a.mismatches == [] and a.unaccounted() == [] and a.recomputed > 50
+    assert a.mismatches == [] and a.unaccounted() == [] and a.recomputed > 30
     assert data["schema_version"] == SCHEMA_VERSION and data["tool"]["name"] == "sagetui"
     assert created_format_ok(data["created_utc"]) and data["created_utc"].endswith("+00:00")
     assert data["status"] == "complete" and data["environment"]
@@ -320,8 +325,43 @@ def test_a_deletion_mutation_removes_the_member_and_puts_it_back(fresh):
 
 # -- what a careful liar would try (issue 41, item 5): each passed `check` before ------------
 
-def _caught(data: dict) -> list[str]:
-    """The paths check names of an edited report (a report the model refuses: ["refused"])."""
+def _followed(data: dict, keep: tuple[str, ...] = (), rounds: int = 6) -> dict:
+    """The edit followed by the values check says it recomputed, as the issue's liar did: a
+    swap's figures derived again from its processes (core/swap/derive.py), then each number,
+    flag and word check names written as it recomputed them (the status left as it was),
+    until check says nothing more or nothing changes; `keep`: the liar's own edits, kept."""
+    for _ in range(rounds):
+        try:
+            report = Report.model_validate(data)
+        except ValueError:
+            return data
+        s = report.swap
+        if s is not None:
+            data["swap"]["figures"] = [f.model_dump(mode="json", exclude_none=True) for f in
+                                       derive.arm_figures(s.processes, [a.name for a in s.arms],
+                                                          s.baseline, s.threshold_percent,
+                                                          s.replay, s.output_processes)]
+        before = json.dumps(data, sort_keys=True)
+        for m in check_report(Report.model_validate(data)):
+            if m.path.startswith(keep) and keep:
+                continue
+            try:
+                old = mutation._get(data, m.path)
+            except (KeyError, IndexError, TypeError):
+                continue  # a member left out: no value to write back
+            scalar = isinstance(old, int | float) and isinstance(m.expected, int | float)
+            word = m.path.endswith(("].status", ".state")) and isinstance(m.expected, str)
+            if scalar or word:
+                mutation._set(data, m.path, m.expected)
+        if json.dumps(data, sort_keys=True) == before:
+            break
+    return data
+
+
+def _caught(data: dict, keep: tuple[str, ...] = ()) -> list[str]:
+    """The paths check names of an edited report, once the liar has followed the edit (a
+    report the model refuses: ["refused"])."""
+    data = _followed(data, keep)
     how = mutation.caught(data)
     return ["refused"] if how == "refused" else _paths(data) if how else []
 
@@ -412,7 +452,8 @@ def test_a_workloads_verdict_threshold_edited_is_a_finding(fresh):
         for v in p["variants"]:
             if "verdict" in v:
                 v["verdict"]["threshold_percent"] = 50.0
-    assert "$.workload.points[0].variants[1].verdict.threshold_percent" in _caught(data)
+    kept = "$.workload.points[0].variants[1].verdict.threshold_percent"
+    assert kept in _caught(data, keep=(kept,))
 
 
 def test_a_variant_measured_on_other_inputs_is_a_finding(fresh):
@@ -426,10 +467,11 @@ def test_byte_exact_beside_a_difference_is_a_finding(fresh):
     v = data["variants"][1]
     assert v["byte_exact"] is True
     v["max_abs_diff"] = 0.5
-    assert "$.variants[1].max_abs_diff" in _caught(data)
+    assert "$.variants[1].max_abs_diff" in _caught(data, keep=("$.variants[1].max_abs_diff",))
     data = _fresh(fresh, "sweep")
     data["sweep"]["points"][0]["variants"][1]["accuracy"]["max_abs_diff"] = 0.5
-    assert "$.sweep.points[0].variants[1].accuracy.max_abs_diff" in _caught(data)
+    kept = "$.sweep.points[0].variants[1].accuracy.max_abs_diff"
+    assert kept in _caught(data, keep=(kept,))
 
 
 def test_a_json_key_given_twice_is_refused(fresh, tmp_path):
@@ -444,35 +486,44 @@ def test_a_json_key_given_twice_is_refused(fresh, tmp_path):
         load_report(path)
 
 
+def _exchanged(text: str, a: str, b: str) -> str:
+    return text.replace(f'"{a}"', '"@@"').replace(f'"{b}"', f'"{a}"').replace('"@@"', f'"{b}"')
+
+
 def test_a_swaps_arm_labels_exchanged_are_a_finding(fresh):
-    """The labels of the unchanged arm and a variant's exchanged everywhere: the figures
-    follow, and "unchanged" then swapped calls, which the program unchanged never does."""
+    """The processes' labels of the unchanged arm and a variant's exchanged, the figures
+    derived again: "unchanged" then swapped calls, which the program as it is never does."""
     data = _fresh(fresh, "swap")
-    text = json.dumps(data).replace('"unchanged"', '"@@"').replace('"ref"', '"unchanged"')
-    data = json.loads(text.replace('"@@"', '"ref"'))
-    data["swap"]["baseline"] = "ref"
-    assert _caught(data)
+    a, b = [x["name"] for x in data["swap"]["arms"]][:2]
+    assert a == "unchanged"
+    data["swap"]["processes"] = json.loads(_exchanged(json.dumps(data["swap"]["processes"]),
+                                                      a, b))
+    assert "$.swap.figures[0].swapped" in _caught(data)
 
 
-def test_a_swaps_process_deleted_is_a_finding(fresh):
-    data = _fresh(fresh, "swap")
-    del data["swap"]["processes"][0]
-    assert _caught(data)
+def test_a_swaps_process_deleted_with_the_status_left_complete_is_a_finding(fresh):
+    data = _fresh(fresh, "swap_processes")
+    assert len(data["swap"]["processes"]) == 4 and data["status"] == "complete"
+    del data["swap"]["processes"][1]
+    assert "$.status" in _caught(data)
 
 
-def test_a_swaps_baseline_that_is_no_arm_is_a_finding(fresh):
-    data = _fresh(fresh, "swap")
+@pytest.mark.parametrize("kind", ["swap", "swap_processes"])
+def test_a_swaps_baseline_that_is_no_arm_is_a_finding(fresh, kind):
+    data = _fresh(fresh, kind)
     data["swap"]["baseline"] = "nobody"
     assert "$.swap.baseline" in _caught(data)
 
 
-def test_a_swaps_rounds_asked_below_the_rounds_run_is_a_finding(fresh):
-    data = _fresh(fresh, "swap")
+@pytest.mark.parametrize("kind", ["swap", "swap_processes"])
+def test_a_swaps_rounds_asked_below_the_rounds_run_is_a_finding(fresh, kind):
+    data = _fresh(fresh, kind)
     data["swap"]["rounds_asked"] = 1
-    assert _caught(data)
+    assert "$.swap.rounds_asked" in _caught(data)
 
 
-def test_a_swaps_arm_that_never_ran_is_a_finding(fresh):
-    data = _fresh(fresh, "swap")
+@pytest.mark.parametrize("kind", ["swap", "swap_processes"])
+def test_a_swaps_arm_that_never_ran_is_a_finding(fresh, kind):
+    data = _fresh(fresh, kind)
     data["swap"]["arms"].append({"name": "ghost", "spec": "reference"})
-    assert _caught(data)
+    assert "$.status" in _caught(data)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sagetui.core.blocks.swap import UNCHANGED, UNWRAPPED
 from sagetui.core.report.model import Report
 from sagetui.core.swap import derive
 
@@ -31,6 +32,15 @@ def check_swap(c: MismatchCollector, report: Report) -> None:
             c.out.append(Mismatch("$.swap.rounds_asked", s.rounds_asked, f">= {f.rounds}",
                                   f"$.swap.figures[{i}] ran {f.rounds} rounds: no arm runs more "
                                   "than asked"))
+    for i, a in enumerate(s.arms):  # the program as it is (once more, or unwrapped) swaps nothing
+        plain = a.name in (UNCHANGED, UNWRAPPED)
+        if plain != (a.spec is None):
+            c.out.append(Mismatch(f"$.swap.arms[{i}].spec", a.spec, "none" if plain else
+                                  "a backend", "the unchanged arms run no variant; the others one"))
+    for i, f in enumerate(s.figures):
+        if f.arm in (UNCHANGED, UNWRAPPED) and f.swapped:
+            c.out.append(Mismatch(f"$.swap.figures[{i}].swapped", f.swapped, 0,
+                                  f"the {f.arm} arm runs the program as it is: it swaps no call"))
     results = [p.result for p in s.processes if p.result is not None]
     c.eq("$.swap.step", s.step, derive.step_of(results), "the region `step`, else the first "
          "region marked, else the first attention call to the last")
