@@ -515,11 +515,19 @@ def test_a_swaps_baseline_that_is_no_arm_is_a_finding(fresh, kind):
     assert "$.swap.baseline" in _caught(data)
 
 
-@pytest.mark.parametrize("kind", ["swap", "swap_processes"])
-def test_a_swaps_rounds_asked_below_the_rounds_run_is_a_finding(fresh, kind):
-    data = _fresh(fresh, kind)
+def test_a_swaps_rounds_asked_below_the_rounds_run_is_a_finding(fresh):
+    data = _fresh(fresh, "swap_processes")
     data["swap"]["rounds_asked"] = 1
     assert "$.swap.rounds_asked" in _caught(data)
+
+
+def test_an_interleaved_swaps_steps_asked_below_the_steps_run_is_a_finding():
+    """The interleaved mode asks --steps (its rounds_asked is the processes mode's --rounds):
+    sample_results' CPU swap ran 10 measured steps per arm."""
+    data = _load(SAMPLES / "cpu_swap.json")
+    assert data["swap"]["interleave"]["steps"] == 10 and _caught(data) == []
+    data["swap"]["interleave"]["steps"] = 4
+    assert "$.swap.interleave.steps" in _caught(data)
 
 
 @pytest.mark.parametrize("kind", ["swap", "swap_processes"])

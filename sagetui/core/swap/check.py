@@ -27,11 +27,13 @@ def check_swap(c: MismatchCollector, report: Report) -> None:
     if s.baseline not in names:
         c.out.append(Mismatch("$.swap.baseline", s.baseline, f"one of {names}",
                               "the arm the others are judged against"))
+    # the rounds asked: --rounds of the processes mode, --steps of the interleaved one
+    asked, where = (s.interleave.steps, "$.swap.interleave.steps") if s.interleave \
+        else (s.rounds_asked, "$.swap.rounds_asked")
     for i, f in enumerate(s.figures):
-        if f.rounds is not None and f.rounds > s.rounds_asked:
-            c.out.append(Mismatch("$.swap.rounds_asked", s.rounds_asked, f">= {f.rounds}",
-                                  f"$.swap.figures[{i}] ran {f.rounds} rounds: no arm runs more "
-                                  "than asked"))
+        if f.rounds is not None and f.rounds > asked:
+            c.out.append(Mismatch(where, asked, f">= {f.rounds}", f"$.swap.figures[{i}] ran "
+                                  f"{f.rounds} rounds: no arm runs more than asked"))
     for i, a in enumerate(s.arms):  # the program as it is (once more, or unwrapped) swaps nothing
         plain = a.name in (UNCHANGED, UNWRAPPED)
         if plain != (a.spec is None):
