@@ -6,9 +6,10 @@ one) deleted one at a time (core/check/mutation.py says how), and how many of th
 
     python benchmarks/check_mutation.py [FILES...] [--missed]
 
-Prints, per file, per kind of report and overall: edits, caught (and of those, how many the
-report model refused at load, as `check` does: exit 2), the share caught, and the leaves taken
-as recorded; --missed lists each edit that passed. Exit 0 when every edit is caught.
+Prints, per file, per kind of report and overall: the changes and the deletions tried and how
+many `check` caught (and of those, how many the report model refused at load, as `check` does:
+exit 2), the share caught, and the leaves taken as recorded; --missed lists each edit that
+passed. Exit 0 when every edit is caught.
 """
 
 from __future__ import annotations
@@ -50,34 +51,39 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("files", nargs="*", type=Path, default=SAMPLES)
     ap.add_argument("--missed", action="store_true", help="list every edit check missed")
     args = ap.parse_args(argv)
-    per_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # edits, caught, files
-    total = caught = refused = 0
+    # per kind: changes tried, caught; deletions tried, caught; files
+    per_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
     t0 = time.monotonic()
-    print(f"{'report':44} {'edits':>7} {'caught':>7} {'(at load)':>9} {'share':>8} "
-          f"{'recorded':>8}")
+    print(f"{'report':40} {'changes':>8} {'caught':>8} {'deletions':>9} {'caught':>8} "
+          f"{'(at load)':>9} {'recorded':>8}")
     for path in args.files:
         data = json.loads(path.read_text())
         report = Report.model_validate(data)
-        out = mutation.run(data, mutation.mutations(data) + mutation.deletions(data))
-        n, got = out.tried, out.tried - len(out.missed)
-        rec = len(audit(report).recorded)
-        total, caught, refused = total + n, caught + got, refused + out.refused
+        changed = mutation.run(data, mutation.mutations(data))
+        deleted = mutation.run(data, mutation.deletions(data))
         k = per_kind[kind_of(report)]
-        k[0], k[1], k[2] = k[0] + n, k[1] + got, k[2] + 1
-        share = f"{got / n:.1%}" if n else "-"
-        print(f"{path.name:44} {n:7,} {got:7,} {out.refused:9,} {share:>8} {rec:8,}")
+        row = [changed.tried, changed.tried - len(changed.missed), deleted.tried,
+               deleted.tried - len(deleted.missed), 1]
+        for i, x in enumerate(row):
+            k[i] += x
+        print(f"{path.name:40} {row[0]:8,} {row[1]:8,} {row[2]:9,} {row[3]:8,} "
+              f"{changed.refused + deleted.refused:9,} {len(audit(report).recorded):8,}")
         if args.missed:
-            for m in out.missed:
+            for m in changed.missed + deleted.missed:
                 print(f"    missed: {m.path}: {m.old!r} -> {m.new!r}")
-    print()
-    for name, (n, got, files) in sorted(per_kind.items()):
-        share = f"{got / n:.2%}" if n else "-"
-        print(f"{name + f' ({files} file' + ('s' if files > 1 else '') + ')':44} {n:7,} "
-              f"{got:7,} {'':9} {share:>8}")
-    share = f"{caught / total:.2%}" if total else "-"
-    print(f"{'overall':44} {total:7,} {caught:7,} {refused:9,} {share:>8}   "
-          f"({time.monotonic() - t0:.0f} s)")
-    return 0 if caught == total else 1
+    print(f"\n{'kind (files)':40} {'changes':>8} {'caught':>8} {'deletions':>9} {'caught':>8} "
+          f"{'share':>8}")
+    total = [0, 0, 0, 0, 0]
+    for name, k in sorted(per_kind.items()):
+        total = [a + b for a, b in zip(total, k, strict=True)]
+        print(_row(f"{name} ({k[4]})", k))
+    print(_row("overall", total) + f"   ({time.monotonic() - t0:.0f} s)")
+    return 0 if total[1] == total[0] and total[3] == total[2] else 1
+
+
+def _row(name: str, k: list[int]) -> str:
+    share = f"{(k[1] + k[3]) / (k[0] + k[2]):.2%}" if k[0] + k[2] else "-"
+    return f"{name:40} {k[0]:8,} {k[1]:8,} {k[2]:9,} {k[3]:8,} {share:>8}"
 
 
 if __name__ == "__main__":
