@@ -24,6 +24,7 @@ from sagetui.core.derived import speedup_percent
 from sagetui.core.kernel_facts import derive
 from sagetui.core.profile.check import check_diff, check_profiles
 from sagetui.core.report.envelope import SCHEMA_VERSION, created_format_ok, created_now
+from sagetui.core.report.io import one_line
 from sagetui.core.report.mismatch import MISSING, Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, TailRow, Variant
 from sagetui.core.run.assemble import build_report
@@ -242,10 +243,15 @@ def _run_members(c: MismatchCollector, report: Report) -> None:
     left out is a finding; and the variants are the configuration's, as configured."""
     if run_config(report) is None:
         return  # said by run/check (a report of this schema reads its configuration)
-    m = from_report(report)
-    for v in m.variants.values():
-        v.recorded = None  # measured again from the samples, not read back
-    rebuilt = build_report(m, (report.status or COMPLETE, list(report.status_detail or [])))
+    try:
+        m = from_report(report)
+        for v in m.variants.values():
+            v.recorded = None  # measured again from the samples, not read back
+        rebuilt = build_report(m, (report.status or COMPLETE, list(report.status_detail or [])))
+    except ValueError as exc:  # its samples or words hold what no report can be made of
+        c.out.append(Mismatch("$", "recorded", f"cannot be rebuilt: {one_line(str(exc))[:200]}",
+                              "the report's assembler (run/assemble.build_report)"))
+        return
     given = {p for p, _ in leaves(report.to_json_dict())}
     members = {p[:i] for p in given for i in range(len(p) + 1) if i == len(p) or p[i] in ".["}
     missing: list[str] = []
