@@ -147,16 +147,19 @@ def run(data: Json, todo: list[Mutation] | None = None) -> Outcome:
     todo = mutations(data) if todo is None else todo
     missed, refused, tried = [], 0, 0
     as_read: list[Report] = []  # the report unchanged, read once where a deletion needs it
+    # the run's raw samples, which no edit touches, read once (the model takes them as read)
+    work = {**data, "samples": Report.model_validate(data).samples} if data.get("samples") \
+        else data
     for m in todo:
-        parent = _parent(data, m.path)
+        parent = _parent(work, m.path)
         saved = copy.copy(parent)  # shallow: the change replaces or removes one member
-        _set(data, m.path, m.new)
+        _set(work, m.path, m.new)
         try:
-            how = caught(data)
+            how = caught(work)
             if how is None and m.new is DELETED:
-                deleted = Report.model_validate(data)
+                deleted = Report.model_validate(work)
                 _restore(parent, saved)
-                as_read = as_read or [Report.model_validate(data)]
+                as_read = as_read or [Report.model_validate(work)]
                 if deleted == as_read[0]:
                     continue
         finally:
