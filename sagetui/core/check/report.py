@@ -290,6 +290,9 @@ def _run_members(c: MismatchCollector, report: Report) -> None:
             if per_head and rv.accuracy is not None and getattr(rv.accuracy, k) is None:
                 c.out.append(Mismatch(f"$.variants[{i}].accuracy.{k}", MISSING, "present",
                                       "measured per head for every variant, as for the others"))
+    if cfg.tail_study and report.tail_study is None and report.status == COMPLETE:
+        c.out.append(Mismatch("$.tail_study", MISSING, "the rows --tail-study timed",
+                              "a complete run with --tail-study has its rows"))
     if report.schedule is None and any(v.rounds for v in report.variants or []):
         c.out.append(Mismatch("$.schedule", MISSING, "the blocks that ran",
                               "a run's rounds are its schedule's blocks"))
