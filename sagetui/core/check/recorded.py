@@ -152,16 +152,20 @@ RULES: list[Rule] = [
 ]
 
 
-def leaves(x: Any, path: str = "$") -> Iterator[tuple[str, Any]]:
-    """Every leaf of a JSON value with its path."""
+def members(x: Any, path: str = "$") -> Iterator[tuple[str, Any]]:
+    """Every member of a JSON value with its path, each object or list before what it holds."""
+    yield path, x
     if isinstance(x, dict):
         for k, v in x.items():
-            yield from leaves(v, f"{path}.{k}")
+            yield from members(v, f"{path}.{k}")
     elif isinstance(x, list):
         for i, v in enumerate(x):
-            yield from leaves(v, f"{path}[{i}]")
-    else:
-        yield path, x
+            yield from members(v, f"{path}[{i}]")
+
+
+def leaves(x: Any, path: str = "$") -> Iterator[tuple[str, Any]]:
+    """Every leaf of a JSON value with its path."""
+    return ((p, v) for p, v in members(x, path) if not isinstance(v, dict | list))
 
 
 def is_raw_sample(path: str) -> bool:

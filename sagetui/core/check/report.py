@@ -15,12 +15,10 @@ checked in core/sweep/check.py, a workload block in core/workload/check.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from sagetui.core import scheduler
-from sagetui.core.check.recorded import Recorded, inventory, leaves, recorded_why
+from sagetui.core.check.recorded import Recorded, inventory, leaves, members, recorded_why
 from sagetui.core.config import MAX_HEAD_DIM, Shape, shape_of
 from sagetui.core.derived import speedup_percent
 from sagetui.core.kernel_facts import derive
@@ -255,17 +253,17 @@ def _run_members(c: MismatchCollector, report: Report) -> None:
                               "the report's assembler (run/assemble.build_report)"))
         return
     # the raw samples are the assembler's input, not a figure it writes: left out of both
-    members = set(_members(report.to_json_dict(samples=False)))
+    given = {p for p, _ in members(report.to_json_dict(samples=False))}
     made = rebuilt.to_json_dict(samples=False)
     # a variant whose build failed never ran: what it would have had is not written
     never = tuple(f"$.variants[{i}]" for i, v in enumerate(report.variants or [])
                   if is_left_out(v))
     missing: list[str] = []
     for path, _ in leaves(made):
-        if path in members:
+        if path in given:
             continue
         head = next(path[:i] for i in range(len(path) + 1)
-                    if (i == len(path) or path[i] in ".[") and path[:i] not in members)
+                    if (i == len(path) or path[i] in ".[") and path[:i] not in given)
         if head.startswith((*never, *missing)) or recorded_why(made, path) is not None:
             continue  # what the run measured or was given, not a figure it derives
         missing.append(head)
@@ -296,17 +294,6 @@ def _run_members(c: MismatchCollector, report: Report) -> None:
     if report.schedule is None and any(v.rounds for v in report.variants or []):
         c.out.append(Mismatch("$.schedule", MISSING, "the blocks that ran",
                               "a run's rounds are its schedule's blocks"))
-
-
-def _members(x: Any, path: str = "$") -> Iterator[str]:
-    """The path of every member of a JSON value, its containers' included."""
-    yield path
-    if isinstance(x, dict):
-        for k, v in x.items():
-            yield from _members(v, f"{path}.{k}")
-    elif isinstance(x, list):
-        for i, v in enumerate(x):
-            yield from _members(v, f"{path}[{i}]")
 
 
 def _envelope(c: MismatchCollector, report: Report) -> None:
