@@ -403,6 +403,13 @@ def test_a_points_figure_deleted_is_a_finding(fresh, key):
                    for p in _caught(data)), (kind, key)
 
 
+def test_a_points_waves_deleted_is_a_finding():
+    """A GPU point's waves follow from its grid and the GPU's SMs (the H200 sweep's)."""
+    data = _load(SAMPLES / "h200_sweep.json")
+    del data["sweep"]["points"][0]["scheduler"]["waves"]
+    assert "$.sweep.points[0].scheduler.waves" in _caught(data)
+
+
 @pytest.mark.parametrize("kind", ["sweep", "merged"])
 def test_a_point_deleted_from_a_complete_sweep_is_a_finding(fresh, kind):
     data = _fresh(fresh, kind)

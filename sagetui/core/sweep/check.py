@@ -110,7 +110,7 @@ def check_grid(c: MismatchCollector, path: str, p: SweepPoint) -> None:
                           kv_len=s.n_kv_len, head_dim=s.head_dim, causal=s.causal)
     for k, val in want.items():
         c.eq(f"{path}.scheduler.{k}", getattr(sch, k), val, f"{sch.kernel} tiles at this shape")
-    if sch.waves is not None and sch.sm_count and sch.ctas_per_sm and sch.grid_ctas:
+    if sch.sm_count and sch.ctas_per_sm and sch.grid_ctas:
         c.eq(f"{path}.scheduler.waves", sch.waves, sch.grid_ctas / (sch.sm_count * sch.ctas_per_sm),
              "grid CTAs / (SMs x CTAs per SM)")
 
