@@ -151,6 +151,7 @@ def _made_model():
     from sagetui.core import events as ev
     from sagetui.core.config import RunConfig, Shape, VariantSpec
     from sagetui.core.run.fold import apply, new_model
+    from sagetui.core.statistics.threshold import Threshold
 
     cfg = RunConfig(shape=Shape(heads=2, q_len=256, head_dim=64),
                     variants=[VariantSpec(name="a", backend="reference"),
@@ -162,6 +163,7 @@ def _made_model():
         apply(m, ev.VariantLoaded(name=n, backend="reference", status="ok", kernel="sm89",
                                   phases=phases))
     apply(m, ev.Ready(input_sha256="0" * 64, device="cpu"))
+    apply(m, ev.ThresholdResolved(threshold=Threshold(1.0).fields()))  # as the session does
     t = 0.01
     for r in range(3):
         apply(m, ev.RoundStarted(round=r, variants=["a", "b"]))

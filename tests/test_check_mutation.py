@@ -1,12 +1,19 @@
 """`sagetui check` re-derives every claim (docs/reports.md): mutation coverage over sample_results/
-(a seeded sample here; benchmarks/check_mutation.py tries every mutation), every leaf recomputed or
-taken as recorded, the verdicts, drift and outlier flags from the raw samples, and the status from
-the variants through the one state machine, which the session's reports pass."""
+and over fresh reports of every kind made here on the CPU by the product's own commands (a run, a
+sweep, a sweep merged from two runners, a workload replay, a swap: a seeded sample of each one's
+edits and deletions here; benchmarks/check_mutation.py tries every one), every leaf recomputed or
+taken as recorded, the one envelope, the verdicts, drift and outlier flags from the raw samples,
+the status from the variants through the one state machine, which the session's reports pass,
+and what a careful liar would try (issue 41's list)."""
 
 from __future__ import annotations
 
+import copy
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,14 +23,18 @@ from sagetui.core.build_facts import LeftOut
 from sagetui.core.check import mutation
 from sagetui.core.check.report import audit, check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
+from sagetui.core.report.envelope import SCHEMA_VERSION, created_format_ok
+from sagetui.core.report.io import ReportError, load_report
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.run import late
 from sagetui.core.run.assemble import build_report, with_left_out
 from sagetui.core.run.fold import apply, new_model
 from sagetui.core.run.model import RunModel
 from sagetui.core.run.status import final_status
+from sagetui.core.statistics.threshold import Threshold
+from sagetui.core.swap import derive
 
-from .conftest import SAMPLES
+from .conftest import ROOT, SAMPLES, made_once_per_run
 
 REPORTS = sorted(SAMPLES.glob("*.json"))
 WORD_PATHS = ("verdict.state", "status")
@@ -129,6 +140,7 @@ def _model(rounds: int, *, fail_b_in: int | None = None, stop_in: int | None = N
         apply(m, ev.VariantLoaded(name=n, backend="reference", status="ok", kernel="sm89",
                                   phases=[("fused_mainloop", None)]))
     apply(m, ev.Ready(input_sha256="0" * 64, device="cpu"))
+    apply(m, ev.ThresholdResolved(threshold=Threshold(1.0).fields()))  # as the session does
     t = 0.01
     for r in range(rounds):
         names = ["a", "b"] if m.variants["b"].status == "ok" else ["a"]
@@ -226,3 +238,307 @@ def test_check_cli_counts_and_lists_what_it_took_as_recorded(cli_here):
     assert len(recorded) == len(a.recorded)
     assert any("$.environment.gpu.name (the machine it ran on" in x for x in recorded)
     assert any(".telemetry[0].sm_clock_mhz.mean (NVML's readings" in x for x in recorded)
+
+
+# -- fresh reports of every kind, made here by the product's commands ------------------------
+
+FRESH = ("run", "sweep", "merged", "workload", "swap", "swap_processes")
+EDITS_PER_KIND = 40  # a seeded sample of each fresh report's changes, and as many deletions
+
+
+def _make_fresh(base: Path) -> None:
+    """Each kind's report from a real run of `sagetui` on the CPU's reference backend, small:
+    two variants (one slowed), 3 rounds of 2 iterations."""
+    env = dict(os.environ, XDG_STATE_HOME=str(base / "state"))
+
+    def sagetui(*args: object) -> None:
+        subprocess.run([sys.executable, "-m", "sagetui", *map(str, args)], cwd=base, env=env,
+                       check=True, capture_output=True, text=True, timeout=300)
+
+    two = ["--variant", "a=reference", "--variant", "b=reference[slowdown=1.2]", "--heads", "2",
+           "--head-dim", "64", "--rounds", "3", "--iterations", "2", "--warmup", "1", "--quiet"]
+    sagetui("run", *two, "--q-len", "64", "--json", "run.json")
+    sagetui("sweep", *two, "--q-len", "64,128", "--json", "sweep.json")
+    sagetui("sweep", *two, "--q-len", "64,128,256", "--gpus", "cpu:2", "--json", "merged.json")
+    sagetui("capture", "--out", "cap", "--calls", "0-1", "--", sys.executable,
+            ROOT / "tests" / "capture_model.py", "--steps", "1", "--record", "own.json")
+    sagetui("run", "--workload", "cap", "--variant", "a=reference", "--variant",
+            "b=reference[slowdown=2]", "--rounds", "3", "--iterations", "2", "--warmup", "1",
+            "--quiet", "--json", "workload.json")
+    sagetui("swap", "--variant", "ref=reference", "--variant", "slow=reference[slowdown=2]",
+            "--baseline", "ref", "--steps", "2", "--warmup", "1", "--json", "swap.json", "--",
+            sys.executable, ROOT / "tests" / "swap_model.py", "--tokens", "64", "--steps", "400")
+    sagetui("swap", "--processes", "--rounds", "2", "--no-unchanged", "--variant",
+            "ref=reference", "--variant", "slow=reference[slowdown=2]", "--baseline", "ref",
+            "--json", "swap_processes.json", "--", sys.executable,
+            ROOT / "tests" / "swap_model.py", "--tokens", "64", "--steps", "2")
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory) -> dict[str, Path]:
+    folder = made_once_per_run(tmp_path_factory, "fresh_reports", _make_fresh)
+    return {k: folder / f"{k}.json" for k in FRESH}
+
+
+def _fresh(fresh: dict[str, Path], kind: str) -> dict:
+    return _load(fresh[kind])
+
+
+@pytest.mark.parametrize("kind", FRESH)
+def test_a_fresh_report_of_every_kind_is_whole_in_one_envelope(fresh, kind):
+    data = _fresh(fresh, kind)
+    a = audit(Report.model_validate(data))
+    assert a.mismatches == [] and a.unaccounted() == [] and a.recomputed > 30
+    assert data["schema_version"] == SCHEMA_VERSION and data["tool"]["name"] == "sagetui"
+    assert created_format_ok(data["created_utc"]) and data["created_utc"].endswith("+00:00")
+    assert data["status"] == "complete" and data["environment"]
+
+
+@pytest.mark.parametrize("kind", FRESH)
+def test_sampled_edits_and_deletions_of_a_fresh_report_are_caught(fresh, kind):
+    """Every verdict state and status flipped (a sample where there are many), and a seeded
+    sample of the numbers, flags, words and deletions of derived figures: check catches each."""
+    data = _fresh(fresh, kind)
+    rng = random.Random(41)
+    todo = mutation.mutations(data)
+    words = [m for m in todo if m.path.endswith(WORD_PATHS)]
+    rest = [m for m in todo if not m.path.endswith(WORD_PATHS)]
+    gone = mutation.deletions(data)
+    sample = (rng.sample(words, min(EDITS_PER_KIND // 2, len(words)))
+              + rng.sample(rest, min(EDITS_PER_KIND, len(rest)))
+              + rng.sample(gone, min(EDITS_PER_KIND, len(gone))))
+    out = mutation.run(data, sample)
+    assert out.tried > EDITS_PER_KIND
+    assert out.missed == []
+
+
+def test_a_deletion_mutation_removes_the_member_and_puts_it_back(fresh):
+    data = _fresh(fresh, "run")
+    before = copy.deepcopy(data)
+    gone = {m.path: m for m in mutation.deletions(data)}
+    m = gone["$.variants[1].timing"]
+    assert "timing" not in mutation.apply(data, m)["variants"][1]
+    assert mutation.caught(mutation.apply(data, m)) == "mismatch"
+    mutation.run(data, [m, gone["$.status"]])
+    assert data == before and list(data["variants"][1]) == list(before["variants"][1])
+
+
+# -- what a careful liar would try (issue 41, item 5): each passed `check` before ------------
+
+def _followed(data: dict, keep: tuple[str, ...] = (), rounds: int = 6) -> dict:
+    """The edit followed by the values check says it recomputed, as the issue's liar did: a
+    swap's figures derived again from its processes (core/swap/derive.py), then each number,
+    flag and word check names written as it recomputed them (the status left as it was),
+    until check says nothing more or nothing changes; `keep`: the liar's own edits, kept."""
+    for _ in range(rounds):
+        try:
+            report = Report.model_validate(data)
+        except ValueError:
+            return data
+        s = report.swap
+        if s is not None:
+            data["swap"]["figures"] = [f.model_dump(mode="json", exclude_none=True) for f in
+                                       derive.arm_figures(s.processes, [a.name for a in s.arms],
+                                                          s.baseline, s.threshold_percent,
+                                                          s.replay, s.output_processes)]
+        before = json.dumps(data, sort_keys=True)
+        for m in check_report(Report.model_validate(data)):
+            if m.path.startswith(keep) and keep:
+                continue
+            try:
+                old = mutation._get(data, m.path)
+            except (KeyError, IndexError, TypeError):
+                continue  # a member left out: no value to write back
+            scalar = isinstance(old, int | float) and isinstance(m.expected, int | float)
+            word = m.path.endswith(("].status", ".state")) and isinstance(m.expected, str)
+            if scalar or word:
+                mutation._set(data, m.path, m.expected)
+        if json.dumps(data, sort_keys=True) == before:
+            break
+    return data
+
+
+def _caught(data: dict, keep: tuple[str, ...] = ()) -> list[str]:
+    """The paths check names of an edited report, once the liar has followed the edit (a
+    report the model refuses: ["refused"])."""
+    data = _followed(data, keep)
+    how = mutation.caught(data)
+    return ["refused"] if how == "refused" else _paths(data) if how else []
+
+
+@pytest.mark.parametrize("key", ["timing", "speedup_vs_baseline_percent", "accuracy",
+                                 "outliers", "intervals", "achieved", "byte_exact", "verdict",
+                                 "options", "rounds_asked", "phase_timings", "drift"])
+def test_a_derived_figure_deleted_from_a_run_is_a_finding(fresh, key):
+    data = _fresh(fresh, "run")
+    del data["variants"][1][key]
+    assert any(p.startswith(f"$.variants[1].{key}") for p in _caught(data)), key
+
+
+def test_an_option_as_ran_deleted_is_a_finding(fresh):
+    data = _fresh(fresh, "run")
+    del data["variants"][1]["options"]["smooth_k"]
+    assert "$.variants[1].options.smooth_k" in _caught(data)
+
+
+def test_status_deleted_from_a_partial_run_and_from_a_swap_is_a_finding(fresh):
+    m = _model(3, fail_b_in=1)
+    data = build_report(m, final_status(m, rounds_planned=3)).to_json_dict()
+    assert data["status"] == "partial" and _caught(data) == []
+    del data["status"]
+    assert "$.status" in _caught(data)
+    swap = _fresh(fresh, "swap")
+    del swap["status"]
+    assert "$.status" in _caught(swap)
+
+
+@pytest.mark.parametrize("key", ["verdict", "kernel_tops", "accuracy", "rounds"])
+def test_a_points_figure_deleted_is_a_finding(fresh, key):
+    for kind, block in (("sweep", "sweep"), ("workload", "workload")):
+        data = _fresh(fresh, kind)
+        v = data[block]["points"][1]["variants"][1]
+        assert key in v, (kind, key)
+        del v[key]
+        assert any(p.startswith(f"$.{block}.points[1].variants[1].{key}")
+                   for p in _caught(data)), (kind, key)
+
+
+def test_a_points_waves_deleted_is_a_finding():
+    """A GPU point's waves follow from its grid and the GPU's SMs (the H200 sweep's)."""
+    data = _load(SAMPLES / "h200_sweep.json")
+    del data["sweep"]["points"][0]["scheduler"]["waves"]
+    assert "$.sweep.points[0].scheduler.waves" in _caught(data)
+
+
+@pytest.mark.parametrize("kind", ["sweep", "merged"])
+def test_a_point_deleted_from_a_complete_sweep_is_a_finding(fresh, kind):
+    data = _fresh(fresh, kind)
+    del data["sweep"]["points"][1]
+    assert {"$.status", "$.sweep.points"} & set(_caught(data))
+
+
+def test_the_baseline_changed_in_the_configuration_is_a_finding(fresh):
+    for kind in ("run", "sweep", "workload"):
+        data = _fresh(fresh, kind)
+        data["config"]["baseline"] = "b"  # the verdicts are against a
+        assert _caught(data), kind
+
+
+def test_rounds_asked_below_the_rounds_kept_is_a_finding(fresh):
+    data = _fresh(fresh, "run")
+    data["config"]["rounds"] = 2
+    assert _caught(data)
+    for kind, block in (("sweep", "sweep"), ("workload", "workload")):
+        data = _fresh(fresh, kind)
+        data[block]["rounds"] = data["config"]["rounds"] = 2
+        assert any(p.endswith(".rounds") for p in _caught(data)), kind
+
+
+def test_the_configured_backend_changed_is_a_finding(fresh):
+    for kind in ("run", "sweep", "workload"):
+        data = _fresh(fresh, kind)
+        data["config"]["variants"][1]["backend"] = "sdpa"
+        assert _caught(data), kind
+
+
+def test_a_threshold_from_threshold_where_the_configuration_has_none_is_a_finding(fresh):
+    data = _fresh(fresh, "run")
+    for block in (data["threshold"], data["variants"][1]["verdict"]):
+        block["threshold_source"] = "--threshold"
+    assert "$.variants[1].verdict.threshold_percent" in _caught(data)
+    for kind, block in (("sweep", "sweep"), ("workload", "workload")):
+        data = _fresh(fresh, kind)
+        data[block]["points"][0]["variants"][1]["verdict"]["threshold_source"] = "--threshold"
+        assert f"$.{block}.points[0].variants[1].verdict.threshold_percent" in _caught(data)
+
+
+def test_a_workloads_verdict_threshold_edited_is_a_finding(fresh):
+    """The issue's case: the points' thresholds edited, their words left alone."""
+    data = _fresh(fresh, "workload")
+    for p in data["workload"]["points"]:
+        for v in p["variants"]:
+            if "verdict" in v:
+                v["verdict"]["threshold_percent"] = 50.0
+    kept = "$.workload.points[0].variants[1].verdict.threshold_percent"
+    assert kept in _caught(data, keep=(kept,))
+
+
+def test_a_variant_measured_on_other_inputs_is_a_finding(fresh):
+    data = _fresh(fresh, "run")
+    data["variants"][1]["input_sha256"] = "f" * 64
+    assert "$.variants[1].input_sha256" in _caught(data)
+
+
+def test_byte_exact_beside_a_difference_is_a_finding(fresh):
+    data = _fresh(fresh, "run")
+    v = data["variants"][1]
+    assert v["byte_exact"] is True
+    v["max_abs_diff"] = 0.5
+    assert "$.variants[1].max_abs_diff" in _caught(data, keep=("$.variants[1].max_abs_diff",))
+    data = _fresh(fresh, "sweep")
+    data["sweep"]["points"][0]["variants"][1]["accuracy"]["max_abs_diff"] = 0.5
+    kept = "$.sweep.points[0].variants[1].accuracy.max_abs_diff"
+    assert kept in _caught(data, keep=(kept,))
+
+
+def test_a_json_key_given_twice_is_refused(fresh, tmp_path):
+    """A first-wins reader would see `speedup_vs_baseline_percent` 999; sagetui reads neither."""
+    text = fresh["run"].read_text()
+    twice = text.replace('"speedup_vs_baseline_percent":',
+                         '"speedup_vs_baseline_percent": 999, "speedup_vs_baseline_percent":', 1)
+    assert twice != text
+    path = tmp_path / "twice.json"
+    path.write_text(twice)
+    with pytest.raises(ReportError, match="given twice"):
+        load_report(path)
+
+
+def _exchanged(text: str, a: str, b: str) -> str:
+    return text.replace(f'"{a}"', '"@@"').replace(f'"{b}"', f'"{a}"').replace('"@@"', f'"{b}"')
+
+
+def test_a_swaps_arm_labels_exchanged_are_a_finding(fresh):
+    """The processes' labels of the unchanged arm and a variant's exchanged, the figures
+    derived again: "unchanged" then swapped calls, which the program as it is never does."""
+    data = _fresh(fresh, "swap")
+    a, b = [x["name"] for x in data["swap"]["arms"]][:2]
+    assert a == "unchanged"
+    data["swap"]["processes"] = json.loads(_exchanged(json.dumps(data["swap"]["processes"]),
+                                                      a, b))
+    assert "$.swap.figures[0].swapped" in _caught(data)
+
+
+def test_a_swaps_process_deleted_with_the_status_left_complete_is_a_finding(fresh):
+    data = _fresh(fresh, "swap_processes")
+    assert len(data["swap"]["processes"]) == 4 and data["status"] == "complete"
+    del data["swap"]["processes"][1]
+    assert "$.status" in _caught(data)
+
+
+@pytest.mark.parametrize("kind", ["swap", "swap_processes"])
+def test_a_swaps_baseline_that_is_no_arm_is_a_finding(fresh, kind):
+    data = _fresh(fresh, kind)
+    data["swap"]["baseline"] = "nobody"
+    assert "$.swap.baseline" in _caught(data)
+
+
+def test_a_swaps_rounds_asked_below_the_rounds_run_is_a_finding(fresh):
+    data = _fresh(fresh, "swap_processes")
+    data["swap"]["rounds_asked"] = 1
+    assert "$.swap.rounds_asked" in _caught(data)
+
+
+def test_an_interleaved_swaps_steps_asked_below_the_steps_run_is_a_finding():
+    """The interleaved mode asks --steps (its rounds_asked is the processes mode's --rounds):
+    sample_results' CPU swap ran 10 measured steps per arm."""
+    data = _load(SAMPLES / "cpu_swap.json")
+    assert data["swap"]["interleave"]["steps"] == 10 and _caught(data) == []
+    data["swap"]["interleave"]["steps"] = 4
+    assert "$.swap.interleave.steps" in _caught(data)
+
+
+@pytest.mark.parametrize("kind", ["swap", "swap_processes"])
+def test_a_swaps_arm_that_never_ran_is_a_finding(fresh, kind):
+    data = _fresh(fresh, kind)
+    data["swap"]["arms"].append({"name": "ghost", "spec": "reference"})
+    assert "$.status" in _caught(data)

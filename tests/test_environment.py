@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from sagetui.cli.profile import profile_report
 from sagetui.core.config import VariantSpec
 from sagetui.core.profile.rules import FAMILIES
 from sagetui.core.report.io import load_report, save_report
+from sagetui.core.run.assemble import profile_report
 from sagetui.session.profile_pass import Pass, profile_target
 from tests.test_profile_failures import FIX, fake_tools
 

@@ -134,12 +134,12 @@ def test_a_blank_lines_rebuild_matches_its_moved_hottest_line_by_code_else_by_ca
 
 
 def test_the_diff_in_a_report_checks_clean_and_a_changed_number_is_named(toy, tmp_path):
-    from sagetui.cli.profile import profile_report
     from sagetui.core.check.report import check_report
     from sagetui.core.report.io import save_report
+    from sagetui.core.run.assemble import profile_report
 
     report = profile_report({}, [toy["base"], toy["moved"], toy["again"]], "complete",
-                          baseline="base")
+                            baseline="base")
     assert [v.b for v in report.mainloop_diff.variants] == ["moved", "again"]
     path = save_report(report, tmp_path / "p.json")
     back = load_report(path)

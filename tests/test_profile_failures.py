@@ -140,10 +140,10 @@ def test_no_ncu_exits_2_with_one_line_before_a_runner_starts(tmp_path: Path):
 
 
 def test_a_report_with_profiles_round_trips(fake, tmp_path: Path):
-    from sagetui.cli.profile import profile_report
     from sagetui.core.check.report import check_report
     from sagetui.core.export.report import to_markdown
     from sagetui.core.report.io import load_report, save_report
+    from sagetui.core.run.assemble import profile_report
 
     report = profile_report({}, [fake("ok")], "complete")
     path = save_report(report, tmp_path / "p.json")

@@ -189,7 +189,7 @@ def _every_worst_head(data) -> None:
     (_set("workload.points.2.variants.1.accuracy.max_abs_diff", 0.5),
      "$.workload.points[2].variants[1].accuracy.max_abs_diff"),
     (_set("workload.points.2.variants.1.verdict.confidence", 1.5),
-     "$.workload.points[2].variants[1].verdict"),  # no verdict has it: said, no crash
+     "$.workload.points[2].variants[1].verdict.confidence"),  # no verdict has it: no crash
     (_set("workload.points.0.scheduler.causal", False), "$.workload.points[0].scheduler.causal"),
     (_every_worst_head, "$.workload.worst"),  # no head is 2.5: the pick cannot be made
 ])

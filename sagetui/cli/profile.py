@@ -7,12 +7,10 @@ timing (no timed rounds run here). A failure is one line and exit 2.
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Literal
 
 from rich.console import Console
 
@@ -22,29 +20,13 @@ from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig
 from sagetui.core.export.report import mainloop_markdown
-from sagetui.core.profile.diff import profile_diff
 from sagetui.core.profile.diff_view import diff_text
 from sagetui.core.profile.failures import ProfileError
 from sagetui.core.profile.markdown import mainloop_lines
 from sagetui.core.report.io import iter_report_json
-from sagetui.core.report.model import SCHEMA_VERSION, Report, Tool
-from sagetui.core.run.assemble import with_left_out
-from sagetui.core.version import VERSION
+from sagetui.core.report.model import Report
+from sagetui.core.run.assemble import profile_report, with_left_out
 from sagetui.session.profile_pass import Pass, ProfileCancelled, Tools, profile_variant
-
-
-def profile_report(config_json: dict, profiles: list[MainloopProfile],
-                 status: Literal["complete", "partial", "cancelled", "failed"],
-                 environment: dict[str, Any] | None = None,
-                 baseline: str | None = None) -> Report:
-    """The profile report; `environment`: the pass's (where the profiled calls ran, and ncu);
-    two or more profiles also get the diff of each against the baseline's (the first's when
-    `baseline` names none)."""
-    return Report(schema_version=SCHEMA_VERSION, tool=Tool(version=VERSION),
-                  created_utc=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                  status=status, environment=environment or None, config=config_json,
-                  baseline=baseline, mainloop_profiles=profiles,
-                  mainloop_diff=profile_diff(profiles, baseline))
 
 
 def print_profiles(report: Report) -> None:
@@ -113,7 +95,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
             shutil.rmtree(workdir, ignore_errors=True)
     report = profile_report(config.model_dump(mode="json"), profiles, "complete",
-                          environment=p.environment, baseline=config.baseline_name)
+                            environment=p.environment, baseline=config.baseline_name)
     report = with_left_out(report, build_failed)  # partial, saying which never ran
     if not args.quiet:
         print_profiles(report)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import math
 import os
 import signal
@@ -31,11 +30,10 @@ from sagetui.cli.capture import _command
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.outputs import check_outputs, write_files
 from sagetui.cli.run_options import default_report_path, no_cuda_here, recovery_file
-from sagetui.core.blocks.swap import UNCHANGED, UNWRAPPED, ArmSpec, Interleave, Replay, Swap
+from sagetui.core.blocks.swap import UNCHANGED, UNWRAPPED, ArmSpec, Interleave, Replay
 from sagetui.core.capture.loaded import WorkloadError, load_workload
 from sagetui.core.capture.selection import Selection
 from sagetui.core.config import VariantSpec
-from sagetui.core.environment import environment_block, host_facts
 from sagetui.core.file_writes import atomic_write_text
 from sagetui.core.options import CPU_BACKENDS, missing_module
 from sagetui.core.report.io import (
@@ -44,10 +42,10 @@ from sagetui.core.report.io import (
     load_report,
     validation_line,
 )
-from sagetui.core.report.model import Report, Tool
+from sagetui.core.report.model import Report
 from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.core.swap import derive, view
-from sagetui.core.version import VERSION
+from sagetui.core.swap.assemble import swap_report
 from sagetui.session.swap import Arm, Interleaved, SwapRounds, interleave_arms
 from sagetui.tui.fitted_tables import swap_table
 
@@ -228,27 +226,12 @@ def _keep(path: Path, report: Report) -> None:
 def _report(args: argparse.Namespace, command: list[str], arms: list[Arm], rounds_asked: int,
             threshold: float, interleave: Interleave | None, processes: list, stopped_by,
             replay: Replay | None, output_processes: list, interrupted: bool) -> Report:
-    names = [a.name for a in arms]
-    status, detail = derive.status_of(processes, names, rounds_asked, interrupted,
-                                      stopped_by=stopped_by,
-                                      warmup=interleave.warmup if interleave else 2)
-    results = [p.result for p in processes if p.result is not None]
-    swap = Swap(argv=command, mode="processes" if interleave is None else "interleaved",
-                interleave=interleave, stopped_by=stopped_by,
-                arms=[ArmSpec(name=a.name, spec=a.variant.spec if a.variant else None)
-                      for a in arms],
-                baseline=args.baseline, calls=args.calls, rounds_asked=rounds_asked,
-                step=derive.step_of(results), clock=derive.clock_of(results),  # type: ignore[arg-type]
-                threshold_percent=threshold, processes=processes,
-                figures=derive.arm_figures(processes, names, args.baseline, threshold, replay,
-                                           output_processes),
-                replay=replay, output_processes=output_processes,
-                sustained_clock_mhz=derive.sustained_clock(processes))
-    return Report(schema_version=None, tool=Tool(name="sagetui", version=VERSION),
-                  created_utc=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                  status=status, status_detail=detail or None,  # type: ignore[arg-type]
-                  environment=environment_block(host=host_facts(), device=next(
-                      (r.device for r in results if r.device), None)), swap=swap)
+    return swap_report(argv=command, arms=[ArmSpec(name=a.name, spec=a.variant.spec
+                                                   if a.variant else None) for a in arms],
+                       baseline=args.baseline, calls=args.calls, rounds_asked=rounds_asked,
+                       threshold=threshold, interleave=interleave, processes=processes,
+                       stopped_by=stopped_by, replay=replay, output_processes=output_processes,
+                       interrupted=interrupted)
 
 
 # the backend that runs what the program's own function runs, for the unchanged arm's replay

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime as _dt
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -34,6 +33,7 @@ from sagetui.core import events as ev
 from sagetui.core.build_facts import LeftOut
 from sagetui.core.config import RunConfig, resolve_auto
 from sagetui.core.environment import host_facts
+from sagetui.core.report.envelope import created_now
 from sagetui.core.report.model import Fault, Report
 from sagetui.core.run import figures
 from sagetui.core.run.assemble import build_report, with_left_out
@@ -91,7 +91,7 @@ class RunnerSession:
         self._last_drift = 0.0
         self._resumed = False
         self._heap = HeapTrimmer()
-        self.created_utc = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+        self.created_utc = created_now()
         self._autosaver = self._new_autosaver()
 
     def _new_autosaver(self) -> Autosaver:

@@ -28,6 +28,7 @@ WORDS = {
     "points[].status": ("ok", "partial", "failed", "skipped"),
     "points[].variants[].status": ("ok", "failed"),
 }
+POINTS = ("$.sweep.points[", "$.workload.points[")  # a sweep's points and a workload's calls
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,9 @@ def _choices(path: str, value: Any) -> list[Any]:
             words: tuple[str, ...] = WORDS["verdict.state"]
         elif path == "$.status":
             words = WORDS["$.status"]
-        elif path.startswith("$.sweep.points[") and ".variants[" in path \
-                and path.endswith("].status"):
+        elif path.startswith(POINTS) and ".variants[" in path and path.endswith("].status"):
             words = WORDS["points[].variants[].status"]
-        elif path.startswith("$.sweep.points[") and path.endswith("].status"):
+        elif path.startswith(POINTS) and path.endswith("].status"):
             words = WORDS["points[].status"]
         elif path.startswith("$.variants[") and path.endswith("].status"):
             words = WORDS["variants[].status"]
@@ -62,10 +62,34 @@ def _choices(path: str, value: Any) -> list[Any]:
     return []
 
 
+class _Deleted:
+    def __repr__(self) -> str:
+        return "(deleted)"
+
+
+DELETED = _Deleted()  # a Mutation's `new` that removes the member (a derived figure left out)
+
+
 def mutations(data: Json) -> list[Mutation]:
     """Every change of a derived leaf: its numbers, flags, verdict states and statuses."""
     return [Mutation(path, value, new) for path in inventory(data).derived
             for value in [_get(data, path)] for new in _choices(path, value)]
+
+
+def deletions(data: Json) -> list[Mutation]:
+    """Every derived leaf deleted, and every member on the way to one (a variant's `timing`,
+    its `verdict`, a point of a sweep, the report's `status`): what a report that leaves a
+    figure out would be."""
+    out: dict[str, None] = {}
+    for path in inventory(data).derived:
+        steps = _steps(path)
+        for n in range(1, len(steps) + 1):
+            out[_path(steps[:n])] = None
+    return [Mutation(p, _get(data, p), DELETED) for p in out]
+
+
+def _path(steps: list[str | int]) -> str:
+    return "$" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in steps)
 
 
 def _steps(path: str) -> list[str | int]:
@@ -95,7 +119,10 @@ def _set(data: Any, path: str, value: Any) -> None:
     steps = _steps(path)
     for k in steps[:-1]:
         data = data[k]
-    data[steps[-1]] = value
+    if value is DELETED:
+        del data[steps[-1]]
+    else:
+        data[steps[-1]] = value
 
 
 def caught(data: Json) -> str | None:
@@ -115,16 +142,44 @@ class Outcome:
 
 
 def run(data: Json, todo: list[Mutation] | None = None) -> Outcome:
-    """Each change made in place, checked and undone."""
+    """Each change made in place, checked and undone. A deletion that leaves the report as
+    read unchanged (the member held its field's default) is no edit: not counted."""
     todo = mutations(data) if todo is None else todo
-    missed, refused = [], 0
+    missed, refused, tried = [], 0, 0
+    as_read: list[Report] = []  # the report unchanged, read once where a deletion needs it
+    # the run's raw samples, which no edit touches, read once (the model takes them as read)
+    work = {**data, "samples": Report.model_validate(data).samples} if data.get("samples") \
+        else data
     for m in todo:
-        _set(data, m.path, m.new)
+        parent = _parent(work, m.path)
+        saved = copy.copy(parent)  # shallow: the change replaces or removes one member
+        _set(work, m.path, m.new)
         try:
-            how = caught(data)
+            how = caught(work)
+            if how is None and m.new is DELETED:
+                deleted = Report.model_validate(work)
+                _restore(parent, saved)
+                as_read = as_read or [Report.model_validate(work)]
+                if deleted == as_read[0]:
+                    continue
         finally:
-            _set(data, m.path, m.old)
+            _restore(parent, saved)
+        tried += 1
         if how is None:
             missed.append(m)
         refused += how == "refused"
-    return Outcome(len(todo), missed, refused)
+    return Outcome(tried, missed, refused)
+
+
+def _parent(data: Any, path: str) -> Any:
+    for k in _steps(path)[:-1]:
+        data = data[k]
+    return data
+
+
+def _restore(parent: Any, saved: Any) -> None:
+    if isinstance(parent, list):
+        parent[:] = saved
+    else:
+        parent.clear()
+        parent.update(saved)

@@ -19,12 +19,14 @@ from typing import Any
 
 Json = dict[str, Any]
 
-# the raw per-iteration seconds: a run's samples[variant][phase][round][i], a sweep point's
+# a point of a sweep or of a workload (the replayed call): the two blocks share SweepPoint
+POINT = r"\.(?:sweep|workload)\.points\[\d+\]"
+# the raw per-iteration seconds: a run's samples[variant][phase][round][i], a point's
 # variants[j].samples[phase][round][i]
-RAW_SAMPLES = re.compile(r"^\$(\.sweep\.points\[\d+\]\.variants\[\d+\])?\.samples\.")
+RAW_SAMPLES = re.compile(rf"^\$({POINT}\.variants\[\d+\])?\.samples\.")
 
 _V = r"^\$\.variants\[\d+\]"
-_P = r"^\$\.sweep\.points\[\d+\]"
+_P = rf"^\${POINT}"
 _SUMMARY = r"\.(count|mean_s|p50_s|p90_s|p95_s|p99_s|min_s|max_s)$"
 
 
@@ -80,6 +82,13 @@ RULES: list[Rule] = [
     _rule(_P + r"\.measured_on\.", "the runner that measured it"),
     _rule(r"\.profile_wall_s$", "a clock reading"),
     _rule(r"^\$\.sweep\.axes\.", "the sweep's axes, as asked"),
+    _rule(r"^\$\.workload\.calls_seen$", "the program's attention calls, as the capture counted "
+          "them (its manifest)"),
+    _rule(r"^\$\.workload\.calls\[\d+\]\.scale$", "the program's own softmax scale, as captured"),
+    _rule(r"^\$\.workload\.calls\[\d+\]\.(index|count)$", "the call's place among the program's "
+          "calls and how often it made it, as the capture's manifest says"),
+    _rule(r"^\$\.workload\.points\[\d+\]\.shape\.", "the call's shape, as captured (its call's "
+          "entry is held to it)"),
     _rule(_V + r"\.deterministic$", "the runner's hashes of every block's output"),
     _rule(_V + r"\.accuracy\.per_head\[\d+\]\.(max_abs_error|elements)$",
           "the runner's measurement of the head's output (a max is no sum)"),
@@ -109,10 +118,10 @@ RULES: list[Rule] = [
           lambda d, p: "peak" not in d["variants"][int(p.split("[")[1].split("]")[0])]),
     _rule(r"^\$\.achieved\.peak_tops$", "the datasheet peak as recorded (a report before the "
           "per-type peaks)", lambda d, p: not any("peak" in v for v in d.get("variants") or [])),
-    _rule(r"^\$(\.sweep\.points\[\d+\])?\.variants\[\d+\]\.(host_times_s|back_to_back_times_s|"
-          r"call_gpu_times_s)\[\d+\]$", "the runner's per-block clock readings (host_s, "
-          "back_to_back_s and call_gpu_s are recomputed from them)"),
-    _rule(r"^\$(\.sweep\.points\[\d+\])?\.variants\[\d+\]\.(redone_blocks|drained_blocks)$",
+    _rule(rf"^\$({POINT})?\.variants\[\d+\]\.(host_times_s|back_to_back_times_s|call_gpu_times_s)"
+          r"\[\d+\]$", "the runner's per-block clock readings (host_s, back_to_back_s and "
+          "call_gpu_s are recomputed from them)"),
+    _rule(rf"^\$({POINT})?\.variants\[\d+\]\.(redone_blocks|drained_blocks)$",
           "the runner's count of the blocks it redid or drained"),
     _rule(_V + r"\.peak_memory_bytes$", "the CUDA allocator's peak, as the runner read it"),
     _rule(_V + r"\.first_call_s$", "the runner's clock around the variant's first call"),
@@ -145,16 +154,20 @@ RULES: list[Rule] = [
 ]
 
 
-def leaves(x: Any, path: str = "$") -> Iterator[tuple[str, Any]]:
-    """Every leaf of a JSON value with its path."""
+def members(x: Any, path: str = "$") -> Iterator[tuple[str, Any]]:
+    """Every member of a JSON value with its path, each object or list before what it holds."""
+    yield path, x
     if isinstance(x, dict):
         for k, v in x.items():
-            yield from leaves(v, f"{path}.{k}")
+            yield from members(v, f"{path}.{k}")
     elif isinstance(x, list):
         for i, v in enumerate(x):
-            yield from leaves(v, f"{path}[{i}]")
-    else:
-        yield path, x
+            yield from members(v, f"{path}[{i}]")
+
+
+def leaves(x: Any, path: str = "$") -> Iterator[tuple[str, Any]]:
+    """Every leaf of a JSON value with its path."""
+    return ((p, v) for p, v in members(x, path) if not isinstance(v, dict | list))
 
 
 def is_raw_sample(path: str) -> bool:
@@ -178,7 +191,7 @@ class Inventory:
 
 # the words `check` always decides again: never taken as recorded
 WORDS = re.compile(r"(^\$\.status|\.verdict\.state|^\$\.variants\[\d+\]\.status|"
-                   r"^\$\.sweep\.points\[\d+\](\.variants\[\d+\])?\.status)$")
+                   rf"^\${POINT}(\.variants\[\d+\])?\.status)$")
 NAME = "a name or a word, as given"
 
 

@@ -18,23 +18,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sagetui.core import scheduler
-from sagetui.core.check.recorded import Recorded, inventory
+from sagetui.core.check.recorded import Recorded, inventory, leaves, members, recorded_why
 from sagetui.core.config import MAX_HEAD_DIM, Shape, shape_of
 from sagetui.core.derived import speedup_percent
 from sagetui.core.kernel_facts import derive
 from sagetui.core.profile.check import check_diff, check_profiles
-from sagetui.core.report.mismatch import Mismatch, MismatchCollector
+from sagetui.core.report.envelope import SCHEMA_VERSION, created_format_ok, created_now
+from sagetui.core.report.io import one_line
+from sagetui.core.report.mismatch import MISSING, Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, TailRow, Variant
-from sagetui.core.run.check import check_run
+from sagetui.core.run.assemble import build_report
+from sagetui.core.run.check import check_run, is_left_out, run_config
 from sagetui.core.run.check_accuracy_peak import check_kernel_fields
 from sagetui.core.run.check_host import check_host
 from sagetui.core.run.check_sol import check_sol
+from sagetui.core.run.load import from_report
+from sagetui.core.run.status import COMPLETE
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.summary import merge_round_summaries
 from sagetui.core.swap.check import check_swap
 from sagetui.core.sweep.check import check_sweep
 from sagetui.core.workload.check import check_workload
 
+# the first schema whose reports record every figure `check` derives: one of them without a
+# figure that follows from the rest is a finding (every sample report of schema 5 passes so)
+EVERY_FIGURE_FROM = 5
 MAX_CAUSAL_CTAS = 10**6  # q CTAs per head beyond which the causal K-iteration sums are skipped
 
 
@@ -83,7 +91,7 @@ class Audit:
 
 
 def audit(report: Report) -> Audit:
-    c = MismatchCollector()
+    c = MismatchCollector(complete=(report.schema_version or 0) >= EVERY_FIGURE_FROM)
     _check(c, report)
     inv = inventory(report.to_json_dict(), c.recomputed)
     return Audit(c.out, len(c.recomputed), inv.raw_samples, inv.recorded, inv.derived,
@@ -92,12 +100,13 @@ def audit(report: Report) -> Audit:
 
 def check_report(report: Report) -> list[Mismatch]:
     """The figures of a report that disagree with their recomputation."""
-    c = MismatchCollector()
+    c = MismatchCollector(complete=(report.schema_version or 0) >= EVERY_FIGURE_FROM)
     _check(c, report)
     return c.out
 
 
 def _check(c: MismatchCollector, report: Report) -> None:
+    _envelope(c, report)
     dims = _dims(report)
     kernel = _kernel_for(report)
     causal = bool(report.scheduler.causal) if report.scheduler else False
@@ -224,6 +233,86 @@ def _check(c: MismatchCollector, report: Report) -> None:
     check_workload(c, report)
     check_swap(c, report)
     check_run(c, report)
+    if c.complete and report.variants and not (report.sweep or report.workload or report.swap):
+        _run_members(c, report)
+
+
+def _run_members(c: MismatchCollector, report: Report) -> None:
+    """Every member the report's own assembler writes (run/assemble.build_report) from its
+    samples and configuration, the variants' recorded figures set aside, is there: a figure
+    left out is a finding; and the variants are the configuration's, as configured."""
+    if run_config(report) is None:
+        return  # said by run/check (a report of this schema reads its configuration)
+    try:
+        m = from_report(report)
+        for v in m.variants.values():
+            v.recorded = None  # measured again from the samples, not read back
+        rebuilt = build_report(m, (report.status or COMPLETE, list(report.status_detail or [])))
+    except ValueError as exc:  # its samples or words hold what no report can be made of
+        c.out.append(Mismatch("$", "recorded", f"cannot be rebuilt: {one_line(str(exc))[:200]}",
+                              "the report's assembler (run/assemble.build_report)"))
+        return
+    # the raw samples are the assembler's input, not a figure it writes: left out of both
+    given = {p for p, _ in members(report.to_json_dict(samples=False))}
+    made = rebuilt.to_json_dict(samples=False)
+    # a variant whose build failed never ran: what it would have had is not written
+    never = tuple(f"$.variants[{i}]" for i, v in enumerate(report.variants or [])
+                  if is_left_out(v))
+    missing: list[str] = []
+    for path, _ in leaves(made):
+        if path in given:
+            continue
+        head = next(path[:i] for i in range(len(path) + 1)
+                    if (i == len(path) or path[i] in ".[") and path[:i] not in given)
+        if head.startswith((*never, *missing)) or recorded_why(made, path) is not None:
+            continue  # what the run measured or was given, not a figure it derives
+        if head == "$.threshold" and not any(v.verdict for v in report.variants or []):
+            continue  # nothing judged yet (a model that has resolved no threshold)
+        missing.append(head)
+    for path in missing:
+        c.out.append(Mismatch(path, MISSING, "present", "the report's assembler writes it from "
+                              "the samples and the configuration (run/assemble.build_report)"))
+    cfg = run_config(report)
+    if cfg is None:
+        return
+    asked = [(v.name, v.backend, v.spec) for v in cfg.variants]
+    ran = [(v.name, v.backend, v.spec) for v in report.variants or []]
+    if [x for x in ran if x[0] in {n for n, _, _ in asked}] != asked:
+        c.out.append(Mismatch("$.variants", [x[0] for x in ran], [x[0] for x in asked],
+                              "the configuration's variants, each with its backend and spec"))
+    accurate = [v for v in report.variants or [] if v.accuracy is not None]
+    per_head = any(v.accuracy.per_head for v in accurate if v.accuracy)
+    for i, rv in enumerate(report.variants or []):
+        if accurate and rv.rounds and rv.accuracy is None and rv.accuracy_error is None:
+            c.out.append(Mismatch(f"$.variants[{i}].accuracy", MISSING, "present",
+                                  "measured for every variant that ran, or why not"))
+        for k in ("per_head", "worst_heads"):
+            if per_head and rv.accuracy is not None and getattr(rv.accuracy, k) is None:
+                c.out.append(Mismatch(f"$.variants[{i}].accuracy.{k}", MISSING, "present",
+                                      "measured per head for every variant, as for the others"))
+    if cfg.tail_study and report.tail_study is None and report.status == COMPLETE:
+        c.out.append(Mismatch("$.tail_study", MISSING, "the rows --tail-study timed",
+                              "a complete run with --tail-study has its rows"))
+    if report.schedule is None and any(v.rounds for v in report.variants or []):
+        c.out.append(Mismatch("$.schedule", MISSING, "the blocks that ran",
+                              "a run's rounds are its schedule's blocks"))
+
+
+def _envelope(c: MismatchCollector, report: Report) -> None:
+    """A report sagetui made (it names the tool) says how it ended, where it ran and when, in
+    the one envelope (core/report/envelope.py); a swap before schema 6 had no schema version,
+    a profile before it wrote its time with "Z"."""
+    if report.tool is None:
+        return
+    why = "the envelope every report of sagetui's carries (core/report/envelope.py)"
+    for key in ("status", "environment", "created_utc") + (() if report.swap else
+                                                            ("schema_version",)):
+        if getattr(report, key) is None:
+            c.out.append(Mismatch(f"$.{key}", None, "present", why))
+    created = report.created_utc
+    if created is not None and (report.schema_version or 0) >= SCHEMA_VERSION \
+            and not created_format_ok(created):
+        c.out.append(Mismatch("$.created_utc", created, created_now(), why + ": its format"))
 
 
 def _check_variants(c: MismatchCollector, report: Report) -> None:
@@ -232,8 +321,11 @@ def _check_variants(c: MismatchCollector, report: Report) -> None:
     base_name = report.baseline or (variants[0].name if variants else None)
     base = report.variant(base_name) if base_name else None
     ref_sha = report.reference_output_sha256 or (base.output_sha256 if base else None)
+    inputs = base.input_sha256 if base else None
     for i, v in enumerate(variants):
         p = f"$.variants[{i}]"
+        if inputs and v.input_sha256:  # the runner's hash: every variant ran on the same q/k/v
+            c.eq(f"{p}.input_sha256", v.input_sha256, inputs, "the baseline's inputs")
         totals = samples.get(v.name, {}).get("total")
         if v.rounds:
             for r, s in enumerate(v.rounds):
@@ -262,13 +354,17 @@ def _check_variants(c: MismatchCollector, report: Report) -> None:
             per_round = samples.get(v.name, {}).get(phase)
             if per_round:
                 c.summary_from_samples(f"{p}.phase_timings.{phase}", s, per_round.values)
-        if v.speedup_vs_baseline_percent is not None and base and base.timing and v.timing:
+        if base and base.timing and v.timing:
             c.eq(f"{p}.speedup_vs_baseline_percent", v.speedup_vs_baseline_percent,
                  speedup_percent(base.timing.p50_s, v.timing.p50_s),
                  f"(p50 of {base.name} / p50 of {v.name} - 1) x 100")
-        if v.byte_exact is not None and v.output_sha256 and ref_sha:
-            c.eq(f"{p}.byte_exact", v.byte_exact, v.output_sha256 == ref_sha,
+        if v.output_sha256 and ref_sha:
+            exact = v.output_sha256 == ref_sha
+            c.eq(f"{p}.byte_exact", v.byte_exact, exact,
                  "output_sha256 equals the reference output's")
+            for k in ("max_abs_diff", "mean_abs_diff"):
+                if exact and getattr(v, k) is not None:  # the runner's reading, held to the hashes
+                    c.eq(f"{p}.{k}", getattr(v, k), 0.0, "a byte-exact output differs nowhere")
         if v.kernel_facts is not None:
             _check_kernel_facts(c, f"{p}.kernel_facts", v)
     if report.phase_timings and base and samples.get(base.name):

@@ -126,6 +126,26 @@ def loads_strict(text: str) -> Any:
     return data
 
 
+def key_given_twice(text: str) -> str | None:
+    """The first key given twice in one JSON object (None: none is, or the text is no JSON,
+    which the parse after says). Each object is dropped once its keys are counted."""
+    twice: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for k, _ in items:
+            if k in seen and not twice:
+                twice.append(k)
+            seen.add(k)
+        return {}
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return None
+    return twice[0] if twice else None
+
+
 class _BadNumber(ValueError):
     def __init__(self, where: str, what: str) -> None:
         super().__init__(f"{where}: {what}" if where else what)
@@ -222,6 +242,7 @@ def load_report(path: str | os.PathLike) -> Report:
     try:
         report = Report.model_validate_json(text, strict=True)
         if _find_bad([report.environment, report.config, report.metadata]) is None:
+            _refuse_twice(p, text)
             return report
     except ValidationError:
         pass
@@ -241,7 +262,15 @@ def load_report(path: str | os.PathLike) -> Report:
     foreign = foreign_kind(data, set(Report.model_fields), str(p.parent))
     if foreign:
         raise ReportError(p, "", foreign)
+    _refuse_twice(p, text)
     return parse_report(data, p, text=text)
+
+
+def _refuse_twice(p: Path, text: str) -> None:
+    twice = key_given_twice(text)
+    if twice is not None:
+        raise ReportError(p, "", f"the key {json.dumps(twice[:80])} is given twice in one object "
+                          "(one reader takes the first, another the last)")
 
 
 def _json_type(value: Any) -> str:

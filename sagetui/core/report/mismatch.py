@@ -38,12 +38,23 @@ def _close(a: Any, b: Any) -> bool:
         return a == b
 
 
+MISSING = "(missing)"
+
+
 class MismatchCollector:
-    def __init__(self) -> None:
+    """`complete`: the report is of the schema this sagetui writes, which records every figure
+    it can derive: one recorded as absent where it is recomputed is a finding (an older
+    report's absent figure was not made yet)."""
+
+    def __init__(self, *, complete: bool = False) -> None:
         self.out: list[Mismatch] = []
         self.recomputed: set[str] = set()  # the paths of every figure held against its own
+        self.complete = complete
 
     def eq(self, path: str, recorded: Any, expected: Any, why: str) -> None:
+        if recorded is None and expected is not None and self.complete:
+            self.out.append(Mismatch(path, MISSING, expected, why))
+            return
         if recorded is None or expected is None:
             return
         self.recomputed.add(path)

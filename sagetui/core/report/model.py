@@ -38,24 +38,9 @@ from sagetui.core.blocks.sweep import Sweep
 from sagetui.core.blocks.workload import Workload
 from sagetui.core.build_facts import BuildFacts
 from sagetui.core.kernel_facts import KernelFacts
+from sagetui.core.report.envelope import SCHEMA_VERSION  # the schema's history is there
 from sagetui.core.samples import RoundSeries, Samples
 from sagetui.core.statistics import outliers
-
-# 2: mainloop_profiles (core/blocks/profile.py), the `sweep` block (core/blocks/sweep.py),
-#    accuracy, provenance and peaks per variant
-# 3: one run model (core/run/): each variant's own kernel, scheduler grid, options as they ran,
-#    intervals, rounds asked and the round it failed in; status_detail. The top-level
-#    scheduler, phase_timings and achieved are a report's made elsewhere (the phase-breakdown
-#    and two-build reports): sagetui writes them per variant only.
-# 4: accuracy per query head (per_head, worst_heads), the `inputs` block (a synthetic
-#    distribution and its parameters, or the file), a variant's `dispatch` (sage2-auto) and
-#    `build` (a variant built from a source tree: core/build_facts.py), the `workload` block:
-#    an older sagetui refuses such a report as newer instead of tripping on unknown fields
-# 5: a variant's `kernel_facts` (core/kernel_facts.py) and `sol` (speed of light per phase,
-#    core/sol.py), the GPU's copy bandwidth in the environment, `mainloop_diff` and each
-#    profile's stall shares (core/profile/diff.py), the lse's error with return_lse, packed
-#    sequences (`seqlens`) in the shape
-SCHEMA_VERSION = 6
 
 Shape4 = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=4, max_length=4)]
 

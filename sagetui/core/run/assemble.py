@@ -11,12 +11,12 @@ from sagetui.core.blocks.profile import MainloopProfile
 from sagetui.core.build_facts import BuildFacts, LeftOut
 from sagetui.core.environment import environment_block
 from sagetui.core.profile.diff import profile_diff
-from sagetui.core.report.model import SCHEMA_VERSION, Report, Variant
+from sagetui.core.report.envelope import envelope
+from sagetui.core.report.model import Report, Variant
 from sagetui.core.run import figures, status
 from sagetui.core.run.model import TOTAL, RunModel, VariantModel
 from sagetui.core.samples import RoundSeries, Samples
 from sagetui.core.statistics.analysis import Analysis
-from sagetui.core.version import VERSION
 
 
 def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Report:
@@ -34,12 +34,8 @@ def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Re
     run_status, detail = ending or ((m.status, m.status_detail) if m.status in status.TERMINAL
                                     else status.unfinished(len(m.completed_rounds)))
     data: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "sagetui", "version": VERSION},
-        "created_utc": m.created_utc,
-        "status": run_status,
-        "status_detail": detail or None,
-        "environment": environment_block(runner=m.runner, ready=m.ready, host=m.host),
+        **envelope(created_utc=m.created_utc, status=run_status, status_detail=detail,
+                   environment=environment_block(runner=m.runner, ready=m.ready, host=m.host)),
         "config": cfg.model_dump(mode="json"),
         "inputs": cfg.inputs_block(),
         "metadata": cfg.metadata or None,
@@ -154,3 +150,15 @@ def with_profiles(report: Report, profiles: Sequence[MainloopProfile]) -> Report
     the run of the same builds), and their diff, as build_report makes them from a model that
     holds them."""
     return report.model_copy(update=profile_parts(profiles, report.baseline))
+
+
+def profile_report(config_json: dict[str, Any], profiles: list[MainloopProfile],
+                   status: str, environment: dict[str, Any] | None = None,
+                   baseline: str | None = None) -> Report:
+    """A profile pass's report (`sagetui profile`): the envelope, the configuration and the
+    profiles; `environment`: the pass's (where the profiled calls ran, and ncu); two or more
+    profiles also get the diff of each against the baseline's (the first's when `baseline`
+    names none)."""
+    data = {**envelope(created_utc=None, status=status, environment=environment),
+            "config": config_json, "baseline": baseline, **profile_parts(profiles, baseline)}
+    return Report.model_validate({k: v for k, v in data.items() if v is not None})

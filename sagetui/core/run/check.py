@@ -14,14 +14,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from sagetui.core.config import RunConfig
-from sagetui.core.report.mismatch import Mismatch, MismatchCollector
+from sagetui.core.report.mismatch import MISSING, Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, Variant
 from sagetui.core.run import figures, status
 from sagetui.core.run.load import from_report
 from sagetui.core.run.model import RunModel
 from sagetui.core.statistics import outliers
 from sagetui.core.statistics.analysis import VariantAnalysis
-from sagetui.core.statistics.threshold import rule_percent
+from sagetui.core.statistics.threshold import SOURCE_THRESHOLD, rule_percent
 
 VERDICT_WHY = "the paired verdict on the round medians of the raw samples (statistics/verdict.py)"
 DRIFT_WHY = "drift of the round medians of the raw samples (statistics/drift.py)"
@@ -45,8 +45,16 @@ def _as_configured(c: MismatchCollector, report: Report, m: RunModel) -> None:
     """What the configuration fixes: the tensors' shapes, the iterations and warm-up, the
     inputs block; each variant's options as they ran, its own grid, its intervals."""
     cfg = run_config(report)
+    if cfg is None and report.config and c.complete:
+        c.out.append(Mismatch("$.config", "unreadable", "a configuration this sagetui reads",
+                              "the configuration the run was made with"))
     if cfg is not None:
         why = "the configuration"
+        c.eq("$.baseline", report.baseline, cfg.baseline_name, f"{why}'s baseline")
+        for i, v in enumerate(report.variants or []):
+            if v.rounds and len(v.rounds) > cfg.round_limit:
+                c.out.append(Mismatch(f"$.variants[{i}].rounds", len(v.rounds),
+                                      f"<= {cfg.round_limit}", f"the rounds {why} asks"))
         for key, dims in cfg.shape.tensor_shapes().items():
             got = getattr(report, key)
             if got is not None:
@@ -70,7 +78,8 @@ def _as_configured(c: MismatchCollector, report: Report, m: RunModel) -> None:
         p, mv = f"$.variants[{i}]", m.variants[v.name]
         if v.options is not None and v.backend and cfg is not None:
             want_opts = figures.options_as_ran(mv)
-            for k in v.options:  # an option added since (its default) is not in older ones
+            # an option added since (its default) is not in older reports' options
+            for k in dict.fromkeys([*v.options, *(want_opts if c.complete else [])]):
                 c.same(f"{p}.options.{k}", v.options.get(k), want_opts.get(k),
                        "the configured options over the backend's defaults")
         if v.scheduler is not None and cfg is not None and v.backend:
@@ -194,6 +203,10 @@ def _thresholds(c: MismatchCollector, report: Report) -> None:
         if t is None:
             continue
         want = rule_percent(t.threshold_source, t.noise_floor_percent, cfg)
+        if want is None and t.threshold_source == SOURCE_THRESHOLD:
+            c.out.append(Mismatch(f"{path}.threshold_percent", t.threshold_percent,
+                                  "a --threshold in the configuration",
+                                  "a threshold from --threshold is the configuration's"))
         c.eq(f"{path}.threshold_percent", t.threshold_percent, want,
              f"the threshold rule for its source ({t.threshold_source or 'the configuration'})"
              ": max(1 %, 2 x noise floor), or --threshold's")
@@ -272,10 +285,13 @@ def _status(c: MismatchCollector, report: Report) -> None:
         c.out.append(Mismatch("$.status_detail", ending.error, "a fault's message",
                               "the session's failure is one of its faults"))
     variants = report.variants or []
-    if report.rounds is not None and any(v.rounds for v in variants):
+    if any(v.rounds for v in variants):
         c.eq("$.rounds", report.rounds, rounds_done(report), "the rounds some variant kept")
     for i, v in enumerate(variants):
         c.recomputed.add(f"$.variants[{i}].rounds_asked")  # held against its rounds above
+        if v.rounds_asked is None and v.rounds and c.complete:
+            c.out.append(Mismatch(f"$.variants[{i}].rounds_asked", MISSING, "the rounds asked",
+                                  "a variant that ran says how many rounds it was asked to run"))
         if v.rounds_asked is not None and len(v.rounds or []) > v.rounds_asked:
             c.out.append(Mismatch(f"$.variants[{i}].rounds_asked", v.rounds_asked,
                                   f">= {len(v.rounds or [])}", "a variant keeps at most the "

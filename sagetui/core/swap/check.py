@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from sagetui.core.blocks.swap import UNCHANGED, UNWRAPPED
 from sagetui.core.report.model import Report
 from sagetui.core.swap import derive
 
@@ -22,6 +23,28 @@ def check_swap(c: MismatchCollector, report: Report) -> None:
     s = report.swap
     if s is None:
         return
+    names = [a.name for a in s.arms]
+    if s.baseline not in names:
+        c.out.append(Mismatch("$.swap.baseline", s.baseline, f"one of {names}",
+                              "the arm the others are judged against"))
+    # the rounds asked: --rounds of the processes mode, --steps of the interleaved one
+    asked, where = (s.interleave.steps, "$.swap.interleave.steps") if s.interleave \
+        else (s.rounds_asked, "$.swap.rounds_asked")
+    for i, f in enumerate(s.figures):
+        if f.rounds is not None and f.rounds > asked:
+            c.out.append(Mismatch(where, asked, f">= {f.rounds}", f"$.swap.figures[{i}] ran "
+                                  f"{f.rounds} rounds: no arm runs more than asked"))
+    # an arm without a variant (unchanged, unwrapped, an A/A twin) runs the program as it is:
+    # it swaps no call
+    plain = {a.name for a in s.arms if a.spec is None}
+    for i, a in enumerate(s.arms):
+        if a.name in (UNCHANGED, UNWRAPPED) and a.spec is not None:
+            c.out.append(Mismatch(f"$.swap.arms[{i}].spec", a.spec, None,
+                                  f"the {a.name} arm runs no variant"))
+    for i, f in enumerate(s.figures):
+        if f.arm in plain and f.swapped:
+            c.out.append(Mismatch(f"$.swap.figures[{i}].swapped", f.swapped, 0,
+                                  f"the {f.arm} arm runs the program as it is: it swaps no call"))
     results = [p.result for p in s.processes if p.result is not None]
     c.eq("$.swap.step", s.step, derive.step_of(results), "the region `step`, else the first "
          "region marked, else the first attention call to the last")

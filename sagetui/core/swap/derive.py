@@ -393,6 +393,11 @@ def status_of(processes: Sequence[SwapProcess], arms: Sequence[str], rounds_aske
     if interrupted or len(done) < rounds_asked:
         by = f" by {stopped_by}" if stopped_by else ""
         why.append(f"stopped{by} after {len(done)} of {rounds_asked} rounds")
+    else:  # every round ran to its end: each arm ran in each of them
+        for arm in arms:
+            ran = len({p.round for p in processes if p.arm == arm})
+            if ran < len(done) and arm not in failed:
+                why.append(f"arm {arm} ran in {ran} of {len(done)} rounds")
     ok_arms = {p.arm for p in processes if p.status == "ok"}
     if not ok_arms or not any(a in ok_arms for a in arms):
         return "failed", why or ["no process ran to its end"]
@@ -426,6 +431,10 @@ def _interleaved_status(p: SwapProcess, arms: Sequence[str], stopped_by: str | N
     if p.status == "failed":
         why.append(f"the program failed: {(p.error or ['no output'])[-1]}")
     measured = len({t.round for t in r.steps if t.kind == STEP_ROUND})
+    for arm in arms:  # each arm took its step in each measured round
+        ran = len({t.round for t in r.steps if t.kind == STEP_ROUND and t.arm == arm})
+        if ran < measured and arm not in r.failed_arms and not stopped_by:
+            why.append(f"arm {arm} ran in {ran} of {measured} measured rounds")
     if stopped_by:
         why.append(f"stopped by {stopped_by} after {measured} measured rounds")
     if measured < MIN_MEASURED:

@@ -5,14 +5,16 @@ points. The numbers are recomputed with core/sweep's own functions."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sagetui.core import scheduler
 from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
+from sagetui.core.blocks.workload import Workload
 from sagetui.core.config import Shape, shape_of
 from sagetui.core.derived import kernel_and_e2e, shape_ops
+from sagetui.core.report.mismatch import MISSING
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.intervals import half_percent
 from sagetui.core.sweep import plan
@@ -55,8 +57,8 @@ def check_sweep(c: MismatchCollector, report: Report) -> None:
             peak = plan.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
                 else v.peak_tops
             check_variant_point(c, f"{path}.variants[{j}]", v, p.ops, peak)
-        check_point_claims(c, path, p, sweep.baseline)
-    _measured_with(c, report, sweep)
+        check_point_claims(c, path, p, sweep.baseline, report.config)
+    check_measured_with(c, report, sweep, "$.sweep")
     _sweep_status(c, report, sweep, axes)
     want = plan.all_crossovers(sweep.points)
     got = [x.model_dump() for x in sweep.crossovers]
@@ -96,6 +98,9 @@ def check_grid(c: MismatchCollector, path: str, p: SweepPoint) -> None:
     (a sweep's point, a workload's call)."""
     s, sch = p.shape, p.scheduler
     if sch is None:
+        if c.complete and any(v.status == "ok" for v in p.variants):
+            c.out.append(_mismatch(f"{path}.scheduler", MISSING, "its baseline's grid",
+                                   "a measured point's grid at its shape"))
         return
     if sch.causal is not None:
         c.eq(f"{path}.scheduler.causal", sch.causal, s.causal, "the point's shape")
@@ -105,7 +110,7 @@ def check_grid(c: MismatchCollector, path: str, p: SweepPoint) -> None:
                           kv_len=s.n_kv_len, head_dim=s.head_dim, causal=s.causal)
     for k, val in want.items():
         c.eq(f"{path}.scheduler.{k}", getattr(sch, k), val, f"{sch.kernel} tiles at this shape")
-    if sch.waves is not None and sch.sm_count and sch.ctas_per_sm and sch.grid_ctas:
+    if sch.sm_count and sch.ctas_per_sm and sch.grid_ctas:
         c.eq(f"{path}.scheduler.waves", sch.waves, sch.grid_ctas / (sch.sm_count * sch.ctas_per_sm),
              "grid CTAs / (SMs x CTAs per SM)")
 
@@ -127,8 +132,7 @@ def check_variant_point(c: MismatchCollector, path: str, v: SweepVariantPoint, o
         c.eq(f"{path}.{ci_field}", getattr(v, ci_field),
              half_percent(phase_round_medians(rounds)),
              "95 % t-interval of the log round medians")
-        if v.rounds is not None:
-            c.eq(f"{path}.rounds", v.rounds, len(rounds), "one sample list per round")
+        c.eq(f"{path}.rounds", v.rounds, len(rounds), "one sample list per round")
     for k, val in kernel_and_e2e(ops, v.timing.p50_s, v.kernel.p50_s, peak).items():
         c.eq(f"{path}.{k}", getattr(v, k), val, _WHY[k])
 
@@ -138,8 +142,8 @@ _WHY = {"kernel_tops": "ops / p50 of the kernel phase", "e2e_tops": "ops / p50 o
         "e2e_share_of_peak": "end-to-end TOPS / peak"}
 
 
-def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint,
-                       baseline: str | None) -> None:
+def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint, baseline: str | None,
+                       config: dict[str, Any] | None) -> None:
     """A point's words and verdicts: each variant ok exactly when it has timings, the point's
     status from its variants', byte-exact against the baseline's output at the point, and
     each verdict from the variants' round medians through the one analysis."""
@@ -160,23 +164,37 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint,
     if not (p.status == "skipped" and not p.variants):
         c.eq(f"{path}.status", p.status, want, "from its variants' (sweep/collect.point_status)")
     base = next((v for v in p.variants if v.name == baseline), None)
+    accurate = any(v.accuracy for v in p.variants)
     for j, v in enumerate(p.variants):
-        exact = (v.accuracy or {}).get("byte_exact")
-        if exact is not None and base is not None and base.output_sha256 and v.output_sha256:
-            c.eq(f"{path}.variants[{j}].accuracy.byte_exact", exact,
-                 v.output_sha256 == base.output_sha256, "its output's sha256 is the baseline's")
-    if base is None or not any(v.verdict for v in p.variants):
+        if accurate and v.accuracy is None and v.status == "ok" and c.complete:
+            c.out.append(_mismatch(f"{path}.variants[{j}].accuracy", MISSING, "present",
+                                   "measured for every variant at the point, as for the others"))
+        if base is None or v is base or not (base.output_sha256 and v.output_sha256):
+            continue
+        acc, vp = v.accuracy or {}, f"{path}.variants[{j}].accuracy"
+        if acc.get("max_abs_diff") is None and acc.get("byte_exact") is None:
+            continue  # no comparison with the baseline's output (one not finite: plan.accuracy)
+        exact = v.output_sha256 == base.output_sha256
+        c.eq(f"{vp}.byte_exact", acc.get("byte_exact"), exact,
+             "its output's sha256 is the baseline's")
+        if exact:
+            for k in ("max_abs_diff", "mean_abs_diff"):
+                if acc.get(k) is not None:  # the runner's reading: held to the hashes
+                    c.eq(f"{vp}.{k}", acc[k], 0.0, "a byte-exact output differs nowhere")
+    if base is None:
         return
     medians = {v.name: dict(enumerate(call_round_medians(v))) for v in p.variants}
     p50s = {v.name: v.timing.p50_s if v.timing else None for v in p.variants}
+    # the run's threshold where a verdict was left out: any other verdict's, else the rule's
+    given = next((Threshold.from_fields(v.verdict.model_dump()) for v in p.variants
+                  if v.verdict is not None), None) or _configured_threshold(config)
     for j, v in enumerate(p.variants):
-        if v.verdict is None:
-            continue
         vp = f"{path}.variants[{j}].verdict"
-        t = Threshold.from_fields(v.verdict.model_dump())
-        c.eq(f"{vp}.threshold_percent", v.verdict.threshold_percent,
-             rule_percent(v.verdict.threshold_source, v.verdict.noise_floor_percent, None),
-             "the threshold rule for its source")
+        if v.verdict is not None:
+            c.same(f"{vp}.threshold_percent", v.verdict.threshold_percent,
+                   rule_percent(v.verdict.threshold_source, v.verdict.noise_floor_percent,
+                                config), "the threshold rule for its source and the configuration")
+        t = Threshold.from_fields(v.verdict.model_dump()) if v.verdict is not None else given
         if t is None or not medians.get(v.name):
             continue
         try:
@@ -185,10 +203,26 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint,
             continue
         a = an.variants.get(v.name)
         want_v = a.verdict.to_dict() if a is not None and a.verdict is not None else {}
+        if v.verdict is None:
+            if want_v and c.complete:
+                c.out.append(_mismatch(vp, MISSING, want_v.get("state"),
+                                       "the paired verdict on the round medians"))
+            continue
         got = v.verdict.model_dump()
         for k, x in want_v.items():
             c.same(f"{vp}.{k}", got.get(k), x,
                    "the paired verdict on the round medians of the raw samples")
+
+
+def _configured_threshold(config: dict[str, Any] | None) -> Any:
+    """The threshold the configuration resolves to (None where it resolves to none)."""
+    from sagetui.core.statistics.threshold import resolve_threshold
+
+    cfg = config or {}
+    try:
+        return resolve_threshold(cfg.get("threshold_percent"), cfg.get("noise_floor_percent"))
+    except (ValueError, TypeError):
+        return None
 
 
 def _plan(report: Report, axes: plan.Axes | None) -> list[Shape] | None:
@@ -202,25 +236,43 @@ def _plan(report: Report, axes: plan.Axes | None) -> list[Shape] | None:
         return None
 
 
-def _measured_with(c: MismatchCollector, report: Report, sweep: Sweep) -> None:
-    """The block's warm-up, rounds and iterations: the configuration's."""
+def check_measured_with(c: MismatchCollector, report: Report, block: Sweep | Workload,
+                        path: str) -> None:
+    """A block of points' (a sweep's, a workload's) warm-up, rounds and iterations: the
+    configuration's; no variant of a point keeps more rounds than it was asked to run."""
     from sagetui.core.run.check import run_config
     from sagetui.core.sweep.collect import measured_with
 
     cfg = run_config(report)
     if cfg is None:
+        if report.config and c.complete:
+            c.out.append(_mismatch("$.config", "unreadable", "a configuration this sagetui reads",
+                                   "the configuration the points were measured with"))
         return
     for k, x in measured_with(cfg).items():
-        c.eq(f"$.sweep.{k}", str(getattr(sweep, k)) if isinstance(x, dict) else getattr(sweep, k),
+        c.eq(f"{path}.{k}", str(getattr(block, k)) if isinstance(x, dict) else getattr(block, k),
              str(x) if isinstance(x, dict) else x, "the configuration")
+    if c.complete and report.inputs is None and cfg.inputs_block():
+        c.out.append(_mismatch("$.inputs", MISSING, "present", "the configuration's inputs"))
+    for i, p in enumerate(block.points):
+        if p.variants and [v.name for v in p.variants] != list(block.variants):
+            c.out.append(_mismatch(f"{path}.points[{i}].variants", [v.name for v in p.variants],
+                                   list(block.variants), "every variant measured at the point"))
+    most = cfg.round_limit
+    for i, p in enumerate(block.points):
+        for j, v in enumerate(p.variants):
+            if v.rounds is not None and v.rounds > most:
+                c.out.append(_mismatch(f"{path}.points[{i}].variants[{j}].rounds", v.rounds,
+                                       f"<= {most}", "the rounds it was asked to run"))
 
 
 def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
                   axes: plan.Axes | None) -> None:
     """A sweep's status from its points (sweep/collect.points_status) against its plan: stopped
     by the user, it is cancelled unless every point ran; cut short by an error, partial where
-    it kept a point. A part of a sweep (a Slurm job's) does not say which points it was given:
-    one whose points all ran may be complete with fewer points than the plan."""
+    it kept a point. A part of a sweep (a Slurm job's, measured by a pool whose runners list
+    its points) may be complete with fewer points than the plan; a sweep of one runner, or the
+    parts merged, is complete only with every point of it."""
     from sagetui.core.sweep.collect import points_status
 
     if report.status is None or report.workload is not None:
@@ -236,8 +288,17 @@ def _sweep_status(c: MismatchCollector, report: Report, sweep: Sweep,
         allowed.add("cancelled")
     if want == "failed" and sweep.points:
         allowed.add("partial")
-    if want == "partial" and sweep.points and all(p.status == "ok" for p in sweep.points):
+    runners = [r for r in (report.environment or {}).get("runners") or [] if isinstance(r, dict)]
+    # a Slurm job's part runs its points through a pool (session/slurm.run_job), whose runners
+    # list them; `sagetui merge` of the parts (each runner names its part) is the whole sweep
+    part = bool(runners) and not any("part" in r for r in runners)
+    if want == "partial" and sweep.points and all(p.status == "ok" for p in sweep.points) \
+            and part:
         allowed.add("complete")  # a part of the sweep
+    measured = sorted(i for r in runners for i in r.get("points") or [])
+    if measured and measured != [p.index for p in sweep.points]:
+        c.out.append(_mismatch("$.sweep.points", [p.index for p in sweep.points], measured,
+                               "the points its runners measured (environment.runners)"))
     c.recomputed.add("$.status")
     if report.status not in allowed:
         c.out.append(_mismatch("$.status", report.status, " or ".join(sorted(allowed)),

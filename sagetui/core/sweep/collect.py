@@ -10,11 +10,11 @@ from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.derived import kernel_and_e2e, shape_ops
 from sagetui.core.host_time import POINT_FIELDS
-from sagetui.core.report.model import SCHEMA_VERSION, Fault, Report, Variant
+from sagetui.core.report.envelope import envelope
+from sagetui.core.report.model import Fault, Report, Variant
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.summary import round_medians
 from sagetui.core.sweep import plan
-from sagetui.core.version import VERSION
 
 
 def phase_round_medians(rounds: list[list[float]] | None) -> list[float]:
@@ -147,10 +147,8 @@ def points_report(base: RunConfig, block: dict[str, Any], *, environment: dict[s
                   detail: list[str] | None = None) -> Report:
     """A report made of points (a sweep's, a workload's: `block`), with the envelope a run's
     has: its tool, status, environment, configuration and inputs."""
-    data = {"schema_version": SCHEMA_VERSION,
-            "tool": {"name": "sagetui", "version": VERSION},
-            "created_utc": created, "status": status, "status_detail": detail or None,
-            "environment": environment, "config": base.model_dump(mode="json"),
+    data = {**envelope(created_utc=created, status=status, status_detail=detail,
+                       environment=environment), "config": base.model_dump(mode="json"),
             "inputs": base.inputs_block(), "metadata": base.metadata or None, **block,
             "faults": [f.model_dump() for f in faults] or None}
     return Report.model_validate(drop_none(data))

@@ -9,16 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.derived import OPS_FORMULA, shape_ops
 from sagetui.core.report.io import one_line
-from sagetui.core.report.mismatch import Mismatch
+from sagetui.core.report.mismatch import MISSING, Mismatch
 from sagetui.core.report.model import Report
 from sagetui.core.run.status import CANCELLED, COMPLETE, FAILED, PARTIAL
-from sagetui.core.statistics.verdict import paired_speedup
 from sagetui.core.sweep import plan
-from sagetui.core.sweep.check import check_grid, check_variant_point
-from sagetui.core.sweep.collect import call_round_medians, point_status, points_status
+from sagetui.core.sweep.check import (
+    check_grid,
+    check_measured_with,
+    check_point_claims,
+    check_variant_point,
+)
+from sagetui.core.sweep.collect import points_status
 from sagetui.core.workload import tally
 
 if TYPE_CHECKING:
@@ -33,39 +36,50 @@ def check_workload(c: MismatchCollector, report: Report) -> None:
     for i, p in enumerate(wl.points):
         path = f"$.workload.points[{i}]"
         c.eq(f"{path}.ops", p.ops, shape_ops(p.shape), OPS_FORMULA)
+        c.eq(f"{path}.x", p.x, plan.x_of(p.shape, "q_len"), "its call's q_len")
+        call = next((x for x in wl.calls if x.point == p.index), None)
+        if call is not None:
+            c.eq(f"{path}.group", p.group, tally.call_label(call), "its call's index and module")
         check_grid(c, path, p)
-        _against_baseline(c, path, p, wl.baseline)
-        words = ["ok" if v.timing is not None and v.kernel is not None else "failed"
-                 for v in p.variants]
-        for j, (v, word) in enumerate(zip(p.variants, words, strict=True)):
-            c.eq(f"{path}.variants[{j}].status", v.status, word, "ok exactly when it has timings")
-        if p.variants:
-            c.eq(f"{path}.status", p.status, point_status(words),
-                 "from its variants' (sweep/collect.point_status)")
         for j, v in enumerate(p.variants):
             peak = plan.peak_tops(gpu, v.spec, p.shape.dtype) if isinstance(gpu, dict) \
                 else v.peak_tops
             check_variant_point(c, f"{path}.variants[{j}]", v, p.ops, peak)
-        _verdicts(c, path, p, wl.baseline)
+        check_point_claims(c, path, p, wl.baseline, report.config)
+    check_measured_with(c, report, wl, "$.workload")
     indices = [call.index for call in wl.calls]
     if indices != sorted(set(indices)):
         c.out.append(Mismatch("$.workload.calls", indices, "increasing, each once",
                               "the calls in the program's order (the manifest's)"))
+    # the runnable calls numbered as points in order (tally.replayed_calls); the points in
+    # that order, each once, a replay stopped early lacking the last
+    n = 0
+    for i, call in enumerate(wl.calls):
+        if call.point is not None:
+            c.eq(f"$.workload.calls[{i}].point", call.point, n, "the runnable calls in order")
+        n += call.skipped is None
+    for i, p in enumerate(wl.points):
+        c.eq(f"$.workload.points[{i}].index", p.index, i, "the replayed calls in order")
     for i, (call, w) in enumerate(zip(wl.calls, tally.share_weights(wl.calls), strict=True)):
         path = f"$.workload.calls[{i}]"
         c.eq(f"{path}.weight", call.weight, w,
              "its signature's count shared among the replayed calls of that signature")
         point = wl.point_of(call)
+        if call.point is not None and call.shape is None and c.complete:
+            c.out.append(Mismatch(f"{path}.shape", MISSING, "its point's shape",
+                                  "a replayed call's shape"))
         if point is not None and call.shape is not None:
-            c.eq(f"{path}.shape", call.shape.describe(), point.shape.describe(),
-                 "its point's shape")
+            mine = call.shape.model_dump()
+            for k, x in point.shape.model_dump().items():
+                if mine.get(k) is not None or x is not None:
+                    c.same(f"{path}.shape.{k}", mine.get(k), x, "its point's shape")
         if (call.point is None) == (call.skipped is None):
             c.out.append(Mismatch(f"{path}.skipped", call.skipped, "why, where it has no point",
                                   "a call is replayed (a point) or skipped (why), not both"))
         if call.cast and (call.shape is None or call.shape.dtype != wl.cast_to):
             c.out.append(Mismatch(f"{path}.cast", call.cast, f"replayed in {wl.cast_to}",
                                   "a cast call is replayed in the workload's cast_to (--dtype)"))
-    c.eq("$.workload.cast_to", wl.cast_to, tally.cast_to(wl.calls) or "(none)",
+    c.same("$.workload.cast_to", wl.cast_to, tally.cast_to(wl.calls),
          "the dtype the cast calls were replayed in")
     _status(c, report)
     names = list(wl.variants)
@@ -110,54 +124,10 @@ def _status(c: MismatchCollector, report: Report) -> None:
     planned = sum(call.point is not None for call in wl.calls)
     cut = len(wl.points) < planned
     want = points_status(wl.points, planned, stopped=cut)
+    c.recomputed.add("$.status")
     if want == COMPLETE and any(v.status == "failed" for v in report.variants or []):
         want = PARTIAL  # a variant left out (its build failed: run/assemble.with_left_out)
     allowed = {want, FAILED} if want == CANCELLED else {want}
     if report.status in (COMPLETE, PARTIAL, FAILED, CANCELLED) and report.status not in allowed:
         c.out.append(Mismatch("$.status", report.status, want,
                               f"from the {len(wl.points)} points of {planned} calls to replay"))
-
-
-def _against_baseline(c: MismatchCollector, path: str, p: SweepPoint,
-                      baseline: str | None) -> None:
-    """Each variant's output against the baseline's at the call: byte-exact exactly when the
-    two outputs' sha256 are one, and then no difference at all."""
-    base = next((v for v in p.variants if v.name == baseline), None)
-    for j, v in enumerate(p.variants):
-        acc = v.accuracy or {}
-        exact = acc.get("byte_exact")
-        if exact is None or base is None:
-            continue
-        if base.output_sha256 and v.output_sha256:
-            c.eq(f"{path}.variants[{j}].accuracy.byte_exact", exact,
-                 v.output_sha256 == base.output_sha256, "its output's sha256 is the baseline's")
-        if exact:
-            for k in ("max_abs_diff", "mean_abs_diff"):
-                c.eq(f"{path}.variants[{j}].accuracy.{k}", acc.get(k), 0.0,
-                     "a byte-exact output differs nowhere")
-
-
-def _verdicts(c: MismatchCollector, path: str, p: SweepPoint, baseline: str | None) -> None:
-    """Each variant's verdict again from the round medians of its and the baseline's whole
-    call, paired by round, at the threshold it records."""
-    base = next((v for v in p.variants if v.name == baseline), None)
-    if base is None:
-        return
-    b = call_round_medians(base)
-    for j, v in enumerate(p.variants):
-        if v.verdict is None or v.name == baseline:
-            continue
-        mine = call_round_medians(v)
-        n = min(len(b), len(mine))
-        try:
-            want = paired_speedup(b[:n], mine[:n],
-                                  threshold_percent=v.verdict.threshold_percent,
-                                  confidence=v.verdict.confidence)
-        except ValueError as exc:  # a threshold or confidence no verdict can have
-            c.out.append(Mismatch(f"{path}.variants[{j}].verdict", v.verdict.model_dump(),
-                                  str(exc), "paired-t on log ratios of the round medians"))
-            continue
-        for k, val in want.to_dict().items():
-            if k not in ("threshold_percent", "confidence"):
-                c.eq(f"{path}.variants[{j}].verdict.{k}", getattr(v.verdict, k), val,
-                     "paired-t on log ratios of the round medians")

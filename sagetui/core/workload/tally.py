@@ -28,7 +28,7 @@ from sagetui.core.sweep.collect import (
 )
 
 
-def call_label(call: WorkloadCall, prefix: str = "call ") -> str:
+def call_label(call: WorkloadCall | ReplayedCall, prefix: str = "call ") -> str:
     """A replayed call's name in tables and as its point's group: "call 3 blocks.3.attn"
     (prefix "#": "#3 blocks.3.attn", in the progress lines)."""
     return f"{prefix}{call.index}" + (f" {call.module}" if call.module else "")
