@@ -45,7 +45,7 @@ from sagetui.core.report.io import (
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.threshold import resolve_threshold
 from sagetui.core.swap import derive, view
-from sagetui.core.swap.assemble import swap_report
+from sagetui.core.swap.swap_report import swap_report
 from sagetui.session.swap import Arm, Interleaved, SwapRounds, interleave_arms
 from sagetui.tui.fitted_tables import swap_table
 

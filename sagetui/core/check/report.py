@@ -33,7 +33,7 @@ from sagetui.core.run.check_accuracy_peak import check_kernel_fields
 from sagetui.core.run.check_host import check_host
 from sagetui.core.run.check_sol import check_sol
 from sagetui.core.run.load import from_report
-from sagetui.core.run.status import COMPLETE
+from sagetui.core.run.status import COMPLETE, parse_ending
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.summary import merge_round_summaries
 from sagetui.core.swap.check import check_swap
@@ -282,8 +282,13 @@ def _run_members(c: MismatchCollector, report: Report) -> None:
                               "the configuration's variants, each with its backend and spec"))
     accurate = [v for v in report.variants or [] if v.accuracy is not None]
     per_head = any(v.accuracy.per_head for v in accurate if v.accuracy)
+    # a failed variant gets no late figures; a run stopped (or whose runner died) while
+    # computing them says which it never computed
+    uncomputed = parse_ending(report.status_detail or [], None).computing or ""
     for i, rv in enumerate(report.variants or []):
-        if accurate and rv.rounds and rv.accuracy is None and rv.accuracy_error is None:
+        owed = rv.status in (None, "ok") and not (uncomputed and rv.name in uncomputed)
+        if accurate and owed and rv.rounds and rv.accuracy is None and \
+                rv.accuracy_error is None:
             c.out.append(Mismatch(f"$.variants[{i}].accuracy", MISSING, "present",
                                   "measured for every variant that ran, or why not"))
         for k in ("per_head", "worst_heads"):

@@ -32,10 +32,14 @@ def _close(a: Any, b: Any) -> bool:
         return a == b
     if isinstance(a, int) and isinstance(b, int):
         return a == b
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):  # a shape's seqlens
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
     try:
         return math.isclose(float(a), float(b), rel_tol=REL_TOL, abs_tol=1e-15)
     except OverflowError:  # an integer beyond any float: only equality can hold
         return a == b
+    except TypeError:  # not numbers (a mapping): equal or not
+        return bool(a == b)
 
 
 MISSING = "(missing)"

@@ -25,6 +25,10 @@ def build_report(m: RunModel, ending: tuple[str, list[str]] | None = None) -> Re
     just ended (status.final_status), before the `finished` event that carries them."""
     assert m.config is not None, "a run model gets its configuration from run_started"
     cfg, shape = m.config, m.config.shape
+    if m.baseline is not None and m.baseline != cfg.baseline_name:
+        # chosen in the console (`b`, a baseline_changed event): the configuration the run
+        # ended with, whose baseline the verdicts are against (`check` holds the two equal)
+        cfg = cfg.model_copy(update={"baseline": m.baseline})
     an = figures.analysis(m)
     base = m.variants.get(m.baseline or "")
     samples = Samples()
