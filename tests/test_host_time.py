@@ -95,8 +95,7 @@ def test_host_bound_call_marked_and_a_drained_block_redone() -> None:
     out = Console(width=400, record=True)
     out.print(summary_table(report, width=400))
     caption = " ".join(out.export_text().split())
-    assert caption.endswith("host, call GPU and b2b time the call the user makes: a the "
-                            "decomposition (reference has no public function); b the "
+    assert caption.endswith("host, call GPU and b2b time the call the user makes: a, b the "
                             "decomposition (reference has no public function)")
     tampered = report.model_copy(update={"variants": [
         a, b.model_copy(update={"host_bound": False, "back_to_back_s": 1.0})]})

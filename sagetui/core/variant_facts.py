@@ -331,17 +331,20 @@ def blank_row(facts: list[Fact], **given: str) -> list[str]:
 
 def timed_call_note(calls: Iterable[tuple[str, str | None]], short: bool = False) -> str | None:
     """Which call the host, call GPU and back-to-back times are of (core/host_time.py), from
-    each variant's (name, timed_call): "host, call GPU and b2b time the call the user makes:
-    sdpa torch.nn.functional.scaled_dot_product_attention; ..."; `short`: the function's own
-    name."""
-    named = [(n, c) for n, c in calls if c]
-    if not named:
+    each variant's (name, timed_call), variants of one call named together: "host, call GPU and
+    b2b time the call the user makes: sdpa torch.nn.functional.scaled_dot_product_attention;
+    a, b the decomposition (...)"; `short`: the function's own name."""
+    by_call: dict[str, list[str]] = {}  # variants that time one call: named once
+    for n, c in calls:
+        if c:
+            by_call.setdefault(c, []).append(n)
+    if not by_call:
         return None
 
     def name(c: str) -> str:
         return c.rsplit(".", 1)[-1] if short and not c.startswith("the ") else c
     return ("host, call GPU and b2b time the call the user makes: "
-            + "; ".join(f"{n} {name(c)}" for n, c in named))
+            + "; ".join(f"{', '.join(ns)} {name(c)}" for c, ns in by_call.items()))
 
 
 def clock_notes(report: Any) -> list[str]:
