@@ -65,18 +65,18 @@ class UserCallTimes:
 
 
 class CallTimer:
-    """Times a variant's user call on `dev` (torch, or a simulated stream: runner/timing.py),
-    its gate sized from the variant's last measurement (or the caller's hints before it)."""
+    """Times a variant's user call on its device (torch, or a simulated stream:
+    runner/timing.py), its gate sized from the variant's last measurement (or the caller's
+    hints before it)."""
 
-    def __init__(self, dev: Any, clock_hz: float) -> None:
-        self.dev = dev
+    def __init__(self, clock_hz: float) -> None:
         self.clock_hz = clock_hz
         self._last: dict[str, tuple[float, float]] = {}  # variant -> (host, GPU) per call
 
     def calls(self, gpu_s: float) -> int:
         return max(CALL_BLOCK_MIN, min(CALL_BLOCK_MAX, math.ceil(CALL_BLOCK_S / max(gpu_s, 1e-6))))
 
-    def measure(self, variant: str, call: Callable[[], Any], host_hint: float,
+    def measure(self, dev: Any, variant: str, call: Callable[[], Any], host_hint: float,
                 gpu_hint: float) -> UserCallTimes:
         host, gpu = self._last.get(variant, (host_hint, gpu_hint))
         n = self.calls(gpu)
@@ -90,7 +90,7 @@ class CallTimer:
         try:
             for _ in range(repeats):
                 while True:
-                    host_s, gpu_s, ahead = self._gated(call, n, gate)
+                    host_s, gpu_s, ahead = self._gated(dev, call, n, gate)
                     if ahead or redone >= REDOS or gate >= GATE_MAX_S:
                         break
                     redone += 1
@@ -98,22 +98,23 @@ class CallTimer:
                 drained |= not ahead
                 hosts.append(host_s)
                 gpus.append(gpu_s)
-                b2bs.append(self._back_to_back(call, n))
+                b2bs.append(self._back_to_back(dev, call, n))
         finally:
             sys.setswitchinterval(switch)
             if collecting:
                 gc.enable()
-        med = median
-        self._last[variant] = (med(hosts), med(gpus))
-        return UserCallTimes(host_s=med(hosts), gpu_s=med(gpus), back_to_back_s=med(b2bs), calls=n,
-                         redone=redone, drained=drained)
+        self._last[variant] = (median(hosts), median(gpus))
+        return UserCallTimes(host_s=median(hosts), gpu_s=median(gpus),
+                             back_to_back_s=median(b2bs), calls=n, redone=redone,
+                             drained=drained)
 
-    def _gated(self, call: Callable[[], Any], n: int, gate: float) -> tuple[float, float, bool]:
+    def _gated(self, dev: Any, call: Callable[[], Any], n: int,
+               gate: float) -> tuple[float, float, bool]:
         """One gated block: host and GPU time per call, and whether the GPU was still in the
         gate when the host had enqueued every call (then it never waited on the host)."""
-        cuda = self.dev.cuda
+        cuda = dev.cuda
         cuda.synchronize()
-        gate_stream(self.dev, gate, self.clock_hz)
+        gate_stream(dev, gate, self.clock_hz)
         start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
         start.record()
         t = time.perf_counter()
@@ -125,8 +126,8 @@ class CallTimer:
         cuda.synchronize()
         return host / n, start.elapsed_time(end) * 1e-3 / n, ahead
 
-    def _back_to_back(self, call: Callable[[], Any], n: int) -> float:
-        cuda = self.dev.cuda
+    def _back_to_back(self, dev: Any, call: Callable[[], Any], n: int) -> float:
+        cuda = dev.cuda
         cuda.synchronize()
         t = time.perf_counter()
         for _ in range(n):

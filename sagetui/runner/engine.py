@@ -25,7 +25,7 @@ from sagetui.core.status_board import StatusBoard
 from sagetui.runner.backends import backend_class
 from sagetui.runner.backends.base import Backend, Inputs, NullClock, VariantLoadError, tiny_inputs
 from sagetui.runner.bandwidth import measure_copy_bandwidth
-from sagetui.runner.call_times import CallTimer
+from sagetui.runner.call_times import CallTimer, UserCallTimes
 from sagetui.runner.exact_reference import ExactReference
 from sagetui.runner.fault_injection import LATE, WARMUP, maybe_inject, maybe_inject_setup
 from sagetui.runner.inputs import build_inputs, checksum
@@ -153,7 +153,7 @@ class Engine:
         self._primed: set[int] = set()  # backends whose public API had its first call
         # variant -> the call the user makes, bound to the inputs, and what it is
         self._user_calls: dict[str, tuple[Callable[[], Any], str]] = {}
-        self._call_timer: CallTimer | None = None
+        self._call_timer = CallTimer(self._clock_hz())
         self._input_hashing: Any = None  # the inputs' sha256, hashed during the rounds
         self._peak_bytes: dict[str, int] = {}  # allocator peak of one call (VariantFacts)
         self._first_call_s: dict[SpecKey, float] = {}  # its backend's first call (VariantFacts)
@@ -385,10 +385,11 @@ class Engine:
             done = len(clocks)
             out = timed.pop("out")
             if done and half == 0 and not self.cancel.is_set():  # once a round
-                call = self._call_times(variant, dev)
-                call["redone"] = timed.get("redone", 0) + call.pop("call_redone")
-                call["drained"] = timed.get("drained", False) or call.pop("call_drained")
-                timed.update(call)
+                got = self._call_times(variant, dev)  # its redo and drained flag join the block's
+                timed.update(host_call_s=got.host_s, call_gpu_s=got.gpu_s,
+                             back_to_back_s=got.back_to_back_s,
+                             redone=timed["redone"] + got.redone,
+                             drained=timed["drained"] or got.drained)
         else:
             t = time.perf_counter()
             for i in range(iterations):
@@ -474,18 +475,12 @@ class Engine:
             [c.span(clocks[0].first_event) for c in clocks]
         return clocks, host_each, intervals, out
 
-    def _call_times(self, variant: str, dev: Any) -> dict[str, Any]:
-        """The call the user makes, timed in blocks of its own (runner/call_times.py): its
-        host, GPU and back-to-back time per call; its redo and drained flag join the block's."""
+    def _call_times(self, variant: str, dev: Any) -> UserCallTimes:
+        """The call the user makes, timed in blocks of its own (runner/call_times.py)."""
         self.board.set("the call the user makes")
-        if self._call_timer is None or self._call_timer.dev is not dev:
-            self._call_timer = CallTimer(dev, self._clock_hz())
-        got = self._call_timer.measure(variant, self._user_calls[variant][0],
-                                       self._enqueue_s.get(variant, 1e-3),
-                                       self._gpu_s.get(variant, 0.0))
-        return {"host_call_s": got.host_s, "call_gpu_s": got.gpu_s,
-                "back_to_back_s": got.back_to_back_s, "call_redone": got.redone,
-                "call_drained": got.drained}
+        return self._call_timer.measure(dev, variant, self._user_calls[variant][0],
+                                        self._enqueue_s.get(variant, 1e-3),
+                                        self._gpu_s.get(variant, 0.0))
 
     def _gate_s(self, variant: str, iterations: int) -> float:
         """How long to hold the stream so the host can enqueue the block ahead of the GPU: the

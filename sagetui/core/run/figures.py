@@ -443,9 +443,10 @@ def measured_host(v: VariantModel, p50_s: float | None = None) -> dict[str, Any]
     b2b = [x for bs in per_round if (x := _mean(b.back_to_back_s for b in bs)) is not None]
     if not host and not b2b:  # a stream recorded before these figures
         return {}
-    gpu = typical(call_gpu) if call_gpu else p50_s if p50_s is not None else p50_of(v)
+    call_gpu_s = typical(call_gpu)
+    gpu = call_gpu_s if call_gpu_s is not None else p50_s if p50_s is not None else p50_of(v)
     out: dict[str, Any] = {"host_times_s": host or None, "back_to_back_times_s": b2b or None,
-                           "call_gpu_times_s": call_gpu or None, "call_gpu_s": typical(call_gpu),
+                           "call_gpu_times_s": call_gpu or None, "call_gpu_s": call_gpu_s,
                            "host_s": typical(host), "back_to_back_s": typical(b2b),
                            "host_bound": host_bound(typical(host), gpu),
                            "redone_blocks": sum(1 for b in blocks if b.redone),

@@ -174,10 +174,9 @@ class Backend(ABC):
             type(self).public_call is not Backend.public_call
 
     def public_name(self) -> str | None:
-        """The public function a user calls, by its name ("sageattention.sageattn"), or None:
-        the call the user makes is then the decomposition's (user_call)."""
-        call = self.public_call("HND", False, 1.0) if self.has_public else None
-        return None if call is None else function_name(getattr(call, "func", call))
+        """The public function a user calls, by its name ("sageattention.sageattn"), where
+        public_call does not say it (its bound function's own name, user_call); None: none."""
+        return None
 
     def user_call(self, inputs: Inputs) -> tuple[Callable[[], Any], str]:
         """The call the user makes, its inputs bound, and what it is: what the three times of
@@ -187,12 +186,12 @@ class Backend(ABC):
         if self.module_path is not None:
             return (lambda: self.run(inputs, NullClock())), \
                 "the decomposition (a build given by path has no public function of its own)"
-        name = self.public_name()
-        call = self.public_call(inputs.layout, inputs.causal, inputs.sm_scale) \
-            if self.has_public else None
+        call = self.public_call(inputs.layout, inputs.causal, inputs.sm_scale)
         if call is not None:
             q, k, v = inputs.q, inputs.k, inputs.v
-            return (lambda: call(q, k, v)), name or f"{self.name}'s public function"
+            return (lambda: call(q, k, v)), \
+                self.public_name() or function_name(getattr(call, "func", call))
+        name = self.public_name()
         if type(self).public is not Backend.public:
             return (lambda: self.public(inputs)), name or f"{self.name}'s public function"
         return (lambda: self.run(inputs, NullClock())), \
@@ -233,7 +232,7 @@ def function_name(fn: Any) -> str:
 def bound_public(fn: Callable[..., Any], return_lse: bool,
                  **kwargs: Any) -> Callable[..., torch.Tensor]:
     """`fn(q, k, v, **kwargs)` as a callable of q, k and v; its output alone where it returns
-    the lse too (lse.output_of). Either way `.func` is `fn` (public_name reads it)."""
+    the lse too (lse.output_of). Either way `.func` is `fn` (user_call names it)."""
     import functools
 
     if not return_lse:
