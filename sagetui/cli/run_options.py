@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from sagetui.cli.errors import UsageError
 from sagetui.cli.outputs import check_outputs as check_outputs  # its home is cli/outputs.py
-from sagetui.core import distributions, paths
+from sagetui.core import affinity, distributions, paths
 from sagetui.core.config import (
     BACKEND_NAMES,
     CPU_DEFAULT_SHAPE,
@@ -115,6 +115,10 @@ def refuse_predicted(args: argparse.Namespace) -> None:
     """The refusals known from the options alone, made by main.py before a command starts a
     runner (or builds a source variant that could not run here). Not where the runners run
     elsewhere (`sweep --slurm`: on the cluster's nodes) or none runs (`calibrate --list`)."""
+    pin = getattr(args, "affinity", None)  # this machine's CPUs (a cluster's node has its own)
+    if pin is not None and not getattr(args, "slurm", False) \
+            and (why := affinity.refusal(pin)) is not None:
+        raise UsageError(why)
     if getattr(args, "slurm", False) or getattr(args, "list", False) \
             or getattr(args, "clear", False) or getattr(args, "workload", None) \
             or getattr(args, "calls", None):

@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from sagetui.core import distributions
+from sagetui.core import affinity, distributions
 from sagetui.core.build_facts import SOURCE_PREFIX, BuildFacts
 from sagetui.core.options import OPTIONS, VARLEN_BACKENDS, option_value, validate_options
 from sagetui.core.run_fields import CPU_DEFAULT_SHAPE, FIELDS, REFERENCE_SHAPE, REQUIRED
@@ -285,8 +285,14 @@ class RunConfig(_Strict):
     noise_floor_percent: float | None = Field(**about("noise_floor_percent"), ge=0, le=100)
     until_ci_percent: float | None = Field(**about("until_ci_percent"), gt=0, le=100)
     max_rounds: int | None = Field(**about("max_rounds"), ge=1, le=100_000)
+    affinity: str | None = Field(**about("affinity"))  # core/affinity.py
     # seconds the runner may stay silent during a block before the session calls it hung
     watchdog_s: float = Field(**about("watchdog_s"), gt=0)
+
+    @field_validator("affinity")
+    @classmethod
+    def _affinity(cls, v: str | None) -> str | None:
+        return None if v is None else affinity.cpus_text(affinity.parse_cpus(v))
 
     @field_validator("device")
     @classmethod

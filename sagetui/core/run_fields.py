@@ -146,6 +146,10 @@ OPTIONS: tuple[Option, ...] = (
            "PERCENT"),
     Option("--max-rounds", "max_rounds", MEASURE, "the limit for --until-ci (default 50)", None,
            int),
+    Option("--affinity", "affinity", MEASURE, "pin the runner's timed calls to these CPUs "
+           "(2, 0-3, 0,2-3; default: not pinned): a call's host time depends on its CPU, and "
+           "runs on the same CPUs compare (docs/running-and-comparing.md)", None,
+           metavar="CPUS"),
     Option("--watchdog", "watchdog_s", MEASURE, "kill a runner that says nothing for this long "
            "({default})", 120.0, float, "SECONDS"),
 )

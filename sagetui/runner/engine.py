@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from sagetui.core import affinity
 from sagetui.core import events as ev
 from sagetui.core.config import RunConfig, VariantSpec
 from sagetui.core.host_time import drained
@@ -304,16 +305,17 @@ class Engine:
         t0 = time.perf_counter()
         out = None
         dev = self._device(be)
-        for i in range(calls):
-            self.board.iteration = i
-            self.board.set("warmup")
-            first = self._key_of[variant] not in self._first_call_s
-            t = time.perf_counter()
-            out = self._call(be, NullClock())
-            if first:  # what its backend pays once (imports, JIT, handles), synchronised
-                self._sync(dev)
-                self._first_call_s[self._key_of[variant]] = time.perf_counter() - t
-        self._sync(dev)
+        with self._pinned():
+            for i in range(calls):
+                self.board.iteration = i
+                self.board.set("warmup")
+                first = self._key_of[variant] not in self._first_call_s
+                t = time.perf_counter()
+                out = self._call(be, NullClock())
+                if first:  # what its backend pays once (imports, JIT, handles), synchronised
+                    self._sync(dev)
+                    self._first_call_s[self._key_of[variant]] = time.perf_counter() - t
+            self._sync(dev)
         self._prime_public_now(variant, be)
         self._warm_user_call(variant, be, dev)
         if dev is not None:  # host time to enqueue one call and its GPU time: the first gate
@@ -321,10 +323,11 @@ class Engine:
             if self.is_gpu:
                 held = torch.cuda.memory_allocated()
                 torch.cuda.reset_peak_memory_stats()
-            t = time.perf_counter()
-            out = self._call(be, clk)
-            self._enqueue_s[variant] = time.perf_counter() - t
-            self._sync(dev)
+            with self._pinned():  # the first gate is sized from this host time
+                t = time.perf_counter()
+                out = self._call(be, clk)
+                self._enqueue_s[variant] = time.perf_counter() - t
+                self._sync(dev)
             self._gpu_s[variant] = sum(clk.result().values())
             if self.is_gpu:
                 self._peak_bytes[variant] = torch.cuda.max_memory_allocated() - held
@@ -379,27 +382,30 @@ class Engine:
         dev = self._device(be)
         timed: dict[str, Any] = {}
         if dev is not None:
-            clocks, timed = self._gated(be, dev, variant, leaves, iterations, host)
+            with self._pinned():
+                clocks, timed = self._gated(be, dev, variant, leaves, iterations, host)
             for clk in clocks:  # read after the one synchronise: sent as one event
                 stream.add(clk.result(), flush_due=False)
             done = len(clocks)
             out = timed.pop("out")
             if done and half == 0 and not self.cancel.is_set():  # once a round
-                got = self._call_times(variant, dev)  # its redo and drained flag join the block's
+                with self._pinned():  # its redo and drained flag join the block's
+                    got = self._call_times(variant, dev)
                 timed.update(host_call_s=got.host_s, call_gpu_s=got.gpu_s,
                              back_to_back_s=got.back_to_back_s,
                              redone=timed["redone"] + got.redone,
                              drained=timed["drained"] or got.drained)
         else:
             t = time.perf_counter()
-            for i in range(iterations):
-                if self.cancel.is_set():
-                    break
-                self.board.iteration = i
-                cpu = CpuClock(leaves)
-                out = self._call(be, TrackingClock(cpu, leaves, self.board))
-                stream.add(cpu.result())
-                done += 1
+            with self._pinned():
+                for i in range(iterations):
+                    if self.cancel.is_set():
+                        break
+                    self.board.iteration = i
+                    cpu = CpuClock(leaves)
+                    out = self._call(be, TrackingClock(cpu, leaves, self.board))
+                    stream.add(cpu.result())
+                    done += 1
             if done:  # the CPU's loop is a hot loop: its wall time per call
                 timed["back_to_back_s"] = (time.perf_counter() - t) / done
         stream.flush()
@@ -416,6 +422,11 @@ class Engine:
         self.emit(ev.BlockDone(variant=variant, round=round_, half=half, iterations=done,
                                cancelled=done < iterations, telemetry=telemetry, host=host,
                                **timed, **facts))
+
+    def _pinned(self) -> contextlib.AbstractContextManager[None]:
+        """The timed calls on --affinity's CPUs (core/affinity.py): this thread only, and only
+        while it times, so that the telemetry and hashing threads it starts stay off them."""
+        return affinity.pinned(self.config.affinity)
 
     def _gated(self, be: Backend, dev: Any, variant: str, leaves: list[str], iterations: int,
                host: dict[str, float]) -> tuple[list[CudaEventClock], dict[str, Any]]:
