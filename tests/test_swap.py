@@ -225,6 +225,12 @@ def test_region_and_output_do_nothing_outside_a_swap() -> None:
     (["--variant", "a=reference", "--steps", "1", "--", "python", str(MODEL)],
      "--steps 1: give a whole number >= 2"),
     (["--variant", "unwrapped=reference", "--", "python", str(MODEL)], "'unwrapped' is the"),
+    (["--variant", "a=reference", "--until-ci", "0", "--", "python", str(MODEL)],
+     "--until-ci 0.0: give percentage points above 0"),
+    (["--variant", "a=reference", "--affinity", "1-0", "--", "python", str(MODEL)],
+     "--affinity '1-0': give CPUs as 2, 0-3 or 0,2-3"),
+    (["--variant", "a=reference", "--affinity", "4095", "--", "python", str(MODEL)],
+     "--affinity 4095: CPU 4095 is not one this process may run on"),
 ])
 def test_bad_input_is_one_line_and_exit_2(cli_here, args, said) -> None:
     # in this process (main() as `python -m sagetui` calls it, its exit status and stderr):

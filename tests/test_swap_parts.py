@@ -10,6 +10,7 @@ import torch.nn.functional as F
 import sagetui
 from sagetui.core.blocks.swap import (
     UNCHANGED,
+    UNWRAPPED,
     ArmSettings,
     Interleave,
     ProcessResult,
@@ -19,7 +20,7 @@ from sagetui.core.blocks.swap import (
 )
 from sagetui.core.config import VariantSpec
 from sagetui.core.swap import derive
-from sagetui.core.swap.schedule import Schedule, williams_rows
+from sagetui.core.swap.schedule import UNTIL_CI_MIN, Schedule, compared_pairs, williams_rows
 from sagetui.recorder.install import Installed
 from sagetui.swap import api
 from sagetui.swap.outputs import compare, flatten
@@ -65,6 +66,29 @@ def test_the_schedule_warms_up_until_settled_then_attention_then_step_rounds() -
     assert late.ended is not None and late.ended.startswith("--max-seconds 5 spent after")
 
 
+def test_until_ci_ends_the_measurement_once_every_pair_is_narrow_and_not_before() -> None:
+    """--until-ci: from UNTIL_CI_MIN step rounds on, once each arm's interval against the
+    baseline and the wrapper's (unchanged against unwrapped) is narrower than asked."""
+    def run(noise: float, until: float) -> Schedule:
+        s = Schedule([UNCHANGED, "v", UNWRAPPED], warmup=1, max_warmup=1, steps=200,
+                     max_seconds=1e9, until_ci=until,
+                     pairs=compared_pairs([UNCHANGED, "v", UNWRAPPED], UNCHANGED))
+        k = 0
+        while (begun := s.begin()) is not None:
+            r, arm, _ = begun
+            k += 1  # a deterministic wobble of `noise`, alternating in sign
+            s.end(r, arm, (2.0 if arm == "v" else 1.0) * (1 + noise * (-1) ** (k * 7 // 3)))
+        return s
+
+    assert compared_pairs([UNCHANGED, "v", UNWRAPPED], UNCHANGED) == [
+        (UNCHANGED, "v"), (UNWRAPPED, UNCHANGED)]
+    quiet = run(0.001, 2.0)
+    assert quiet.ended == (f"every interval narrower than 2 points after {UNTIL_CI_MIN} step "
+                           "rounds (--until-ci)")
+    loud = run(0.2, 2.0)  # steps 20 % apart: never that narrow, so --steps ends it
+    assert loud.ended == "each arm has 200 measured steps (--steps 200)"
+
+
 def test_a_lean_call_is_planned_once_per_arm_and_shape_for_the_whole_run(tmp_path) -> None:
     from sagetui.swap.interleaved import InterleavedSwapper, SwapDone
 
@@ -87,7 +111,8 @@ def test_a_lean_call_is_planned_once_per_arm_and_shape_for_the_whole_run(tmp_pat
     finally:
         installed.remove()
         api.active.marks = None
-    assert len(swapper._plans) == 2  # one per arm: a round's number is no part of the key
+    # one per arm and shape: a round's number is no part of the key
+    assert {arm: len(plans) for arm, plans in swapper._plans.items()} == {UNCHANGED: 1, "ref": 1}
     result = swapper.finish()
     steps = [t for t in result.steps if t.kind == "step"]
     assert len(steps) == 8 and all(t.attention.count == 3 for t in steps)

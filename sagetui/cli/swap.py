@@ -30,6 +30,7 @@ from sagetui.cli.capture import _command
 from sagetui.cli.errors import UsageError, stdout_console
 from sagetui.cli.outputs import check_outputs, write_files
 from sagetui.cli.run_options import default_report_path, no_cuda_here, recovery_file
+from sagetui.core import affinity
 from sagetui.core.blocks.swap import UNCHANGED, UNWRAPPED, ArmSpec, Interleave, Replay
 from sagetui.core.capture.loaded import WorkloadError, load_workload
 from sagetui.core.capture.selection import Selection
@@ -117,11 +118,18 @@ def _settings(args: argparse.Namespace) -> tuple[float, Interleave | None]:
                          "two)")
     if not 1 <= args.warmup <= 10:
         raise UsageError(f"--warmup {args.warmup}: give a whole number from 1 to 10")
+    if args.affinity is not None and (why := affinity.refusal(args.affinity)) is not None:
+        raise UsageError(why)
     if not (math.isfinite(args.max_seconds) and args.max_seconds > 0):
         raise UsageError(f"--max-seconds {args.max_seconds}: give a number of seconds above 0")
+    if args.until_ci is not None and not (math.isfinite(args.until_ci)
+                                          and 0 < args.until_ci <= 100):
+        raise UsageError(f"--until-ci {args.until_ci}: give percentage points above 0, 100 at "
+                         "most")
     return threshold.percent, Interleave(arms=[], warmup=args.warmup,
                                          max_warmup=max(10, args.warmup), steps=args.steps,
-                                         max_seconds=args.max_seconds)
+                                         max_seconds=args.max_seconds,
+                                         until_ci_percent=args.until_ci)
 
 
 def cmd_swap(args: argparse.Namespace) -> int:
@@ -153,10 +161,12 @@ def cmd_swap(args: argparse.Namespace) -> int:
             arms = [*arms, Arm(UNWRAPPED, None)]
         interleave.arms = interleave_arms(arms)
         interleave.reference = derive.reference_arm([a.name for a in arms], args.baseline)
+        interleave.baseline = args.baseline
         say(f"sagetui swap: {len(arms)} arms interleaved step by step in one process "
             f"({listed}{', unwrapped' if arms[-1].name == UNWRAPPED else ''}); at least "
             f"{interleave.warmup} warm-up rounds, then up to {interleave.steps} steps per arm")
-        run = Interleaved(command, arms, interleave, args.calls, say=say)
+        run = Interleaved(command, arms, interleave, args.calls, say=say,
+                          affinity=args.affinity)
         processes = [run.run()]
         stopped_by = run.stopped_by
         result = processes[0].result
@@ -164,7 +174,7 @@ def cmd_swap(args: argparse.Namespace) -> int:
             say(f"the step is not repeatable ({result.repeatable_note}): comparing the outputs "
                 "from a process per arm")
             again = SwapRounds(command, [a for a in arms if a.name != UNWRAPPED], 1,
-                               args.calls, say=say)
+                               args.calls, say=say, affinity=args.affinity)
             output_processes = again.run()
             stopped_by = stopped_by or again.stopped_by
         interrupted = stopped_by is not None
@@ -176,7 +186,8 @@ def cmd_swap(args: argparse.Namespace) -> int:
             _keep(recovery, _report(args, command, arms, rounds_asked, threshold, None, done,
                                     None, None, [], interrupted=True))
 
-        rounds = SwapRounds(command, arms, rounds_asked, args.calls, say=say, progress=progress)
+        rounds = SwapRounds(command, arms, rounds_asked, args.calls, say=say, progress=progress,
+                            affinity=args.affinity)
         processes = rounds.run()
         stopped_by, interrupted = rounds.stopped_by, rounds.interrupted
     results = [p.result for p in processes if p.result is not None]
@@ -231,7 +242,7 @@ def _report(args: argparse.Namespace, command: list[str], arms: list[Arm], round
                        baseline=args.baseline, calls=args.calls, rounds_asked=rounds_asked,
                        threshold=threshold, interleave=interleave, processes=processes,
                        stopped_by=stopped_by, replay=replay, output_processes=output_processes,
-                       interrupted=interrupted)
+                       interrupted=interrupted, affinity=args.affinity)
 
 
 # the backend that runs what the program's own function runs, for the unchanged arm's replay

@@ -40,6 +40,14 @@ def add_swap_command(sub: argparse._SubParsersAction, full: bool) -> None:  # ty
     sw.add_argument("--max-seconds", type=float, default=60.0, metavar="S",
                     help="end the measurement S seconds after its first measured step "
                     "(default 60)")
+    sw.add_argument("--until-ci", type=float, metavar="PCT",
+                    help="end the measurement once every arm's interval (and the wrapper's "
+                    "cost's) is narrower than PCT percentage points, from 10 measured steps "
+                    "on; --steps and --max-seconds stay the limits")
+    sw.add_argument("--affinity", metavar="CPUS",
+                    help="run the program's thread (and the threads it starts) on these CPUs "
+                    "(2, 0-3, 0,2-3; default: not pinned): a launch-bound step's time depends "
+                    "on its CPU, and swaps on the same CPUs compare")
     sw.add_argument("--no-wrapper-cost", action="store_true",
                     help="run no unwrapped arm (the unchanged program with the wrapper passing "
                     "calls straight through, for the wrapper's own cost)")

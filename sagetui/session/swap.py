@@ -85,6 +85,7 @@ class Interleaved:
     interleave: Interleave
     calls: str | None = None
     say: Callable[[str], None] = print
+    affinity: str | None = None  # --affinity (core/affinity.py)
     process: SwapProcess | None = None
     stopped_by: str | None = None  # the signal that stopped it
 
@@ -94,7 +95,7 @@ class Interleaved:
             base = Path(tmp) / "interleaved"
             settings = ProcessSettings(arm="every arm", calls=self.calls,
                                        result=f"{base}.json", outputs=f"{base}.safetensors",
-                                       interleave=self.interleave)
+                                       interleave=self.interleave, affinity=self.affinity)
             status, wall = _run_one(self.command, settings, Path(f"{base}.log"), forwarded)
             if forwarded.signum is not None:
                 self.stopped_by = signal.Signals(forwarded.signum).name
@@ -126,6 +127,7 @@ class SwapRounds:
     say: Callable[[str], None] = print
     warm_clocks: bool = True  # bring a GPU to its clocks before each process's first step
     progress: Progress | None = None  # after each process, the processes so far
+    affinity: str | None = None  # --affinity (core/affinity.py)
     processes: list[SwapProcess] = field(default_factory=list)
     interrupted: bool = False
     stopped_by: str | None = None
@@ -184,7 +186,8 @@ class SwapRounds:
         compare = [e for e in earlier if (arm.name == UNCHANGED) != (e.arm == UNCHANGED)]
         settings = ProcessSettings(arm=arm.name, variant=arm.variant, calls=self.calls,
                                    result=f"{base}.json", outputs=f"{base}.safetensors",
-                                   compare=compare, warm_clocks=self.warm_clocks)
+                                   compare=compare, warm_clocks=self.warm_clocks,
+                                   affinity=self.affinity)
         log = Path(f"{base}.log")
         status, wall = _run_one(self.command, settings, log, forwarded)
         result, problem = _read(settings) if status == 0 else (None, None)

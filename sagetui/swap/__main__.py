@@ -14,6 +14,7 @@ import sys
 import traceback
 from types import FrameType
 
+from sagetui.core import affinity
 from sagetui.core.blocks.swap import ProcessSettings
 from sagetui.recorder.__main__ import run_program
 from sagetui.recorder.install import Installed
@@ -48,6 +49,9 @@ def main(argv: list[str]) -> int:
         sampler.start()
     installed = Installed(lambda *_: None, wrap=swapper.wrap)
     api.active.marks = swapper
+    # the program on --affinity's CPUs, with the threads it starts (the sampler's, started
+    # above, stays off them)
+    affinity.pin_for_good(settings.affinity)
     try:
         status = run_program(program)
     finally:

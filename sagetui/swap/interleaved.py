@@ -44,7 +44,13 @@ from sagetui.core.blocks.swap import (
     StepTime,
 )
 from sagetui.core.report.io import one_line
-from sagetui.core.swap.schedule import ATTENTION_ROUND, STEP_ROUND, WARMUP_ROUND, Schedule
+from sagetui.core.swap.schedule import (
+    ATTENTION_ROUND,
+    STEP_ROUND,
+    WARMUP_ROUND,
+    Schedule,
+    compared_pairs,
+)
 from sagetui.recorder.targets import Target
 from sagetui.runner.backends.base import Backend
 from sagetui.runner.output_checks import same_bytes
@@ -59,6 +65,10 @@ from sagetui.swap.inside import (
     timed_calls,
 )
 from sagetui.swap.outputs import compare_all, flatten
+
+# a step round's call's plan: why it passes through (None: swapped), the bound public call
+# (a stock backend's) and the call's entry in the step's `calls`
+Plan = tuple[str | None, Any, tuple[Any, ...]]
 
 
 class SwapDone(SystemExit):
@@ -78,12 +88,15 @@ class InterleavedSwapper(Swapper):
         self.stock = {a.name: a.variant is not None and a.variant.path is None for a in il.arms}
         self.schedule = Schedule([a.name for a in il.arms], warmup=il.warmup,
                                  max_warmup=il.max_warmup, steps=il.steps,
-                                 max_seconds=il.max_seconds)
+                                 max_seconds=il.max_seconds, until_ci=il.until_ci_percent,
+                                 pairs=compared_pairs([a.name for a in il.arms], il.baseline))
         self.reference = il.reference
         self.step_region: str | None = None
         self.current: tuple[int, str, str] | None = None  # the open step's round, arm, kind
-        # a call's key -> why it passes through (None: swapped), and the bound public call
-        self._plans: dict[tuple[Any, ...], tuple[str | None, Any]] = {}
+        # per arm, a call's key (_key) -> its plan: why it passes through (None: swapped),
+        # the bound public call, and its entry in `calls`
+        self._plans: dict[str, dict[tuple[Any, ...], Plan]] = {}
+        self._arm_plans: dict[tuple[Any, ...], Plan] = {}  # the open step's arm's
         self.steps: list[StepTime] = []
         self._cpu0 = 0.0
         self.arm_calls: dict[str, ArmCalls] = {}
@@ -113,7 +126,8 @@ class InterleavedSwapper(Swapper):
             assert self.current is not None
             arm = self.current[1]
             self.failed[arm] = one_line(f"{type(exc).__name__}: {exc}")
-            self._plans.clear()  # its calls pass through from now on
+            self._plans.pop(arm, None)  # its calls pass through from now on
+            self._arm_plans = {}
             traceback.print_exc()
             print(f"sagetui swap: arm {arm} failed; its calls pass through from now on",
                   flush=True)
@@ -125,20 +139,15 @@ class InterleavedSwapper(Swapper):
         """A call in a step round: the decision `call` made for a call of this arm, shape and
         arguments, looked up, with no timing; a swapped call of a stock backend goes straight
         to its public function with the other arguments bound (Backend.public_call). Any call
-        not seen so (or with gradients on) takes `call`."""
-        key = None
+        not seen so (or with gradients on) takes `call`. Every step compared pays this path's
+        host time in a launch-bound program (the wrapper's cost, measured against the unwrapped
+        arm), so it is kept to a key of the call's own attributes and one lookup."""
         try:
-            if torch.is_grad_enabled():
-                raise KeyError
             q, k, v = args[0], args[1], args[2]
-            key = self._key(target, args, kwargs)
-            why, direct = self._plans[key]
+            key = _key(target, q, k, v, args, kwargs)
+            why, direct, entry = self._arm_plans[key]
         except (KeyError, IndexError, TypeError, AttributeError):
-            out = self.call(target, original, args, kwargs, None)
-            if key is not None and self.calls:
-                with contextlib.suppress(TypeError):  # an unhashable argument: never planned
-                    self._plan(key, target, args, kwargs)
-            return out
+            return self._first_lean(target, original, args, kwargs)
         self.seen += 1
         if self.forked.here():
             self.forked.count()
@@ -153,21 +162,23 @@ class InterleavedSwapper(Swapper):
             backend, stock = self.backend_now()
             assert backend is not None
             out = self.run(target, target.arguments(args, kwargs), backend, stock)
-        timing = None if c0 is None else _Timing(cpu_s=time.process_time() - c0)
-        self.calls.append((timing, why is None, (), why))
+        self.calls.append(entry if c0 is None else
+                          (_Timing(cpu_s=time.process_time() - c0), why is None, (), why))
         first = out[0] if type(out) is tuple and out else out
         if isinstance(first, torch.Tensor):
             self.last = first
         return out
 
-    def _key(self, target: Target, args: tuple[Any, ...],
-             kwargs: dict[str, Any]) -> tuple[Any, ...]:
-        """What decides a call's fate: the arm, the function, q/k/v's shapes, dtype and device,
-        and the other arguments (a round's number is no part of it: the plans last the run)."""
-        assert self.current is not None
-        q, k, v = args[0], args[1], args[2]
-        return (self.current[1], target.name, q.shape, k.shape, v.shape, q.dtype, q.device,
-                len(args), tuple(kwargs.items()))
+    def _first_lean(self, target: Target, original: Any, args: tuple[Any, ...],
+                    kwargs: dict[str, Any]) -> Any:
+        """A step round's call without a plan: `call` takes it, and its decision is kept for
+        the calls like it (none with gradients on, nor with an unhashable argument)."""
+        out = self.call(target, original, args, kwargs, None)
+        if self.calls and not torch.is_grad_enabled():
+            with contextlib.suppress(IndexError, TypeError, AttributeError):
+                self._plan(_key(target, args[0], args[1], args[2], args, kwargs), target,
+                           args, kwargs)
+        return out
 
     def _plan(self, key: tuple[Any, ...], target: Target, args: tuple[Any, ...],
               kwargs: dict[str, Any]) -> None:
@@ -177,7 +188,7 @@ class InterleavedSwapper(Swapper):
         backend, stock = self.backend_now()
         if why is None and backend is not None and stock:
             direct = backend.public_call(*call_options(target, target.arguments(args, kwargs)))
-        self._plans[key] = (why, direct)
+        self._arm_plans[key] = (why, direct, (None, why is None, (), why))
 
     # -- the program's marks ------------------------------------------------------------------
     def region_start(self, name: str) -> tuple[str, _Timing, float] | None:
@@ -196,6 +207,7 @@ class InterleavedSwapper(Swapper):
         self._depth[name] = 1
         self.current = begun
         self.bare = begun[1] == UNWRAPPED
+        self._arm_plans = self._plans.setdefault(begun[1], {})
         # --calls selects by a call's place in the program: every call goes the whole way
         self.lean = begun[2] != ATTENTION_ROUND and self.selection.text is None
         self.calls.clear()
@@ -324,3 +336,12 @@ def _original(target: Target) -> Any:
 
 def _raise(exc: Exception) -> Any:
     raise exc
+
+
+def _key(target: Target, q: Any, k: Any, v: Any, args: tuple[Any, ...],
+         kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """What decides a call's fate within an arm: the function, q/k/v's shapes, dtype and
+    device, the other arguments (a round's number is no part of it: the plans last the run),
+    and whether gradients are on (such a call is never planned: `call` takes each)."""
+    return (target.name, q.shape, k.shape, v.shape, q.dtype, q.device, len(args),
+            tuple(kwargs.items()) if kwargs else (), torch.is_grad_enabled())

@@ -35,16 +35,21 @@ class ArmSettings(Model):
 
 class Interleave(Model):
     """The interleaved mode: every arm in the one process, switched at the step's boundaries
-    in ABBA order (swap/schedule.py). The measurement ends when the program does, when each arm
-    has `steps` measured steps, or `max_seconds` after the first measured step (the program
-    is then ended at its next step)."""
+    in a Williams square's order (core/swap/schedule.py). The measurement ends when the program
+    does, when each arm has `steps` measured steps, `max_seconds` after the first measured step,
+    or (`until_ci_percent`) once every comparison's interval is that narrow (the program is
+    then ended at its next step)."""
 
     arms: list[ArmSettings]
     warmup: Annotated[int, Field(ge=1, le=1000)] = 2  # rounds at least, before any is measured
     max_warmup: Annotated[int, Field(ge=1, le=1000)] = 10  # rounds at most, settled or not
     steps: Annotated[int, Field(ge=2, le=100_000)] = 30  # step rounds at most
     max_seconds: Annotated[float, Field(gt=0)] = 60.0
+    # --until-ci: the measurement ends once every comparison's interval is narrower (percentage
+    # points, full width), from UNTIL_CI_MIN step rounds on (core/swap/schedule.py)
+    until_ci_percent: Annotated[float, Field(gt=0, le=100)] | None = None
     reference: str | None = None  # the arm whose outputs the others are compared with
+    baseline: str | None = None  # the arm the others are judged against (--until-ci's pairs)
 
 
 class ProcessSettings(Model):
@@ -61,6 +66,8 @@ class ProcessSettings(Model):
     # the processes mode on a GPU: load the GPU before the first step until its SM clock holds
     # (swap/clocks.py), so that a few short steps are not timed on the clock's way up
     warm_clocks: bool = False
+    # --affinity: the program's thread (and those it starts) on these CPUs (core/affinity.py)
+    affinity: str | None = None
 
 
 class Timed(Model):
@@ -247,6 +254,7 @@ class Swap(Model):
     arms: list[ArmSpec]
     baseline: str
     calls: str | None = None
+    affinity: str | None = None  # --affinity: the CPUs the program ran on (as asked)
     rounds_asked: Count
     step: str  # the region timed as the step, or "first to last attention call"
     # what the steps are compared by: CUDA events; the host's wall time (the processes mode on a

@@ -18,7 +18,10 @@ ATTENTION_ROUNDS attention rounds, whose steps time each attention call (CUDA ev
 it: the attention's time, its share of the step, the figures per call), then step rounds,
 whose calls are only dispatched: a step round's time carries none of the timing's own cost,
 and it alone makes the paired comparison of the steps. Step rounds go on until each arm has
-`steps` of them, or `max_seconds` have passed since the first measured round.
+`steps` of them, or `max_seconds` have passed since the first measured round, or (`until_ci`,
+from UNTIL_CI_MIN step rounds on) every paired comparison's interval is narrower than asked:
+each arm's against the baseline, and the unchanged arm's against the unwrapped one (the
+wrapper's cost), by the interval the report gives them (statistics/verdict.paired_speedup).
 """
 
 from __future__ import annotations
@@ -28,11 +31,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from sagetui.core.blocks.swap import UNCHANGED, UNWRAPPED
+from sagetui.core.statistics.verdict import ci_width_percent, paired_speedup
+
 T = TypeVar("T")
 
 SETTLED = 0.10  # an arm's last two warm-up steps within 10 % of each other
 MIN_MEASURED = 2  # step rounds: fewer give no interval
 ATTENTION_ROUNDS = 2
+UNTIL_CI_MIN = 10  # step rounds before --until-ci may end the measurement: a t-interval of
+# fewer is wide by its t and can look narrow by chance
 WARMUP_ROUND, ATTENTION_ROUND, STEP_ROUND = "warmup", "attention", "step"  # kinds
 
 
@@ -85,6 +93,16 @@ def interleaved_order(arms: Sequence[T], round_index: int) -> list[T]:
     return [arms[i] for i in rows[round_index % len(rows)]]
 
 
+def compared_pairs(arms: Sequence[str], baseline: str | None) -> list[tuple[str, str]]:
+    """The (baseline, arm) pairs a swap reports an interval of: each arm against the baseline,
+    and the unchanged arm against the unwrapped one (the wrapper's cost)."""
+    pairs = [(baseline, a) for a in arms if baseline is not None
+             and a not in (baseline, UNWRAPPED)]
+    if UNCHANGED in arms and UNWRAPPED in arms:
+        pairs.append((UNWRAPPED, UNCHANGED))
+    return pairs
+
+
 def steps_needed(arms: int, warmup: int, measured: int = MIN_MEASURED) -> int:
     """The program's steps the swap needs at the least: the warm-up rounds, the attention
     rounds and `measured` step rounds."""
@@ -98,11 +116,14 @@ class Schedule:
     max_warmup: int = 10
     steps: int = 20
     max_seconds: float = 60.0
+    until_ci: float | None = None  # --until-ci, percentage points (full width)
+    pairs: Sequence[tuple[str, str]] = ()  # (baseline, arm) the intervals of which until_ci holds
     clock: Callable[[], float] = time.monotonic
     started: int = 0  # steps begun
     warm_rounds: int | None = None  # once the warm-up has ended: how many rounds it took
     ended: str | None = None  # why no further step is measured
     _last: dict[str, list[float]] = field(default_factory=dict)  # an arm's warm-up steps
+    _measured: dict[str, list[float]] = field(default_factory=dict)  # its step rounds' steps
     _measuring_since: float | None = None
 
     def round_of(self, step: int) -> int:
@@ -137,6 +158,8 @@ class Schedule:
         warm-up or the measurement is over."""
         if self.is_warmup(round_index):
             self._last.setdefault(arm, []).append(seconds)
+        elif self.kind(round_index) == STEP_ROUND:
+            self._measured.setdefault(arm, []).append(seconds)
         if self.started % len(self.arms):
             return  # within a round
         done = round_index + 1
@@ -147,10 +170,26 @@ class Schedule:
         measured = done - self.warm_rounds - ATTENTION_ROUNDS
         if measured >= self.steps:
             self.ended = f"each arm has {measured} measured steps (--steps {self.steps})"
+        elif self.until_ci is not None and measured >= UNTIL_CI_MIN and self._narrow():
+            self.ended = f"every interval narrower than {self.until_ci:g} points after " \
+                         f"{measured} step rounds (--until-ci)"
         elif self._measuring_since is not None and \
                 self.clock() - self._measuring_since >= self.max_seconds:
             self.ended = f"--max-seconds {self.max_seconds:g} spent after {max(0, measured)} " \
                          "step rounds"
+
+    def _narrow(self) -> bool:
+        """Whether every pair's paired interval is narrower than until_ci."""
+        assert self.until_ci is not None
+        for base, arm in self.pairs:
+            b, v = self._measured.get(base, []), self._measured.get(arm, [])
+            n = min(len(b), len(v))
+            if n < 2 or min(b[:n] + v[:n]) <= 0:
+                return False
+            verdict = paired_speedup(b[:n], v[:n], threshold_percent=1.0)
+            if not ci_width_percent(verdict) < self.until_ci:
+                return False
+        return True
 
     def settled(self) -> bool:
         return self.warm_rounds is not None and self._settled()

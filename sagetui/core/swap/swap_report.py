@@ -16,7 +16,8 @@ from sagetui.core.swap import derive
 def swap_report(*, argv: list[str], arms: Sequence[ArmSpec], baseline: str, calls: str | None,
                 rounds_asked: int, threshold: float, interleave: Interleave | None,
                 processes: list[SwapProcess], stopped_by: str | None, replay: Replay | None,
-                output_processes: list[SwapProcess], interrupted: bool) -> Report:
+                output_processes: list[SwapProcess], interrupted: bool,
+                affinity: str | None = None) -> Report:
     """The report of a swap: `interleave` None for the processes mode (a process per arm and
     round); `interrupted`: a signal or the user ended it."""
     names = [a.name for a in arms]
@@ -26,7 +27,7 @@ def swap_report(*, argv: list[str], arms: Sequence[ArmSpec], baseline: str, call
     results = [p.result for p in processes if p.result is not None]
     swap = Swap(argv=argv, mode="processes" if interleave is None else "interleaved",
                 interleave=interleave, stopped_by=stopped_by, arms=list(arms),
-                baseline=baseline, calls=calls, rounds_asked=rounds_asked,
+                baseline=baseline, calls=calls, affinity=affinity, rounds_asked=rounds_asked,
                 step=derive.step_of(results), clock=derive.clock_of(results),  # type: ignore[arg-type]
                 threshold_percent=threshold, processes=processes,
                 figures=derive.arm_figures(processes, names, baseline, threshold, replay,
