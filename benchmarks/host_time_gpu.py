@@ -242,7 +242,14 @@ def main() -> int:
     ap.add_argument("--shapes", nargs="+", default=["1x8", "reference"],
                     help="which shapes (by their names' start): 1x8, reference")
     ap.add_argument("--extra-path", default=os.environ.get("SAGETUI_EXTRA_PATH", ""))
+    ap.add_argument("--affinity", metavar="CPU",
+                    help="one CPU for the loop (this process) and for sagetui (--affinity): a "
+                         "call's host time depends on the CPU it is enqueued from")
     args = ap.parse_args()
+    pin = ["--affinity", args.affinity] if args.affinity else []
+    if args.affinity:
+        os.sched_setaffinity(0, {int(args.affinity)})
+        print(f"the loop and sagetui on CPU {args.affinity}", flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"load average at start: {os.getloadavg()}", flush=True)
@@ -253,7 +260,7 @@ def main() -> int:
         print(f"\n{name}: the independent loop, then sagetui, then the loop again", flush=True)
         loops = [loop_all(NAMES, SHAPE_DIMS[name])]
         m = run_once(sys.executable, str(ROOT), None, "ref", args.rounds, args.extra_path,
-                     extra_args=[*VARIANTS, *words])
+                     extra_args=[*VARIANTS, *words, *pin])
         loops.append(loop_all(NAMES, SHAPE_DIMS[name]))
         kept = out / f"run_{name.split()[0]}.json"
         made = Path(str(m["report_path"]))
@@ -280,7 +287,8 @@ def main() -> int:
         kept = out / f"workload_{i + 1}.json"
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "sagetui", "run", "--workload", str(cap),
-                               *REPLAYED, "--rounds", str(args.rounds), "--quiet", "--force",
+                               *REPLAYED, *pin, "--rounds", str(args.rounds), "--quiet",
+                               "--force",
                                "--json", str(kept)], capture_output=True, text=True, cwd=ROOT)
         if not kept.exists():
             print(f"  replay {i + 1}: exit {proc.returncode}: {proc.stderr[-300:]}")

@@ -47,6 +47,7 @@ import argparse
 import datetime
 import json
 import math
+import os
 import shlex
 import statistics
 import sys
@@ -217,6 +218,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=10,
                    help="timed rounds of one step per arm, ABBA order")
     p.add_argument("--json", type=Path, help="also write the results here")
+    p.add_argument("--affinity", metavar="CPUS",
+                   help="run on these CPUs (e.g. 5 or 4-7): a launch-bound step's time depends "
+                        "on the CPU; give sagetui swap the same --affinity to compare")
     a = p.parse_args(argv)
     a.arms = [x.strip() for x in a.arms.split(",") if x.strip()]
     unknown = [x for x in a.arms if x not in KERNELS]
@@ -406,6 +410,13 @@ def show(report: dict[str, Any]) -> None:
 
 def main(argv: list[str]) -> int:
     a = parse(argv)
+    if a.affinity:  # this whole process, the way `taskset -c` would run it
+        cpus = set()
+        for part in a.affinity.split(","):
+            lo, _, hi = part.partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+        os.sched_setaffinity(0, cpus)
+        print(f"pinned to CPUs {sorted(os.sched_getaffinity(0))}")
     command = shlex.join([sys.executable, *sys.argv]) if argv == sys.argv[1:] \
         else shlex.join([sys.executable, __file__, *argv])
     report = run(a, command)

@@ -15,28 +15,34 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 cd "$(dirname "$0")/.."
 ARMS=(--variant sm90=sage2-sm90 --variant sm89=sage2-sm89 --variant sm80=sage2-sm80)
+# AFFINITY=CPU: sagetui's program and the loop on the same CPU (a launch-bound step's time
+# depends on the CPU); UNTIL_CI: the swap's --until-ci (points, full width)
+PIN=(); [ -n "${AFFINITY:-}" ] && PIN=(--affinity "$AFFINITY")
+UNTIL=(--until-ci "${UNTIL_CI:-2}" --steps 300)
 st() { tar -C "$R" -czf "$OUT/results.tgz" . 2>/dev/null; echo; echo "=== $(date -u +%FT%T) $*"; }
 timed() { local t0 rc; t0=$(date +%s%N); "$@"; rc=$?; echo "exit $rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms"; }
 {
 for what in "${@:-blocks llama wrapper processes tests}"; do for w in $what; do case $w in
 blocks|llama)
     st "$w: sagetui swap, interleaved (4 arms + unwrapped)"
-    timed timeout 200 python3 -m sagetui swap "${ARMS[@]}" --json "$R/swap-$w.json" --force \
-        -- python3 benchmarks/swap_models.py --model "$w" --steps 400
+    timed timeout 200 python3 -m sagetui swap "${ARMS[@]}" "${PIN[@]}" "${UNTIL[@]}" \
+        --json "$R/swap-$w.json" --force \
+        -- python3 benchmarks/swap_models.py --model "$w" --steps 1200
     st "$w: the independent loop"
-    timed timeout 200 python3 benchmarks/swap_fidelity_gpu.py --model "$w" --rounds 20 \
-        --json "$R/fidelity-$w.json" ;;
+    timed timeout 200 python3 benchmarks/swap_fidelity_gpu.py --model "$w" --rounds 100 \
+        "${PIN[@]}" --json "$R/fidelity-$w.json" ;;
 wrapper)
     for tokens in 1024 4096; do
         st "the wrapper's cost: capture_overhead_gpu.py's model at $tokens tokens"
-        timed timeout 200 python3 -m sagetui swap --variant sm90=sage2-sm90 --steps 60 \
-            --json "$R/swap-prenorm-$tokens.json" --force \
-            -- python3 benchmarks/swap_models.py --model prenorm --tokens "$tokens" --steps 900
+        timed timeout 200 python3 -m sagetui swap --variant sm90=sage2-sm90 "${PIN[@]}" \
+            --until-ci 2 --steps 300 --json "$R/swap-prenorm-$tokens.json" --force \
+            -- python3 benchmarks/swap_models.py --model prenorm --tokens "$tokens" --steps 1500
     done
     st "the wrapper's cost: Llama at 1,024 tokens"
-    timed timeout 200 python3 -m sagetui swap --variant sm90=sage2-sm90 --steps 40 \
+    timed timeout 200 python3 -m sagetui swap --variant sm90=sage2-sm90 "${PIN[@]}" \
+        --until-ci 2 --steps 300 \
         --json "$R/swap-llama-1024.json" --force \
-        -- python3 benchmarks/swap_models.py --model llama --tokens 1024 --steps 600 ;;
+        -- python3 benchmarks/swap_models.py --model llama --tokens 1024 --steps 1500 ;;
 processes)
     st "blocks in processes (--processes --rounds 3)"
     timed timeout 250 python3 -m sagetui swap "${ARMS[@]}" --processes --rounds 3 \
