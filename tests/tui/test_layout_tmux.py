@@ -1,9 +1,10 @@
 """What a user sees at 80 x 24 and 160 x 50, in a real terminal: every tab of every kind of
-report in sample_results/ (run, two runs compared, sweep, swap, profile, an H200 run) and a
-workload replay, opened with `sagetui view` in tmux, each shown at 80 x 24, then the terminal
-resized to 160 x 50 and each shown again. On every screen no number is cut ("…" after a digit), the
-tab bar names all eight tabs, the footer ends in its palette key, and each table shows every
-column's header (the headers the product's own column lists name)."""
+report in sample_results/ (run, two runs compared, sweep, swap, profile, the widest H200 run)
+and a workload replay, opened with `sagetui view` in tmux, each shown at 80 x 24, then the
+terminal resized to 160 x 50 and each shown again. On every screen no number is cut ("…" after a
+digit), the tab bar names all eight tabs, the footer ends in its palette key, and each table
+shows every column's header (the headers the product's own column lists name): a table too wide
+folds its columns into bands (tui/widgets/folded_columns.py), it never scrolls sideways."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from sagetui.core import variant_facts
 from sagetui.core.compare.comparison import compare_reports
 from sagetui.core.report.io import load_report
 from sagetui.core.swap import view
 from sagetui.tui.keymap import TABS
-from sagetui.tui.widgets import sweep_table
+from sagetui.tui.widgets import phase_table, sweep_table
 
 from .conftest import ROOT
 from .test_e2e_tmux import (  # noqa: F401  (pytestmark: tmux needed, e2e, loaded)
@@ -28,11 +30,12 @@ from .test_e2e_tmux import (  # noqa: F401  (pytestmark: tmux needed, e2e, loade
     until,
 )
 
-# a report of each kind in sample_results/ (a run twice, to compare two; an H200 run, whose
-# header has telemetry and the GPU's state)
+# a report of each kind in sample_results/ (a run twice, to compare two; the H200 run with the
+# widest variants table: 12 variants with host times and accuracy, a header with telemetry and
+# the GPU's state, a phase table with its speed of light)
 RUN_A, RUN_B, SWEEP, SWAP, PROFILE, H200 = (ROOT / "sample_results" / f"{name}.json" for name in (
     "cpu_reference_variants", "cpu_reference_kbias", "sweep_cpu_reference", "h200_swap_llama",
-    "h200_profile_sm89_reference_shape", "h200_sm89_variants"))
+    "h200_profile_sm89_reference_shape", "h200_kernels"))
 LABELS = [f"{i + 1} {title}" for i, (_, title) in enumerate(TABS)]
 CUT_NUMBER = re.compile(r"[0-9%]…")
 SIZES = ((80, 24), (160, 50))
@@ -85,10 +88,19 @@ def box_headers(screen: str) -> set[str]:
     return out
 
 
-def line_headers(screen: str, titles: tuple[str, ...]) -> bool:
-    """Whether a line of the screen (a DataTable's header) names `titles`, in order."""
-    pattern = r"\s+".join(re.escape(t) for t in titles)
-    return any(re.search(pattern, line) for line in screen.split("\n"))
+def titles_missing(screen: str, titles: tuple[str | tuple[str, ...], ...]) -> list[str]:
+    """The `titles` (a tuple: its long or its short form) not on the screen whole, between
+    spaces: a DataTable's headers, on one line or folded over several."""
+    def shown(title: str) -> bool:
+        return re.search(rf"(?<!\S){re.escape(title)}(?!\S)", screen) is not None
+    return [str(t) for t in titles
+            if not any(shown(f) for f in ((t,) if isinstance(t, str) else t))]
+
+
+# the H200 run's variants table: its host-time and accuracy columns, long or short
+H200_VARIANT_TITLES = ("p50 ms", ("p50 Δ %", "Δ %"), ("drift %/rnd", "drift"),
+                       *((f.header(), f.short) if f.short else f.header()
+                         for f in variant_facts.shown_in(variant_facts.TABLE)))
 
 
 @functools.cache
@@ -144,13 +156,16 @@ def headers_missing(tmux: Tmux, screen: str, name: str, key: str, size: tuple[in
         want = expected["compare"]
     elif key == "1" and name == SWAP.name:
         want = expected[SWAP.name]
-    # a workload's ten columns do not fit 80 (its table scrolls sideways there): at 160 only
-    elif key == "8" and (name == SWEEP.name or name == "workload.json" and size[0] >= 160):
-        titles = (sweep_table.WORKLOAD_COLUMNS,) if name == "workload.json" else (
-            sweep_table.COLUMNS, sweep_table.SHORT)
-        if not any(line_headers(screen, t) for t in titles):
-            return [f"{where}: the table's headers are not all shown"]
-        return []
+    elif key == "8" and name in (SWEEP.name, "workload.json"):
+        titles = sweep_table.WORKLOAD_COLUMNS if name == "workload.json" else tuple(
+            zip(sweep_table.COLUMNS, sweep_table.SHORT, strict=True))
+        return [f"{where}: no column headed {t}" for t in titles_missing(screen, titles)]
+    elif key == "1" and name in (H200.name, "workload.json"):
+        titles = H200_VARIANT_TITLES if name == H200.name else ("calls", "total ms",
+                                                                 "total Δ % [95% CI]")
+        if name == H200.name and size[0] >= 160:  # its phase table (at 80: under the fold)
+            titles += phase_table.COLUMNS + phase_table.SOL_COLUMNS
+        return [f"{where}: no column headed {t}" for t in titles_missing(screen, titles)]
     else:
         return []
     seen = set().union(*(box_headers(s) for s in scrolled(tmux, screen)))

@@ -125,7 +125,8 @@ async def test_every_number_the_panels_show_is_the_reports(path: Path, tmp_path:
         assert all("call's peak memory" in cells["grid"] for cells in expected.values())
     app = SageTUI(config=start.config, theme_name=THEME, recovery_path=tmp_path / "r.json",
                   export_dir=tmp_path)
-    async with app.run_test(size=(200, 60)) as pilot:
+    # 240: the phase table beside the plots keeps its columns side by side (narrower, they fold)
+    async with app.run_test(size=(240, 60)) as pilot:
         await settle(pilot, app)
         for e in events:  # as the session's worker thread hands them over
             app.run_control.on_event(e)
@@ -134,7 +135,7 @@ async def test_every_number_the_panels_show_is_the_reports(path: Path, tmp_path:
         live = await panel_cells(pilot, app)
     assert live == expected
     saved = viewer(save_report(finished.report, tmp_path / "run.json"))
-    async with saved.run_test(size=(200, 60)) as pilot:
+    async with saved.run_test(size=(240, 60)) as pilot:
         await settle(pilot, saved)
         reopened = await panel_cells(pilot, saved)
     assert reopened == expected

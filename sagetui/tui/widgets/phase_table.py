@@ -13,6 +13,7 @@ from sagetui.core.format import fraction_pct, gbps, half_width, ms, size
 from sagetui.tui import keymap
 from sagetui.tui.source import PhaseRow, Source
 from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.folded_columns import fold
 from sagetui.tui.widgets.steady_table import SteadyTable
 from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
@@ -53,30 +54,43 @@ class PhaseTable(SteadyTable):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", **kwargs)
+        self._last: tuple[Source, ViewContext] | None = None
+        self._width = 0
 
     def on_mount(self) -> None:
-        self._columns(COLUMNS)
+        self._columns([Text(c) for c in COLUMNS], 1)
 
-    def _columns(self, labels: tuple[str, ...]) -> None:
+    def _columns(self, labels: list[Text], height: int) -> None:
         self.clear(columns=True)
-        for label in labels:
-            self.add_column(label, key=label)
+        self.header_height = height
+        for i, label in enumerate(labels):
+            self.add_column(label, key=str(i))
+
+    def on_resize(self) -> None:
+        if self._last is not None and self.size.width != self._width:
+            self.sync(*self._last)  # folded again for the new width
 
     def sync(self, data: Source, ctx: ViewContext) -> None:
+        self._last, self._width = (data, ctx), self.size.width
         whose, rows = data.phase_rows(ctx.selected)
         row_before = self.cursor_row
         sol = any(r.bytes_moved is not None for r in rows)
         labels = COLUMNS + SOL_COLUMNS if sol else COLUMNS
-        if len(self.columns) != len(labels):
-            self._columns(labels)
-        self.clear()
-        for row in rows:
-            self.add_row(*_cells(row, sol=sol))
+        cells = [_cells(row, sol=sol) for row in rows]
         total = data.total_row(ctx.selected)
         if total is not None:
-            self.add_row(*_cells(total, bold=True, sol=sol))
+            cells.append(_cells(total, bold=True, sol=sol))
         if not rows and total is None:
-            self.add_row(Text(empty_text(data), style="dim"), *[""] * (len(labels) - 1))
+            cells.append([Text(empty_text(data), style="dim"), *[""] * (len(labels) - 1)])
+        # the columns folded into bands where they do not fit (an H200's speed of light)
+        folded = fold(labels, cells, self.size.width)
+        headers = [h.plain for h in folded.headers]
+        if headers != [str(c.label) for c in self.columns.values()] \
+                or self.header_height != folded.header_height:
+            self._columns(folded.headers, folded.header_height)
+        self.clear()
+        for row, height in zip(folded.rows, folded.heights, strict=True):
+            self.add_row(*row, height=height)
         self.border_title = Text(f"Phases · {whose}")  # Text: a name is never markup
         if row_before < self.row_count:
             self.move_cursor(row=row_before)

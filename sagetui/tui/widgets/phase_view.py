@@ -96,6 +96,12 @@ class PhaseView(SteadyTable):
         lo = math.floor(math.log10(min(values) * 1e3)) - 1 if values else -2
         hi = max(math.log10(max(values) * 1e3), lo + 1) if values else 2.0
         self.clear(columns=True)
+        if not table:  # a line that says so, not six empty columns wider than 80
+            self.add_column("", key="none")
+            self.add_row(Text("no phase timings yet" if data.live else
+                              "no phase timings in this report", style="dim"))
+            self.border_title = Text("Phases")
+            return
         wide = self.size.width >= WIDE
         for label in ("phase", "variant", "p50 ms", *(["p90 ms"] if wide else []), VS_BASE):
             self.add_column(label, key=label)
@@ -112,9 +118,5 @@ class PhaseView(SteadyTable):
                 self.add_row(first, Text(printable(name), style=colour), ms(p50),
                              *([ms(p90)] if wide else []), vs,
                              Text(bar(p50 * 1e3, lo, hi, width), style=colour))
-        if not table:
-            self.add_row(Text("no phase timings yet" if data.live else
-                              "no phase timings in this report", style="dim"),
-                         *[""] * (len(self.columns) - 1))
         self.border_title = Text("Phases · p50 per variant, one under another · bars: log "
                                  "scale, ms")

@@ -15,6 +15,7 @@ from sagetui.core.report.model import SpeedOfLight
 from sagetui.core.run import figures
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.folded_columns import fold
 from sagetui.tui.widgets.mainloop_panel import mainloop_text
 from sagetui.tui.widgets.steady_static import SteadyStatic
 from sagetui.tui.widgets.steady_table import SteadyTable
@@ -173,15 +174,25 @@ class TailTable(SteadyTable):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", **kwargs)
+        self._last: tuple[Source, ViewContext] | None = None
+        self._width = 0
 
     def sync(self, data: Source, ctx: ViewContext) -> None:
+        self._last, self._width = (data, ctx), self.size.width
         self.clear(columns=True)  # columns too: their widths would keep an old row's
-        for label in tail_study_rows.COLUMNS:
-            self.add_column(label, key=label)
         rows = figures.tail_rows(data.model)
-        for cells in tail_study_rows.cells(rows):
-            self.add_row(*cells)
-        if not self.row_count:
-            self.add_row(Text("no tail study (run with --tail-study)", style="dim"),
-                         *[""] * 12)
+        # none: a line that says so, not thirteen empty columns
+        labels = tail_study_rows.COLUMNS if rows else ("",)
+        cells: list[list[str | Text]] = [list(c) for c in tail_study_rows.cells(rows)] or [
+            [Text("no tail study (run with --tail-study)", style="dim")]]
+        folded = fold(labels, cells, self.size.width)  # in bands where they do not fit
+        self.header_height = folded.header_height
+        for i, label in enumerate(folded.headers):
+            self.add_column(label, key=str(i))
+        for row, height in zip(folded.rows, folded.heights, strict=True):
+            self.add_row(*row, height=height)
         self.border_subtitle = tail_study_rows.NOTE if rows else None
+
+    def on_resize(self) -> None:
+        if self._last is not None and self.size.width != self._width:
+            self.sync(*self._last)

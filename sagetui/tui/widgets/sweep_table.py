@@ -15,6 +15,7 @@ from sagetui.core.format import printable
 from sagetui.core.sweep.export import accuracy_text, length_label, p50_cell, p50_text
 from sagetui.core.sweep.plan import noisy
 from sagetui.tui.sweep_view import SweepView
+from sagetui.tui.widgets.folded_columns import fold
 from sagetui.tui.widgets.steady_table import SteadyTable
 from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
@@ -24,11 +25,9 @@ COLUMNS = ("point", "backend", "p50 ms ± CI", "kernel TOPS", "e2e TOPS", "share
 # call has its own: no point label says them), in 80 columns
 WORKLOAD_COLUMNS = ("call", "variant", "causal", "GQA", "q_len", "kv_len", "p50 ms ± CI",
                     "kernel TOPS", "e2e TOPS", "accuracy")
-# the same columns' headers under NARROW columns, with the widths the long cells are cut to at
-# least (a cut cell ends in an ellipsis)
+# the same columns' headers under NARROW columns
 SHORT = ("point", "backend", "p50 ± CI", "kTOPS", "e2e", "peak", "accuracy")
 NARROW = 120
-LEAST = {"point": 11, "accuracy": 10}
 # what the table says with no sweep: in a console whose runs are not sweeps (the Sweep tab
 # says what its runs are where they are: sweep_tab.SweepTab.empty)
 NO_SWEEP = ("no sweep here: run", "`sagetui sweep --console`", "or open a sweep report:",
@@ -49,17 +48,17 @@ class SweepTable(SteadyTable):
         self._shown: tuple[int, int, int, tuple[str, ...]] | None = None
         self._view: SweepView | None = None
         self._empty: tuple[str, ...] = NO_SWEEP
-        self._columns: tuple[str, ...] = ()  # the columns' keys (their long headers)
 
     def on_mount(self) -> None:
-        self._set_columns(COLUMNS, COLUMNS)
+        self._set_columns([Text(c) for c in COLUMNS], 1)
 
-    def _set_columns(self, headers: tuple[str, ...], keys: tuple[str, ...]) -> None:
-        """The columns again: their widths from what they hold now."""
+    def _set_columns(self, headers: list[Text], header_height: int) -> None:
+        """The columns again: their widths from what they hold now (a band's headers a line
+        each)."""
         self.clear(columns=True)
-        for col, key in zip(headers, keys, strict=True):
-            self.add_column(col, key=key)
-        self._columns = keys
+        self.header_height = header_height
+        for i, col in enumerate(headers):
+            self.add_column(col, key=str(i))
 
     def on_resize(self) -> None:
         self.sync(self._view, self._empty)  # the long columns fitted to the new width
@@ -73,11 +72,14 @@ class SweepTable(SteadyTable):
         self._shown = key
         workload = view is not None and view.workload
         keys = WORKLOAD_COLUMNS if workload else COLUMNS
-        # a workload's headers are short already (they fit 80 columns); its cells are fitted
+        # a workload's headers are short already; the columns fold where they do not fit (a
+        # workload's call and variant, a sweep's point, name the row), no cell cut
         headers = keys if workload else SHORT if 0 < self.size.width < NARROW else COLUMNS
-        self._set_columns(headers, keys)
-        for row in fit_columns(self._rows(view, empty), self.size.width, headers, keys):
-            self.add_row(*row)
+        folded = fold(headers, self._rows(view, empty), self.size.width,
+                      keys=2 if workload else 1)
+        self._set_columns(folded.headers, folded.header_height)
+        for row, height in zip(folded.rows, folded.heights, strict=True):
+            self.add_row(*row, height=height)
 
     @staticmethod
     def _rows(view: SweepView | None, empty: tuple[str, ...]) -> list[list[str | Text]]:
@@ -114,43 +116,3 @@ class SweepTable(SteadyTable):
             what = "calls" if workload else "points"
             row(Text(f"{len(view.points)} of {view.planned} {what}", style="dim"))
         return rows
-
-
-# the columns a narrow table shortens, in this order (never a workload's call: its module path
-# names the row; never the p50: a number and its interval are never cut)
-SHORTENED = ("accuracy", "point")
-WORKLOAD_SHORTENED = ("accuracy",)
-
-
-def cell_len(cell: str | Text) -> int:
-    return cell.cell_len if isinstance(cell, Text) else Text(cell).cell_len
-
-
-def fit_columns(rows: list[list[str | Text]], width: int,
-                headers: tuple[str, ...] = COLUMNS,
-                keys: tuple[str, ...] = COLUMNS) -> list[list[str | Text]]:
-    """The rows with the long text columns (accuracy, point; a workload's accuracy) cut to
-    fit `width`, each cut cell ending in an ellipsis: the table's header does not
-    scroll out of sight. Every cell comes back as Text (never read as markup)."""
-    if width <= 0 or not rows:
-        return [[Text(c) if isinstance(c, str) else c for c in r] for r in rows]
-    widths = [max(len(c), *(cell_len(r[i]) for r in rows)) for i, c in enumerate(headers)]
-    room = width - 2 * len(headers) - 2  # each cell's padding, the scrollbar
-    order = WORKLOAD_SHORTENED if keys == WORKLOAD_COLUMNS else SHORTENED
-    for i in (keys.index(k) for k in order):
-        over = sum(widths) - room
-        if over <= 0:
-            break
-        widths[i] = min(widths[i], max(LEAST.get(keys[i], len(headers[i])),
-                                       LEAST.get(headers[i], len(headers[i])),
-                                       widths[i] - over))
-    out = []
-    for r in rows:
-        cells: list[str | Text] = []
-        for i, c in enumerate(r):
-            text = Text(c) if isinstance(c, str) else c.copy()
-            if text.cell_len > widths[i]:
-                text.truncate(widths[i], overflow="ellipsis")
-            cells.append(text)
-        out.append(cells)
-    return out

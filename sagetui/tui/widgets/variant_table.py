@@ -15,24 +15,28 @@ from sagetui.core.run import figures, late
 from sagetui.core.workload import export
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
+from sagetui.tui.widgets.folded_columns import fold
 from sagetui.tui.widgets.steady_table import SteadyTable
 from sagetui.tui.widgets.verdict_table import drift_cell
 from sagetui.tui.widgets.vim_keys import VIM_KEYS
 
 NONE_KEY = "__none__"
-HEADERS = ("", "on", "variant", "role", "status", "p50 ms", "p50 Δ %", "drift %/rnd")
 
 
-def _width(rows: list[tuple[str, list[Any]]], headers: tuple[str, ...]) -> int:
-    """The columns' width with their long `headers` (the run's, its host time's and its
-    accuracy's, in the rows' order): narrower than this, the table takes the short ones
-    ("Δ %", "drift", "cos", "L1 %", the baseline's role "base"), so that no column is cut."""
-    widths = [max([len(h), *(c.cell_len if isinstance(c, Text) else len(str(c))
-                              for _, cells in rows for c in cells[i:i + 1])])
-              for i, h in enumerate(headers)]
-    return sum(widths) + 2 * len(headers) + 2  # each cell's padding, and the scrollbar's room
+def _headers(cols: list[variant_facts.Fact], points: str | None,
+             short: bool = False) -> tuple[str, ...]:
+    """The columns' headers: a run's (its facts' `cols`; `short`: "Δ %", "drift", "cos",
+    "L1 %"...), or a report of points' ("calls", "points": by variant)."""
+    head = ("", "on", "variant", "role", "status")
+    if points is not None:  # a workload's: its total
+        return (*head, points, *(("total ms", "total Δ % [95% CI]") if points == "calls"
+                                 else ()))
+    # the two-build report's p50 speedup, not "paired %"
+    return (*head, "p50 ms", "Δ %" if short else "p50 Δ %", "drift" if short else "drift %/rnd",
+            *(f.short if short and f.short else f.header() for f in cols))
 
 
+KEYS = 3  # the columns that name a row (its colour, its toggle, its name): never folded
 STATUS_STYLE = {"ok": "", "failed": "bold red", "excluded": "yellow", "partial": "yellow",
                 "pending": "dim"}
 
@@ -75,33 +79,12 @@ class VariantTable(SteadyTable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
         self._signature: tuple = ()
-        self._cols: list[variant_facts.Fact] = []  # its facts' columns (core/variant_facts.py)
-        self._points: str | None = None  # a report of points' ("calls", "points"): by variant
-        self._narrow = False  # the short headers: the columns fit 80 columns with accuracy
+        self._headers: tuple[str, ...] = ()  # as shown: folded into bands where too wide
+        self._header_height = 1
         self._last: tuple[Source, ViewContext] | None = None
 
     def on_mount(self) -> None:
-        self._add_columns()
-
-    def _add_columns(self) -> None:
-        short = self._narrow
-        self.add_column("", key="swatch", width=1)
-        self.add_column("on", key="on", width=3)
-        self.add_column("variant", key="name")
-        self.add_column("role", key="role")
-        self.add_column("status", key="status")
-        if self._points is not None:
-            self.add_column(self._points, key="measured")
-            if self._points == "calls":  # a workload's: its total
-                self.add_column("total ms", key="total")
-                self.add_column("total Δ % [95% CI]", key="total_speedup")
-            return
-        self.add_column("p50 ms", key="p50")
-        # the two-build report's p50 speedup, not "paired %"
-        self.add_column("Δ %" if short else "p50 Δ %", key="speedup")
-        self.add_column("drift" if short else "drift %/rnd", key="drift")
-        for f in self._cols:
-            self.add_column(f.short if short and f.short else f.header(), key=f.key)
+        self._mode(_headers([], None), 1)
 
     def on_resize(self) -> None:
         if self._last is not None:
@@ -121,24 +104,32 @@ class VariantTable(SteadyTable):
         except Exception:  # the name is not in this table (another source)
             pass
 
-    def _mode(self, cols: list[variant_facts.Fact], points: str | None,
-              narrow: bool = False) -> None:
-        """The columns: a run's (its accuracy's and host time's only when a variant has them: a
-        report without keeps 80 columns for timing; short headers where the long ones would not
-        fit), or a report of points'."""
-        mode = (cols, points, narrow)
-        if mode != (self._cols, self._points, self._narrow):
-            self._cols, self._points, self._narrow = mode
+    def _mode(self, headers: tuple[str, ...], header_height: int) -> None:
+        """The columns as shown (a band's headers a line each)."""
+        if (headers, header_height) != (self._headers, self._header_height):
+            self._headers, self._header_height = headers, header_height
             self.clear(columns=True)
-            self._add_columns()
+            self.header_height = header_height
+            for i, h in enumerate(headers):
+                # the swatch and the toggle keep their widths; the rest fit their cells
+                self.add_column(Text(h), key=str(i), width={0: 1, 1: 3}.get(i))
             self._signature = ()
+
+    def _fitted(self, headers: tuple[str, ...], rows: list[tuple[str, list[Any]]],
+                ctx: ViewContext) -> None:
+        """The rows shown under `headers`, folded where they do not fit the terminal (the
+        panel takes the table's own width, up to the terminal's, less its border)."""
+        folded = fold(headers, [cells for _, cells in rows], self.app.size.width - 2, KEYS)
+        self._mode(tuple(h.plain for h in folded.headers), folded.header_height)
+        self._show([(key, cells) for (key, _), cells in zip(rows, folded.rows, strict=True)],
+                   ctx, folded.heights)
 
     def sync(self, data: Source, ctx: ViewContext) -> None:
         self._last = (data, ctx)
         block = data.points_block()
         if block is not None:  # its variants are its points': none of the run's own
-            self._mode([], "calls" if isinstance(block, Workload) else "points")
-            self._show(points_rows(data, block, ctx), ctx)
+            points = "calls" if isinstance(block, Workload) else "points"
+            self._fitted(_headers([], points), points_rows(data, block, ctx), ctx)
             return
         late_keys = set(data.model.computing)
         late_state = "computing…" if ctx.running else "not computed"
@@ -167,27 +158,27 @@ class VariantTable(SteadyTable):
                 drift_cell(v.drift),
                 *_cells(cols, host[name], v.facts,
                         late_state if late.accuracy_key(name) in late_keys else None)]))
-        headers = (*HEADERS, *(f.header() for f in cols))
+        headers = _headers(cols, None)
         if not rows:
             rows.append((NONE_KEY, ["", "", Text("(none)", style="dim"),
                                     *[""] * (len(headers) - 3)]))
-        # the panel takes the table's own width, up to the terminal's (less its border): short
-        # headers when the long ones would not fit the terminal
-        narrow = 0 < self.app.size.width - 2 < _width(rows, headers)
-        self._mode(cols, None, narrow)
-        if narrow:
+        # short headers where the long ones would not fit the terminal side by side
+        if fold(headers, [c for _, c in rows], self.app.size.width - 2, KEYS).header_height > 1:
+            headers = _headers(cols, None, short=True)
             for _, cells in rows:
                 cells[3] = "base" if cells[3] else ""
-        self._show(rows, ctx)
+        self._fitted(headers, rows, ctx)
 
-    def _show(self, rows: list[tuple[str, list[Any]]], ctx: ViewContext) -> None:
-        """The rows in place: added anew when the variants changed, else cell by cell."""
-        signature = tuple(r[0] for r in rows)
+    def _show(self, rows: list[tuple[str, list[Any]]], ctx: ViewContext,
+              heights: list[int]) -> None:
+        """The rows in place: added anew when the variants (or their rows' heights) changed,
+        else cell by cell."""
+        signature = (tuple(r[0] for r in rows), tuple(heights))
         keep = self.selected() or ctx.selected
         if signature != self._signature:
             self.clear()
-            for key, cells in rows:
-                self.add_row(*cells, key=key)
+            for (key, cells), height in zip(rows, heights, strict=True):
+                self.add_row(*cells, key=key, height=height)
             self._signature = signature
             self.select(keep)
             return
