@@ -25,12 +25,6 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-# a variant's fields of these figures (the report's Variant, a sweep's or workload's point)
-HOST_FIELDS = ("host_times_s", "back_to_back_times_s", "call_gpu_times_s", "host_s",
-               "back_to_back_s", "call_gpu_s", "host_bound", "redone_blocks", "drained_blocks")
-# a point's (a sweep's, a workload's) besides: which call they are of (a runner's fact)
-POINT_FIELDS = (*HOST_FIELDS, "timed_call")
-
 # Back to back, a call costs at least the larger of its host and GPU time (each measured in
 # blocks of its own, minutes apart at most, at the clocks of the moment): below it by more than
 # this share is no measurement of one call (the clocks between blocks move a few per cent).
