@@ -286,6 +286,7 @@ FACTS: tuple[Fact, ...] = (
     # the runner's facts (report/model.VariantFacts)
     Fact("first_call_s", "first call", "ms", fmt.ms, frozenset({MARKDOWN, COMPARE}),
          raw=_seconds_raw, optional=True),
+    Fact("load_s", "load", "ms", fmt.ms, EVERYWHERE - {TABLE}, raw=_seconds_raw, optional=True),
     # host time and back-to-back time (core/host_time.py), each of the call the user makes
     # (`timed_call`), with that call's own GPU time beside the phases' sum
     Fact("host_s", "host", "ms", fmt.ms, raw=_seconds_raw, group=HOST),

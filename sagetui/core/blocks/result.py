@@ -36,6 +36,9 @@ class RunnerFacts(Model):
     # wall time of its backend's first call in its runner, synchronised (the warm-up's first):
     # what a model pays once for it (lazy imports, JIT compiling, handles, autotuning)
     first_call_s: Annotated[float, Field(ge=0)] | None = None
+    # wall time its runner took to load it (its backend built, its extension modules imported
+    # from their files): what a program pays to import it, before any call
+    load_s: Annotated[float, Field(ge=0)] | None = None
     # schema 6: the call its host, GPU and back-to-back times are of (core/host_time.py): a
     # public function by name, or the decomposition and why
     timed_call: str | None = None

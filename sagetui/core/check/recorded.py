@@ -127,6 +127,7 @@ RULES: list[Rule] = [
           "the runner's count of the blocks it redid or drained"),
     _rule(_R + r"\.peak_memory_bytes$", "the CUDA allocator's peak, as the runner read it"),
     _rule(_R + r"\.first_call_s$", "the runner's clock around the variant's first call"),
+    _rule(_R + r"\.load_s$", "the runner's clock around the variant's load"),
     _rule(r"^\$(\.sweep\.points\[\d+\])?\.variants\[\d+\]\.timed_call$",
           "the call the runner timed, as it named it"),
     _rule(_V + r"\.kernel_facts\.kernel\.", "the kernel's resources, as cuobjdump read them "
