@@ -44,13 +44,14 @@ def _tables(reports: list) -> dict[str, str]:
     """Every table a run's, a sweep's and a workload's variants are shown in, as text."""
     from rich.console import Console
 
+    import sagetui.core.sweep.export
+    import sagetui.core.workload.export
     from sagetui.cli.run import summary_table
     from sagetui.core.compare.comparison import compare_reports
     from sagetui.core.export.report import to_markdown
-    from sagetui.core.sweep import export as sweep_export
-    from sagetui.core.workload import export as workload_export
 
     run, sweep, workload = reports
+    sweep_export, workload_export = sagetui.core.sweep.export, sagetui.core.workload.export
     console = Console(record=True, width=400)
     console.print(summary_table(run))
     return {"run": console.export_text(), "markdown": to_markdown(run),
@@ -83,3 +84,15 @@ def _leaves(data: dict) -> set[str]:
     from sagetui.core.check.recorded import leaves
     return {p for p, _ in leaves(data)}
 
+
+def test_a_derived_fact_that_check_recomputes_takes_six_source_files():
+    """`host_share`, a call's host time over its GPU time: its formula (core/host_time.py), its
+    field (blocks/result.HostTimes), the live figures that compute it (run/figures.py), its entry
+    (core/variant_facts.py), its check (run/check_host.py) and the schema that first owes it
+    (report/envelope.py). tests/test_host_time.py shows it in every table and `check` catching
+    it edited or deleted."""
+    assert homes("host_share") == [
+        "sagetui/core/blocks/result.py", "sagetui/core/host_time.py",
+        "sagetui/core/report/envelope.py", GENERATED, "sagetui/core/run/check_host.py",
+        "sagetui/core/run/figures.py", "sagetui/core/variant_facts.py"]
+    assert stated("host_share") == len(homes("host_share")) - 1 == 6

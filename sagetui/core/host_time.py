@@ -51,6 +51,15 @@ def host_bound(host_s: float | None, gpu_s: float | None) -> bool | None:
     return host_s > gpu_s
 
 
+def host_share(host_s: float | None, gpu_s: float | None) -> float | None:
+    """The host's time to issue a call over the call's GPU time: above 1 it is host-bound, and
+    below 1 the rest is the headroom a slower host (or a faster kernel) has before it is (None
+    when either is unknown, or the GPU time is 0)."""
+    if host_s is None or not gpu_s:
+        return None
+    return host_s / gpu_s
+
+
 def back_to_back_floor(host_s: float | None, gpu_s: float | None) -> float | None:
     """The least back-to-back time a call's host and GPU time allow, less the noise (None when
     either is unknown)."""

@@ -300,6 +300,9 @@ FACTS: tuple[Fact, ...] = (
     # kept drained after every redo: its GPU time is the host's pace (never silently)
     Fact("drained_blocks", "drained", "blocks", _count,
          frozenset({MARKDOWN, SWEEP_MD}) | CSV, raw=_text_raw, group=HOST),
+    # how near host-bound a call is (core/host_time.host_share)
+    Fact("host_share", "host/GPU", "", fmt.share, EVERYWHERE - {TABLE}, group=HOST,
+         optional=True),
     Fact("timed_call", "timed call", "(host, call GPU, b2b)", lambda x: x or fmt.DASH,
          frozenset({MARKDOWN, COMPARE}) | CSV, raw=_inert, group=HOST, optional=True,
          left=True),

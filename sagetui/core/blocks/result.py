@@ -59,6 +59,8 @@ class HostTimes(Model):
     call_gpu_times_s: list[NonNegative] | None = None
     call_gpu_s: NonNegative | None = None
     host_bound: bool | None = None
+    # schema 7: host_s over its GPU time (call_gpu_s, else the phases' p50), host_bound's figure
+    host_share: NonNegative | None = None
     redone_blocks: Count | None = None
     drained_blocks: Count | None = None
 

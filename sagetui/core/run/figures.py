@@ -23,7 +23,7 @@ from typing import Any
 from sagetui.core.blocks.result import HostTimes
 from sagetui.core.config import Shape
 from sagetui.core.derived import call_and_mainloop, shape_ops
-from sagetui.core.host_time import host_bound, typical
+from sagetui.core.host_time import host_bound, host_share, typical
 from sagetui.core.options import with_defaults
 from sagetui.core.peaks import KernelPeak, kernel_peak
 from sagetui.core.phases import FUSED_MAINLOOP_PHASES
@@ -450,6 +450,7 @@ def measured_host(v: VariantModel, p50_s: float | None = None) -> dict[str, Any]
                            "call_gpu_times_s": call_gpu or None, "call_gpu_s": call_gpu_s,
                            "host_s": typical(host), "back_to_back_s": typical(b2b),
                            "host_bound": host_bound(typical(host), gpu),
+                           "host_share": host_share(typical(host), gpu),
                            "redone_blocks": sum(1 for b in blocks if b.redone),
                            "drained_blocks": sum(1 for b in blocks if b.drained)}
     return {k: x for k, x in out.items() if x is not None}
