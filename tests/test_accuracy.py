@@ -287,7 +287,7 @@ def test_a_sweep_point_keeps_its_worst_head_in_the_csv_and_markdown():
     _, a = _per_head_report()
     point = plan.accuracy({"accuracy": a}, None)
     worst = a["worst_heads"][0]
-    assert point is not None and point["worst_head"] == worst
-    assert point["worst_head_relative_l1"] == a["per_head"][worst]["relative_l1"]
+    assert point is not None and point.worst_head == worst
+    assert point.worst_head_relative_l1 == a["per_head"][worst]["relative_l1"]
     assert f"worst head {worst} 3.91 %" in accuracy_text(point)
     assert CSV_FIELDS.index("worst_head") == CSV_FIELDS.index("relative_l1") + 1

@@ -16,6 +16,7 @@ from sagetui.core.host_time import (
     bound_by,
     drained,
     host_bound,
+    host_share,
     idle_s,
     typical,
 )
@@ -79,6 +80,9 @@ def test_host_bound_call_marked_and_a_drained_block_redone() -> None:
     assert a.call_gpu_s > 0.019 and b.call_gpu_s < 0.01
     assert "the decomposition (reference has no public function)" == b.timed_call
     assert b.back_to_back_s >= back_to_back_floor(b.host_s, b.call_gpu_s)
+    # how near host-bound: b's host needs its GPU time many times over, a's a small share of it
+    assert b.host_share > 2 and 0 < a.host_share < 0.5
+    assert b.host_share == b.host_s / b.call_gpu_s
     assert check_report(report) == []
     md = to_markdown(report)
     assert "| host ms | call GPU ms | b2b ms | bound | redone blocks |" in md and "| HOST |" in md
@@ -91,16 +95,20 @@ def test_host_bound_call_marked_and_a_drained_block_redone() -> None:
     compared = run_table([("A", report)])
     assert "A timed call (host, call GPU, b2b)" in [c.title for c in compared.columns]
     assert "A call GPU ms" in [c.title for c in compared.columns]
+    assert "A host/GPU" in [c.title for c in compared.columns] and "| host/GPU |" in md
 
     out = Console(width=400, record=True)
     out.print(summary_table(report, width=400))
     caption = " ".join(out.export_text().split())
     assert caption.endswith("host, call GPU and b2b time the call the user makes: a, b the "
                             "decomposition (reference has no public function)")
+    assert "host/GPU" in caption
     tampered = report.model_copy(update={"variants": [
-        a, b.model_copy(update={"host_bound": False, "back_to_back_s": 1.0})]})
+        a.model_copy(update={"host_share": None}),
+        b.model_copy(update={"host_bound": False, "back_to_back_s": 1.0, "host_share": 0.5})]})
     paths = {m.path for m in check_report(tampered)}
-    assert paths == {"$.variants[1].host_bound", "$.variants[1].back_to_back_s"}
+    assert paths == {"$.variants[1].host_bound", "$.variants[1].back_to_back_s",
+                     "$.variants[1].host_share", "$.variants[0].host_share"}
 
 
 def _edited(report: Report, name: str, **fields: object) -> Report:
@@ -128,9 +136,11 @@ def test_check_rejects_back_to_back_below_the_host_time_or_the_call_unnamed() ->
     unnamed = _edited(report, "b", timed_call=None)
     assert [m.path for m in check_report(unnamed)] == ["$.variants[1].timed_call"]
     # an older runner's recording (an event stream replayed) has none of the call's fields:
-    # its host time was the instrumented decomposition's, taken as recorded
+    # its host time was the instrumented decomposition's, taken as recorded (its host share
+    # over the phases' p50, as folding it now makes it)
     older = _edited(report, "b", timed_call=None, call_gpu_s=None, call_gpu_times_s=None,
-                    back_to_back_times_s=low, back_to_back_s=typical(low))
+                    back_to_back_times_s=low, back_to_back_s=typical(low),
+                    host_share=host_share(b.host_s, b.timing.p50_s))
     assert check_report(older) == []
     # a report before schema 6 timed the instrumented decomposition: taken as recorded
     old = _edited(report.model_copy(update={"schema_version": 5}), "b",

@@ -106,7 +106,7 @@ def test_two_runners_split_the_points_into_a_single_runners_report(single, poole
     assert sorted(i for r in runners for i in r["points"]) == [0, 1, 2, 3]
     for p in b.points:  # a point's variants all ran on one runner, ABBA-interleaved there
         assert [v.name for v in p.variants] == ["a", "b"]
-        assert all(v.rounds == 2 for v in p.variants)
+        assert all(v.round_count == 2 for v in p.variants)
     # each runner's events come wrapped with its label; one `finished`, the pool's, last
     starts = [e for e in events
               if isinstance(e, ev.FromRunner) and isinstance(e.event, ev.PointStarted)]

@@ -132,15 +132,15 @@ def test_sweep_points_interleave_variants_and_pass_check(sweep_report):
         (128, False), (256, False), (128, True), (256, True)]
     for p in r.sweep.points:
         a, b = p.variants
-        assert a.kernel_phase == "fused_mainloop" and a.rounds == 2
+        assert a.kernel_phase == "fused_mainloop" and a.round_count == 2
         assert len(a.samples["total"]) == 2 and len(a.samples["total"][0]) == 3
         assert a.kernel_tops > a.e2e_tops > 0  # the main loop is part of the call
-        assert {k: b.accuracy[k] for k in ("against", "max_abs_diff", "mean_abs_diff",
-                                           "byte_exact")} == {
+        assert b.accuracy_brief.model_dump(include={
+            "against", "max_abs_diff", "mean_abs_diff", "byte_exact"}) == {
             "against": "a", "max_abs_diff": 0.0, "mean_abs_diff": 0.0, "byte_exact": True}
         # against fp32 attention: the reference's quantization error, the same for a copy
-        assert 0.999 < b.accuracy["cosine_similarity"] <= 1.0
-        assert b.accuracy["cosine_similarity"] == a.accuracy["cosine_similarity"]
+        assert 0.999 < b.accuracy_brief.cosine_similarity <= 1.0
+        assert b.accuracy_brief.cosine_similarity == a.accuracy_brief.cosine_similarity
         # the reference stands in for sm89: its tiles' geometry at this point's shape
         assert p.scheduler.kernel == "sm89" and p.scheduler.q_len == p.x
     assert check_report(r) == []

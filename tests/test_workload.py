@@ -136,15 +136,15 @@ def test_totals_are_the_weighted_sum_of_the_calls(replay):
     slow = min(per_call, key=lambda i: speedup_percent(base[i].timing.p50_s,
                                                        per_call[i].timing.p50_s))
     assert worst.slowest_call == slow
-    l1 = {i: v.accuracy["relative_l1"] for i, v in per_call.items()}
+    l1 = {i: v.accuracy_brief.relative_l1 for i, v in per_call.items()}
     assert worst.least_accurate_call == max(l1, key=l1.get)
-    heads = {i: v.accuracy["worst_head_relative_l1"] for i, v in per_call.items()}
+    heads = {i: v.accuracy_brief.worst_head_relative_l1 for i, v in per_call.items()}
     assert worst.worst_head_call == max(heads, key=heads.get)
-    assert worst.worst_head == per_call[worst.worst_head_call].accuracy["worst_head"]
+    assert worst.worst_head == per_call[worst.worst_head_call].accuracy_brief.worst_head
     # per call: p50 with its interval, a verdict against a, accuracy with its worst head
     for v in per_call.values():
         assert v.p50_ci_percent is not None and v.verdict is not None
-        assert v.verdict.rounds == 3 and "worst_head" in v.accuracy
+        assert v.verdict.rounds == 3 and v.accuracy_brief.worst_head is not None
     assert "total attention time" in stdout and "blocks.3.attn" in stdout
 
 
@@ -191,9 +191,9 @@ def test_one_call_is_the_inputs_run_of_that_call(replay, cli_here, tmp_path):
         rv = next(v for v in r.variants or [] if v.name == pv.name)
         # the same inputs, kernel and reference: the same output and accuracy, byte for byte
         assert pv.output_sha256 == rv.output_sha256 and pv.checksum == rv.checksum
-        assert pv.accuracy == plan.accuracy(rv.model_dump(), r.baseline if pv.name != r.baseline
-                                          else None)
-        assert pv.rounds == len(rv.rounds or []) == 3
+        against = r.baseline if pv.name != r.baseline else None
+        assert pv.accuracy_brief == plan.accuracy(rv.model_dump(), against)
+        assert pv.round_count == len(rv.rounds or []) == 3
         if pv.name == "b":  # the verdict: the same function of each's own round medians
             for v, samples in ((pv.verdict, pv.samples["total"]),
                                (rv.verdict, r.samples["b"]["total"].tolist())):

@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from sagetui.core.check.report import check_report
 from sagetui.core.report.io import load_report
@@ -191,7 +192,6 @@ def _every_worst_head(data) -> None:
     (_set("workload.points.2.variants.1.verdict.confidence", 1.5),
      "$.workload.points[2].variants[1].verdict.confidence"),  # no verdict has it: no crash
     (_set("workload.points.0.scheduler.causal", False), "$.workload.points[0].scheduler.causal"),
-    (_every_worst_head, "$.workload.worst"),  # no head is 2.5: the pick cannot be made
 ])
 def test_check_holds_each_claim_of_a_workload(replays, edit, caught):
     report = replays["a"]
@@ -199,6 +199,14 @@ def test_check_holds_each_claim_of_a_workload(replays, edit, caught):
     data = report.to_json_dict()
     edit(data)
     assert caught in {m.path for m in check_report(Report.model_validate(data))}
+
+
+def test_a_point_whose_worst_head_is_no_head_is_refused_at_load(replays):
+    """A point's accuracy is typed (blocks/result.AccuracyBrief): no head is 2.5."""
+    data = replays["a"].to_json_dict()
+    _every_worst_head(data)
+    with pytest.raises(ValidationError, match="worst_head"):
+        Report.model_validate(data)
 
 
 def test_a_call_whose_output_is_not_finite_is_the_least_accurate(replays):
@@ -433,7 +441,7 @@ def test_dtype_replays_float32_calls_cast_and_marks_them(fp32_cap, tmp_path):
     wl = report.workload
     assert wl.cast_to == "fp16" and [c.cast for c in wl.calls] == [True] * 4
     assert all(p.shape.dtype == "fp16" for p in wl.points)
-    assert all(v.accuracy and math.isfinite(v.accuracy["relative_l1"])
+    assert all(v.accuracy_brief and math.isfinite(v.accuracy_brief.relative_l1)
                for p in wl.points for v in p.variants)
     assert check_report(report) == []
     assert "(cast from float32)" in (tmp_path / "c.md").read_text()

@@ -25,12 +25,6 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-# a variant's fields of these figures (the report's Variant, a sweep's or workload's point)
-HOST_FIELDS = ("host_times_s", "back_to_back_times_s", "call_gpu_times_s", "host_s",
-               "back_to_back_s", "call_gpu_s", "host_bound", "redone_blocks", "drained_blocks")
-# a point's (a sweep's, a workload's) besides: which call they are of (a runner's fact)
-POINT_FIELDS = (*HOST_FIELDS, "timed_call")
-
 # Back to back, a call costs at least the larger of its host and GPU time (each measured in
 # blocks of its own, minutes apart at most, at the clocks of the moment): below it by more than
 # this share is no measurement of one call (the clocks between blocks move a few per cent).
@@ -55,6 +49,15 @@ def host_bound(host_s: float | None, gpu_s: float | None) -> bool | None:
     if host_s is None or gpu_s is None:
         return None
     return host_s > gpu_s
+
+
+def host_share(host_s: float | None, gpu_s: float | None) -> float | None:
+    """The host's time to issue a call over the call's GPU time: above 1 it is host-bound, and
+    below 1 the rest is the headroom a slower host (or a faster kernel) has before it is (None
+    when either is unknown, or the GPU time is 0)."""
+    if host_s is None or not gpu_s:
+        return None
+    return host_s / gpu_s
 
 
 def back_to_back_floor(host_s: float | None, gpu_s: float | None) -> float | None:

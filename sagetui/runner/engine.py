@@ -158,6 +158,7 @@ class Engine:
         self._input_hashing: Any = None  # the inputs' sha256, hashed during the rounds
         self._peak_bytes: dict[str, int] = {}  # allocator peak of one call (VariantFacts)
         self._first_call_s: dict[SpecKey, float] = {}  # its backend's first call (VariantFacts)
+        self._load_s: dict[SpecKey, float] = {}  # its backend's load, kept with it (VariantFacts)
         self._flush: torch.Tensor | None = None
         self._sampler = None
         self._exact: ExactReference | None = None  # fp32 attention, built at first need
@@ -233,8 +234,10 @@ class Engine:
                 raise VariantLoadError(f"{spec.backend} runs no packed sequences (those that "
                                        f"do: {', '.join(VARLEN_BACKENDS)})")
             cls.check_available(self.device)
+            t = time.perf_counter()
             be = cls(options=dict(spec.options), module_path=spec.path, variant_name=spec.name)
             be.load()
+            self._load_s[spec_key(spec)] = time.perf_counter() - t
             if spec.path and cls.load is Backend.load:  # never run the stock code under its name
                 raise VariantLoadError(f"{spec.backend} loads no extension module, so "
                                        f"{spec.path} would be ignored")
@@ -250,13 +253,17 @@ class Engine:
         self.emit(ev.VariantLoaded(name=spec.name, backend=spec.backend, path=spec.path,
                                    status="ok", kernel=be.kernel,
                                    phases=[(p.name, p.parent) for p in be.phases()],
-                                   facts=self._load_facts(be)))
+                                   facts=self._load_facts(be, spec_key(spec))))
 
-    def _load_facts(self, be: Backend) -> dict[str, Any]:
-        """Its provenance, and its main-loop kernel's facts from its binary
-        (runner/kernel_facts.py: a module is read once per runner)."""
+    def _load_facts(self, be: Backend, key: SpecKey) -> dict[str, Any]:
+        """Its provenance, the wall time its load took (its backend built and its modules
+        imported, in this runner: a warm runner's kept backend keeps its figure), and its
+        main-loop kernel's facts from its binary (runner/kernel_facts.py: a module is read once
+        per runner)."""
         prov = provenance(be)
         facts: dict[str, Any] = {"provenance": prov}
+        if key in self._load_s:
+            facts["load_s"] = self._load_s[key]
         if self.is_gpu:
             facts["kernel_facts"] = variant_kernel_facts(be, self.config, self.gpu, prov)
         return facts

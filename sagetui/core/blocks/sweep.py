@@ -5,20 +5,19 @@ and the raw samples they were derived from (`sagetui check` recomputes them: cor
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from sagetui.core.blocks.base import (
     Count,
     Fault,
     Model,
-    Provenance,
     Scheduler,
     Seconds,
     Summary,
-    VerdictRecord,
 )
+from sagetui.core.blocks.result import AccuracyBrief, AccuracyMetrics, VariantResult
 from sagetui.core.config import Shape
 
 Tops = Annotated[float, Field(ge=0, description="tera-operations per second")]
@@ -45,18 +44,29 @@ def noisy(v: Any) -> bool:
                           getattr(v, "kernel_p50_ci_percent", None)))
 
 
-class SweepVariantPoint(Model):
-    name: str
-    backend: str | None = None
-    spec: str | None = None
+class SweepVariantPoint(VariantResult):
+    """A variant at a point: its run's VariantResult (blocks/result.py) copied, and what a point
+    derives. Three fields keep the wire names they had, each a name the run's Variant uses for
+    another thing: `kernel` (the kernel phase's summary; a Variant's is its tile configuration's
+    name), `rounds` (a count; a Variant's, each round's summary), `accuracy` (in brief; a
+    Variant's, whole)."""
+
+    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True,
+                              serialize_by_alias=True)
+    WIRE_ORDER: ClassVar[tuple[str, ...]] = (
+        "name", "backend", "spec", "status", "error", "kernel_phase", "timing", "kernel",
+        "rounds", "p50_ci_percent", "kernel_p50_ci_percent", "kernel_tops", "e2e_tops",
+        "peak_tops", "kernel_share_of_peak", "e2e_share_of_peak", "accuracy", "verdict",
+        "checksum", "output_sha256", "samples", "provenance", "host_times_s",
+        "back_to_back_times_s", "call_gpu_times_s", "host_s", "back_to_back_s", "call_gpu_s",
+        "timed_call", "host_bound", "redone_blocks", "drained_blocks")
+
     status: Literal["ok", "failed"]
-    error: str | None = None
     # "fused_mainloop" where the backend has one (SageAttention's bench counts the main loop
     # alone, quantization excluded), else "total" (the whole call)
     kernel_phase: str | None = None
-    timing: Summary | None = None  # the whole call
-    kernel: Summary | None = None  # the kernel phase
-    rounds: Count | None = None
+    kernel_timing: Summary | None = Field(None, alias="kernel")  # the kernel phase
+    round_count: Count | None = Field(None, alias="rounds")
     p50_ci_percent: Annotated[float, Field(ge=0)] | None = None  # of the whole call's p50
     kernel_p50_ci_percent: Annotated[float, Field(ge=0)] | None = None
     kernel_tops: Tops | None = None
@@ -64,24 +74,11 @@ class SweepVariantPoint(Model):
     peak_tops: Tops | None = None
     kernel_share_of_peak: Share | None = None
     e2e_share_of_peak: Share | None = None
-    accuracy: dict[str, Any] | None = None
-    # the point's paired verdict against the baseline, as its run's (a workload's calls show it)
-    verdict: VerdictRecord | None = None
-    checksum: float | None = None
-    output_sha256: str | None = None
+    accuracy_brief: AccuracyBrief | None = Field(None, alias="accuracy")
     samples: PhaseSamples | None = None
-    provenance: Provenance | None = None  # the build measured: its .so files and their sha256
-    # what the user's model pays, as its run's Variant has them (core/host_time.py)
-    host_times_s: list[Annotated[float, Field(ge=0)]] | None = None
-    back_to_back_times_s: list[Annotated[float, Field(ge=0)]] | None = None
-    call_gpu_times_s: list[Annotated[float, Field(ge=0)]] | None = None
-    host_s: Annotated[float, Field(ge=0)] | None = None
-    back_to_back_s: Annotated[float, Field(ge=0)] | None = None
-    call_gpu_s: Annotated[float, Field(ge=0)] | None = None
-    timed_call: str | None = None
-    host_bound: bool | None = None
-    redone_blocks: Count | None = None
-    drained_blocks: Count | None = None
+
+    def accuracy_figures(self) -> AccuracyMetrics | None:
+        return self.accuracy_brief
 
 
 class MeasuredOn(Model):

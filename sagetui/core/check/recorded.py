@@ -27,6 +27,8 @@ RAW_SAMPLES = re.compile(rf"^\$({POINT}\.variants\[\d+\])?\.samples\.")
 
 _V = r"^\$\.variants\[\d+\]"
 _P = rf"^\${POINT}"
+# a variant's result (blocks/result.py): a run's or a point's
+_R = rf"^\$({POINT})?\.variants\[\d+\]"
 _SUMMARY = r"\.(count|mean_s|p50_s|p90_s|p95_s|p99_s|min_s|max_s)$"
 
 
@@ -123,8 +125,9 @@ RULES: list[Rule] = [
           "call_gpu_s are recomputed from them)"),
     _rule(rf"^\$({POINT})?\.variants\[\d+\]\.(redone_blocks|drained_blocks)$",
           "the runner's count of the blocks it redid or drained"),
-    _rule(_V + r"\.peak_memory_bytes$", "the CUDA allocator's peak, as the runner read it"),
-    _rule(_V + r"\.first_call_s$", "the runner's clock around the variant's first call"),
+    _rule(_R + r"\.peak_memory_bytes$", "the CUDA allocator's peak, as the runner read it"),
+    _rule(_R + r"\.first_call_s$", "the runner's clock around the variant's first call"),
+    _rule(_R + r"\.load_s$", "the runner's clock around the variant's load"),
     _rule(r"^\$(\.sweep\.points\[\d+\])?\.variants\[\d+\]\.timed_call$",
           "the call the runner timed, as it named it"),
     _rule(_V + r"\.kernel_facts\.kernel\.", "the kernel's resources, as cuobjdump read them "

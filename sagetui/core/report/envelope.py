@@ -28,7 +28,9 @@ from sagetui.core.version import VERSION
 #    in one format (a profile's wrote "Z"), status and environment always; a variant's host,
 #    GPU and back-to-back times of the call the user makes (`timed_call`, `call_gpu_s`:
 #    core/host_time.py), no longer of the instrumented decomposition
-SCHEMA_VERSION = 6
+# 7: a variant's and a point's `host_share` (its host time over its GPU time:
+#    core/host_time.py), which `check` recomputes
+SCHEMA_VERSION = 7
 
 TOOL = "sagetui"
 

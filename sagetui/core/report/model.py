@@ -10,7 +10,7 @@ under `metadata`, which travels as given.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     Field,
@@ -25,7 +25,6 @@ from sagetui.core.blocks.base import (
     Count,
     Fault,
     Model,
-    Provenance,
     SameThreshold,
     Scheduler,
     Sha256,
@@ -33,6 +32,13 @@ from sagetui.core.blocks.base import (
     VerdictRecord,
 )
 from sagetui.core.blocks.profile import MainloopProfile, ProfileDiff
+from sagetui.core.blocks.result import (
+    AccuracyMetrics,
+    Cosine,
+    NonNegative,
+    RunnerFacts,
+    VariantResult,
+)
 from sagetui.core.blocks.swap import Swap
 from sagetui.core.blocks.sweep import Sweep
 from sagetui.core.blocks.workload import Workload
@@ -145,8 +151,6 @@ class Outliers(Model):
 
 
 # -- accuracy, the backend SDPA ran, build provenance, the kernel's peak ------------
-Cosine = Annotated[float, Field(ge=-1.000001, le=1.000001)]
-NonNegative = Annotated[float, Field(ge=0)]
 
 
 class AccuracySums(Model):
@@ -175,13 +179,9 @@ class HeadAccuracy(Model):
     sums: AccuracySums
 
 
-class Accuracy(Model):
+class Accuracy(AccuracyMetrics):
     """Against fp32 attention of the same inputs (core/accuracy.py defines each metric)."""
 
-    cosine_similarity: Cosine | None = None
-    relative_l1: NonNegative | None = None
-    rmse: NonNegative | None = None
-    max_abs_error: NonNegative | None = None
     reference: str | None = None
     rows: str | None = None  # "all", or which query rows were compared
     heads: Literal["all"] | list[Annotated[int, Field(ge=0)]] | None = None  # which were compared
@@ -250,29 +250,18 @@ class Dispatch(Model):
     options: dict[str, str | float | int | bool | None] = Field(default_factory=dict)
 
 
-class VariantFacts(Model):
+class VariantFacts(RunnerFacts):
     """What the runner says of a variant besides its timings (the `facts` of its `variant` and
-    `block_done` events): a fact added here reaches the run model, the report and `check`
+    `block_done` events): its RunnerFacts (blocks/result.py), which a point keeps too, and what
+    a run's variant alone keeps. A fact added here reaches the run model, the report and `check`
     with no other change; the console shows the ones a panel reads."""
 
-    provenance: Provenance | None = None
     accuracy: Accuracy | None = None
     accuracy_error: str | None = None
-    sdpa_backend: str | None = None  # the backend torch's SDPA ran (pinned or chosen)
-    sdpa_backend_method: str | None = None
-    # device memory one call allocates beyond what was held before it (its output and
-    # workspace), from torch's allocator peak around the warm-up's timed call: GPU only
-    peak_memory_bytes: Annotated[int, Field(ge=0)] | None = None
-    # wall time of its backend's first call in its runner, synchronised (the warm-up's first):
-    # what a model pays once for it (lazy imports, JIT compiling, handles, autotuning)
-    first_call_s: Annotated[float, Field(ge=0)] | None = None
     dispatch: Dispatch | None = None  # sage2-auto: the function and options it dispatched to
     # its main-loop kernel's registers, spills, shared memory and occupancy, from its binary
     # (`cuobjdump --dump-resource-usage`) and its launch: core/kernel_facts.py
     kernel_facts: KernelFacts | None = None
-    # schema 6: the call its host, GPU and back-to-back times are of (core/host_time.py): a
-    # public function by name, or the decomposition and why
-    timed_call: str | None = None
 
 
 class Clocks(Model):
@@ -288,26 +277,30 @@ class Clocks(Model):
     note: str | None = None
 
 
-class Variant(VariantFacts):
-    name: str
+class Variant(VariantResult, VariantFacts):
+    """A run's variant: its result (blocks/result.VariantResult, which a point shares), its
+    runner's facts, and what its run alone keeps (rounds, phases, drift, telemetry...)."""
+
+    WIRE_ORDER: ClassVar[tuple[str, ...]] = (
+        "provenance", "accuracy", "accuracy_error", "sdpa_backend", "sdpa_backend_method",
+        "peak_memory_bytes", "first_call_s", "dispatch", "kernel_facts", "timed_call", "name",
+        "path", "output_sha256", "byte_exact", "timing", "rounds", "speedup_vs_baseline_percent",
+        "backend", "spec", "status", "error", "input_sha256", "max_abs_diff", "mean_abs_diff",
+        "checksum", "deterministic", "phase_timings", "verdict", "drift", "outliers", "telemetry",
+        "achieved", "peak", "kernel", "scheduler", "options", "intervals", "rounds_asked",
+        "failed_round", "build", "sol", "host_times_s", "back_to_back_times_s",
+        "call_gpu_times_s", "host_s", "back_to_back_s", "call_gpu_s", "host_bound",
+        "redone_blocks", "drained_blocks", "clocks")
     path: str | None = None
-    output_sha256: Sha256 | None = None
     byte_exact: bool | None = None
-    timing: Summary | None = None
     rounds: list[Summary] | None = None
     speedup_vs_baseline_percent: float | None = None
     # sagetui's additions
-    backend: str | None = None
-    spec: str | None = None
-    status: Literal["ok", "failed", "excluded", "partial"] | None = None
-    error: str | None = None
     input_sha256: Sha256 | None = None
     max_abs_diff: Annotated[float, Field(ge=0)] | None = None
     mean_abs_diff: Annotated[float, Field(ge=0)] | None = None
-    checksum: float | None = None
     deterministic: bool | None = None
     phase_timings: dict[str, Summary] | None = None
-    verdict: VerdictRecord | None = None
     drift: Drift | None = None
     outliers: Outliers | None = None
     telemetry: list[Telemetry] | None = None
@@ -328,21 +321,11 @@ class Variant(VariantFacts):
     build: BuildFacts | None = None
     # speed of light per phase (core/sol.py)
     sol: SpeedOfLight | None = None
-    # what the user's model pays (core/host_time.py): each completed round's host time of one
-    # call and back-to-back time per call, their medians, whether a call is host-bound, the
-    # blocks measured again because their queue drained and those kept drained after every redo
-    host_times_s: list[NonNegative] | None = None
-    back_to_back_times_s: list[NonNegative] | None = None
-    # schema 6: all three of the call the user makes (`timed_call`), in blocks of their own;
-    # its GPU time beside the phases' `timing`; host-bound against it
-    call_gpu_times_s: list[NonNegative] | None = None
-    host_s: NonNegative | None = None
-    back_to_back_s: NonNegative | None = None
-    call_gpu_s: NonNegative | None = None
-    host_bound: bool | None = None
-    redone_blocks: Count | None = None
-    drained_blocks: Count | None = None
+    # what the user's model pays (core/host_time.py) is its HostTimes (blocks/result.py)
     clocks: Clocks | None = None
+
+    def accuracy_figures(self) -> AccuracyMetrics | None:
+        return self.accuracy
 
 
 class ScheduleEntry(Model):

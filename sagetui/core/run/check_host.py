@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sagetui.core.host_time import B2B_NOISE, back_to_back_floor, host_bound, typical
+from sagetui.core.host_time import B2B_NOISE, back_to_back_floor, host_bound, host_share, typical
 from sagetui.core.report.mismatch import Mismatch
 from sagetui.core.run.load import report_threshold
 from sagetui.core.statistics.analysis import analyse
 from sagetui.core.statistics.clocks import clock_note, cycle_medians, mean_clocks
 
 if TYPE_CHECKING:
+    from sagetui.core.blocks.result import VariantResult
     from sagetui.core.report.mismatch import MismatchCollector
     from sagetui.core.report.model import Report, Variant
 
@@ -25,22 +26,25 @@ WHY_CALL = ("core/host_time.py: one call back to back costs at least its host an
 # the schema whose host times are of the call the user makes, in blocks of their own (before
 # it they were of the instrumented decomposition: taken as recorded)
 CALL_TIMES_SCHEMA = 6
+HOST_SHARE_SCHEMA = 7  # the first to record host_share: an older report owes none
 WHY_CLOCKS = "core/statistics/clocks.py, from its rounds' medians and telemetry"
 
 
 def check_host(c: MismatchCollector, report: Report) -> None:
     variants = report.variants or []
-    call_timed = (report.schema_version or 0) >= CALL_TIMES_SCHEMA
+    schema = report.schema_version or 0
+    call_timed, share = schema >= CALL_TIMES_SCHEMA, schema >= HOST_SHARE_SCHEMA
     for i, v in enumerate(variants):
-        _check_fields(c, f"$.variants[{i}]", v, call_timed)
+        _check_fields(c, f"$.variants[{i}]", v, call_timed, share)
     for kind, block in (("sweep", report.sweep), ("workload", report.workload)):
         for i, p in enumerate(block.points if block is not None else []):
             for j, pv in enumerate(p.variants):
-                _check_fields(c, f"$.{kind}.points[{i}].variants[{j}]", pv, call_timed)
+                _check_fields(c, f"$.{kind}.points[{i}].variants[{j}]", pv, call_timed, share)
     _check_clocks(c, report, variants)
 
 
-def _check_fields(c: MismatchCollector, at: str, v: Any, call_timed: bool) -> None:
+def _check_fields(c: MismatchCollector, at: str, v: VariantResult, call_timed: bool,
+                  share: bool) -> None:
     """A run's variant or a point's: its host, GPU and back-to-back times of the call, its
     host-bound flag; from schema 6 the call they are of, and back-to-back no less than the
     larger of host and GPU time, less the noise."""
@@ -53,6 +57,8 @@ def _check_fields(c: MismatchCollector, at: str, v: Any, call_timed: bool) -> No
     gpu = v.call_gpu_s if v.call_gpu_s is not None else v.timing.p50_s if v.timing else None
     # (deleted where its host and GPU times say it: a missing figure, c.eq)
     c.eq(f"{at}.host_bound", v.host_bound, host_bound(v.host_s, gpu), WHY)
+    if share or v.host_share is not None:
+        c.eq(f"{at}.host_share", v.host_share, host_share(v.host_s, gpu), WHY)
     if not call_timed or v.host_s is None or _instrumented(v):
         return
     # schema 6 on: the three times are the call's own, and say which call
@@ -66,7 +72,7 @@ def _check_fields(c: MismatchCollector, at: str, v: Any, call_timed: bool) -> No
                               f"{B2B_NOISE:.0%})", WHY_CALL))
 
 
-def _instrumented(v: Any) -> bool:
+def _instrumented(v: VariantResult) -> bool:
     """A host time recorded by an older runner (an event stream replayed): of the instrumented
     decomposition, with none of the call's own fields; taken as recorded."""
     return v.timed_call is None and v.call_gpu_s is None and v.call_gpu_times_s is None

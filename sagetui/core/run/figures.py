@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from sagetui.core.blocks.result import HostTimes
 from sagetui.core.config import Shape
 from sagetui.core.derived import call_and_mainloop, shape_ops
-from sagetui.core.host_time import HOST_FIELDS, host_bound, typical
+from sagetui.core.host_time import host_bound, host_share, typical
 from sagetui.core.options import with_defaults
 from sagetui.core.peaks import KernelPeak, kernel_peak
 from sagetui.core.phases import FUSED_MAINLOOP_PHASES
@@ -69,7 +70,7 @@ def _dump(x: Any) -> Any:
 
 
 def _host_recorded(r: Variant) -> dict[str, Any]:
-    return {k: getattr(r, k) for k in HOST_FIELDS if getattr(r, k) is not None}
+    return r.model_dump(include=set(HostTimes.model_fields), exclude_none=True)
 
 
 _OUTPUT_FIELDS = ("output_sha256", "deterministic", "byte_exact", "checksum", "max_abs_diff",
@@ -449,6 +450,7 @@ def measured_host(v: VariantModel, p50_s: float | None = None) -> dict[str, Any]
                            "call_gpu_times_s": call_gpu or None, "call_gpu_s": call_gpu_s,
                            "host_s": typical(host), "back_to_back_s": typical(b2b),
                            "host_bound": host_bound(typical(host), gpu),
+                           "host_share": host_share(typical(host), gpu),
                            "redone_blocks": sum(1 for b in blocks if b.redone),
                            "drained_blocks": sum(1 for b in blocks if b.drained)}
     return {k: x for k, x in out.items() if x is not None}

@@ -117,23 +117,24 @@ def check_grid(c: MismatchCollector, path: str, p: SweepPoint) -> None:
 
 def check_variant_point(c: MismatchCollector, path: str, v: SweepVariantPoint, ops: float,
              peak: float | None) -> None:
-    if v.status != "ok" or v.timing is None or v.kernel is None:
+    if v.status != "ok" or v.timing is None or v.kernel_timing is None:
         return
     c.summary_shape(f"{path}.timing", v.timing)
-    c.summary_shape(f"{path}.kernel", v.kernel)
+    c.summary_shape(f"{path}.kernel", v.kernel_timing)
     samples = v.samples or {}
-    for field, phase, ci_field in (("timing", "total", "p50_ci_percent"),
-                                   ("kernel", v.kernel_phase or "total", "kernel_p50_ci_percent")):
+    for field, summary, phase, ci_field in (
+            ("timing", v.timing, "total", "p50_ci_percent"),
+            ("kernel", v.kernel_timing, v.kernel_phase or "total", "kernel_p50_ci_percent")):
         rounds = samples.get(phase)
         if not rounds:
             continue
-        c.summary_from_samples(f"{path}.{field}", getattr(v, field),
+        c.summary_from_samples(f"{path}.{field}", summary,
                                np.concatenate([np.asarray(r, dtype=np.float64) for r in rounds]))
         c.eq(f"{path}.{ci_field}", getattr(v, ci_field),
              half_percent(phase_round_medians(rounds)),
              "95 % t-interval of the log round medians")
-        c.eq(f"{path}.rounds", v.rounds, len(rounds), "one sample list per round")
-    for k, val in kernel_and_e2e(ops, v.timing.p50_s, v.kernel.p50_s, peak).items():
+        c.eq(f"{path}.rounds", v.round_count, len(rounds), "one sample list per round")
+    for k, val in kernel_and_e2e(ops, v.timing.p50_s, v.kernel_timing.p50_s, peak).items():
         c.eq(f"{path}.{k}", getattr(v, k), val, _WHY[k])
 
 
@@ -156,7 +157,7 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint, baseline:
             c.eq(f"{path}.variants[{j}].kernel_phase", v.kernel_phase,
                  plan.kernel_phase([k for k in v.samples if k != "total"]),
                  "the main loop's phase where the backend has one, else the whole call")
-        word = "ok" if v.timing is not None and v.kernel is not None else "failed"
+        word = "ok" if v.timing is not None and v.kernel_timing is not None else "failed"
         c.eq(f"{path}.variants[{j}].status", v.status, word, "ok exactly when it has timings")
         words.append(word)
     ok = words.count("ok")
@@ -164,14 +165,15 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint, baseline:
     if not (p.status == "skipped" and not p.variants):
         c.eq(f"{path}.status", p.status, want, "from its variants' (sweep/collect.point_status)")
     base = next((v for v in p.variants if v.name == baseline), None)
-    accurate = any(v.accuracy for v in p.variants)
+    accurate = any(v.accuracy_brief for v in p.variants)
     for j, v in enumerate(p.variants):
-        if accurate and v.accuracy is None and v.status == "ok" and c.complete:
+        if accurate and v.accuracy_brief is None and v.status == "ok" and c.complete:
             c.out.append(_mismatch(f"{path}.variants[{j}].accuracy", MISSING, "present",
                                    "measured for every variant at the point, as for the others"))
         if base is None or v is base or not (base.output_sha256 and v.output_sha256):
             continue
-        acc, vp = v.accuracy or {}, f"{path}.variants[{j}].accuracy"
+        acc = v.accuracy_brief.model_dump(exclude_none=True) if v.accuracy_brief else {}
+        vp = f"{path}.variants[{j}].accuracy"
         if acc.get("max_abs_diff") is None and acc.get("byte_exact") is None:
             continue  # no comparison with the baseline's output (one not finite: plan.accuracy)
         exact = v.output_sha256 == base.output_sha256
@@ -261,8 +263,8 @@ def check_measured_with(c: MismatchCollector, report: Report, block: Sweep | Wor
     most = cfg.round_limit
     for i, p in enumerate(block.points):
         for j, v in enumerate(p.variants):
-            if v.rounds is not None and v.rounds > most:
-                c.out.append(_mismatch(f"{path}.points[{i}].variants[{j}].rounds", v.rounds,
+            if v.round_count is not None and v.round_count > most:
+                c.out.append(_mismatch(f"{path}.points[{i}].variants[{j}].rounds", v.round_count,
                                        f"<= {most}", "the rounds it was asked to run"))
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from sagetui.core.blocks.result import VariantResult
 from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
 from sagetui.core.config import RunConfig, Shape
 from sagetui.core.derived import kernel_and_e2e, shape_ops
-from sagetui.core.host_time import POINT_FIELDS
 from sagetui.core.report.envelope import envelope
 from sagetui.core.report.model import Fault, Report, Variant
 from sagetui.core.samples import Samples
@@ -27,25 +27,26 @@ def call_round_medians(v: SweepVariantPoint) -> list[float]:
     return phase_round_medians((v.samples or {}).get("total"))
 
 
+# a variant's result (blocks/result.py): what a point copies of its run's variant; a failed one
+# keeps who it was and why
+RESULT = set(VariantResult.model_fields)
+FAILED = {"name", "backend", "spec", "error", "provenance"}
+
+
 def variant_point(v: Variant, rep: Report, point_ops: float,
                   baseline: str | None) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": v.name, "backend": v.backend, "spec": v.spec,
-                             "status": "ok" if v.status == "ok" and v.timing else "failed",
-                             "error": v.error, "provenance": v.provenance}
-    if entry["status"] != "ok":
-        return entry
-    assert v.timing is not None
+    if v.status != "ok" or v.timing is None:
+        return {**v.model_dump(include=FAILED, exclude_none=True), "status": "failed"}
+    entry = v.model_dump(include=RESULT, exclude_none=True)
     peak = (v.achieved or {}).get("peak_tops")  # its run's (core/run/figures.peak)
     kept = dict((rep.samples or Samples()).get(v.name, {}))
     samples = {p: s.tolist() for p, s in kept.items()}
     phase = plan.kernel_phase(list(v.phase_timings or {}))
     kernel = v.timing if phase == "total" else (v.phase_timings or {})[phase]
     intervals = v.intervals or {}  # its run's (core/run/figures.intervals)
-    entry.update(kernel_phase=phase, timing=v.timing.model_dump(), kernel=kernel.model_dump(),
-                 rounds=len(v.rounds or []), p50_ci_percent=intervals.get("total"),
-                 kernel_p50_ci_percent=intervals.get(phase),
-                 checksum=v.checksum, output_sha256=v.output_sha256, samples=samples or None,
-                 verdict=v.verdict, **{k: getattr(v, k) for k in POINT_FIELDS},
+    entry.update(kernel_phase=phase, kernel=kernel.model_dump(), rounds=len(v.rounds or []),
+                 p50_ci_percent=intervals.get("total"), kernel_p50_ci_percent=intervals.get(phase),
+                 samples=samples or None,
                  **kernel_and_e2e(point_ops, v.timing.p50_s, kernel.p50_s, peak))
     entry["accuracy"] = plan.accuracy(v.model_dump(), baseline if v.name != baseline else None)
     return entry

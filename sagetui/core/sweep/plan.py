@@ -19,6 +19,7 @@ from typing import Any
 
 # a noisy point (its rule, mark and test) is the point's own, in core/blocks/sweep.py, where
 # the registry of per-variant facts (core/variant_facts.py) reads it too
+from sagetui.core.blocks.result import AccuracyBrief
 from sagetui.core.blocks.sweep import NOISY_CI_PERCENT as NOISY_CI_PERCENT
 from sagetui.core.blocks.sweep import NOISY_MARK as NOISY_MARK
 from sagetui.core.blocks.sweep import NOISY_RULE as NOISY_RULE
@@ -99,7 +100,7 @@ def peak_tops(gpu: dict[str, Any] | None, spec: str | None, dtype: str) -> float
     return peak["peak_tops"] if peak else None
 
 
-def accuracy(variant: dict[str, Any], baseline: str | None) -> dict[str, Any] | None:
+def accuracy(variant: dict[str, Any], baseline: str | None) -> AccuracyBrief | None:
     """The point's accuracy of one variant: its metrics against fp32 attention of the same
     inputs (the runner's, core/accuracy.py), with its difference from the baseline variant's
     output beside them."""
@@ -115,7 +116,8 @@ def accuracy(variant: dict[str, Any], baseline: str | None) -> dict[str, Any] | 
         out.update(against=baseline, max_abs_diff=variant["max_abs_diff"],
                    mean_abs_diff=variant.get("mean_abs_diff"),
                    byte_exact=variant.get("byte_exact"))
-    return {k: v for k, v in out.items() if v is not None} or None
+    kept = {k: v for k, v in out.items() if v is not None}
+    return AccuracyBrief.model_validate(kept) if kept else None
 
 
 def crossovers(series: dict[str, dict[str, list[tuple[int, float]]]]) -> list[dict[str, Any]]:

@@ -133,7 +133,7 @@ def worst(calls: Sequence[ReplayedCall], points: Sequence[SweepPoint], variants:
             b = _of(points, c, baseline) if baseline and name != baseline else None
             if b is not None and b.timing is not None and _measured(b):
                 speed.append((speedup_or_none(b.timing.p50_s, v.timing.p50_s), c.index))
-            a = v.accuracy or {}
+            a = v.accuracy_brief.model_dump(exclude_none=True) if v.accuracy_brief else {}
             if computed(a):  # a figure not finite (None in the report) is the worst
                 acc.append((a.get("relative_l1"), c.index))
             if a.get("worst_head") is not None:

@@ -109,7 +109,7 @@ class SweepTable(SteadyTable):
                 share = fmt.share(v.kernel_share_of_peak)
                 p50 = Text(p50_cell(v), style="bold red") if noisy(v) else p50_text(v)
                 tops = (f"{v.kernel_tops:.3f}", f"{v.e2e_tops:.3f}")
-                accuracy = Text(printable(accuracy_text(v.accuracy)))
+                accuracy = Text(printable(accuracy_text(v.accuracy_brief)))
                 row(head, Text(printable(v.name)), *facts, p50, *tops,
                     *((accuracy,) if workload else (share, accuracy)))
         if view.planned > len(view.points):

@@ -11,6 +11,7 @@ from sagetui.core import variant_facts
 from sagetui.core.blocks.sweep import Sweep
 from sagetui.core.blocks.workload import Workload
 from sagetui.core.format import ms, pct
+from sagetui.core.report.model import Variant, VariantFacts
 from sagetui.core.run import figures, late
 from sagetui.core.workload import export
 from sagetui.tui.source import Source
@@ -41,34 +42,39 @@ STATUS_STYLE = {"ok": "", "failed": "bold red", "excluded": "yellow", "partial":
                 "pending": "dim"}
 
 
-def _columns(host: bool, accuracy: bool, runner_facts: list[Any]) -> list[variant_facts.Fact]:
+def _columns(host: bool, accuracy: bool, results: list[Variant]) -> list[variant_facts.Fact]:
     """Its facts' columns (core/variant_facts.py's TABLE): the host-time ones where a variant
     has a host time, the accuracy ones where a variant has or is computing one, every other
     where shown (an optional one where a variant's runner facts hold it)."""
     table = variant_facts.shown_in(variant_facts.TABLE)
-    return [f for f in variant_facts.columns(variant_facts.TABLE, runner_facts)
+    return [f for f in variant_facts.columns(variant_facts.TABLE, results)
             if f.group not in (variant_facts.HOST, variant_facts.ACCURACY)] \
         + [f for f in table if f.group == variant_facts.HOST and host] \
         + [f for f in table if f.group == variant_facts.ACCURACY and accuracy]
 
 
-def _cells(cols: list[variant_facts.Fact], host: dict[str, Any], runner_facts: Any,
-           late_state: str | None) -> list[Any]:
-    """A variant's facts' cells: a host-time fact from its live figures (a host-bound call
-    marked), any other from its runner facts; an accuracy still to come ("computing…") or that
-    never came ("not computed", after the last round: core/run/late.py) says so once."""
-    style = "bold reverse" if host.get("host_bound") else ""
+def _cells(cols: list[variant_facts.Fact], result: Variant, late_state: str | None) -> list[Any]:
+    """A variant's facts' cells (a host-bound call marked); an accuracy still to come
+    ("computing…") or that never came ("not computed", after the last round: core/run/late.py)
+    says so once."""
+    style = "bold reverse" if result.host_bound else ""
     out: list[Any] = []
     for f in cols:
         if f.group == variant_facts.HOST:
-            out.append(Text(f.text(host), style=style if f.key == "host_bound" else ""))
-        elif f.group == variant_facts.ACCURACY and runner_facts.accuracy is None \
+            out.append(Text(f.text(result), style=style if f.key == "host_bound" else ""))
+        elif f.group == variant_facts.ACCURACY and result.accuracy is None \
                 and late_state is not None:
             first = not any(g.group == variant_facts.ACCURACY for g in cols[:cols.index(f)])
             out.append(Text(late_state, style="dim italic") if first else "")
         else:
-            out.append(f.text(runner_facts))
+            out.append(f.text(result))
     return out
+
+
+def _result(name: str, facts: VariantFacts, host: dict[str, Any]) -> Variant:
+    """A live variant's result as its facts' getters read it (core/variant_facts.py): its
+    runner's facts and its live host figures, both validated where they were made."""
+    return Variant.model_construct(name=name, **dict(facts), **host)
 
 
 class VariantTable(SteadyTable):
@@ -139,7 +145,8 @@ class VariantTable(SteadyTable):
         p50s = {n: f.p50_s for n, f in figs.items()}
         host = {n: f.host for n, f in figs.items()}
         has_host = any(h.get("host_s") is not None for h in host.values())
-        cols = _columns(has_host, accuracy, [v.facts for v in data.variants.values()])
+        results = {n: _result(n, v.facts, host[n]) for n, v in data.variants.items()}
+        cols = _columns(has_host, accuracy, list(results.values()))
         called = variant_facts.timed_call_note(
             ((n, v.facts.timed_call) for n, v in data.variants.items()), short=True)
         self.border_subtitle = Text(called if has_host and called else "")
@@ -156,7 +163,7 @@ class VariantTable(SteadyTable):
                 Text(v.status, style=STATUS_STYLE.get(v.status, "")), ms(p50s[name]),
                 "" if name == data.baseline else pct(v.speedup_percent, 3),
                 drift_cell(v.drift),
-                *_cells(cols, host[name], v.facts,
+                *_cells(cols, results[name],
                         late_state if late.accuracy_key(name) in late_keys else None)]))
         headers = _headers(cols, None)
         if not rows:
