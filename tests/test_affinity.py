@@ -30,25 +30,44 @@ def test_a_cpu_this_process_may_not_use_is_refused() -> None:
     assert why is not None and why.startswith("--affinity 4095: CPU 4095 is not one")
 
 
-def test_a_pin_holds_the_calling_thread_alone_and_gives_its_cpus_back() -> None:
+def test_the_timing_thread_is_pinned_for_the_run_and_the_threads_it_starts_move_off() -> None:
+    """The runner's pin (Engine.setup): its thread on the CPUs named until pinned again; a
+    thread it starts inherits the pin and, calling release(), goes to the process's other CPUs;
+    a thread started before keeps its CPUs (Linux pins the calling thread alone)."""
     before = os.sched_getaffinity(0)
     cpu = min(before)
     seen: dict[str, set[int]] = {}
     asked, answered = threading.Event(), threading.Event()
 
-    def other() -> None:  # started before the pin: Linux pins the calling thread alone
+    def earlier() -> None:
         asked.wait(timeout=60)
-        seen["other"] = os.sched_getaffinity(0)
+        seen["earlier"] = os.sched_getaffinity(0)
         answered.set()
 
-    t = threading.Thread(target=other)
-    t.start()
-    with affinity.pinned(str(cpu)):
-        seen["inside"] = os.sched_getaffinity(0)
+    def started_by_the_pinned_one() -> None:
+        seen["inherited"] = os.sched_getaffinity(0)
+        affinity.release()
+        seen["released"] = os.sched_getaffinity(0)
+
+    def timing() -> None:  # the runner's main thread, here a thread of this test's own
+        affinity.pin_timing_thread(str(cpu))
+        seen["pinned"] = os.sched_getaffinity(0)
         asked.set()
-        assert answered.wait(timeout=60)
+        answered.wait(timeout=60)
+        t = threading.Thread(target=started_by_the_pinned_one)
+        t.start()
+        t.join()
+        affinity.pin_timing_thread(None)
+        seen["after"] = os.sched_getaffinity(0)
+
+    e = threading.Thread(target=earlier)
+    e.start()
+    t = threading.Thread(target=timing)
+    t.start()
     t.join()
-    assert seen == {"inside": {cpu}, "other": before}
+    e.join()
+    assert seen["pinned"] == seen["inherited"] == {cpu}
+    assert seen["released"] == (before - {cpu} or before)
+    assert seen["earlier"] == seen["after"] == before
+    affinity.release()  # no thread pinned now: nothing moves
     assert os.sched_getaffinity(0) == before
-    with affinity.pinned(None):
-        assert os.sched_getaffinity(0) == before

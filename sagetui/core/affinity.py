@@ -3,17 +3,22 @@
 A call's host time depends on the CPU that enqueues it. On the H100 machine the device lends,
 the same sm90 call's enqueue read 0.159 ms on CPU 8 and 0.257 ms on CPU 0
 (benchmarks/results/h100_host_time_by_cpu_20261206.txt), and a thread the scheduler moves
-between such CPUs reads both within one run. Pinned, the runner's timed blocks
+between such CPUs reads both within one run. Pinned, the runner's timing thread
 (runner/engine.py) and a swap's program (swap/__main__.py) run on the CPUs named, and two
 measurements made on the same CPUs compare. Nothing is pinned unless asked: a CPU chosen by
 default could be one that another process is pinned to.
+
+The runner's thread is pinned for the whole run, not block by block: pinned only while it
+timed, its host time at the reference shape (a block of a few 50-130 ms calls) read 1.3-2.6
+times that of a loop pinned throughout (benchmarks/results/h100_host_time_pinned_20261206.txt),
+the thread arriving cold on its CPU at each block. The threads it starts afterwards (telemetry,
+hashing, a public API's first call) call `release()` and run on the process's other CPUs.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 SYNTAX = "give CPUs as 2, 0-3 or 0,2-3"
 
@@ -70,23 +75,36 @@ def refusal(text: str) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def pinned(text: str | None) -> Iterator[None]:
-    """The calling thread on the CPUs of `text` (None: as it is) for the block, then back on
-    the CPUs it had: the thread alone, so that threads started before it stay where they are
-    (Linux applies sched_setaffinity(0) to the calling thread)."""
-    if not text:
-        yield
-        return
-    before = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, parse_cpus(text))
-    try:
-        yield
-    finally:
-        os.sched_setaffinity(0, before)
-
-
 def pin_for_good(text: str | None) -> None:
     """The calling thread, and the threads it starts from now on, on the CPUs of `text`."""
     if text:
         os.sched_setaffinity(0, parse_cpus(text))
+
+
+_process_cpus: set[int] | None = None  # the process's CPUs before its first pin
+_others: set[int] | None = None  # where release() puts a thread, while one is pinned
+
+
+def pin_timing_thread(text: str | None) -> None:
+    """The calling thread on the CPUs of `text` until called again (None: back on the CPUs the
+    process had); a thread that calls release() meanwhile runs on the process's other CPUs
+    (on all of them where `text` names every one)."""
+    global _process_cpus, _others
+    if not hasattr(os, "sched_setaffinity"):
+        return  # refused before a runner starts (refusal)
+    if _process_cpus is None:
+        _process_cpus = set(os.sched_getaffinity(0))
+    if not text:
+        os.sched_setaffinity(0, _process_cpus)
+        _others = None
+        return
+    cpus = set(parse_cpus(text))
+    os.sched_setaffinity(0, cpus)
+    _others = (_process_cpus - cpus) or _process_cpus
+
+
+def release() -> None:
+    """A thread started by the pinned one (it inherits the pin): onto the process's other
+    CPUs, off the timed ones. Nothing while no thread is pinned."""
+    if _others is not None:
+        os.sched_setaffinity(0, _others)

@@ -173,6 +173,9 @@ class Engine:
 
     # -- setup ------------------------------------------------------------------------------
     def setup(self) -> None:
+        # this thread, which times, on --affinity's CPUs for the run; the threads it starts
+        # move off them (core/affinity.py)
+        affinity.pin_timing_thread(self.config.affinity)
         if self.is_gpu:
             torch.cuda.set_device(torch.device(self.device).index)
         self._first_call_s = {}  # new backends: their first calls are still to come
@@ -196,6 +199,7 @@ class Engine:
         kept; the others are loaded."""
         loaded = {self._key_of[name]: be for name, be in self.backends.items()}
         self.config = config
+        affinity.pin_timing_thread(config.affinity)
         self.backends, self._key_of = {}, {}
         for spec in config.variants:
             be = loaded.get(spec_key(spec))
@@ -312,17 +316,16 @@ class Engine:
         t0 = time.perf_counter()
         out = None
         dev = self._device(be)
-        with self._pinned():
-            for i in range(calls):
-                self.board.iteration = i
-                self.board.set("warmup")
-                first = self._key_of[variant] not in self._first_call_s
-                t = time.perf_counter()
-                out = self._call(be, NullClock())
-                if first:  # what its backend pays once (imports, JIT, handles), synchronised
-                    self._sync(dev)
-                    self._first_call_s[self._key_of[variant]] = time.perf_counter() - t
-            self._sync(dev)
+        for i in range(calls):
+            self.board.iteration = i
+            self.board.set("warmup")
+            first = self._key_of[variant] not in self._first_call_s
+            t = time.perf_counter()
+            out = self._call(be, NullClock())
+            if first:  # what its backend pays once (imports, JIT, handles), synchronised
+                self._sync(dev)
+                self._first_call_s[self._key_of[variant]] = time.perf_counter() - t
+        self._sync(dev)
         self._prime_public_now(variant, be)
         self._warm_user_call(variant, be, dev)
         if dev is not None:  # host time to enqueue one call and its GPU time: the first gate
@@ -330,11 +333,10 @@ class Engine:
             if self.is_gpu:
                 held = torch.cuda.memory_allocated()
                 torch.cuda.reset_peak_memory_stats()
-            with self._pinned():  # the first gate is sized from this host time
-                t = time.perf_counter()
-                out = self._call(be, clk)
-                self._enqueue_s[variant] = time.perf_counter() - t
-                self._sync(dev)
+            t = time.perf_counter()
+            out = self._call(be, clk)
+            self._enqueue_s[variant] = time.perf_counter() - t
+            self._sync(dev)
             self._gpu_s[variant] = sum(clk.result().values())
             if self.is_gpu:
                 self._peak_bytes[variant] = torch.cuda.max_memory_allocated() - held
@@ -389,30 +391,27 @@ class Engine:
         dev = self._device(be)
         timed: dict[str, Any] = {}
         if dev is not None:
-            with self._pinned():
-                clocks, timed = self._gated(be, dev, variant, leaves, iterations, host)
+            clocks, timed = self._gated(be, dev, variant, leaves, iterations, host)
             for clk in clocks:  # read after the one synchronise: sent as one event
                 stream.add(clk.result(), flush_due=False)
             done = len(clocks)
             out = timed.pop("out")
             if done and half == 0 and not self.cancel.is_set():  # once a round
-                with self._pinned():  # its redo and drained flag join the block's
-                    got = self._call_times(variant, dev)
+                got = self._call_times(variant, dev)  # its redo and drained flag join the block's
                 timed.update(host_call_s=got.host_s, call_gpu_s=got.gpu_s,
                              back_to_back_s=got.back_to_back_s,
                              redone=timed["redone"] + got.redone,
                              drained=timed["drained"] or got.drained)
         else:
             t = time.perf_counter()
-            with self._pinned():
-                for i in range(iterations):
-                    if self.cancel.is_set():
-                        break
-                    self.board.iteration = i
-                    cpu = CpuClock(leaves)
-                    out = self._call(be, TrackingClock(cpu, leaves, self.board))
-                    stream.add(cpu.result())
-                    done += 1
+            for i in range(iterations):
+                if self.cancel.is_set():
+                    break
+                self.board.iteration = i
+                cpu = CpuClock(leaves)
+                out = self._call(be, TrackingClock(cpu, leaves, self.board))
+                stream.add(cpu.result())
+                done += 1
             if done:  # the CPU's loop is a hot loop: its wall time per call
                 timed["back_to_back_s"] = (time.perf_counter() - t) / done
         stream.flush()
@@ -429,11 +428,6 @@ class Engine:
         self.emit(ev.BlockDone(variant=variant, round=round_, half=half, iterations=done,
                                cancelled=done < iterations, telemetry=telemetry, host=host,
                                **timed, **facts))
-
-    def _pinned(self) -> contextlib.AbstractContextManager[None]:
-        """The timed calls on --affinity's CPUs (core/affinity.py): this thread only, and only
-        while it times, so that the telemetry and hashing threads it starts stay off them."""
-        return affinity.pinned(self.config.affinity)
 
     def _gated(self, be: Backend, dev: Any, variant: str, leaves: list[str], iterations: int,
                host: dict[str, float]) -> tuple[list[CudaEventClock], dict[str, Any]]:
@@ -609,6 +603,7 @@ class Engine:
         tiny = tiny_inputs(self.inputs)
 
         def prime() -> None:
+            affinity.release()
             with contextlib.suppress(Exception):  # the real call says what is wrong
                 be.public(tiny)
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from sagetui.core import affinity
 from sagetui.core.config import VariantSpec
 from sagetui.runner.inputs import checksum, host_bytes, sha256_of, tensor_sha256
 
@@ -66,7 +67,9 @@ class FirstOutput:
 class OutputChecks:
     def __init__(self) -> None:
         self._first: dict[SpecKey, FirstOutput] = {}
-        self._hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sagetui-sha256")
+        # off --affinity's CPUs, which the timing thread has alone
+        self._hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sagetui-sha256",
+                                          initializer=affinity.release)
         self._given: set[str] = set()  # variants whose once-only facts a block carried this run
 
     def new_run(self, keys: Iterable[SpecKey]) -> None:

@@ -28,6 +28,7 @@ import threading
 import time
 from typing import Any
 
+from sagetui.core import affinity
 from sagetui.core.telemetry import (
     CLOCK_EVENT_REASONS,
     decode_reasons,
@@ -205,6 +206,10 @@ class TelemetrySampler:
             with self._lock:
                 self._samples.append(s)
 
+    def _off_timed_cpus(self) -> None:
+        affinity.release()  # off --affinity's CPUs, which the timing thread has alone
+        self._loop()
+
     def _loop(self) -> None:
         try:
             while not self._stop.wait(self.interval_s):
@@ -227,7 +232,8 @@ class TelemetrySampler:
             self._thread_error = describe(exc)
             return
         self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="sagetui-telemetry", daemon=True)
+        self._thread = threading.Thread(target=self._off_timed_cpus, name="sagetui-telemetry",
+                                        daemon=True)
         self._thread.start()
 
     def stop(self) -> dict[str, Any]:

@@ -17,6 +17,8 @@ import threading
 import time
 from typing import Any
 
+from sagetui.core import affinity
+
 # The SM clock a gate's cycles are counted at when NVML gives none (and the simulated stream's)
 DEFAULT_CLOCK_HZ = 1.5e9
 
@@ -132,6 +134,7 @@ class SimStream:
         self._q.put(fn)
 
     def _run(self) -> None:
+        affinity.release()  # the simulated GPU: off --affinity's CPUs, as a real one is
         while True:
             fn = self._q.get()
             try:
