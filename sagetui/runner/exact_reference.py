@@ -69,6 +69,8 @@ class ExactReference:
                 rows = max(1, CHUNK_ELEMENTS // max(1, b * (k1 - k0)))
                 for i, h in enumerate(self.heads):
                     kh, vh = k[:, h // group, k0:k1].float(), v[:, h // group, k0:k1].float()
+                    # v with a column of ones: one product gives the output and the row sums
+                    vh = torch.cat([vh, torch.ones_like(vh[..., :1])], dim=-1)
                     for r0 in range(q0, q1, rows):
                         r1 = min(r0 + rows, q1)
                         # the scale on the rows of q, not on the scores: one pass less over
@@ -80,16 +82,17 @@ class ExactReference:
                             cols = torch.arange(k1 - k0, device=q.device)
                             s.masked_fill_(cols[None, :] > idx[:, None], float("-inf"))
                         # softmax by hand, in place: its max, exp(s - max) over the block
-                        # itself, the row sums; 1/sum applied to the (small) output, and the
-                        # log-sum-exp from the same two. Nine passes over the block where
-                        # logsumexp and softmax took about thirteen (each pass 320 GB at the
-                        # reference shape).
+                        # itself, and one product with [v, 1] for the output and the row
+                        # sums; 1/sum applied to the (small) output, and the log-sum-exp from
+                        # max and sum. Eight passes over the block where logsumexp and softmax
+                        # took about thirteen (each pass 320 GB at the reference shape).
                         m = s.amax(dim=-1, keepdim=True)
                         s.sub_(m).exp_()
-                        total = s.sum(dim=-1, keepdim=True)
+                        o = torch.matmul(s, vh)
+                        total = o[..., -1:]
                         self.lse[:, i, r0:r1] = (m + total.log()).squeeze(-1)
-                        out[:, i, r0:r1] = torch.matmul(s, vh).div_(total)
-                        del s, m, total
+                        out[:, i, r0:r1] = o[..., :-1] / total
+                        del s, m, o, total
         return out
 
     def compare(self, output: torch.Tensor, layout: str,
