@@ -78,6 +78,7 @@ VALUES: dict[str, list[Any]] = {
     # packed sequences sum to q_len (the explicit base's 96, the CPU shape's 1024)
     "seqlens": [(32, 64), (1000, 24), (96,)],
     "kv_seqlens": [(64, 32), (24, 1000)],
+    "affinity": ["0", "0-1"],  # canonical CPU lists of CPUs every machine here has
 }
 PACKED = ("seqlens", "kv_seqlens")  # NHD, batch 1, the lengths' sums: not with every field
 

@@ -73,10 +73,9 @@ class SweepTable(SteadyTable):
         workload = view is not None and view.workload
         keys = WORKLOAD_COLUMNS if workload else COLUMNS
         # a workload's headers are short already; the columns fold where they do not fit (a
-        # workload's call and variant, a sweep's point, name the row), no cell cut
+        # workload's call and variant, a sweep's point and backend, name the row), no cell cut
         headers = keys if workload else SHORT if 0 < self.size.width < NARROW else COLUMNS
-        folded = fold(headers, self._rows(view, empty), self.size.width,
-                      keys=2 if workload else 1)
+        folded = fold(headers, self._rows(view, empty), self.size.width, keys=2)
         self._set_columns(folded.headers, folded.header_height)
         for row, height in zip(folded.rows, folded.heights, strict=True):
             self.add_row(*row, height=height)
