@@ -110,21 +110,21 @@ def test_the_step_change_matches_the_injected_work_and_outputs_are_compared(swap
     assert "| slow | 6 |" in md and "- 6 steps per arm asked, every arm in one process" in md
 
 
-def test_check_recomputes_a_swap_and_compare_lines_arms_up(swapped, cli, tmp_path) -> None:
-    _, out = swapped
-    assert cli("check", out).returncode == 0
+def test_check_recomputes_a_swap_and_compare_lines_arms_up(swapped, cli_here, tmp_path) -> None:
+    _, out = swapped  # check and compare as main() runs them, in this process
+    assert cli_here("check", out).returncode == 0
     data = json.loads(out.read_text())
     data["swap"]["figures"][2]["step_change_percent"] = -50.0
     data["swap"]["figures"][2]["outputs"][0]["relative_l1"] = 0.5
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
-    done = cli("check", bad)
+    done = cli_here("check", bad)
     assert done.returncode == 1
     assert "$.swap.figures[2].step_change_percent" in done.stdout
     assert "$.swap.figures[2].outputs[0].relative_l1" in done.stdout
-    compared = cli("compare", out, out)
+    compared = cli_here("compare", out, out)
     assert compared.returncode == 0 and "B faster than A %" in compared.stdout
-    mixed = cli("compare", out, ROOT / "sample_results" / "cpu_reference_default.json")
+    mixed = cli_here("compare", out, ROOT / "sample_results" / "cpu_reference_default.json")
     assert mixed.returncode == 2 and "a swap report" in mixed.stderr
 
 
