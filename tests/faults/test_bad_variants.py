@@ -19,6 +19,7 @@ from pathlib import Path
 from sagetui.core.events import FaultRaised
 from sagetui.session.session import Session
 
+from ..conftest import sagetui_here
 from .conftest import TINY, build_so, needs_gcc, no_traceback, sagetui, tiny_config
 
 SO_NO_INIT = "int answer(void) { return 42; }\n"
@@ -99,7 +100,7 @@ def test_headless_run_shows_why_each_variant_failed_here(tmp_path):
     report = json.loads((tmp_path / "r.json").read_text())
     assert [v["status"] for v in report["variants"]] == ["ok", "failed"]
     assert report["rounds"] == 2 and report["faults"][0]["variant"] == "new"
-    check = sagetui("check", "r.json", cwd=tmp_path)
+    check = sagetui_here("check", "r.json", cwd=tmp_path)  # its output alone: in this process
     assert check.returncode == 0, check.stdout + check.stderr
 
 
