@@ -242,8 +242,8 @@ def test_a_replayed_call_whose_output_is_nan_is_the_least_accurate(tmp_path):
     sha = hashlib.sha256(t["q"].contiguous().reshape(-1).view(torch.uint8).numpy().data)
     _edit(tmp_path / "cap", lambda m: m["calls"][1]["tensors"]["q"].update(
         sha256=sha.hexdigest()))
-    got = sagetui("run", "--workload", "cap", *VARIANTS, *MEASURE, "--json", "n.json",
-                  "--recovery-dir", "rec", cwd=tmp_path)
+    got = sagetui_here("run", "--workload", "cap", *VARIANTS, *MEASURE, "--json", "n.json",
+                       "--recovery-dir", "rec", cwd=tmp_path)
     assert got.returncode == 1, got.stderr  # a NaN output is a fault: the timings stand
     report = load_report(tmp_path / "n.json")
     assert check_report(report) == []
@@ -338,8 +338,8 @@ def test_csv_holds_a_row_per_call_and_variant(replays):
 
 
 def test_progress_speaks_of_calls_and_marks_noisy_intervals(cap, tmp_path):
-    got = sagetui("run", "--workload", cap, "--calls", "0-1", *VARIANTS, *MEASURE, "--json",
-                  "p.json", "--recovery-dir", "rec", cwd=tmp_path)
+    got = sagetui_here("run", "--workload", cap, "--calls", "0-1", *VARIANTS, *MEASURE, "--json",
+                       "p.json", "--recovery-dir", "rec", cwd=tmp_path)
     assert got.returncode == 0, got.stderr
     err, out = got.stderr, got.stdout
     assert "call 1 of 2 (#0 blocks.0.attn): 1x16x4x8 bf16 HND causal" in err
@@ -425,8 +425,8 @@ def test_float32_calls_are_skipped_without_dtype(cli_here, fp32_cap, tmp_path):
 
 
 def test_dtype_replays_float32_calls_cast_and_marks_them(fp32_cap, tmp_path):
-    got = sagetui("run", "--workload", fp32_cap, "--dtype", "fp16", *VARIANTS, *MEASURE,
-                  "--json", "c.json", "--csv", "c.csv", "--markdown", "c.md", cwd=tmp_path)
+    got = sagetui_here("run", "--workload", fp32_cap, "--dtype", "fp16", *VARIANTS, *MEASURE,
+                       "--json", "c.json", "--csv", "c.csv", "--markdown", "c.md", cwd=tmp_path)
     assert got.returncode == 0, got.stderr
     assert "cast call 0 blocks.0.attn: float32 replayed in fp16" in got.stderr
     assert "(cast from float32)" in got.stdout
