@@ -92,8 +92,9 @@ def test_headless_run_shows_why_each_variant_failed_here(tmp_path):
     """The plain CLI on this machine: the sage2 builds cannot run without CUDA, and it says so;
     the reference variant is measured, the report passes check, and the exit status is 1."""
     so = build_so(tmp_path, "noinit", SO_NO_INIT)
-    p = sagetui("run", "--variant", "ref=reference", "--variant", f"new=sage2-sm89@{so}", *TINY,
-                "--rounds", "2", "--iterations", "3", "--json", "r.json", cwd=tmp_path)
+    p = sagetui_here("run", "--variant", "ref=reference", "--variant", f"new=sage2-sm89@{so}",
+                     *TINY, "--rounds", "2", "--iterations", "3", "--json", "r.json",
+                     cwd=tmp_path)
     assert p.returncode == 1, p.stderr
     assert no_traceback(p.stderr)
     assert "variant new (sage2-sm89): failed: BackendUnavailable: needs a CUDA device" in p.stderr
