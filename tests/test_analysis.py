@@ -73,10 +73,10 @@ def test_the_baseline_chosen_before_the_run_is_the_reports():
     assert report.variant("a").verdict is not None and report.variant("b").verdict is None
 
 
-def test_a_backend_that_cannot_run_here_stops_before_anything_runs(cli, tmp_path):
+def test_a_backend_that_cannot_run_here_stops_before_anything_runs(cli_here, tmp_path):
     """On this CPU machine sdpa needs CUDA: the runner's hello says so (no extra probe), the
     run stops before any setup, one line, exit 2, no report and no recovery file."""
-    out = cli("run", "--backend", "sdpa", *TINY)
+    out = cli_here("run", "--backend", "sdpa", *TINY)
     assert out.returncode == 2, out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith("sagetui: error: nothing can run here:")
     assert "sdpa" in out.stderr and "CUDA" in out.stderr

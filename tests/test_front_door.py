@@ -213,10 +213,12 @@ def test_a_speedup_of_ten_times_or_more_reads_as_a_ratio() -> None:
     assert speedup(12.3) == "+12.30" and speedup(-50.0) == "-50.00" and speedup(None) == "-"
 
 
-def test_inputs_whose_shape_is_not_the_configured_one_are_refused_at_once(cli, tmp_path) -> None:
+def test_inputs_whose_shape_is_not_the_configured_one_are_refused_at_once(cli, cli_here,
+                                                                           tmp_path) -> None:
     """A captured SDPA call's file holds HND tensors; the run's layout is NHD unless told: the
     run once started a runner and ended FAILED after its start-up. Now one line says so before
-    a runner starts, and names the layout that fits."""
+    a runner starts, and names the layout that fits. The capture is a program of its own; the
+    refusals run in this process, as the other refusals here do."""
     import sys
 
     import numpy as np
@@ -230,23 +232,23 @@ def test_inputs_whose_shape_is_not_the_configured_one_are_refused_at_once(cli, t
     assert out.returncode == 0, out.stderr
     call = "cap/call-000001.safetensors"
     shape = ["--heads", "4", "--q-len", "16", "--head-dim", "8"]
-    line = one_line(cli("run", "--backend", "reference", "--inputs", call, *shape))
+    line = one_line(cli_here("run", "--backend", "reference", "--inputs", call, *shape))
     assert line == (f"sagetui: error: --inputs: {call}: q has shape [1, 4, 16, 8], the "
                     "configuration says [1, 16, 4, 8]; it holds them in HND (a captured "
                     "scaled_dot_product_attention call's): add --layout HND")
     # without a backend too (the machine's best), and told the layout it fits
-    assert one_line(cli("run", "--inputs", call, *shape)) == line
+    assert one_line(cli_here("run", "--inputs", call, *shape)) == line
     refuse_inputs_shape(tmp_path / call, Shape(heads=4, q_len=16, head_dim=8, layout="HND"))
     # a file of no captured call: what disagrees, and no layout where none fits
     np.save(tmp_path / "qkv.npy", np.zeros((3, 1, 512, 6, 128), dtype=np.float16))
-    assert one_line(cli("run", "--backend", "reference", "--inputs", "qkv.npy")) == (
+    assert one_line(cli_here("run", "--backend", "reference", "--inputs", "qkv.npy")) == (
         "sagetui: error: --inputs: qkv.npy: q has shape [1, 512, 6, 128], the configuration "
         "says [1, 1024, 6, 128]")
     import torch  # a torch.save file's sizes are read from its pickle, which runs nothing
 
     kv = torch.zeros(1, 4, 16, 8)
     torch.save({"q": torch.zeros(1, 16, 4, 8), "k": kv, "v": kv}, tmp_path / "qkv.pt")
-    assert one_line(cli("run", "--backend", "reference", "--inputs", "qkv.pt", *shape)) == (
+    assert one_line(cli_here("run", "--backend", "reference", "--inputs", "qkv.pt", *shape)) == (
         "sagetui: error: --inputs: qkv.pt: k has shape [1, 4, 16, 8], the configuration says "
         "[1, 16, 4, 8]")
     assert not (tmp_path / "state" / "sagetui" / "recovery").exists()  # no runner started

@@ -18,6 +18,8 @@ from sagetui.cli.main import build_parser
 from sagetui.cli.run_options import recovery_file
 from sagetui.core.paths import RECOVERY_KEEP, RECOVERY_MAX_AGE_DAYS, prune_recovery
 
+from .conftest import sagetui_here
+
 ROOT = Path(__file__).resolve().parents[1]
 COMPLETE = ROOT / "sample_results" / "cpu_reference_variants.json"  # a real CPU run, complete
 DEAD = 999_999_999  # over any pid_max: no such process
@@ -87,9 +89,10 @@ def test_recover_opens_the_newest_run_that_is_not_complete_or_the_nth(tmp_path) 
         opened(rec)
 
 
-def test_recover_list_prints_the_runs_it_can_reopen(tmp_path, cli) -> None:
+def test_recover_list_prints_the_runs_it_can_reopen(tmp_path) -> None:
     rec = recovery_folder(tmp_path)
-    out = cli("view", "--recover", "list", "--recovery-dir", rec, env={"COLUMNS": "200"})
+    out = sagetui_here("view", "--recover", "list", "--recovery-dir", rec, cwd=tmp_path,
+                       env={"COLUMNS": "200"})
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if "run-2026" in line]
     assert len(lines) == 2  # the unreadable one is not offered
@@ -100,10 +103,11 @@ def test_recover_list_prints_the_runs_it_can_reopen(tmp_path, cli) -> None:
     assert "1 JSON file there could not be read as a report" in " ".join(out.stdout.split())
 
 
-def test_recover_list_piped_keeps_whole_file_names(tmp_path, cli) -> None:
+def test_recover_list_piped_keeps_whole_file_names(tmp_path) -> None:
     """Piped (`| cat`, a file) from an 80-column terminal: the names were cut to
     "run-20261201-11…"; a pipe's table is as wide as its cells need."""
     rec = recovery_folder(tmp_path)
-    out = cli("view", "--recover", "list", "--recovery-dir", rec, env={"COLUMNS": "80"})
+    out = sagetui_here("view", "--recover", "list", "--recovery-dir", rec, cwd=tmp_path,
+                       env={"COLUMNS": "80"})
     assert out.returncode == 0, out.stderr
     assert "run-20261201-110000-12.json" in out.stdout and "…" not in out.stdout

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -22,14 +23,18 @@ from sagetui.cli.run_options import no_cuda_here
 from sagetui.core.check.report import check_report
 from sagetui.core.report.io import load_report
 
+from .conftest import sagetui_here
+
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "tests" / "swap_model.py"
 
 
-def _swap(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, XDG_STATE_HOME=str(cwd / "state"))
-    return subprocess.run([sys.executable, "-m", "sagetui", "swap", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout, env=env)
+def _swap(cwd: Path, *args: str) -> SimpleNamespace:
+    """`sagetui swap ARGS` in this process (what it printed, wrote and exited with; the
+    program is still a process of its own): a `sagetui` process of its own cost 0.5 s of CPU
+    a swap. The swaps stopped by a signal, and the one that replays a capture (its `sagetui
+    run` writes to the swap's stderr as a file), run as processes."""
+    return sagetui_here("swap", *args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +49,11 @@ def swapped(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Comple
     subprocess.run([sys.executable, "-m", "sagetui", "capture", "--out", str(d / "cap"),
                     "--max-calls", "2", "--", "python", str(MODEL), "--steps", "0"], cwd=d,
                    env=env, check=True, capture_output=True, timeout=300)
-    done = _swap(d, "--variant", "ref=reference", "--variant", "slow=reference[slowdown=2]",
-                 "--baseline", "ref", "--steps", "6",
-                 "--workload", str(d / "cap"), "--json", str(out), "--", "python", str(MODEL),
-                 "--tokens", "256", "--steps", "400")
+    done = subprocess.run([sys.executable, "-m", "sagetui", "swap", "--variant", "ref=reference",
+                           "--variant", "slow=reference[slowdown=2]", "--baseline", "ref",
+                           "--steps", "6", "--workload", str(d / "cap"), "--json", str(out),
+                           "--", "python", str(MODEL), "--tokens", "256", "--steps", "400"],
+                          cwd=d, capture_output=True, text=True, timeout=300, env=env)
     return done, out
 
 
@@ -104,21 +110,21 @@ def test_the_step_change_matches_the_injected_work_and_outputs_are_compared(swap
     assert "| slow | 6 |" in md and "- 6 steps per arm asked, every arm in one process" in md
 
 
-def test_check_recomputes_a_swap_and_compare_lines_arms_up(swapped, cli, tmp_path) -> None:
-    _, out = swapped
-    assert cli("check", out).returncode == 0
+def test_check_recomputes_a_swap_and_compare_lines_arms_up(swapped, cli_here, tmp_path) -> None:
+    _, out = swapped  # check and compare as main() runs them, in this process
+    assert cli_here("check", out).returncode == 0
     data = json.loads(out.read_text())
     data["swap"]["figures"][2]["step_change_percent"] = -50.0
     data["swap"]["figures"][2]["outputs"][0]["relative_l1"] = 0.5
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
-    done = cli("check", bad)
+    done = cli_here("check", bad)
     assert done.returncode == 1
     assert "$.swap.figures[2].step_change_percent" in done.stdout
     assert "$.swap.figures[2].outputs[0].relative_l1" in done.stdout
-    compared = cli("compare", out, out)
+    compared = cli_here("compare", out, out)
     assert compared.returncode == 0 and "B faster than A %" in compared.stdout
-    mixed = cli("compare", out, ROOT / "sample_results" / "cpu_reference_default.json")
+    mixed = cli_here("compare", out, ROOT / "sample_results" / "cpu_reference_default.json")
     assert mixed.returncode == 2 and "a swap report" in mixed.stderr
 
 
@@ -438,8 +444,10 @@ def test_the_unchanged_arm_against_itself_reads_same_and_the_wrapper_is_costed(t
 
 def test_a_step_that_is_not_repeatable_is_said_and_outputs_come_from_processes(tmp_path) -> None:
     out = tmp_path / "random.json"
+    # 64 tokens: where the outputs come from is the point, not the step's time (a quarter of
+    # the CPU of 256 tokens' steps, 3 s of 11)
     done = _swap(tmp_path, "--variant", "ref=reference", "--steps", "2", "--json", str(out),
-                 "--", "python", str(MODEL), "--random", "--steps", "400")
+                 "--", "python", str(MODEL), "--random", "--steps", "400", "--tokens", "64")
     assert done.returncode == 0, done.stderr
     assert "the step is not repeatable (the unchanged arm's own steps disagree" in done.stdout
     s = load_report(out).swap
@@ -520,7 +528,7 @@ def test_outputs_of_any_shape_nested_regions_and_forked_calls(tmp_path) -> None:
     out = tmp_path / "outputs.json"
     done = _swap(tmp_path, "--variant", "ref=reference", "--steps", "2", "--no-wrapper-cost",
                  "--json", str(out), "--", "python", str(MODEL), "--outputs", "--nested",
-                 "--fork", "--steps", "400")
+                 "--fork", "--steps", "400", "--tokens", "64")  # outputs, not times
     assert done.returncode == 0, done.stderr + done.stdout
     s = load_report(out).swap
     o = {x.name: x for x in {f.arm: f for f in s.figures}["ref"].outputs}

@@ -26,7 +26,7 @@ from sagetui.kernel_build.tree_diff import snapshot, tree_diff
 from sagetui.kernel_build.watch import TreeWatch
 
 from .build_tree import MODULE, set_qattn_source, write_tree
-from .conftest import seed_build_cache
+from .conftest import sagetui_here, seed_build_cache
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sagetui" / "sample_results" / \
     "cpu_reference_variants.json"
@@ -177,8 +177,7 @@ def test_a_run_whose_source_variant_failed_to_build_is_partial_and_says_so(
     bad_v = next(v for v in report["variants"] if v["name"] == "bad")
     assert bad_v["status"] == "failed" and bad_v["error"].startswith("its build failed: ")
     assert bad_v["spec"] == f"sage2-sm89@src:{bad}"
-    checked = subprocess.run([sys.executable, "-m", "sagetui", "check", str(out_json)],
-                             capture_output=True, text=True, timeout=120)
+    checked = sagetui_here("check", out_json, cwd=tmp_path)  # its output alone: in this process
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 

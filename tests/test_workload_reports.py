@@ -6,7 +6,8 @@ bounds refused at load; a call whose output is not finite is the least accurate;
 replayed cast with --dtype.
 
 Real parts throughout: captures of tests/capture_model.py's model, `sagetui` as a child process
-on the CPU reference backend, real signals sent to it, its stderr read as it comes."""
+on the CPU reference backend, real signals sent to it, its stderr read as it comes; where only
+what it printed, wrote and exited with is read, main() in this process (sagetui_here)."""
 
 from __future__ import annotations
 
@@ -249,8 +250,8 @@ def test_a_replayed_call_whose_output_is_nan_is_the_least_accurate(tmp_path):
     sha = hashlib.sha256(t["q"].contiguous().reshape(-1).view(torch.uint8).numpy().data)
     _edit(tmp_path / "cap", lambda m: m["calls"][1]["tensors"]["q"].update(
         sha256=sha.hexdigest()))
-    got = sagetui("run", "--workload", "cap", *VARIANTS, *MEASURE, "--json", "n.json",
-                  "--recovery-dir", "rec", cwd=tmp_path)
+    got = sagetui_here("run", "--workload", "cap", *VARIANTS, *MEASURE, "--json", "n.json",
+                       "--recovery-dir", "rec", cwd=tmp_path)
     assert got.returncode == 1, got.stderr  # a NaN output is a fault: the timings stand
     report = load_report(tmp_path / "n.json")
     assert check_report(report) == []
@@ -264,7 +265,7 @@ def test_a_replayed_call_whose_output_is_nan_is_the_least_accurate(tmp_path):
 
 def test_compare_two_replays_call_by_call_and_in_total(replays, cap, tmp_path):
     d = cap.parent
-    got = sagetui("compare", d / "a.json", d / "b.json", cwd=tmp_path)
+    got = sagetui_here("compare", d / "a.json", d / "b.json", cwd=tmp_path)
     assert got.returncode == 0, got.stderr
     out = got.stdout
     assert "profile" not in out + got.stderr and "sampled warp" not in out
@@ -274,7 +275,7 @@ def test_compare_two_replays_call_by_call_and_in_total(replays, cap, tmp_path):
         faster = (ta.seconds / tb.seconds - 1) * 100
         assert f"{faster:+.2f}" in out
     # gates the totals cannot cross hold (exit 0; a gate tripping: the next test)
-    held = sagetui("compare", d / "a.json", d / "b.json", "--fail-if-slower", "1000",
+    held = sagetui_here("compare", d / "a.json", d / "b.json", "--fail-if-slower", "1000",
                    "--fail-if-faster", "1000", cwd=tmp_path)
     assert held.returncode == 0, held.stderr
 
@@ -282,11 +283,11 @@ def test_compare_two_replays_call_by_call_and_in_total(replays, cap, tmp_path):
 def test_the_gate_trips_on_a_slower_total(cap, tmp_path):
     slow = ["--variant", "a=reference[slowdown=4]", "--variant", "b=reference[slowdown=1.2]"]
     for name, variants in (("fast", VARIANTS), ("slow", slow)):
-        got = sagetui("run", "--workload", cap, "--calls", "0-1", *variants, "--rounds", "8",
+        got = sagetui_here("run", "--workload", cap, "--calls", "0-1", *variants, "--rounds", "8",
                       "--iterations", "3", "--warmup", "1", "--json", f"{name}.json",
                       "--recovery-dir", "rec", cwd=tmp_path)
         assert got.returncode == 0, got.stderr
-    gate = sagetui("compare", "fast.json", "slow.json", "--fail-if-slower", "5", cwd=tmp_path)
+    gate = sagetui_here("compare", "fast.json", "slow.json", "--fail-if-slower", "5", cwd=tmp_path)
     assert gate.returncode == 1, gate.stdout + gate.stderr
     assert "slower than A by more than 5 %: B a total: faster %" in gate.stderr
     assert "at call" not in gate.stderr  # the calls are shown, the total is gated
@@ -295,19 +296,19 @@ def test_the_gate_trips_on_a_slower_total(cap, tmp_path):
 def test_compare_refuses_another_capture_unless_forced(replays, cap, tmp_path):
     other = tmp_path / "other"
     captured(other, steps=1)
-    got = sagetui("run", "--workload", other, *VARIANTS, *MEASURE, "--json", "o.json",
+    got = sagetui_here("run", "--workload", other, *VARIANTS, *MEASURE, "--json", "o.json",
                   "--recovery-dir", "rec", cwd=tmp_path)
     assert got.returncode == 0, got.stderr
     a = cap.parent / "a.json"
-    refused = sagetui("compare", a, "o.json", cwd=tmp_path)
+    refused = sagetui_here("compare", a, "o.json", cwd=tmp_path)
     assert refused.returncode == 2 and refused.stdout == ""
     sha = replays["a"].workload.manifest_sha256[:12]
     assert "replays another capture (manifest sha256" in refused.stderr
     assert f"vs A's {sha}" in refused.stderr and "--force" in refused.stderr
-    forced = sagetui("compare", a, "o.json", "--force", cwd=tmp_path)
+    forced = sagetui_here("compare", a, "o.json", "--force", cwd=tmp_path)
     assert forced.returncode == 0 and "call 0 blocks.0.attn" in forced.stdout
     # a run report and a workload report are different kinds: said as such
-    run = sagetui("compare", a, Path(__file__).parents[1] / "sample_results" /
+    run = sagetui_here("compare", a, Path(__file__).parents[1] / "sample_results" /
                   "001_c3fd8b591d904547.json", cwd=tmp_path)
     assert run.returncode == 2 and "is a workload report and B" in run.stderr
 
@@ -345,8 +346,8 @@ def test_csv_holds_a_row_per_call_and_variant(replays):
 
 
 def test_progress_speaks_of_calls_and_marks_noisy_intervals(cap, tmp_path):
-    got = sagetui("run", "--workload", cap, "--calls", "0-1", *VARIANTS, *MEASURE, "--json",
-                  "p.json", "--recovery-dir", "rec", cwd=tmp_path)
+    got = sagetui_here("run", "--workload", cap, "--calls", "0-1", *VARIANTS, *MEASURE, "--json",
+                       "p.json", "--recovery-dir", "rec", cwd=tmp_path)
     assert got.returncode == 0, got.stderr
     err, out = got.stderr, got.stdout
     assert "call 1 of 2 (#0 blocks.0.attn): 1x16x4x8 bf16 HND causal" in err
@@ -432,8 +433,8 @@ def test_float32_calls_are_skipped_without_dtype(cli_here, fp32_cap, tmp_path):
 
 
 def test_dtype_replays_float32_calls_cast_and_marks_them(fp32_cap, tmp_path):
-    got = sagetui("run", "--workload", fp32_cap, "--dtype", "fp16", *VARIANTS, *MEASURE,
-                  "--json", "c.json", "--csv", "c.csv", "--markdown", "c.md", cwd=tmp_path)
+    got = sagetui_here("run", "--workload", fp32_cap, "--dtype", "fp16", *VARIANTS, *MEASURE,
+                       "--json", "c.json", "--csv", "c.csv", "--markdown", "c.md", cwd=tmp_path)
     assert got.returncode == 0, got.stderr
     assert "cast call 0 blocks.0.attn: float32 replayed in fp16" in got.stderr
     assert "(cast from float32)" in got.stdout

@@ -19,6 +19,7 @@ from pathlib import Path
 from sagetui.core.events import FaultRaised
 from sagetui.session.session import Session
 
+from ..conftest import sagetui_here
 from .conftest import TINY, build_so, needs_gcc, no_traceback, sagetui, tiny_config
 
 SO_NO_INIT = "int answer(void) { return 42; }\n"
@@ -91,15 +92,16 @@ def test_headless_run_shows_why_each_variant_failed_here(tmp_path):
     """The plain CLI on this machine: the sage2 builds cannot run without CUDA, and it says so;
     the reference variant is measured, the report passes check, and the exit status is 1."""
     so = build_so(tmp_path, "noinit", SO_NO_INIT)
-    p = sagetui("run", "--variant", "ref=reference", "--variant", f"new=sage2-sm89@{so}", *TINY,
-                "--rounds", "2", "--iterations", "3", "--json", "r.json", cwd=tmp_path)
+    p = sagetui_here("run", "--variant", "ref=reference", "--variant", f"new=sage2-sm89@{so}",
+                     *TINY, "--rounds", "2", "--iterations", "3", "--json", "r.json",
+                     cwd=tmp_path)
     assert p.returncode == 1, p.stderr
     assert no_traceback(p.stderr)
     assert "variant new (sage2-sm89): failed: BackendUnavailable: needs a CUDA device" in p.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert [v["status"] for v in report["variants"]] == ["ok", "failed"]
     assert report["rounds"] == 2 and report["faults"][0]["variant"] == "new"
-    check = sagetui("check", "r.json", cwd=tmp_path)
+    check = sagetui_here("check", "r.json", cwd=tmp_path)  # its output alone: in this process
     assert check.returncode == 0, check.stdout + check.stderr
 
 

@@ -20,6 +20,7 @@ from sagetui.core.events import LogMessage
 from sagetui.core.report.model import Report
 from sagetui.session.session import Session
 
+from ..conftest import sagetui_here
 from .conftest import (
     alive,
     children,
@@ -177,7 +178,7 @@ def test_headless_run_with_a_runner_killed_from_outside(tmp_path, started_runner
     assert report["rounds"] == 3 and len(a["rounds"]) == 3 and len(b["rounds"]) == 1
     assert report["faults"][0]["variant"] == "b" and report["faults"][0]["round"] == 1
     assert "a (ok)" not in out and "b (failed)" in out  # the summary table
-    check = sagetui("check", "r.json", *(tmp_path / "rec").iterdir(), cwd=tmp_path)
+    check = sagetui_here("check", "r.json", *(tmp_path / "rec").iterdir(), cwd=tmp_path)
     assert check.returncode == 0, check.stdout + check.stderr
     assert len(seen) == 2 and not any(alive(pid) for pid in seen | others)  # no orphan
 

@@ -18,7 +18,8 @@ from sagetui.core.run.status import exit_status
 from sagetui.core.status_board import read_status
 from sagetui.session.session import Session
 
-from .conftest import env, sagetui, tiny_config, wait_for
+from ..conftest import sagetui_here
+from .conftest import env, tiny_config, wait_for
 
 
 def run(cfg, **kw) -> tuple[list[ev.Event], Session]:
@@ -118,10 +119,10 @@ def test_a_runner_dying_in_its_late_figures_loses_only_those_not_yet_computed():
 
 
 def test_sagetui_run_prints_its_verdicts_before_the_late_figures(tmp_path):
-    out = sagetui("run", "--variant", "a=reference", "--variant", "b=reference",
-                  "--heads", "2", "--q-len", "256", "--head-dim", "64", "--warmup", "1",
-                  "--rounds", "2", "--iterations", "3", "--json", tmp_path / "r.json",
-                  cwd=tmp_path)
+    out = sagetui_here("run", "--variant", "a=reference", "--variant", "b=reference",
+                       "--heads", "2", "--q-len", "256", "--head-dim", "64", "--warmup", "1",
+                       "--rounds", "2", "--iterations", "3", "--json", tmp_path / "r.json",
+                       cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     text = out.stdout
     verdicts = text.index("Verdicts (final): 2 rounds measured; computing the accuracy of a, b;")

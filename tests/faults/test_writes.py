@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from ..conftest import sagetui_here
 from .conftest import ROOT, TINY, env, no_traceback
 
 OLD = '{"old": "report, kept whole"}\n'
@@ -122,8 +123,7 @@ def test_run_with_its_export_on_a_full_disk_keeps_the_report_in_the_recovery_fil
     assert (tmp_path / "listing").read_text().split() == [".", "..", "filler", "r.json"]
     report = json.loads(recovery.read_text())
     assert report["status"] == "complete" and report["rounds"] == 2
-    check = subprocess.run([sys.executable, "-m", "sagetui", "check", str(recovery)], env=env(),
-                           capture_output=True, text=True, timeout=60, cwd=ROOT)
+    check = sagetui_here("check", recovery, cwd=tmp_path)  # its output alone: in this process
     assert check.returncode == 0, check.stdout + check.stderr
 
 
@@ -333,6 +333,5 @@ def test_a_swap_on_a_full_disk_keeps_its_report_in_the_recovery_folder(tmp_path)
     assert f"the report is kept in {recovery} (sagetui view --recover list)" in err
     report = json.loads(recovery.read_text())
     assert report["status"] == "complete" and report["swap"]["mode"] == "interleaved"
-    check = subprocess.run([sys.executable, "-m", "sagetui", "check", str(recovery)], env=env(),
-                           capture_output=True, text=True, timeout=60, cwd=ROOT)
+    check = sagetui_here("check", recovery, cwd=tmp_path)  # its output alone: in this process
     assert check.returncode == 0, check.stdout + check.stderr
