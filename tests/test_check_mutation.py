@@ -555,6 +555,29 @@ def test_a_swaps_arm_labels_exchanged_are_a_finding(fresh):
     assert "$.swap.figures[0].swapped" in _caught(data)
 
 
+@pytest.mark.parametrize("kind", ["swap", "swap_processes"])
+def test_two_variant_arms_labels_exchanged_are_a_finding(fresh, kind):
+    """No unchanged arm among them: each process's record of the spec it loaded for each arm
+    names the other arm's backend (before it recorded none, and the exchange passed)."""
+    data = _fresh(fresh, kind)
+    assert [(a["name"], a.get("spec")) for a in data["swap"]["arms"]
+            if a.get("spec")] == [("ref", "reference"), ("slow", "reference[slowdown=2]")]
+    data["swap"]["processes"] = json.loads(_exchanged(json.dumps(data["swap"]["processes"]),
+                                                      "ref", "slow"))
+    found = _caught(data)
+    assert found and all(p.startswith("$.swap.processes[") and p.endswith(".result.ran")
+                         for p in found), found
+
+
+def test_what_a_swap_process_ran_deleted_is_a_finding(fresh):
+    data = _fresh(fresh, "swap_processes")
+    del data["swap"]["processes"][1]["result"]["ran"]
+    assert _caught(data) == ["$.swap.processes[1].result.ran"]
+    data = _fresh(fresh, "swap")  # interleaved: its process's settings held to the arms too
+    data["swap"]["interleave"]["arms"][1]["variant"]["options"] = {"slowdown": 3}
+    assert "$.swap.interleave.arms" in _caught(data)
+
+
 def test_a_swaps_process_deleted_with_the_status_left_complete_is_a_finding(fresh):
     data = _fresh(fresh, "swap_processes")
     assert len(data["swap"]["processes"]) == 4 and data["status"] == "complete"

@@ -23,7 +23,7 @@ from sagetui.core.config import MAX_HEAD_DIM, Shape, shape_of
 from sagetui.core.derived import speedup_percent
 from sagetui.core.kernel_facts import derive
 from sagetui.core.profile.check import check_diff, check_profiles
-from sagetui.core.report.envelope import SCHEMA_VERSION, created_format_ok, created_now
+from sagetui.core.report.envelope import ONE_ENVELOPE_FROM, created_format_ok, created_now
 from sagetui.core.report.io import one_line
 from sagetui.core.report.mismatch import MISSING, Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, TailRow, Variant
@@ -315,7 +315,7 @@ def _envelope(c: MismatchCollector, report: Report) -> None:
         if getattr(report, key) is None:
             c.out.append(Mismatch(f"$.{key}", None, "present", why))
     created = report.created_utc
-    if created is not None and (report.schema_version or 0) >= SCHEMA_VERSION \
+    if created is not None and (report.schema_version or 0) >= ONE_ENVELOPE_FROM \
             and not created_format_ok(created):
         c.out.append(Mismatch("$.created_utc", created, created_now(), why + ": its format"))
 

@@ -28,7 +28,9 @@ from sagetui.core.version import VERSION
 #    in one format (a profile's wrote "Z"), status and environment always; a variant's host,
 #    GPU and back-to-back times of the call the user makes (`timed_call`, `call_gpu_s`:
 #    core/host_time.py), no longer of the instrumented decomposition
-SCHEMA_VERSION = 6
+# 7: a swap process records what it ran (ProcessResult.ran: each arm with its backend's spec)
+SCHEMA_VERSION = 7
+ONE_ENVELOPE_FROM = 6  # the first schema whose created_utc has the one format
 
 TOOL = "sagetui"
 
@@ -39,7 +41,8 @@ def created_now() -> str:
 
 
 def created_format_ok(created: str) -> bool:
-    """`created_utc` as created_now writes it (a report before schema 6 may end in "Z")."""
+    """`created_utc` as created_now writes it (a report before ONE_ENVELOPE_FROM may end in
+    "Z")."""
     try:
         at = dt.datetime.fromisoformat(created)
     except ValueError:
