@@ -450,6 +450,51 @@ def test_a_points_figure_deleted_is_a_finding(fresh, key):
                    for p in _caught(data)), (kind, key)
 
 
+def test_a_run_with_the_consoles_profiles_is_whole(fresh):
+    """A fresh run given profiles after it (the console's p: run/assemble.with_profiles), the
+    toy kernel's recorded on the H200 (ncu cannot run here)."""
+    from sagetui.core.profile.shares import to_profile
+    from sagetui.core.run.assemble import with_profiles
+
+    from .test_profile_toy import run as attributed
+
+    profiles = [to_profile(attributed(build), variant=name, family="toy")
+                for name, build in (("a", "toy_attention"), ("b", "toy_attention_shifted"))]
+    report = with_profiles(Report.model_validate(_fresh(fresh, "run")), profiles)
+    held_whole(report.to_json_dict())
+
+
+def _profile(edit) -> list[str]:
+    data = _load(SAMPLES / "h200_profile_sm89_reference_shape.json")
+    assert _caught(data) == []
+    edit(data["mainloop_profiles"][0])
+    return _caught(data)
+
+
+@pytest.mark.parametrize(("what", "edit", "found"), [
+    ("the hottest line", lambda p: p["hot_lines"].pop(0), "$.mainloop_profiles[0].hot_lines"),
+    ("the coolest hot line", lambda p: p["hot_lines"].pop(), "$.mainloop_profiles[0].hot_lines"),
+    ("a phase's top stall", lambda p: p["phases"]["pv_accumulation"]["top_stalls"].pop(0),
+     "$.mainloop_profiles[0].stalls"),
+    ("a stall reason a phase lists", lambda p: p["stalls"].pop(0),
+     "$.mainloop_profiles[0].stalls"),
+    ("every stall reason", lambda p: p.pop("stalls"), "$.mainloop_profiles[0].stalls"),
+    ("hot lines out of order", lambda p: p["hot_lines"].reverse(),
+     "$.mainloop_profiles[0].hot_lines"),
+])
+def test_a_profiles_lists_cut_short_are_a_finding(what, edit, found):
+    """The H200 profile of sm89: its hot lines are the 10 most sampled (fewer would be every
+    line, holding every sample but the unattributed), and each stall reason over the kernel is
+    its phases' sum (deletions that passed before)."""
+    assert found in _profile(edit), what
+
+
+def test_a_profile_left_out_of_a_profile_report_is_a_finding():
+    data = _load(SAMPLES / "h200_profile_sm89_reference_shape.json")
+    del data["mainloop_profiles"][0]
+    assert "$.mainloop_profiles" in _caught(data)
+
+
 def test_a_points_waves_deleted_is_a_finding():
     """A GPU point's waves follow from its grid and the GPU's SMs (the H200 sweep's)."""
     data = _load(SAMPLES / "h200_sweep.json")

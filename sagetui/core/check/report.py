@@ -224,8 +224,12 @@ def _check(c: MismatchCollector, report: Report) -> None:
                  "equal outputs have equal checksums")
 
     _check_variants(c, report)
-    check_profiles(report.mainloop_profiles or [], c.eq)
+    check_profiles(report.mainloop_profiles or [], c.eq, c.complete)
+    _profiled(c, report)
     check_diff(report.mainloop_diff, report.mainloop_profiles or [], c.eq)
+    if c.complete and report.mainloop_diff is None and len(report.mainloop_profiles or []) > 1:
+        c.out.append(Mismatch("$.mainloop_diff", MISSING, "the profiles' diff", "two or more "
+                              "profiles are diffed against the baseline's (run/assemble.py)"))
     check_kernel_fields(c, report)
     check_sol(c, report)
     check_host(c, report)
@@ -301,6 +305,21 @@ def _run_members(c: MismatchCollector, report: Report) -> None:
     if report.schedule is None and any(v.rounds for v in report.variants or []):
         c.out.append(Mismatch("$.schedule", MISSING, "the blocks that ran",
                               "a run's rounds are its schedule's blocks"))
+
+
+def _profiled(c: MismatchCollector, report: Report) -> None:
+    """A profile pass's report (`sagetui profile`: no variant measured) has a profile of every
+    variant configured, in order, but those whose build failed (run/assemble.with_left_out)."""
+    cfg = run_config(report)
+    if not c.complete or cfg is None or report.sweep or report.workload or report.swap \
+            or any(not is_left_out(v) for v in report.variants or []):
+        return
+    left_out = {v.name for v in report.variants or []}
+    want = [v.name for v in cfg.variants if v.name not in left_out]
+    got = [p.variant for p in report.mainloop_profiles or []]
+    if got != want:
+        c.out.append(Mismatch("$.mainloop_profiles", got, want, "a profile of every variant "
+                              "configured whose build did not fail (cli/profile.py)"))
 
 
 def _envelope(c: MismatchCollector, report: Report) -> None:
