@@ -495,6 +495,43 @@ def test_a_profile_left_out_of_a_profile_report_is_a_finding():
     assert "$.mainloop_profiles" in _caught(data)
 
 
+def _pop(*steps):
+    def edit(data):
+        for k in steps[:-1]:
+            data = data[k]
+        del data[steps[-1]]
+    return edit
+
+
+@pytest.mark.parametrize(("name", "edit", "found"), [
+    ("cpu_reference_default.json", _pop("variants", 0, "timing"), "$.variants[0].timing"),
+    ("cpu_reference_default.json", _pop("variants", 0, "phase_timings", "fused_mainloop"),
+     "$.variants[0].phase_timings.fused_mainloop"),
+    ("cpu_reference_default.json", _pop("phase_timings", "fused_mainloop"),
+     "$.phase_timings.fused_mainloop"),
+    ("cpu_reference_default.json", _pop("tail_study", 2), "$.tail_study[0].q_len"),
+    ("cpu_reference_default.json", _pop("q_shape"), "$.q_shape"),
+    ("cpu_reference_variants.json", _pop("variants", 1, "rounds"), "$.variants[1].rounds"),
+    ("cpu_reference_kbias.json", _pop("variants", 1, "accuracy", "per_head", 0, "rmse"),
+     "$.variants[1].accuracy.per_head[0].rmse"),
+    ("cpu_reference_kbias.json", _pop("variants", 1, "accuracy", "worst_heads"),
+     "$.variants[1].accuracy.worst_heads"),
+    ("cpu_reference_kbias.json", _pop("variants", 0, "achieved", "call_tops"),
+     "$.variants[0].achieved.call_tops"),
+    ("cpu_reference_kbias.json", _pop("inputs"), "$.inputs"),
+    ("001_c3fd8b591d904547.json", _pop("variants", 1, "timing"), "$.variants[1].timing"),
+    ("001_c3fd8b591d904547.json", _pop("scheduler", "grid_ctas"), "$.scheduler.grid_ctas"),
+])
+def test_a_figure_deleted_from_an_older_report_is_a_finding(name, edit, found):
+    """What every writer of that schema wrote (check/owed.py: sagetui's from schema 1, and
+    the fields of the reports made elsewhere), and what follows from what the report holds
+    (a head's sums, the shape and tiles, the run's own N): deletions that passed before."""
+    data = _load(SAMPLES / name)
+    assert _caught(data) == []
+    edit(data)
+    assert found in _caught(data)
+
+
 def test_a_points_waves_deleted_is_a_finding():
     """A GPU point's waves follow from its grid and the GPU's SMs (the H200 sweep's)."""
     data = _load(SAMPLES / "h200_sweep.json")
