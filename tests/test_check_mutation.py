@@ -521,11 +521,25 @@ def _pop(*steps):
     ("cpu_reference_kbias.json", _pop("inputs"), "$.inputs"),
     ("001_c3fd8b591d904547.json", _pop("variants", 1, "timing"), "$.variants[1].timing"),
     ("001_c3fd8b591d904547.json", _pop("scheduler", "grid_ctas"), "$.scheduler.grid_ctas"),
+    ("sweep_cpu_reference.json", _pop("sweep", "points", 2, "variants", 1, "kernel_tops"),
+     "$.sweep.points[2].variants[1].kernel_tops"),
+    ("sweep_cpu_reference.json", _pop("sweep", "points", 2, "variants", 0, "p50_ci_percent"),
+     "$.sweep.points[2].variants[0].p50_ci_percent"),
+    ("sweep_cpu_reference.json", _pop("sweep", "points", 2, "scheduler", "grid_ctas"),
+     "$.sweep.points[2].scheduler.grid_ctas"),
+    ("sweep_cpu_reference.json", _pop("sweep", "points", 2, "variants", 1, "accuracy",
+                                      "byte_exact"),
+     "$.sweep.points[2].variants[1].accuracy.byte_exact"),
+    ("h200_sm80_small.json", _pop("variants", 0, "sol", "clock_ceiling_tops"),
+     "$.variants[0].sol.clock_ceiling_tops"),
+    ("h200_sm80_small.json", _pop("variants", 0, "accuracy", "per_head"),
+     "$.variants[0].accuracy.per_head"),
 ])
 def test_a_figure_deleted_from_an_older_report_is_a_finding(name, edit, found):
-    """What every writer of that schema wrote (check/owed.py: sagetui's from schema 1, and
-    the fields of the reports made elsewhere), and what follows from what the report holds
-    (a head's sums, the shape and tiles, the run's own N): deletions that passed before."""
+    """What every writer of that schema wrote (check/owed.py: sagetui's from schema 1, a
+    sweep point's since the sweep's first, and the fields of the reports made elsewhere), and
+    what follows from what the report holds (a head's sums and the heads it names, the shape
+    and tiles, the run's own N, a variant's speed of light): deletions that passed before."""
     data = _load(SAMPLES / name)
     assert _caught(data) == []
     edit(data)

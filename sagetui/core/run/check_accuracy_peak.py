@@ -74,9 +74,12 @@ METRICS = ("cosine_similarity", "relative_l1", "rmse")  # from the sums (max_abs
 
 def _check_heads(c: MismatchCollector, p: str, a: Accuracy, total_heads: int | None) -> None:
     """Per-head accuracy: what its sums and the heads compared imply."""
-    from sagetui.core.report.mismatch import Mismatch
+    from sagetui.core.report.mismatch import MISSING, Mismatch
 
     if not a.per_head:
+        if a.heads is not None:  # it says which heads it compared: their entries are gone
+            c.out.append(Mismatch(f"{p}.per_head", MISSING, f"heads {a.heads}",
+                                  "one entry per head compared (accuracy.heads)"))
         return
     heads = [h.head for h in a.per_head]
     compared = list(range(total_heads)) if a.heads == "all" and total_heads else a.heads
