@@ -524,6 +524,7 @@ def _pop(*steps):
     ("cpu_reference_kbias.json", _pop("inputs"), "$.inputs"),
     ("001_c3fd8b591d904547.json", _pop("variants", 1, "timing"), "$.variants[1].timing"),
     ("001_c3fd8b591d904547.json", _pop("scheduler", "grid_ctas"), "$.scheduler.grid_ctas"),
+    ("001_c3fd8b591d904547.json", _pop("variants", 0, "rounds"), "$.variants[0].rounds"),
     ("sweep_cpu_reference.json", _pop("sweep", "points", 2, "variants", 1, "kernel_tops"),
      "$.sweep.points[2].variants[1].kernel_tops"),
     ("sweep_cpu_reference.json", _pop("sweep", "points", 2, "variants", 0, "p50_ci_percent"),

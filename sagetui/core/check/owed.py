@@ -64,7 +64,7 @@ def _every_schema(c: MismatchCollector, report: Report) -> None:
         if ours:
             _need(c, f"{p}.status", v.status is not None, "how the variant ended")
         kept = samples.get(v.name) or {}
-        if kept.get("total"):
+        if kept.get("total") or v.timing is not None:  # its timing merges its rounds'
             _need(c, f"{p}.rounds", bool(v.rounds), "a summary per round of its samples")
         if not v.rounds:
             continue
