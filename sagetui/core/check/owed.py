@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sagetui.core import scheduler
+from sagetui.core.options import with_defaults
 from sagetui.core.report.mismatch import MISSING, Mismatch
 from sagetui.core.run.check import is_left_out, run_config
 from sagetui.core.run.status import COMPLETE, parse_ending
@@ -74,8 +76,14 @@ def _every_schema(c: MismatchCollector, report: Report) -> None:
                 if phase != "total" and len(kept[phase]):
                     _need(c, f"{p}.phase_timings.{phase}", phase in v.phase_timings,
                           "a summary of the phase's samples")
-        if ours and schema >= PER_VARIANT_FROM:
+        if ours and schema >= PER_VARIANT_FROM:  # schema 3 put each variant's facts on it
             _need(c, f"{p}.rounds_asked", v.rounds_asked is not None, "the rounds asked of it")
+            if len(v.rounds) >= 2:
+                _need(c, f"{p}.intervals", v.intervals is not None, "its p50s' intervals")
+            if v.backend and with_defaults(v.backend, {}):
+                _need(c, f"{p}.options", v.options is not None, "its options as they ran")
+            if v.kernel in scheduler.TILES:
+                _need(c, f"{p}.scheduler", v.scheduler is not None, "its kernel's grid")
         if base is not None and base.timing is not None and v.timing is not None:
             _need(c, f"{p}.speedup_vs_baseline_percent",
                   v.speedup_vs_baseline_percent is not None, "against the baseline's p50")

@@ -125,6 +125,10 @@ def _check_inputs(c: MismatchCollector, report: Report) -> None:
         want = [("distribution", block.distribution,
                  shape.get("distribution", distributions.DEFAULT), "config.shape.distribution"),
                 ("seed", block.seed, cfg.get("seed"), "config.seed")]
+        drawn = distributions.TABLE.get(block.distribution or "")
+        if drawn is not None:  # its parameters are the distribution's own (a left-out one too)
+            want.append(("parameters", block.parameters, drawn.block().get("parameters"),
+                         f"the {block.distribution} distribution's parameters"))
     for key, recorded, expected, why in want:
         c.recomputed.add(f"$.inputs.{key}")
         if recorded != expected:
