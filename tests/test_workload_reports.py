@@ -114,7 +114,8 @@ def test_a_replay_stopped_by_a_signal_keeps_the_calls_measured(cap, tmp_path, si
         assert all(len(v.samples["total"]) == 40 for p in wl.points for v in p.variants)
         assert [t.missing for t in wl.totals] == [list(range(kept, 8))] * 2
         assert check_report(report) == []
-        held_whole(json.loads(path.read_text()))  # every leaf held; edits caught
+        if sig == signal.SIGINT:  # every leaf held; edits caught (once: one kind of report)
+            held_whole(json.loads(path.read_text()))
     # both, through `sagetui check` as a user runs it: one child for the two files
     got = sagetui("check", tmp_path / "r.json", recovery, cwd=tmp_path)
     assert got.returncode == 0, got.stdout + got.stderr
