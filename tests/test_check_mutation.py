@@ -540,6 +540,7 @@ def _pop(*steps):
      "$.variants[0].sol.clock_ceiling_tops"),
     ("h200_sm80_small.json", _pop("variants", 0, "accuracy", "per_head"),
      "$.variants[0].accuracy.per_head"),
+    ("h200_backends.json", _pop("variants", 2, "clocks"), "$.variants[2].clocks"),
 ])
 def test_a_figure_deleted_from_an_older_report_is_a_finding(name, edit, found):
     """What every writer of that schema wrote (check/owed.py: sagetui's from schema 1, a

@@ -19,6 +19,7 @@ from sagetui.core.report.mismatch import MISSING, Mismatch
 from sagetui.core.run.check import is_left_out, run_config
 from sagetui.core.run.status import COMPLETE, parse_ending
 from sagetui.core.samples import Samples
+from sagetui.core.statistics.clocks import mean_clocks
 
 if TYPE_CHECKING:
     from sagetui.core.report.mismatch import MismatchCollector
@@ -123,8 +124,8 @@ def _every_schema(c: MismatchCollector, report: Report) -> None:
 
 def _held_to_each_other(c: MismatchCollector, report: Report) -> None:
     """Accuracy is measured for every variant that ran (or it says why not), per head for
-    every variant where it is for one: a report of any schema whose variants disagree lost
-    one's."""
+    every variant where it is for one, and the clocks of every variant whose telemetry read
+    them where one has them: a report of any schema whose variants disagree lost one's."""
     if report.tool is None:
         return
     accurate = [v for v in report.variants or [] if v.accuracy is not None]
@@ -132,6 +133,7 @@ def _held_to_each_other(c: MismatchCollector, report: Report) -> None:
     # a failed variant gets no late figures; a run stopped (or whose runner died) while
     # computing them says which it never computed
     uncomputed = parse_ending(report.status_detail or [], None).computing or ""
+    clocked = any(v.clocks is not None for v in report.variants or [])
     for i, rv in enumerate(report.variants or []):
         owed = rv.status in (None, "ok") and not (uncomputed and rv.name in uncomputed) \
             and not is_left_out(rv)
@@ -139,6 +141,10 @@ def _held_to_each_other(c: MismatchCollector, report: Report) -> None:
                 rv.accuracy_error is None:
             c.out.append(Mismatch(f"$.variants[{i}].accuracy", MISSING, "present",
                                   "measured for every variant that ran, or why not"))
+        if clocked and rv.rounds and rv.clocks is None and mean_clocks(
+                [t.model_dump() for t in rv.telemetry or []]):
+            c.out.append(Mismatch(f"$.variants[{i}].clocks", MISSING, "present", "the clocks "
+                                  "of every variant whose telemetry read them, as for the others"))
         for k in ("per_head", "worst_heads"):
             if per_head and rv.accuracy is not None and getattr(rv.accuracy, k) is None:
                 c.out.append(Mismatch(f"$.variants[{i}].accuracy.{k}", MISSING, "present",
