@@ -17,6 +17,7 @@ from sagetui.core.profile.diff_view import diff_text, sections
 from sagetui.core.profile.shares import to_profile
 from sagetui.core.report.io import load_report
 
+from .test_check_mutation import held_whole
 from .test_profile_toy import call_line, run
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sagetui" / "sample_results"
@@ -207,6 +208,7 @@ def test_sagetui_profile_over_two_variants_writes_prints_and_checks_the_diff(
                  "--json", str(out), "--markdown", str(md)]) == 0
     report = load_report(out)
     assert report.mainloop_diff.baseline == "base" and check_report(report) == []
+    held_whole(json.loads(out.read_text()))  # every leaf held; edits and deletions caught
     assert [v.b for v in report.mainloop_diff.variants] == ["moved"]
     stdout = capsys.readouterr().out
     assert "Inside the main loop" in stdout and "moved vs base: phases" in stdout

@@ -28,6 +28,7 @@ from sagetui.runner.captured_call import load_call
 
 from .capture_model import sha256
 from .test_capture import captured
+from .test_check_mutation import held_whole
 
 VARIANTS = ["--variant", "a=reference", "--variant", "b=reference[slowdown=1.2]"]
 MEASURE = ["--rounds", "3", "--iterations", "2", "--warmup", "1"]
@@ -343,6 +344,8 @@ def test_the_console_replays_a_workload_live_and_shows_its_totals(replay, tmp_pa
             await wait_for(pilot, lambda: "b total" in screen_text(app), what="the totals")
             report = app.run_control.final_report
             assert report.workload is not None and len(report.workload.points) == 2
+            # what the console wrote (its recovery file) passes check, whole
+            held_whole(json.loads((tmp_path / "rec.json").read_text()))
             # the Overview lists the variants over the calls, with their totals
             await pilot.press("1")
             await wait_for(pilot, lambda: "total ms" in screen_text(app), what="the totals")

@@ -38,6 +38,7 @@ from sagetui.core.workload.export import (
 from .conftest import sagetui_here
 from .faults.conftest import no_traceback, sagetui, start_sagetui, wait_for
 from .test_capture import captured, one_thread
+from .test_check_mutation import held_whole
 
 VARIANTS = ["--variant", "a=reference", "--variant", "b=reference[slowdown=1.2]"]
 MEASURE = ["--rounds", "3", "--iterations", "2", "--warmup", "1"]
@@ -115,6 +116,8 @@ def test_a_replay_stopped_by_a_signal_keeps_the_calls_measured(cap, tmp_path, si
         assert all(len(v.samples["total"]) == 40 for p in wl.points for v in p.variants)
         assert [t.missing for t in wl.totals] == [list(range(kept, 8))] * 2
         assert check_report(report) == []
+        if sig == signal.SIGINT:  # every leaf held; edits caught (once: one kind of report)
+            held_whole(json.loads(path.read_text()))
     # both, through `sagetui check` as a user runs it: one child for the two files
     got = sagetui("check", tmp_path / "r.json", recovery, cwd=tmp_path)
     assert got.returncode == 0, got.stdout + got.stderr

@@ -310,7 +310,8 @@ class Swapper:
         result = ProcessResult(arm=self.settings.arm, device=self.device, clock=clock,
                                telemetry=self.telemetry, step_clocks_mhz=self.step_clocks,
                                warmed_clocks=self.warmed_clocks,
-                               forked_calls=self.forked.total(), calls_seen=self.seen)
+                               forked_calls=self.forked.total(), calls_seen=self.seen,
+                               ran=self.settings.arms_run())
         for name, t in self.regions:
             into = result.regions.setdefault(name, Timed(gpu_s=None if t.start is None
                                                          else 0.0))

@@ -317,7 +317,7 @@ class InterleavedSwapper(Swapper):
             named_outputs=LAST_OUTPUT not in refs and bool(refs),
             outputs={n: f"{str(t.dtype).removeprefix('torch.')} {list(t.shape)}"
                      for n, t in refs.items()},
-            compared=compared, failed_arms=dict(self.failed))
+            compared=compared, failed_arms=dict(self.failed), ran=self.settings.arms_run())
         self.write(result)
         return result
 

@@ -26,6 +26,13 @@ class Earlier(Model):
     outputs: str
 
 
+class ArmSpec(Model):
+    """An arm by name and its backend's spec (VariantSpec.spec): `--variant NAME=SPEC` resolved."""
+
+    name: str
+    spec: str | None = None  # None: the program unchanged
+
+
 class ArmSettings(Model):
     """One arm of an interleaved process: its name and backend (None: the program unchanged)."""
 
@@ -68,6 +75,13 @@ class ProcessSettings(Model):
     warm_clocks: bool = False
     # --affinity: the program's thread (and those it starts) on these CPUs (core/affinity.py)
     affinity: str | None = None
+
+    def arms_run(self) -> list[ArmSpec]:
+        """What this process runs: its one arm, or every arm interleaved, each with the spec of
+        the backend it loads (ProcessResult.ran records it)."""
+        arms = self.interleave.arms if self.interleave is not None else \
+            [ArmSettings(name=self.arm, variant=self.variant)]
+        return [ArmSpec(name=a.name, spec=a.variant.spec if a.variant else None) for a in arms]
 
 
 class Timed(Model):
@@ -161,6 +175,9 @@ class ProcessResult(Model):
     forked_calls: Count = 0  # attention calls made in processes the program forked
     calls_seen: Count = 0  # every attention call the program made in this process
     failed_arms: dict[str, str] = Field(default_factory=dict)  # arm -> why its backend failed
+    # what the process ran (ProcessSettings.arms_run), from schema 7: `check` holds each arm's
+    # label to its spec (a swap of two arms' labels is seen)
+    ran: list[ArmSpec] | None = None
 
 
 class SwapProcess(Model):
@@ -173,11 +190,6 @@ class SwapProcess(Model):
     wall_s: NonNegative
     error: list[str] | None = None  # the program's last lines, where it failed
     result: ProcessResult | None = None
-
-
-class ArmSpec(Model):
-    name: str
-    spec: str | None = None  # None: the program unchanged
 
 
 class OutputChange(Model):

@@ -54,6 +54,14 @@ def _per_head(data: Json, path: str) -> bool:
                                    .get("per_head"))
 
 
+def _unmeasured_call(data: Json, path: str) -> bool:
+    """A call to replay that has no point: the replay stopped before it."""
+    wl = data.get("workload") or {}
+    call = wl["calls"][int(path.split("[")[1].split("]")[0])]
+    return call.get("point") is not None and \
+        call["point"] not in {p.get("index") for p in wl.get("points") or []}
+
+
 Rule = tuple[re.Pattern[str], str, Callable[[Json, str], bool] | None]
 
 
@@ -91,6 +99,9 @@ RULES: list[Rule] = [
           "calls and how often it made it, as the capture's manifest says"),
     _rule(r"^\$\.workload\.points\[\d+\]\.shape\.", "the call's shape, as captured (its call's "
           "entry is held to it)"),
+    _rule(r"^\$\.workload\.calls\[\d+\]\.shape\.", "the call's shape, as the capture's manifest "
+          "gives it (the replay stopped before it: no point holds it)",
+          lambda d, p: _unmeasured_call(d, p)),
     _rule(_V + r"\.deterministic$", "the runner's hashes of every block's output"),
     _rule(_V + r"\.accuracy\.per_head\[\d+\]\.(max_abs_error|elements)$",
           "the runner's measurement of the head's output (a max is no sum)"),

@@ -18,12 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sagetui.core import scheduler
+from sagetui.core.check.owed import check_owed
 from sagetui.core.check.recorded import Recorded, inventory, leaves, members, recorded_why
 from sagetui.core.config import MAX_HEAD_DIM, Shape, shape_of
 from sagetui.core.derived import speedup_percent
 from sagetui.core.kernel_facts import derive
 from sagetui.core.profile.check import check_diff, check_profiles
-from sagetui.core.report.envelope import SCHEMA_VERSION, created_format_ok, created_now
+from sagetui.core.report.envelope import ONE_ENVELOPE_FROM, created_format_ok, created_now
 from sagetui.core.report.io import one_line
 from sagetui.core.report.mismatch import MISSING, Mismatch, MismatchCollector
 from sagetui.core.report.model import Report, TailRow, Variant
@@ -33,7 +34,7 @@ from sagetui.core.run.check_accuracy_peak import check_kernel_fields
 from sagetui.core.run.check_host import check_host
 from sagetui.core.run.check_sol import check_sol
 from sagetui.core.run.load import from_report
-from sagetui.core.run.status import COMPLETE, parse_ending
+from sagetui.core.run.status import COMPLETE
 from sagetui.core.samples import Samples
 from sagetui.core.statistics.summary import merge_round_summaries
 from sagetui.core.swap.check import check_swap
@@ -43,6 +44,8 @@ from sagetui.core.workload.check import check_workload
 # the first schema whose reports record every figure `check` derives: one of them without a
 # figure that follows from the rest is a finding (every sample report of schema 5 passes so)
 EVERY_FIGURE_FROM = 5
+# the grid facts both reports made elsewhere hold (the phase-breakdown report holds more)
+GRID_MADE_ELSEWHERE = ("threads_per_cta", "dynamic_shared_memory_bytes", "grid_ctas")
 MAX_CAUSAL_CTAS = 10**6  # q CTAs per head beyond which the causal K-iteration sums are skipped
 
 
@@ -113,10 +116,17 @@ def _check(c: MismatchCollector, report: Report) -> None:
 
     if report.scheduler:
         s = report.scheduler
+
+        def grid(key: str, got: object, want: object, why: str) -> None:
+            """A grid fact follows from the shape and tiles: sagetui's reports hold every one,
+            the two made elsewhere those both of them hold."""
+            owe = report.tool is not None or key in GRID_MADE_ELSEWHERE
+            (c.owed if owe else c.eq)(f"$.scheduler.{key}", got, want, why)
+
         if s.warp_q and s.warp_k:
-            c.eq("$.scheduler.warps_per_cta", s.warps_per_cta,
+            grid("warps_per_cta", s.warps_per_cta,
                  (s.cta_q // s.warp_q) * (s.cta_k // s.warp_k), "(cta_q/warp_q) x (cta_k/warp_k)")
-            c.eq("$.scheduler.threads_per_cta", s.threads_per_cta,
+            grid("threads_per_cta", s.threads_per_cta,
                  (s.cta_q // s.warp_q) * (s.cta_k // s.warp_k) * 32, "32 threads per warp")
         if dims:
             kv_len = dims.get("kv_len") or s.kv_len
@@ -125,18 +135,18 @@ def _check(c: MismatchCollector, report: Report) -> None:
                 t = scheduler.tiles(_kernel_for(report), hd)
                 smem = t.shared_memory(hd) if (t.cta_q, t.cta_k) == (s.cta_q, s.cta_k) \
                     else (s.cta_q + 2 * s.cta_k) * hd  # unknown tiles: the fp8 paths' formula
-                c.eq("$.scheduler.dynamic_shared_memory_bytes", s.dynamic_shared_memory_bytes,
+                grid("dynamic_shared_memory_bytes", s.dynamic_shared_memory_bytes,
                      smem, "the kernel's Q, K and V tiles (and staged output) in shared memory")
             q_ctas = scheduler.ceil_div(dims["q_len"], s.cta_q)
-            c.eq("$.scheduler.q_ctas_per_head", s.q_ctas_per_head, q_ctas, "ceil(q_len / cta_q)")
-            c.eq("$.scheduler.heads", s.heads, dims["heads"], "q heads of q_shape")
-            c.eq("$.scheduler.grid_ctas", s.grid_ctas, q_ctas * dims["heads"] * dims["batch"],
+            grid("q_ctas_per_head", s.q_ctas_per_head, q_ctas, "ceil(q_len / cta_q)")
+            grid("heads", s.heads, dims["heads"], "q heads of q_shape")
+            grid("grid_ctas", s.grid_ctas, q_ctas * dims["heads"] * dims["batch"],
                  "q CTAs per head x heads x batch")
-            c.eq("$.scheduler.q_tail_rows", s.q_tail_rows, dims["q_len"] % s.cta_q,
+            grid("q_tail_rows", s.q_tail_rows, dims["q_len"] % s.cta_q,
                  "q_len mod cta_q")
-            c.eq("$.scheduler.scheduled_q_rows", s.scheduled_q_rows, q_ctas * s.cta_q,
+            grid("scheduled_q_rows", s.scheduled_q_rows, q_ctas * s.cta_q,
                  "q CTAs x cta_q")
-            c.eq("$.scheduler.q_row_efficiency", s.q_row_efficiency,
+            grid("q_row_efficiency", s.q_row_efficiency,
                  dims["q_len"] / (q_ctas * s.cta_q), "q_len / scheduled rows")
             if kv_len:
                 if causal and kernel in scheduler.TILES:
@@ -149,11 +159,11 @@ def _check(c: MismatchCollector, report: Report) -> None:
                 else:
                     k_it = scheduler.ceil_div(kv_len, s.cta_k)
                     k_total = k_it * q_ctas * dims["heads"] * dims["batch"]
-                c.eq("$.scheduler.k_iterations_per_cta", s.k_iterations_per_cta, k_it,
+                grid("k_iterations_per_cta", s.k_iterations_per_cta, k_it,
                      "ceil(kv_len / cta_k)" + (" for the longest causal CTA" if causal else ""))
-                c.eq("$.scheduler.k_iterations_total", s.k_iterations_total, k_total,
+                grid("k_iterations_total", s.k_iterations_total, k_total,
                      "K iterations summed over the grid")
-                c.eq("$.scheduler.k_tail_rows", s.k_tail_rows, kv_len % s.cta_k,
+                grid("k_tail_rows", s.k_tail_rows, kv_len % s.cta_k,
                      "kv_len mod cta_k")
         if s.waves is not None and s.sm_count and s.ctas_per_sm and s.grid_ctas:
             c.eq("$.scheduler.waves", s.waves, s.grid_ctas / (s.sm_count * s.ctas_per_sm),
@@ -189,7 +199,9 @@ def _check(c: MismatchCollector, report: Report) -> None:
             if not rows:
                 continue
             tile = tiles_of(rows[0][1])[which]
-            n = max(getattr(r, key) for _, r in rows)
+            # N is the run's own (its row is the sweep's last): the rows' largest only where the
+            # report keeps no shape
+            n = (dims or {}).get(key) or max(getattr(r, key) for _, r in rows)
             want = scheduler.tail_points(n, tile)
             got = [getattr(r, key) for _, r in rows]
             c.recomputed.update(f"$.tail_study[{i}].{key}" for i, _ in rows)
@@ -224,8 +236,12 @@ def _check(c: MismatchCollector, report: Report) -> None:
                  "equal outputs have equal checksums")
 
     _check_variants(c, report)
-    check_profiles(report.mainloop_profiles or [], c.eq)
+    check_profiles(report.mainloop_profiles or [], c.eq, c.complete)
+    _profiled(c, report)
     check_diff(report.mainloop_diff, report.mainloop_profiles or [], c.eq)
+    if c.complete and report.mainloop_diff is None and len(report.mainloop_profiles or []) > 1:
+        c.out.append(Mismatch("$.mainloop_diff", MISSING, "the profiles' diff", "two or more "
+                              "profiles are diffed against the baseline's (run/assemble.py)"))
     check_kernel_fields(c, report)
     check_sol(c, report)
     check_host(c, report)
@@ -233,6 +249,7 @@ def _check(c: MismatchCollector, report: Report) -> None:
     check_workload(c, report)
     check_swap(c, report)
     check_run(c, report)
+    check_owed(c, report)
     if c.complete and report.variants and not (report.sweep or report.workload or report.swap):
         _run_members(c, report)
 
@@ -280,27 +297,27 @@ def _run_members(c: MismatchCollector, report: Report) -> None:
     if [x for x in ran if x[0] in {n for n, _, _ in asked}] != asked:
         c.out.append(Mismatch("$.variants", [x[0] for x in ran], [x[0] for x in asked],
                               "the configuration's variants, each with its backend and spec"))
-    accurate = [v for v in report.variants or [] if v.accuracy is not None]
-    per_head = any(v.accuracy.per_head for v in accurate if v.accuracy)
-    # a failed variant gets no late figures; a run stopped (or whose runner died) while
-    # computing them says which it never computed
-    uncomputed = parse_ending(report.status_detail or [], None).computing or ""
-    for i, rv in enumerate(report.variants or []):
-        owed = rv.status in (None, "ok") and not (uncomputed and rv.name in uncomputed)
-        if accurate and owed and rv.rounds and rv.accuracy is None and \
-                rv.accuracy_error is None:
-            c.out.append(Mismatch(f"$.variants[{i}].accuracy", MISSING, "present",
-                                  "measured for every variant that ran, or why not"))
-        for k in ("per_head", "worst_heads"):
-            if per_head and rv.accuracy is not None and getattr(rv.accuracy, k) is None:
-                c.out.append(Mismatch(f"$.variants[{i}].accuracy.{k}", MISSING, "present",
-                                      "measured per head for every variant, as for the others"))
     if cfg.tail_study and report.tail_study is None and report.status == COMPLETE:
         c.out.append(Mismatch("$.tail_study", MISSING, "the rows --tail-study timed",
                               "a complete run with --tail-study has its rows"))
     if report.schedule is None and any(v.rounds for v in report.variants or []):
         c.out.append(Mismatch("$.schedule", MISSING, "the blocks that ran",
                               "a run's rounds are its schedule's blocks"))
+
+
+def _profiled(c: MismatchCollector, report: Report) -> None:
+    """A profile pass's report (`sagetui profile`: no variant measured) has a profile of every
+    variant configured, in order, but those whose build failed (run/assemble.with_left_out)."""
+    cfg = run_config(report)
+    if not c.complete or cfg is None or report.sweep or report.workload or report.swap \
+            or any(not is_left_out(v) for v in report.variants or []):
+        return
+    left_out = {v.name for v in report.variants or []}
+    want = [v.name for v in cfg.variants if v.name not in left_out]
+    got = [p.variant for p in report.mainloop_profiles or []]
+    if got != want:
+        c.out.append(Mismatch("$.mainloop_profiles", got, want, "a profile of every variant "
+                              "configured whose build did not fail (cli/profile.py)"))
 
 
 def _envelope(c: MismatchCollector, report: Report) -> None:
@@ -315,7 +332,7 @@ def _envelope(c: MismatchCollector, report: Report) -> None:
         if getattr(report, key) is None:
             c.out.append(Mismatch(f"$.{key}", None, "present", why))
     created = report.created_utc
-    if created is not None and (report.schema_version or 0) >= SCHEMA_VERSION \
+    if created is not None and (report.schema_version or 0) >= ONE_ENVELOPE_FROM \
             and not created_format_ok(created):
         c.out.append(Mismatch("$.created_utc", created, created_now(), why + ": its format"))
 

@@ -97,6 +97,9 @@ def choose_function(functions: dict[str, Function], rows: list[SassRow],
     return best[1]
 
 
+HOT_LINES = 10  # the (line, phase) pairs with the most samples a profile lists
+
+
 def kernel_frame(insn: Instruction, kernel_file: str) -> int | None:
     """The line of the outermost frame in the kernel's file (by its last path part)."""
     for frame in reversed(insn.chain):
@@ -106,7 +109,8 @@ def kernel_frame(insn: Instruction, kernel_file: str) -> int | None:
 
 
 def attribute(rows: list[SassRow], function: Function, kernel_file: str,
-              placer: Placer | Callable[[int], Placement], hot_lines: int = 10) -> Attribution:
+              placer: Placer | Callable[[int], Placement], hot_lines: int = HOT_LINES
+              ) -> Attribution:
     place = placer.place if isinstance(placer, Placer) else placer
     by_offset = {i.offset: i for i in function.instructions}
     phases = {p: PhaseCounts() for p in (*PHASES, UNATTRIBUTED)}

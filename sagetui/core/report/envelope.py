@@ -29,8 +29,10 @@ from sagetui.core.version import VERSION
 #    GPU and back-to-back times of the call the user makes (`timed_call`, `call_gpu_s`:
 #    core/host_time.py), no longer of the instrumented decomposition
 # 7: a variant's and a point's `host_share` (its host time over its GPU time:
-#    core/host_time.py), which `check` recomputes
+#    core/host_time.py), which `check` recomputes; a swap process records what it ran
+#    (ProcessResult.ran: each arm with its backend's spec)
 SCHEMA_VERSION = 7
+ONE_ENVELOPE_FROM = 6  # the first schema whose created_utc has the one format
 
 TOOL = "sagetui"
 
@@ -41,7 +43,8 @@ def created_now() -> str:
 
 
 def created_format_ok(created: str) -> bool:
-    """`created_utc` as created_now writes it (a report before schema 6 may end in "Z")."""
+    """`created_utc` as created_now writes it (a report before ONE_ENVELOPE_FROM may end in
+    "Z")."""
     try:
         at = dt.datetime.fromisoformat(created)
     except ValueError:

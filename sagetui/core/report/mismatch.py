@@ -65,6 +65,14 @@ class MismatchCollector:
         if not _close(recorded, expected):
             self.out.append(Mismatch(path, recorded, expected, why))
 
+    def owed(self, path: str, recorded: Any, expected: Any, why: str) -> None:
+        """As eq, in a report of any schema: a figure that follows from what the report holds
+        (and that every writer of it wrote), left out, is a finding."""
+        if recorded is None and expected is not None:
+            self.out.append(Mismatch(path, MISSING, expected, why))
+            return
+        self.eq(path, recorded, expected, why)
+
     def same(self, path: str, recorded: Any, expected: Any, why: str) -> None:
         """Equal, None included (a figure recomputed as absent must be absent)."""
         self.recomputed.add(path)

@@ -45,6 +45,7 @@ def check_swap(c: MismatchCollector, report: Report) -> None:
         if f.arm in plain and f.swapped:
             c.out.append(Mismatch(f"$.swap.figures[{i}].swapped", f.swapped, 0,
                                   f"the {f.arm} arm runs the program as it is: it swaps no call"))
+    _labels(c, report)
     results = [p.result for p in s.processes if p.result is not None]
     c.eq("$.swap.step", s.step, derive.step_of(results), "the region `step`, else the first "
          "region marked, else the first attention call to the last")
@@ -74,6 +75,40 @@ def check_swap(c: MismatchCollector, report: Report) -> None:
     if detail != why:
         c.out.append(Mismatch("$.status_detail", detail, why, said))
     c.recomputed.update(f"$.status_detail[{i}]" for i in range(len(detail)))
+
+
+RAN_FROM = 7  # the first schema whose processes record what they ran (ProcessResult.ran)
+
+
+def _labels(c: MismatchCollector, report: Report) -> None:
+    """Each arm's label held to what ran under it: the spec each process recorded loading for
+    each arm it ran (the processes mode: its one arm; interleaved: every arm), and the
+    interleaved process's settings, against the arms as configured (`--variant NAME=SPEC`).
+    Two arms' labels exchanged on their processes then name the other arm's backend."""
+    from sagetui.core.report.mismatch import MISSING, Mismatch
+
+    s = report.swap
+    assert s is not None
+    arms = [(a.name, a.spec) for a in s.arms]
+    why = "the arms as configured ($.swap.arms: --variant NAME=SPEC)"
+    if s.interleave is not None:
+        told = [(a.name, a.variant.spec if a.variant else None) for a in s.interleave.arms]
+        if told != arms:
+            c.out.append(Mismatch("$.swap.interleave.arms", told, arms, why))
+    for i, p in enumerate(s.processes):
+        r, path = p.result, f"$.swap.processes[{i}].result.ran"
+        if r is None:
+            continue
+        if r.ran is None:
+            if (report.schema_version or 0) >= RAN_FROM:
+                c.out.append(Mismatch(path, MISSING, "the arms it ran, with their specs",
+                                      "every process records what it ran"))
+            continue
+        names = [n for n, _ in arms] if derive.interleaved([p]) else [p.arm]
+        ran = [(a.name, a.spec) for a in r.ran]
+        if ran != [x for x in arms if x[0] in names]:
+            c.out.append(Mismatch(path, ran, [x for x in arms if x[0] in names],
+                                  f"what the process loaded for each arm it ran: {why}"))
 
 
 def _same(c: MismatchCollector, path: str, got: Any, want: Any) -> None:
