@@ -40,8 +40,14 @@ SIZE = (120, 40)
 # tab key -> a text only that tab shows at 120x40 (the overview shows no plot below 140 columns;
 # the log is left out: no text of its own stays on screen both idle and as it scrolls)
 MARKERS = {"1": "Variants · t toggle", "2": "Round medians, ms", "3": "Per-iteration latency",
-           "4": "p50 per variant, one under another", "5": "Scheduler grid",
+           "4": "╭─ Phases ─ | one under another", "5": "Scheduler grid",
            "7": "Open two or more"}
+
+
+def shows(screen: str, marker: str) -> bool:
+    """Whether the screen shows a marker, or one of its forms (" | " between them: the Phases
+    panel is titled "Phases" until a run has phase timings)."""
+    return any(m in screen for m in marker.split(" | "))
 
 
 # -- the console side: `--serve` ---------------------------------------------------------------
@@ -205,7 +211,7 @@ def presses(pane: Pane, n: int, rng: random.Random, start_tab: str,
         time.sleep(rng.uniform(0.2, 0.4))
         t0 = time.monotonic()
         pane.send(nxt)
-        t1 = pane.wait_for(lambda s, new=new, old=old: new in s and old not in s)
+        t1 = pane.wait_for(lambda s, new=new, old=old: shows(s, new) and not shows(s, old))
         out.append((t0, t1, nxt))
         tab = nxt
     return out

@@ -187,9 +187,11 @@ def fake_noise_floor(monkeypatch, floor: float) -> None:
     real, only the floor measured from it is replaced."""
     from sagetui.session import calibration
 
-    real = calibration.measured_noise_floor
+    real, real_point = calibration.measured_noise_floor, calibration.point_noise_floor
     monkeypatch.setattr(calibration, "measured_noise_floor",
                         lambda r: None if real(r) is None else floor)
+    monkeypatch.setattr(calibration, "point_noise_floor",  # an A/A sweep's, point by point
+                        lambda p: None if real_point(p) is None else floor)
 
 
 @pytest.fixture(autouse=True)

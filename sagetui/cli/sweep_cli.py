@@ -77,10 +77,11 @@ def _maker(axes, slots):
 def _console(args: argparse.Namespace, config, axes) -> int:
     """The console with its runs made sweeps: the Sweep tab shows the points as they finish;
     its exports (e c m) write the sweep report, CSV and Markdown."""
-    from sagetui.cli.run_options import recovery_file
+    from sagetui.cli.run_options import recovery_file, settled_here
     from sagetui.tui.app import SageTUI
 
-    app = SageTUI(config=config, refresh_hz=args.refresh,
+    # settled as the console's own: its header names what `a` and `p` run, and they run it
+    app = SageTUI(config=settled_here(config), refresh_hz=args.refresh,
                   theme_name=args.theme, recovery_path=recovery_file(args), sweep_axes=axes)
     app.run(mouse=not args.no_mouse)
     return app.return_code or 0

@@ -21,7 +21,7 @@ SOURCE_PREFIX = "src:"  # `backend@src:PATH`: a tree to build, not a built modul
 
 
 class _Facts(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class FileDiff(_Facts):

@@ -50,7 +50,7 @@ class ResourceFormatError(ValueError):
 class KernelUsage(BaseModel):
     """One function's line of `cuobjdump --dump-resource-usage`, as printed."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     function: str  # the mangled name
     arch: str | None  # the ELF's `arch = ` (sm_90a)
@@ -298,7 +298,7 @@ def arch_key(arch: str) -> str:
 
 
 class Occupancy(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     arch: str  # the limits' key (sm_90)
     ctas_per_sm: NonNeg
@@ -356,7 +356,7 @@ class KernelFacts(BaseModel):
     the occupancy computed from them (`sagetui check` computes it again). When the facts could
     not be read, `unavailable` says why and the rest is empty."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     unavailable: str | None = None  # "not available: no cuobjdump", ...
     module: str | None = None  # the .so that holds the kernel

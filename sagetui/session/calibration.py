@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sagetui.core import format as fmt
+from sagetui.core.blocks.sweep import SweepPoint
 from sagetui.core.config import RunConfig, VariantSpec
 from sagetui.core.file_writes import atomic_write_text
 from sagetui.core.paths import calibration_file
@@ -153,15 +154,22 @@ def describe_entry(e: dict[str, Any]) -> str:
         f", {when}" if e.get("host") else ", unkeyed (before sagetui keyed by host): unused")
 
 
+def _incomplete(report: Report | None) -> str | None:
+    """Why a stopped (Ctrl-C, SIGTERM) or failed A/A run stores nothing: the rounds done are
+    no calibration of the floor."""
+    if report is None or report.status in (None, "complete"):
+        return None
+    detail = "; ".join(report.status_detail or [])
+    return (f"calibration did not complete ({report.status}" + (f": {detail}" if detail else "")
+            + "): nothing was stored; the threshold is unchanged")
+
+
 def conclude(config: RunConfig, report: Report | None) -> tuple[Threshold | None, str]:
     """Store an A/A run's noise floor: (its threshold, the line saying so), or (None, why the
     threshold is unchanged): an incomplete run, or a floor over the rule (never stored)."""
-    if report is not None and report.status not in (None, "complete"):
-        # stopped (Ctrl-C, SIGTERM) or failed: the rounds done are no calibration of the floor
-        detail = "; ".join(report.status_detail or [])
-        return None, (f"calibration did not complete ({report.status}"
-                      + (f": {detail}" if detail else "") + "): nothing was stored; the "
-                      "threshold is unchanged")
+    why = _incomplete(report)
+    if why is not None:
+        return None, why
     noise = measured_noise_floor(report) if report is not None else None
     if report is None or noise is None:
         return None, "calibration did not complete: the threshold is unchanged"
@@ -180,6 +188,53 @@ def conclude(config: RunConfig, report: Report | None) -> tuple[Threshold | None
                f"{config.shape.describe()} on "
                f"{gpu_of(gpu, device)} (stored in {where} for later runs of this host, GPU, "
                "backend, build and shape)")
+
+
+def conclude_points(config: RunConfig, report: Report | None) -> tuple[int, str]:
+    """Store an A/A sweep's (or replay's) noise floor point by point, each under its point's
+    shape, the key each point of a later sweep or replay looks its threshold up by:
+    (how many were stored, the line saying so). A point over the rule stores nothing."""
+    why = _incomplete(report)
+    if why is not None:
+        return 0, why
+    points = report.sweep.points if report is not None and report.sweep else []
+    if report is None or not points:
+        return 0, "calibration did not complete: the threshold is unchanged"
+    gpu, device = report_gpu(report)
+    base = config.model_copy(update={"variants": [_baseline(config)], "baseline": None})
+    floors: list[float] = []
+    refused: list[str] = []
+    for p in points:
+        noise = point_noise_floor(p)
+        if noise is None:
+            refused.append(f"{p.shape.describe()}: not measured")
+            continue
+        try:
+            store_noise_floor(base.model_copy(update={"shape": p.shape}), noise, gpu, device,
+                              rounds=p.variants[0].round_count)
+            floors.append(noise)
+        except NoiseTooLarge as exc:
+            refused.append(f"{p.shape.describe()}: {exc}")
+        except OSError as exc:
+            return len(floors), f"could not store the calibration: {exc}"
+    line = (f"noise floors of {len(floors)} of {len(points)} points"
+            + (f" {fmt.percent(min(floors), 3)} to {fmt.percent(max(floors), 3)} (round-to-"
+               f"round, paired), each stored for {base.variants[0].spec} at its shape on "
+               f"{gpu_of(gpu, device)}: later sweeps and runs at these shapes judge with them"
+               if floors else "")
+            + (f"; not stored: {'; '.join(refused)}" if refused else ""))
+    return len(floors), line
+
+
+def point_noise_floor(point: SweepPoint) -> float | None:
+    """The noise floor of an A/A sweep's point (None if either side has no rounds)."""
+    from sagetui.core.statistics.verdict import noise_floor_percent
+    from sagetui.core.sweep.collect import call_round_medians
+
+    sides = [call_round_medians(v) for v in point.variants if v.status == "ok"]
+    if len(sides) != 2 or not all(sides):
+        return None
+    return noise_floor_percent(*sides)
 
 
 def aa_config(config: RunConfig) -> RunConfig:

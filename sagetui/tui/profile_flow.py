@@ -54,7 +54,7 @@ class ProfileFlow:
             return
         self.cancel = threading.Event()
         rc.log(f"profile: {', '.join(s.name for s in specs)} under Nsight Compute, one call "
-               "each (p again cancels)")
+               f"each at {cfg.shape.describe()} (p again cancels)")
         self.app.run_worker(partial(self._work, cfg, specs, self.cancel), group="profile",
                             thread=True, exit_on_error=False)
 

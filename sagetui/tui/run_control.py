@@ -32,6 +32,7 @@ from sagetui.session.calibration import (
     aa_config,
     clear,
     conclude,
+    conclude_points,
     describe_entry,
     earlier,
     entries,
@@ -284,6 +285,9 @@ class RunControl:
     def _finish_calibration(self, report: Report | None) -> None:
         before, self.calibrating = self.calibrating, None
         assert before is not None
+        if report is not None and report.sweep is not None:
+            self._finish_point_calibration(before, report)
+            return
         threshold, line = conclude(self.resolved_config or before, report)
         if threshold is None:
             self.config = before
@@ -301,6 +305,15 @@ class RunControl:
         self.log(line)
         self.app.notify(f"{fmt.noise_floor(noise).capitalize()}; SAME threshold "
                         f"{fmt.percent(threshold.percent)}.")
+
+    def _finish_point_calibration(self, before: RunConfig, report: Report) -> None:
+        """A sweep's (or a replay's) console calibrated each of its points (an A/A sweep):
+        each point of its next run looks up its own shape's floor, so the configuration keeps
+        no single one."""
+        self.config = before
+        stored, line = conclude_points(self.resolved_config or before, report)
+        self.log(line, "information" if stored else "warning")
+        self.app.notify(line, severity="information" if stored else "warning", timeout=15)
 
     def calibrations(self) -> None:
         """The stored calibrations, and an offer to clear them (key A)."""
@@ -344,6 +357,9 @@ class RunControl:
             case ev.Ready():
                 if self.session is not None and self.calibrating is None:
                     self.resolved_config = self.session.config  # `auto` is resolved now
+            case ev.ConfigResolved():  # a sweep's runner says no Ready to the console
+                if self.calibrating is None:
+                    self.resolved_config = e.config
                 self.view.live_ready()
             case ev.PointDone():
                 if self.on_point is not None:

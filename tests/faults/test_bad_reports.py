@@ -173,7 +173,7 @@ def test_a_file_without_read_permission(tmp_path):
     secret.write_text(SAMPLE_001.read_text())
     secret.chmod(0)
     code = f"""
-import os, sys
+import locale, os, sys  # argparse translates its messages: it imports locale when a parser is made
 from sagetui.cli.main import main
 import sagetui.cli.reports, sagetui.cli.console, sagetui.cli.run_options
 if os.geteuid() == 0:

@@ -103,3 +103,26 @@ def screen_text(app: SageTUI) -> str:
 @pytest.fixture
 def recovery(tmp_path: Path) -> Path:
     return tmp_path / "recovery" / "run.json"
+
+
+@pytest.fixture
+def fake_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Mocked: Nsight Compute and the profiled call (tests/tui/test_profile_key.py says how)."""
+    import sys
+
+    from sagetui.core.profile.rules import FAMILIES
+    from sagetui.session.profile_pass import profile_target
+    from tests.test_profile_failures import FIX, fake_tools
+
+    tools = fake_tools(tmp_path, monkeypatch)
+    monkeypatch.setenv("FAKE_MODE", "ok")
+
+    def profile(config, spec, p):  # the driver on the stand-in call (see the module's note)
+        info = p.workdir / "info.json"
+        target = [sys.executable, "-c", "import json, sys; json.dump({'files': {"
+                  f"'toy_attention': '{tmp_path}/toy_attention'}}}}, open(sys.argv[1], 'w'))",
+                  str(info)]
+        p.source_dirs = [str(FIX)]
+        return profile_target(p, target, fam=FAMILIES["toy"], nvtx="toy", variant=spec.name,
+                              backend=spec.backend, info_path=info)
+    return tools, profile

@@ -8,35 +8,14 @@ the CPU reference backend has no fused kernel. The runs themselves are real CPU 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-from sagetui.core.profile.rules import FAMILIES
-from sagetui.session.profile_pass import profile_target
 from sagetui.tui.app import SageTUI
 from sagetui.tui.profile_flow import ProfileFlow
-from tests.test_profile_failures import FIX, fake_tools
 
 from .conftest import THEME, aio, settle, tiny_config, wait_for
-
-
-@pytest.fixture
-def fake_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    tools = fake_tools(tmp_path, monkeypatch)
-    monkeypatch.setenv("FAKE_MODE", "ok")
-
-    def profile(config, spec, p):  # the driver on the stand-in call (see the module's note)
-        info = p.workdir / "info.json"
-        target = [sys.executable, "-c", "import json, sys; json.dump({'files': {"
-                  f"'toy_attention': '{tmp_path}/toy_attention'}}}}, open(sys.argv[1], 'w'))",
-                  str(info)]
-        p.source_dirs = [str(FIX)]
-        return profile_target(p, target, fam=FAMILIES["toy"], nvtx="toy", variant=spec.name,
-                              backend=spec.backend, info_path=info)
-    return tools, profile
 
 
 def console(tmp_path: Path, fake_pass=None, rounds: int = 2) -> SageTUI:

@@ -125,3 +125,72 @@ async def test_a_workload_calls_module_path_shows_as_text_never_markup() -> None
         # what the table draws of each cell (a str would be read as markup)
         cells = [default_cell_formatter(c).plain for c in table.get_row_at(0)]
         assert cells[0].endswith(group) and "[red]boom[/]" in cells[2]
+
+
+def test_sweep_console_settles_its_configuration_as_the_console_does(
+        tmp_path: Path, monkeypatch) -> None:
+    """`sagetui sweep --console` with no backend on a CPU-only torch: the header named the
+    reference backend while `a` and `p` asked for a run first "so the backend and shape are
+    known" (`sagetui`'s own console settled it; the sweep's did not)."""
+    import pytest
+
+    from sagetui.cli.main import main
+    from sagetui.cli.run_options import no_cuda_here
+
+    if no_cuda_here("auto") is None:
+        pytest.skip("torch here is a CUDA build")
+    opened: list[SageTUI] = []
+    monkeypatch.setattr(SageTUI, "run", lambda self, **kw: opened.append(self))
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "--console", "--q-len", "128,256", "--head-dim", "64",
+                 "--recovery-dir", str(tmp_path)]) == 0
+    config = opened[0].run_control.config
+    assert config is not None and not config.auto and not config.auto_shape
+    assert [v.backend for v in config.variants] == ["reference"]
+
+
+@aio
+async def test_a_and_p_in_a_sweep_console_calibrate_its_points_and_profile(
+        tmp_path: Path, monkeypatch, fake_pass) -> None:
+    """`a` in a sweep's console ran an A/A sweep, then said "calibration did not complete"
+    (a sweep report has no run's samples) and stored nothing; after a sweep of an `auto`
+    configuration (a GPU node's before its first run) `a` and `p` still asked for a run first.
+    Now `a` stores each point's floor under its shape, which the next sweep's points judge
+    with, and `p` profiles the selected variant at the sweep's first shape."""
+    from sagetui.session import calibration
+    from sagetui.tui.profile_flow import ProfileFlow
+
+    from ..conftest import fake_noise_floor
+
+    fake_noise_floor(monkeypatch, 0.75)
+    app = SageTUI(config=tiny_config(variants=2, iterations=2, auto=True), theme_name=THEME,
+                  recovery_path=tmp_path / "recovery.json", export_dir=tmp_path,
+                  sweep_axes=Axes(q_lens=[64, 128], head_dims=[64], causal=[False]))
+    tools, profile = fake_pass
+    app.profiling = ProfileFlow(app, app.run_control, profile=profile, tools=lambda: tools)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: not app.running and app.final_report is not None,
+                       what="the sweep")
+        await pilot.press("p")  # after the sweep: the selected variant, ref
+        await wait_for(pilot, lambda: app.profiling.cancel is None
+                       and bool(app.data.model.profiles), what="the profile pass")
+        assert app.final_report is not None and app.final_report.sweep is not None
+        assert [p.variant for p in app.final_report.mainloop_profiles or []] == ["ref"]
+        await pilot.press("a")  # asks first: the sweep is not exported
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.run_control.calibrating is None and not app.running,
+                       what="the calibration")
+        notes = [n.message for n in app._notifications]
+        assert not [n for n in notes if "Run once first" in n], notes
+        shapes = sorted(e["shape"] for e in calibration.entries().values())
+        assert shapes == ["1x128x2x64 bf16 NHD", "1x64x2x64 bf16 NHD"], notes
+        await pilot.press("r")
+        await wait_for(pilot, lambda: not app.running and app.final_report is not None,
+                       what="the next sweep")
+        report = app.final_report
+        assert report is not None and report.sweep is not None
+        judged = [v.verdict for p in report.sweep.points for v in p.variants
+                  if v.name == "slow"]
+        assert [v.threshold_source if v else None for v in judged] == ["calibration"] * 2

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.visual import Visual
 from textual.widgets._footer import FooterKey
 
 from sagetui.tui.app import SageTUI
@@ -121,14 +120,13 @@ async def test_a_plot_shown_again_is_not_read_into_strips_again(
         await settle(pilot, app)
         plot = app.query_one("#iterations-plot", IterationPlot)
         reads: list[int] = []
-        real = Visual.to_strips.__func__  # type: ignore[attr-defined]
+        real = plot._frame_strips
 
-        def to_strips(cls: type, widget: Any, *args: Any, **kwargs: Any) -> Any:
-            if widget is plot:
-                reads.append(plot.redraws)
-            return real(cls, widget, *args, **kwargs)
+        def frame_strips(*args: Any) -> Any:
+            reads.append(plot.redraws)
+            return real(*args)
 
-        monkeypatch.setattr(Visual, "to_strips", classmethod(to_strips))
+        monkeypatch.setattr(plot, "_frame_strips", frame_strips)
         for tab in ("4", "3", "1", "3"):
             await pilot.press(tab)
             await settle(pilot, app)

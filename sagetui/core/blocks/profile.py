@@ -16,7 +16,7 @@ UNIT = "share of sampled warp time"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, defer_build=True)
 
 
 class StallShare(_Model):

@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from rich.segment import Segment
 from rich.text import Text
 from textual.app import RenderResult
 from textual.strip import Strip
+from textual.style import Style as VisualStyle
 from textual.visual import Visual, visualize
 from textual_plotext import PlotextPlot
 
@@ -28,7 +30,10 @@ from sagetui.core.format import nice_step
 from sagetui.core.run.model import VariantModel
 from sagetui.tui.source import Source
 from sagetui.tui.view_context import ViewContext
-from sagetui.tui.widgets.ansi import ansi_text
+from sagetui.tui.widgets import plotext_canvas
+from sagetui.tui.widgets.ansi import ansi_lines, ansi_strips
+
+plotext_canvas.install()  # plotext writes each frame's canvas in a third of its own time
 
 AXIS_COLUMNS = 12  # what plotext's y-axis labels and frame take of the width
 PLOT_ROWS = 5  # what the title, the x ticks and label and the frame take of the height
@@ -121,7 +126,7 @@ class SeriesPlot(PlotextPlot):
         self.title_text = ""  # what the last redraw said (tests read it)
         self.points = 0  # how many points the last redraw drew
         self.legend: list[LegendEntry] = []
-        self._built: tuple[tuple, Text] | None = None  # (what it was built for, the frame)
+        self._built: tuple[tuple, tuple[str, list[Text]]] | None = None  # (for, frame, legend)
         self._strips: tuple[tuple, list[Strip]] | None = None  # the frame's lines, likewise
 
     def sync(self, data: Source, ctx: ViewContext) -> None:
@@ -194,8 +199,13 @@ class SeriesPlot(PlotextPlot):
 
     def render(self) -> RenderResult:
         """PlotextPlot.render (textual-plotext 1.0), with plotext's ANSI read by ansi_text,
-        and the legend under the frame. A tab shown again renders its plots again: the frame
-        is built (tens of ms) only after a redraw, a resize or a new theme."""
+        and the legend under the frame."""
+        frame, legend = self._frame()
+        return Text("\n").join(ansi_lines(frame) + legend)
+
+    def _frame(self) -> tuple[str, list[Text]]:
+        """plotext's frame (ANSI) and the legend's lines. A tab shown again renders its plots
+        again: the frame is built (tens of ms) only after a redraw, a resize or a new theme."""
         width, height = self.size
         key = (width, height, self.redraws, self.app.theme)
         if self._built is not None and self._built[0] == key:
@@ -205,11 +215,8 @@ class SeriesPlot(PlotextPlot):
         self._plot._set_size(width, height - len(legend))
         self._plot.theme(self._get_plotext_theme_name(self.app.theme))
         built = self._plot.build()
-        text = ansi_text(built[:-1] if legend and built.endswith("\n") else built)
-        if legend:
-            text = Text("\n").join([text, *legend])
-        self._built = (key, text)
-        return text
+        self._built = (key, (built[:-1] if legend and built.endswith("\n") else built, legend))
+        return self._built[1]
 
     def render_line(self, y: int) -> Strip:
         """The frame's line y, from the strips of the last frame when the frame, size, theme
@@ -220,10 +227,22 @@ class SeriesPlot(PlotextPlot):
         style = self.visual_style
         key = (width, height, self.redraws, self.app.theme, style, self.text_selection)
         if self._strips is None or self._strips[0] != key:
-            visual: Visual = visualize(self, self.render())
-            self._strips = (key, Visual.to_strips(self, visual, width, height, style))
+            self._strips = (key, self._frame_strips(width, height, style))
         strips = self._strips[1]
         return strips[y] if 0 <= y < len(strips) else Strip.blank(width, style.rich_style)
+
+    def _frame_strips(self, width: int, height: int, style: VisualStyle) -> list[Strip]:
+        """The frame's ANSI straight into strips over the widget's style (Textual's own path,
+        Visual.to_strips through a Text, cost 40-60 % of a plot's paint), the legend's lines
+        after; a selection or a code ansi_text does not read take Textual's own path."""
+        frame, legend = self._frame()
+        base = style.rich_style
+        strips = ansi_strips(frame, base) if self.text_selection is None else None
+        if strips is None:
+            return Visual.to_strips(self, visualize(self, self.render()), width, height, style)
+        strips += [Strip(Segment.apply_style(line.render(self.app.console), base))
+                   for line in legend]
+        return [s.crop(0, width) if s.cell_length > width else s for s in strips[:height]]
 
     def draw(self, data: Source, ctx: ViewContext, width: int) -> None:
         raise NotImplementedError
@@ -249,3 +268,4 @@ class SeriesPlot(PlotextPlot):
     @staticmethod
     def shown(data: Source) -> list[VariantModel]:
         return data.plotted()
+
