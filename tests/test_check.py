@@ -196,3 +196,21 @@ def test_a_tail_study_is_checked_at_its_own_variants_tiles() -> None:
         row.model_copy(update={"q_ctas_per_head": row.q_ctas_per_head + 1}),
         *report.tail_study[1:]]})
     assert [m.path for m in check_report(bad)] == ["$.tail_study[0].q_ctas_per_head"]
+
+
+@pytest.mark.parametrize(("sample", "down_to", "member"), [
+    ("h100_workload_replay.json", 5, "timed_call"),  # schema 6's call the user makes
+    ("cpu_swap_processes.json", 6, "ran"),  # schema 7's record of what a swap process ran
+])
+def test_a_schema_version_edited_down_is_held_to_the_members_the_report_holds(
+        sample, down_to, member) -> None:
+    """A schema_version edited down would turn the later schemas' rules off (a derived figure
+    deleted then passed): the report's own members say which schema wrote it."""
+    from pathlib import Path
+
+    raw = json.loads((Path(__file__).parent.parent / "sample_results" / sample).read_text())
+    assert not check_report(Report.model_validate(raw))
+    raw["schema_version"] = down_to
+    found = check_report(Report.model_validate(raw))
+    assert [m.path for m in found] == ["$.schema_version"]
+    assert f"`{member}` was first written in schema" in found[0].why

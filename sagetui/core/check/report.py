@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sagetui.core import scheduler
-from sagetui.core.check.owed import check_owed
+from sagetui.core.check.owed import check_owed, check_version_members
 from sagetui.core.check.recorded import Recorded, inventory, leaves, members, recorded_why
 from sagetui.core.config import MAX_HEAD_DIM, Shape, shape_of
 from sagetui.core.derived import speedup_percent
@@ -250,6 +250,7 @@ def _check(c: MismatchCollector, report: Report) -> None:
     check_swap(c, report)
     check_run(c, report)
     check_owed(c, report)
+    check_version_members(c, report)
     if c.complete and report.variants and not (report.sweep or report.workload or report.swap):
         _run_members(c, report)
 
