@@ -297,7 +297,9 @@ def _make_fresh(base: Path) -> None:
 
 def _console_stopped(base: Path) -> None:
     """The capture replayed in the console (`sagetui --workload cap`), stopped by `r` once its
-    first call is measured, and exported by `e`: what the console writes."""
+    first call is measured, and exported by `e`: what the console writes. 300 rounds a call,
+    so that the second call is still running when the `r` lands (at 30 the replay once
+    finished first on this machine: a complete report where a stopped one was meant)."""
     from sagetui.cli.console import console_app
     from sagetui.cli.main import build_parser
     from sagetui.tui.modals import PathPromptScreen
@@ -306,7 +308,7 @@ def _console_stopped(base: Path) -> None:
 
     args = build_parser().parse_args(["--workload", str(base / "cap"), "--variant",
                                       "a=reference", "--variant", "b=reference[slowdown=2]",
-                                      "--rounds", "30", "--iterations", "2", "--warmup", "1"])
+                                      "--rounds", "300", "--iterations", "1", "--warmup", "1"])
     app = console_app(args)
     app.run_control.recovery_path = base / "console_recovery.json"
     out = base / "workload_console_stopped.json"
