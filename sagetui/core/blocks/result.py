@@ -41,7 +41,7 @@ class RunnerFacts(Model):
     load_s: Annotated[float, Field(ge=0)] | None = None
     # schema 6: the call its host, GPU and back-to-back times are of (core/host_time.py): a
     # public function by name, or the decomposition and why
-    timed_call: str | None = None
+    timed_call: str | None = Field(default=None, json_schema_extra={"since": 6})
 
 
 class HostTimes(Model):
@@ -57,10 +57,10 @@ class HostTimes(Model):
     # schema 6: all three of the call the user makes (`timed_call`), in blocks of their own;
     # its GPU time beside the phases' `timing`; host-bound against it
     call_gpu_times_s: list[NonNegative] | None = None
-    call_gpu_s: NonNegative | None = None
+    call_gpu_s: NonNegative | None = Field(default=None, json_schema_extra={"since": 6})
     host_bound: bool | None = None
     # schema 7: host_s over its GPU time (call_gpu_s, else the phases' p50), host_bound's figure
-    host_share: NonNegative | None = None
+    host_share: NonNegative | None = Field(default=None, json_schema_extra={"since": 7})
     redone_blocks: Count | None = None
     drained_blocks: Count | None = None
 

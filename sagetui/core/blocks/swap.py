@@ -177,7 +177,7 @@ class ProcessResult(Model):
     failed_arms: dict[str, str] = Field(default_factory=dict)  # arm -> why its backend failed
     # what the process ran (ProcessSettings.arms_run), from schema 7: `check` holds each arm's
     # label to its spec (a swap of two arms' labels is seen)
-    ran: list[ArmSpec] | None = None
+    ran: list[ArmSpec] | None = Field(default=None, json_schema_extra={"since": 7})
 
 
 class SwapProcess(Model):

@@ -11,8 +11,9 @@ docs/reports.md ("`sagetui check`"), with why."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
 
 from sagetui.core import scheduler
 from sagetui.core.options import with_defaults
@@ -23,7 +24,6 @@ from sagetui.core.samples import Samples
 from sagetui.core.statistics.clocks import mean_clocks
 
 if TYPE_CHECKING:
-    from sagetui.core.blocks.result import VariantResult
     from sagetui.core.report.mismatch import MismatchCollector
     from sagetui.core.report.model import Report
 
@@ -44,37 +44,30 @@ def check_owed(c: MismatchCollector, report: Report) -> None:
         _every_schema(c, report)
 
 
-# members first written in a schema: a report that holds one says that schema or a later one
-# (else a schema_version edited down would turn the later schemas' rules off)
-FIRST_WRITTEN = {"timed_call": 6, "call_gpu_s": 6, "host_share": 7}  # a variant's, a point's
-SWAP_RAN_FROM = 7  # a swap process's record of what it ran
-
-
 def check_version_members(c: MismatchCollector, report: Report) -> None:
-    """The schema version held to the members the report holds."""
+    """The schema version held to the members the report holds: a member first written in
+    schema N (its field's `since`, blocks/result.py and blocks/swap.py) says N or later; a
+    version edited down would turn the later schemas' rules off."""
     said = report.schema_version
     if said is None or report.tool is None:
         return
-    found: list[tuple[str, str, int]] = []
-    groups: list[tuple[str, Sequence[VariantResult]]] = [("$.variants", report.variants or [])]
+    held: list[tuple[str, BaseModel]] = [
+        (f"$.variants[{j}]", v) for j, v in enumerate(report.variants or [])]
     for kind, block in (("sweep", report.sweep), ("workload", report.workload)):
         for i, p in enumerate(block.points if block is not None else []):
-            groups.append((f"$.{kind}.points[{i}].variants", p.variants))
-    for path, variants in groups:
-        for j, v in enumerate(variants):
-            for name, since in FIRST_WRITTEN.items():
-                if getattr(v, name, None) is not None:
-                    found.append((f"{path}[{j}].{name}", name, since))
+            held += [(f"$.{kind}.points[{i}].variants[{j}]", v) for j, v in enumerate(p.variants)]
     if report.swap is not None:
-        for i, proc in enumerate(report.swap.processes):
-            if proc.result is not None and proc.result.ran is not None:
-                found.append((f"$.swap.processes[{i}].result.ran", "ran", SWAP_RAN_FROM))
-    for path, name, since in found:
-        if said < since:
-            c.out.append(Mismatch("$.schema_version", said, f">= {since}",
-                                  f"{path} is there: `{name}` was first written in schema "
-                                  f"{since}"))
-            return
+        held += [(f"$.swap.processes[{i}].result", p.result)
+                 for i, p in enumerate(report.swap.processes) if p.result is not None]
+    for path, model in held:
+        for name, field in type(model).model_fields.items():
+            extra = field.json_schema_extra
+            since = extra.get("since") if isinstance(extra, dict) else None
+            if isinstance(since, int) and said < since and getattr(model, name) is not None:
+                c.out.append(Mismatch("$.schema_version", said, f">= {since}",
+                                      f"{path}.{field.alias or name} is there, first written "
+                                      f"in schema {since}"))
+                return
 
 
 def _need(c: MismatchCollector, path: str, present: bool, what: str) -> None:
