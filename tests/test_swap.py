@@ -237,6 +237,10 @@ def test_region_and_output_do_nothing_outside_a_swap() -> None:
      "--affinity '1-0': give CPUs as 2, 0-3 or 0,2-3"),
     (["--variant", "a=reference", "--affinity", "4095", "--", "python", str(MODEL)],
      "--affinity 4095: CPU 4095 is not one this process may run on"),
+    (["--variant", "a=reference", "--processes", "--affinity", "4095", "--", "python",
+      str(MODEL)], "--affinity 4095: CPU 4095 is not one this process may run on"),
+    (["--variant", "a=reference", "--processes", "--until-ci", "2", "--", "python",
+      str(MODEL)], "--until-ci is for the interleaved mode"),
 ])
 def test_bad_input_is_one_line_and_exit_2(cli_here, args, said) -> None:
     # in this process (main() as `python -m sagetui` calls it, its exit status and stderr):

@@ -106,9 +106,14 @@ def _settings(args: argparse.Namespace) -> tuple[float, Interleave | None]:
         threshold = resolve_threshold(args.threshold)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    if args.affinity is not None and (why := affinity.refusal(args.affinity)) is not None:
+        raise UsageError(why)  # both modes pin the program (swap/__main__.py)
     if args.processes:
         if args.rounds is not None and args.rounds < 1:
             raise UsageError(f"--rounds {args.rounds}: give a whole number >= 1")
+        if args.until_ci is not None:
+            raise UsageError("--until-ci is for the interleaved mode; --processes runs "
+                             "--rounds rounds")
         return threshold.percent, None
     if args.rounds is not None:
         raise UsageError("--rounds is for --processes; the interleaved mode measures --steps "
@@ -118,8 +123,6 @@ def _settings(args: argparse.Namespace) -> tuple[float, Interleave | None]:
                          "two)")
     if not 1 <= args.warmup <= 10:
         raise UsageError(f"--warmup {args.warmup}: give a whole number from 1 to 10")
-    if args.affinity is not None and (why := affinity.refusal(args.affinity)) is not None:
-        raise UsageError(why)
     if not (math.isfinite(args.max_seconds) and args.max_seconds > 0):
         raise UsageError(f"--max-seconds {args.max_seconds}: give a number of seconds above 0")
     if args.until_ci is not None and not (math.isfinite(args.until_ci)
