@@ -142,12 +142,13 @@ class InterleavedSwapper(Swapper):
         not seen so (or with gradients on) takes `call`. Every step compared pays this path's
         host time in a launch-bound program (the wrapper's cost, measured against the unwrapped
         arm), so it is kept to a key of the call's own attributes and one lookup."""
+        key = None
         try:
             q, k, v = args[0], args[1], args[2]
             key = _key(target, q, k, v, args, kwargs)
             why, direct, entry = self._arm_plans[key]
         except (KeyError, IndexError, TypeError, AttributeError):
-            return self._first_lean(target, original, args, kwargs)
+            return self._first_lean(key, target, original, args, kwargs)
         self.seen += 1
         if self.forked.here():
             self.forked.count()
@@ -169,15 +170,15 @@ class InterleavedSwapper(Swapper):
             self.last = first
         return out
 
-    def _first_lean(self, target: Target, original: Any, args: tuple[Any, ...],
-                    kwargs: dict[str, Any]) -> Any:
-        """A step round's call without a plan: `call` takes it, and its decision is kept for
-        the calls like it (none with gradients on, nor with an unhashable argument)."""
+    def _first_lean(self, key: tuple[Any, ...] | None, target: Target, original: Any,
+                    args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A step round's call without a plan (`key`: its key, None where it has none): `call`
+        takes it, and its decision is kept for the calls like it (none with gradients on, nor
+        with an unhashable argument)."""
         out = self.call(target, original, args, kwargs, None)
-        if self.calls and not torch.is_grad_enabled():
-            with contextlib.suppress(IndexError, TypeError, AttributeError):
-                self._plan(_key(target, args[0], args[1], args[2], args, kwargs), target,
-                           args, kwargs)
+        if key is not None and self.calls and not torch.is_grad_enabled():
+            with contextlib.suppress(IndexError, TypeError, AttributeError):  # unhashable...
+                self._plan(key, target, args, kwargs)
         return out
 
     def _plan(self, key: tuple[Any, ...], target: Target, args: tuple[Any, ...],
