@@ -242,6 +242,7 @@ class Command:
 class Setup(Command):
     NAME: ClassVar[str] = "setup"
     config: dict[str, Any]  # RunConfig as JSON: build inputs, load every variant
+    reference: bool = False  # the late figures will ask for accuracy: start the fp32 reference
 
 
 @wire(frozen=True, kw_only=True, config=_STRICT)

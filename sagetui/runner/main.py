@@ -105,7 +105,7 @@ def main() -> int:
             os._exit(0)
         try:
             match msg:
-                case ev.Setup(config=config):
+                case ev.Setup(config=config, reference=reference):
                     cfg = RunConfig.model_validate(config)
                     if engine is not None and engine.same_inputs(cfg):
                         # the console's next run on the same inputs: keep them, and the
@@ -116,7 +116,7 @@ def main() -> int:
                     else:
                         engine = None  # the last point's inputs and outputs go first
                         free_memory()
-                        engine = new_engine(cfg, emit, board, cancel)
+                        engine = new_engine(cfg, emit, board, cancel, reference)
                 case _ if engine is None:
                     emit(ev.RunnerError(kind="protocol", message=f"{msg.NAME} before setup"))
                 case ev.Warmup(variant=variant, calls=calls):
@@ -137,12 +137,13 @@ def main() -> int:
 
 
 def new_engine(config: RunConfig, emit: Emit, board: StatusBoard,
-               cancel: threading.Event) -> Engine:
-    """A set-up Engine for `config` (its inputs built, its variants loaded)."""
+               cancel: threading.Event, reference: bool = False) -> Engine:
+    """A set-up Engine for `config` (its inputs built, its variants loaded; with `reference`
+    its fp32 reference started)."""
     from sagetui.runner.engine import Engine
 
     fresh = Engine(config, emit, board, cancel)
-    fresh.setup()
+    fresh.setup(reference)
     return fresh
 
 

@@ -48,7 +48,7 @@ def measure_point(session: RunnerSession, config: RunConfig, *,
         try:
             if session.client is None:  # the last point's runner died
                 session._spawn()
-            session._setup()
+            session._setup(reference=late)
             session._run_rounds()
             if late and not session.cancelled and point.active():
                 late_figures(session, decompose=None)

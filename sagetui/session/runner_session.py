@@ -304,15 +304,16 @@ class RunnerSession:
             self.controls.reset(resolve_auto(self.config, hello.device, hello.backends))
             self.emit(ev.ConfigResolved(config=self.config))
 
-    def _setup(self, exclude: set[str] | None = None) -> None:
-        """Set the runner up for self.config (a runner set up before drops its inputs first);
+    def _setup(self, exclude: set[str] | None = None, reference: bool = True) -> None:
+        """Set the runner up for self.config (a runner set up before drops its inputs first),
+        its fp32 reference started where the late figures will ask for accuracy (`reference`);
         SetupFailed when the runner refuses (out of memory building inputs, a bad shape)."""
         m = self.model
         assert self.client is not None
         variants = [v for v in self.config.variants if v.name not in (exclude or set())
                     and m.variants[v.name].status in ("pending", "ok")]
         cfg = self.config.model_copy(update={"variants": variants}) if variants else self.config
-        self.client.send(ev.Setup(config=cfg.model_dump(mode="json")))
+        self.client.send(ev.Setup(config=cfg.model_dump(mode="json"), reference=reference))
         self._warm.clear()
         while True:
             # one of the kinds asked for (mypy joins them to RunnerEvent): the match is whole

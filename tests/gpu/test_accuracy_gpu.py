@@ -20,7 +20,8 @@ from test_sage2_gpu import backend, make_inputs, raw, run
 from sagetui.core.check.report import check_report
 from sagetui.core.config import RunConfig, Shape, VariantSpec
 from sagetui.core.options import PUBLIC, auto_call
-from sagetui.runner.exact_reference import ExactReference
+from sagetui.runner import exact_reference
+from sagetui.runner.exact_reference import ExactReference, start_reference
 from sagetui.runner.inputs import build_inputs, tensor_sha256
 from sagetui.session.session import Session
 
@@ -165,3 +166,20 @@ def test_per_head_accuracy_agrees_with_an_independent_fp64_computation(smooth_k:
             assert getattr(theirs, key) == pytest.approx(value, abs=tol), (h, key)
     STATS.setdefault("per_head_vs_fp64", {})[str(smooth_k)] = [
         round(r["relative_l1"], 5) for r in mine]
+
+
+def test_the_reference_started_at_set_up_is_the_late_one(monkeypatch) -> None:
+    """Started on a stream of its own behind the inputs (set-up), the fp32 reference is the one
+    computed after the last round, bit for bit, its log-sum-exp too; where it would need more
+    than its share of the free memory it is not started (then computed late)."""
+    config = RunConfig(shape=Shape(batch=1, heads=4, kv_heads=2, q_len=3000, head_dim=128,
+                                   causal=True),
+                       variants=[VariantSpec.parse("sdpa")])
+    inputs = build_inputs(config, "cuda")
+    started = start_reference(inputs)
+    assert started is not None
+    early = started.wait()
+    late = ExactReference(inputs)
+    assert torch.equal(early.out, late.out) and torch.equal(early.lse, late.lse)
+    monkeypatch.setattr(exact_reference, "EARLY_SHARE", 1 << 40)
+    assert start_reference(inputs) is None
