@@ -76,6 +76,9 @@ def per_call(report: dict) -> None:
               + ci(vd.get("estimate_percent"), vd.get("ci_low_percent"),
                    vd.get("ci_high_percent"))
               + (f"; {c['note']}" if c.get("note") else ""))
+    for v in report.get("variants") or []:  # each round's, in order: a figure that drifts
+        print(f"    {v['name']:11} host per round ms: "
+              + " ".join(f"{x * 1e3:.3f}" for x in v.get("host_times_s") or []))
 
 
 CAPTURE = """
@@ -247,9 +250,22 @@ def main() -> int:
                          "call's host time depends on the CPU it is enqueued from")
     args = ap.parse_args()
     pin = ["--affinity", args.affinity] if args.affinity else []
+    allowed = os.sched_getaffinity(0)
     if args.affinity:
-        os.sched_setaffinity(0, {int(args.affinity)})
-        print(f"the loop and sagetui on CPU {args.affinity}", flush=True)
+        # the loop's thread pinned while it times, sagetui started from every CPU: its own
+        # pin then holds its timing thread alone, its hashing and telemetry threads and the
+        # session's process elsewhere (pinned before it started, this process's pin was all
+        # the CPUs sagetui had: its hashes ran beside its timed calls)
+        print(f"the loop's thread and sagetui's timing thread on CPU {args.affinity}; "
+              f"the rest of sagetui on CPUs {sorted(allowed)}", flush=True)
+
+    def loops(dims: tuple) -> dict[str, dict[str, float]]:
+        if args.affinity:
+            os.sched_setaffinity(0, {int(args.affinity)})
+        try:
+            return loop_all(NAMES, dims)
+        finally:
+            os.sched_setaffinity(0, allowed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"load average at start: {os.getloadavg()}", flush=True)
@@ -258,10 +274,10 @@ def main() -> int:
         if not any(name.startswith(w) for w in args.shapes):
             continue
         print(f"\n{name}: the independent loop, then sagetui, then the loop again", flush=True)
-        loops = [loop_all(NAMES, SHAPE_DIMS[name])]
+        timed = [loops(SHAPE_DIMS[name])]
         m = run_once(sys.executable, str(ROOT), None, "ref", args.rounds, args.extra_path,
                      extra_args=[*VARIANTS, *words, *pin])
-        loops.append(loop_all(NAMES, SHAPE_DIMS[name]))
+        timed.append(loops(SHAPE_DIMS[name]))
         kept = out / f"run_{name.split()[0]}.json"
         made = Path(str(m["report_path"]))
         if not made.exists():  # the run's own words are in its marks (exit status, events)
@@ -275,7 +291,7 @@ def main() -> int:
               f"{check(kept)}")
         print(f"  after measured: {m.get('after_measured')}")
         per_call(report)
-        all_within &= ratios(report, loops)
+        all_within &= ratios(report, timed)
     print(f"\nevery figure within 0.90-1.10 of the loop's: {'yes' if all_within else 'NO'}")
     if args.replays <= 0:
         return 0

@@ -71,3 +71,22 @@ def test_the_timing_thread_is_pinned_for_the_run_and_the_threads_it_starts_move_
     assert seen["earlier"] == seen["after"] == before
     affinity.release()  # no thread pinned now: nothing moves
     assert os.sched_getaffinity(0) == before
+
+
+def test_a_pin_on_every_cpu_the_process_has_is_cautioned(capsys, tmp_path) -> None:
+    """Where --affinity names all the CPUs the process may run on (a taskset around it named
+    the same), the runner's other threads have nowhere else to go: `sagetui run` says so on
+    stderr and runs; a pin that leaves CPUs free draws no word."""
+    from sagetui.cli.main import main
+
+    allowed = sorted(os.sched_getaffinity(0))
+    every = affinity.cpus_text(allowed)
+    caution = affinity.crowded(every)
+    assert caution is not None and caution.startswith(f"--affinity {every}: these are all")
+    if len(allowed) > 1:
+        assert affinity.crowded(str(allowed[0])) is None
+    assert affinity.crowded("4095") is None  # refused, not cautioned
+    assert main(["run", "--backend", "reference", "--rounds", "1", "--warmup", "0",
+                 "--iterations", "1", "--affinity", every, "--quiet",
+                 "--json", str(tmp_path / "r.json")]) == 0
+    assert f"sagetui: --affinity {every}: these are all" in capsys.readouterr().err

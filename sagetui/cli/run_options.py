@@ -6,6 +6,7 @@ import argparse
 import datetime as _dt
 import os
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,6 +120,9 @@ def refuse_predicted(args: argparse.Namespace) -> None:
     if pin is not None and not getattr(args, "slurm", False) \
             and (why := affinity.refusal(pin)) is not None:
         raise UsageError(why)
+    if pin is not None and not getattr(args, "slurm", False) \
+            and (caution := affinity.crowded(pin)) is not None:
+        print(f"sagetui: {caution}", file=sys.stderr)
     if getattr(args, "slurm", False) or getattr(args, "list", False) \
             or getattr(args, "clear", False) or getattr(args, "workload", None) \
             or getattr(args, "calls", None):

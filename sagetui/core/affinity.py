@@ -75,6 +75,18 @@ def refusal(text: str) -> str | None:
     return None
 
 
+def crowded(text: str) -> str | None:
+    """A caution where `text` names every CPU this process may run on (a `taskset` around it
+    named the same): the threads that release() moves off the timed CPUs then stay on them,
+    hashing and polling beside the timed calls (sha256 of a 0.5 GB output holds a CPU for a
+    second). None where other CPUs are left to them, or where nothing can be pinned."""
+    if refusal(text) is not None or len(os.sched_getaffinity(0)) > len(parse_cpus(text)):
+        return None
+    return (f"--affinity {text}: these are all the CPUs this process may run on, so the "
+            "runner's other threads (hashing, telemetry) share them with the timed calls; let "
+            "the process run on more (taskset) than --affinity names")
+
+
 def pin_for_good(text: str | None) -> None:
     """The calling thread, and the threads it starts from now on, on the CPUs of `text`."""
     if text:
