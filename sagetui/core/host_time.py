@@ -17,7 +17,8 @@ of its own once a round (runner/call_times.py), apart from the phases' instrumen
 
 A call is host-bound when its host time exceeds its GPU time. Back to back a call costs at
 least the larger of the two: `check` rejects a report whose back-to-back time is below
-max(host, GPU) by more than B2B_NOISE.
+max(host, GPU) by more than the noise (b2b_noise: B2B_NOISE, or the spread of the host's and
+the GPU's own readings over the rounds where wider).
 """
 
 from __future__ import annotations
@@ -60,12 +61,27 @@ def host_share(host_s: float | None, gpu_s: float | None) -> float | None:
     return host_s / gpu_s
 
 
-def back_to_back_floor(host_s: float | None, gpu_s: float | None) -> float | None:
-    """The least back-to-back time a call's host and GPU time allow, less the noise (None when
+def b2b_noise(*per_block: Sequence[float | None] | None) -> float:
+    """How far below max(host, GPU) a back-to-back time may read: B2B_NOISE, or where wider the
+    spread of the blocks' own host or GPU readings ((max - min) / max over the rounds). Each
+    figure is a median over rounds measured apart, and a host whose pace moves between rounds
+    moves them apart as much: on an H100's virtual CPUs one call's host time read 0.14 ms in
+    some rounds and 0.24 ms in others of one replay (docs/h200-results.md)."""
+    spread = [B2B_NOISE]
+    for values in per_block:
+        seen = [x for x in values or () if x is not None and x > 0]
+        if len(seen) > 1:
+            spread.append((max(seen) - min(seen)) / max(seen))
+    return max(spread)
+
+
+def back_to_back_floor(host_s: float | None, gpu_s: float | None,
+                       noise: float = B2B_NOISE) -> float | None:
+    """The least back-to-back time a call's host and GPU time allow, less `noise` (None when
     either is unknown)."""
     if host_s is None or gpu_s is None:
         return None
-    return max(host_s, gpu_s) * (1 - B2B_NOISE)
+    return max(host_s, gpu_s) * (1 - noise)
 
 
 def bound_by(host_s: float | None, gpu_s: float | None) -> str | None:
