@@ -117,12 +117,11 @@ def refuse_predicted(args: argparse.Namespace) -> None:
     runner (or builds a source variant that could not run here). Not where the runners run
     elsewhere (`sweep --slurm`: on the cluster's nodes) or none runs (`calibrate --list`)."""
     pin = getattr(args, "affinity", None)  # this machine's CPUs (a cluster's node has its own)
-    if pin is not None and not getattr(args, "slurm", False) \
-            and (why := affinity.refusal(pin)) is not None:
-        raise UsageError(why)
-    if pin is not None and not getattr(args, "slurm", False) \
-            and (caution := affinity.crowded(pin)) is not None:
-        print(f"sagetui: {caution}", file=sys.stderr)
+    if pin is not None and not getattr(args, "slurm", False):
+        if (why := affinity.refusal(pin)) is not None:
+            raise UsageError(why)
+        if (caution := affinity.crowded(pin)) is not None:
+            print(f"sagetui: {caution}", file=sys.stderr)
     if getattr(args, "slurm", False) or getattr(args, "list", False) \
             or getattr(args, "clear", False) or getattr(args, "workload", None) \
             or getattr(args, "calls", None):
