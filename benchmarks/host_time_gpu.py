@@ -219,7 +219,7 @@ def ratios(report: dict, loops: list[dict[str, dict[str, float]]]) -> bool:
     True when every one lies within 0.90-1.10."""
     ok = True
     print(f"  {'variant':11} {'figure':15} {'sagetui ms':>10} {'loop ms':>9} {'ratio':>6}  "
-          "timed call")
+          "the loop before / after; timed call")
     for v in report.get("variants") or []:
         name = v["name"]
         runs = [lp[name] for lp in loops if name in lp]
@@ -231,8 +231,15 @@ def ratios(report: dict, loops: list[dict[str, dict[str, float]]]) -> bool:
             ratio = mine / theirs if mine and theirs == theirs and theirs > 0 else float("nan")
             within = 0.90 <= ratio <= 1.10
             ok &= within
+            # the yardstick itself: where the loop's two runs (before and after sagetui) differ
+            # by more than the band, the host's pace moved in those minutes
+            each = [r[fig] for r in runs]
+            moved = len(each) == 2 and min(each) > 0 and max(each) / min(each) > 1.10
             print(f"  {name:11} {fig:15} {ms(mine):>10} {ms(theirs):>9} {ratio:6.3f}"
-                  f"{'' if within else ' OUT'}  {v.get('timed_call') if fig == 'host_s' else ''}")
+                  f"{'' if within else ' OUT'}  "
+                  + " / ".join(ms(x).strip() for x in each)
+                  + (" (the loop moved)" if moved else "")
+                  + (f"; {v.get('timed_call')}" if fig == "host_s" else ""))
     return ok
 
 

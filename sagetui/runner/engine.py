@@ -419,6 +419,9 @@ class Engine:
                 stream.add(clk.result(), flush_due=False)
             done = len(clocks)
             out = timed.pop("out")
+            # the sampler's thread stops before the call's own blocks, which hold nothing but
+            # the calls (its NVML reads would take the GIL whenever a launch lets it go)
+            telemetry = self._stop_sampler(host)
             if done and half == 0 and not self.cancel.is_set():  # once a round
                 got = self._call_times(variant, dev)  # its redo and drained flag join the block's
                 timed.update(host_call_s=got.host_s, call_gpu_s=got.gpu_s,
@@ -437,11 +440,8 @@ class Engine:
                 done += 1
             if done:  # the CPU's loop is a hot loop: its wall time per call
                 timed["back_to_back_s"] = (time.perf_counter() - t) / done
+            telemetry = self._stop_sampler(host)
         stream.flush()
-        t = time.perf_counter()
-        telemetry = self._sampler.stop() if self._sampler else {
-            "available": False, "reason": "no GPU: telemetry is NVML's"}
-        host["telemetry_stop_s"] = time.perf_counter() - t
         self.board.set("checking output")
         facts: dict[str, Any] = {}
         if out is not None:
@@ -451,6 +451,13 @@ class Engine:
         self.emit(ev.BlockDone(variant=variant, round=round_, half=half, iterations=done,
                                cancelled=done < iterations, telemetry=telemetry, host=host,
                                **timed, **facts))
+
+    def _stop_sampler(self, host: dict[str, float]) -> dict[str, Any]:
+        t = time.perf_counter()
+        telemetry = self._sampler.stop() if self._sampler else {
+            "available": False, "reason": "no GPU: telemetry is NVML's"}
+        host["telemetry_stop_s"] = time.perf_counter() - t
+        return telemetry
 
     def _gated(self, be: Backend, dev: Any, variant: str, leaves: list[str], iterations: int,
                host: dict[str, float]) -> tuple[list[CudaEventClock], dict[str, Any]]:
