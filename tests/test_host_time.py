@@ -6,6 +6,8 @@ the derived figures. A real runner process, real sleeps."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sagetui.core.check.report import check_report
@@ -294,3 +296,28 @@ def test_a_redone_block_is_a_log_line() -> None:
     assert kept is not None and kept.severity == "warning" and "drained_blocks" in kept.text
     assert log_line(ev.BlockDone(variant="b", round=1, half=0, iterations=4,
                                  cancelled=False)) is None
+
+
+def test_a_replay_whose_host_pace_moved_says_so() -> None:
+    """The H100's 8-call replay (sample_results/, a real run of one shape 8 times): every
+    variant's host time a call read 1.3-1.4 times its usual at calls 3-5, so its back-to-back
+    totals follow the host's pace; with those calls' host times set to their usual (an edit in
+    memory) the note goes, and a 1.2-fold spread is below PACE_MOVED."""
+    from sagetui.core.host_time import PACE_MOVED, host_pace, pace_moved
+    from sagetui.core.report.io import load_report
+    from sagetui.core.workload import export
+
+    samples = Path(__file__).resolve().parent.parent / "sample_results"
+    wl = load_report(samples / "h100_workload_replay.json").workload
+    assert wl is not None
+    note = next(n for n in export.notes(wl) if n.startswith("host pace"))
+    assert "1.6-fold" in note and "call 3, call 4, call 5)" in note
+    paces = host_pace([{v.name: v.host_s for v in p.variants} for p in wl.points])
+    spread, slow = pace_moved(paces)
+    assert spread == pytest.approx(max(paces) / min(paces)) and slow == [3, 4, 5]
+    steady = [p.model_copy(update={"variants": [
+        v.model_copy(update={"host_s": v.host_s / paces[i]}) for v in p.variants]})
+        for i, p in enumerate(wl.points)]
+    assert not any(n.startswith("host pace")
+                   for n in export.notes(wl.model_copy(update={"points": steady})))
+    assert pace_moved([1.0, 1.2, None]) is None and pace_moved([1.0, PACE_MOVED]) is not None

@@ -23,13 +23,19 @@ the GPU's own readings over the rounds where wider).
 
 from __future__ import annotations
 
+import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 # Back to back, a call costs at least the larger of its host and GPU time (each measured in
 # blocks of its own, minutes apart at most, at the clocks of the moment): below it by more than
 # this share is no measurement of one call (the clocks between blocks move a few per cent).
 B2B_NOISE = 0.10
+
+# Between the calls of one workload replay the host's own pace moved 1.5-fold on an H100's
+# virtual CPUs (docs/h200-results.md, 18:56), every variant's host time with it: beyond this
+# spread the workload's notes say so (host_pace)
+PACE_MOVED = 1.25
 
 # A block's queue drained when the GPU idled between its calls for more than this share of the
 # calls' own time plus this much per gap (CUDA events resolve 0.5 us; consecutive launches
@@ -110,3 +116,33 @@ def drained(intervals: Sequence[tuple[float, float]], tolerance: float = DRAIN_T
         return False
     busy = sum(end - start for start, end in intervals)
     return idle_s(intervals) > tolerance * busy + gap_s * (len(intervals) - 1)
+
+
+def host_pace(host_by_point: Sequence[Mapping[str, float | None]]) -> list[float | None]:
+    """Each point's host pace (a workload's calls, a sweep's points): over the variants timed
+    there, the median of its host time over that variant's median across the points (1: as
+    usual; None: no host time there). Every variant slower at one point than at the others
+    says the host was, or that the point's call takes a longer host path."""
+    seen: dict[str, list[float]] = {}
+    for point in host_by_point:
+        for name, x in point.items():
+            if x:
+                seen.setdefault(name, []).append(x)
+    usual = {name: statistics.median(xs) for name, xs in seen.items()}
+    out: list[float | None] = []
+    for point in host_by_point:
+        ratios = [x / usual[name] for name, x in point.items() if x and usual.get(name)]
+        out.append(float(statistics.median(ratios)) if ratios else None)
+    return out
+
+
+def pace_moved(paces: Sequence[float | None]) -> tuple[float, list[int]] | None:
+    """Where the points' host pace spread by PACE_MOVED or more: the spread (the slowest over
+    the fastest) and the points (positions in `paces`) nearer the slowest (above the two's
+    geometric mean); None otherwise."""
+    known = [f for f in paces if f]
+    if len(known) < 2 or max(known) < PACE_MOVED * min(known):
+        return None
+    lo, hi = min(known), max(known)
+    mid = math.sqrt(lo * hi)
+    return hi / lo, [i for i, f in enumerate(paces) if f and f > mid]

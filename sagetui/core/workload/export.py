@@ -10,7 +10,7 @@ import io
 from typing import Any
 
 from sagetui.core import format as fmt
-from sagetui.core import variant_facts
+from sagetui.core import host_time, variant_facts
 from sagetui.core.blocks.workload import ReplayedCall, Workload
 from sagetui.core.report.csv_cell import inert_cell, markdown_row
 from sagetui.core.report.model import Report
@@ -91,11 +91,33 @@ def notes(wl: Workload) -> list[str]:
     out = [f"speedup % and verdicts: + = faster than the baseline, {wl.baseline}"]
     if note := noisy_note(wl.points):
         out.append(note)
+    if _has_back_to_back(wl) and (note := pace_note(wl)):
+        out.append(note)
     if wl.cast_to:
         out.append(f"cast from float32: the program passed the call in float32; it was "
                    f"replayed in {wl.cast_to} (--dtype {wl.cast_to}), its accuracy against "
                    f"fp32 attention of the cast inputs")
     return out
+
+
+def pace_note(wl: Workload) -> str | None:
+    """Where every variant's host time moved together between the calls (host_time.host_pace):
+    the back-to-back totals of calls near host-bound follow the host's pace, and their
+    intervals hold each call's own rounds, not the minutes between calls."""
+    points = {p.index: p for p in wl.points}
+    calls = [c for c in wl.calls if c.point is not None and c.point in points]
+    paces = host_time.host_pace([{v.name: v.host_s for v in points[c.point].variants}
+                                 for c in calls if c.point is not None])
+    moved = host_time.pace_moved(paces)
+    if moved is None:
+        return None
+    spread, slow = moved
+    where = ", ".join(f"call {label(calls[i])}" for i in slow)
+    return (f"host pace: the variants' host time a call moved {spread:.1f}-fold between the "
+            f"calls, together (slower at {where}): the "
+            "host's pace moved during the replay, or those calls take a longer host path; the "
+            "back-to-back totals of calls near host-bound follow it, and their intervals hold "
+            "each call's own rounds only: replay again before comparing them")
 
 
 BACK_TO_BACK_COLUMNS = ("total b2b ms (Σ weight x back-to-back)", "b2b speedup % [95% CI]")
