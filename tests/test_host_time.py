@@ -308,9 +308,14 @@ def test_a_replay_whose_host_pace_moved_says_so() -> None:
     from sagetui.core.workload import export
 
     samples = Path(__file__).resolve().parent.parent / "sample_results"
-    wl = load_report(samples / "h100_workload_replay.json").workload
+    from sagetui.tui.sweep_view import SweepView
+
+    report = load_report(samples / "h100_workload_replay.json")
+    wl = report.workload
     assert wl is not None
     note = next(n for n in export.notes(wl) if n.startswith("host pace"))
+    view = SweepView.from_report(report)
+    assert view is not None and note in view.totals  # the console's workload tab says it too
     assert "1.6-fold" in note and "call 3, call 4, call 5)" in note
     paces = host_pace([{v.name: v.host_s for v in p.variants} for p in wl.points])
     spread, slow = pace_moved(paces)

@@ -83,7 +83,8 @@ class SweepView:
             totals = [f"{row[0]} total {row[1]} ms{f', {row[2]}' if row[2] else ''}"
                       + (f"; back to back {row[3]} ms{f', {row[4]}' if row[4] else ''}"
                          if len(row) > 3 else "")
-                      for row in export.total_rows(w)] + export.worst_lines(w)
+                      for row in export.total_rows(w)] + export.worst_lines(w) \
+                + [note for note in (export.pace_note(w),) if note]
             return cls(variants=list(w.variants), points=list(w.points),
                        planned=len(w.points), version=1, totals=totals, workload=True,
                        calls={c.point: c.index for c in w.calls if c.point is not None})

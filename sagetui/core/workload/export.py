@@ -91,7 +91,7 @@ def notes(wl: Workload) -> list[str]:
     out = [f"speedup % and verdicts: + = faster than the baseline, {wl.baseline}"]
     if note := noisy_note(wl.points):
         out.append(note)
-    if _has_back_to_back(wl) and (note := pace_note(wl)):
+    if note := pace_note(wl):
         out.append(note)
     if wl.cast_to:
         out.append(f"cast from float32: the program passed the call in float32; it was "
