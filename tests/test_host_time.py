@@ -325,4 +325,7 @@ def test_a_replay_whose_host_pace_moved_says_so() -> None:
         for i, p in enumerate(wl.points)]
     assert not any(n.startswith("host pace")
                    for n in export.notes(wl.model_copy(update={"points": steady})))
+    no_b2b = wl.model_copy(update={"totals": [t.model_copy(update={
+        "back_to_back_seconds": None}) for t in wl.totals]})
+    assert not any(n.startswith("host pace") for n in export.notes(no_b2b))  # nothing to follow
     assert pace_moved([1.0, 1.2, None]) is None and pace_moved([1.0, PACE_MOVED]) is not None

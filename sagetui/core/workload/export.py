@@ -103,7 +103,10 @@ def notes(wl: Workload) -> list[str]:
 def pace_note(wl: Workload) -> str | None:
     """Where every variant's host time moved together between the calls (host_time.host_pace):
     the back-to-back totals of calls near host-bound follow the host's pace, and their
-    intervals hold each call's own rounds, not the minutes between calls."""
+    intervals hold each call's own rounds, not the minutes between calls (None without
+    back-to-back totals)."""
+    if not _has_back_to_back(wl):
+        return None
     points = {p.index: p for p in wl.points}
     calls = [c for c in wl.calls if c.point is not None and c.point in points]
     paces = host_time.host_pace([{v.name: v.host_s for v in points[c.point].variants}
