@@ -22,7 +22,7 @@ GPU, synchronised once; the median of REPEATS blocks each. The figures are defin
 docs/architecture.md ("Host time and back-to-back time") defines them, and measured here
 independently: a block holds the calls that make about 10 ms of GPU time (2 to 100; the GPU
 time a call from 5 calls behind a sleep), and one untimed call goes first behind the sleep
-(the first call after a pause costs 2-4 calls' enqueue: benchmarks/host_noise_gpu.py; over a
+(the first call after a pause costs 2-7 calls' enqueue: benchmarks/host_noise_gpu.py; over a
 block of 2 that pause would be half the figure). Per variant and figure it prints
 sagetui's over the loop's (the mean of the loop's two runs), and whether it lies within
 0.90-1.10. Every event after `measured` is printed, stamped: where the late seconds go.

@@ -6,7 +6,7 @@ blocks: no event between phases, no board update, no check inside them.
 - **Host time**: the host's time to enqueue that block while the gate holds the GPU, over its
   calls (nvbench's CPU time). The block follows LEAD_CALLS untimed calls behind the same gate:
   measured on an H100 (benchmarks/host_noise_gpu.py), the first call after any pause of the
-  calls (a synchronise, 100 ms of Python, a sleep) took 2-4 times a later one's enqueue (sdpa
+  calls (a synchronise, 100 ms of Python, a sleep) took 2-7 times a later one's enqueue (sdpa
   0.29 ms against 0.04-0.06 at 37,810 tokens; sm80 0.69 against 0.13-0.30), so a block of two
   such calls read 1.1-1.4 times a block of three: the harness's pause, not the call, and a model
   calls it in a stream of other launches, not after a synchronise. Where the GPU reached the
