@@ -315,8 +315,10 @@ def outputs(v: VariantModel, base: VariantModel | None) -> dict[str, Any]:
 
 
 def measured_outputs(v: VariantModel, base: VariantModel | None) -> dict[str, Any]:
-    last = v.last_block()
-    if last is None or last.output_sha256 is None:
+    # its last block that made an output (one stopped before its first call made none)
+    last = next((b for _, b in sorted(v.blocks.items(), reverse=True) if b.output_sha256),
+                None)
+    if last is None:
         return {}
     out: dict[str, Any] = {"output_sha256": last.output_sha256,
                            "deterministic": len(v.output_hashes) == 1}
