@@ -321,6 +321,7 @@ def main() -> int:
     if not args.workload and not cap.exists():
         capture(cap)
     print(f"\nworkload {cap}: {args.replays} replays in a row")
+    intervals: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for i in range(args.replays):
         kept = out / f"workload_{i + 1}.json"
         t0 = time.perf_counter()
@@ -341,6 +342,10 @@ def main() -> int:
                                                               "ci_high_percent")))
             print(f"    {t['variant']:11} GPU {ms(t.get('seconds'))} ms {gpu:28} "
                   f"back to back {ms(t.get('back_to_back_seconds'))} ms {b2b}")
+            for fig, pre in (("GPU", ""), ("back to back", "back_to_back_")):
+                lo, hi = t.get(f"{pre}ci_low_percent"), t.get(f"{pre}ci_high_percent")
+                if lo is not None and hi is not None:
+                    intervals.setdefault((t["variant"], fig), []).append((lo, hi))
         for c in wl.get("calls") or []:
             if c.get("point") is None:
                 continue
@@ -349,6 +354,12 @@ def main() -> int:
                      f"{ms(v.get('host_s')).strip()}/{ms(v.get('back_to_back_s')).strip()}"
                      + (" HOST" if v.get("host_bound") else "") for v in p["variants"]]
             print(f"    call {c['index']} (GPU/host/b2b ms): " + "; ".join(cells))
+    # the replays agree where one speedup lies inside every replay's interval
+    for (variant, fig), got in intervals.items():
+        low, high = max(lo for lo, _ in got), min(hi for _, hi in got)
+        print(f"  {variant:11} {fig:12} speedup intervals of {len(got)} replays "
+              f"{'agree' if low <= high else 'DO NOT agree'} (common part "
+              f"[{low:+.2f}, {high:+.2f}])")
     print(f"\nload average at end: {os.getloadavg()}")
     return 0
 

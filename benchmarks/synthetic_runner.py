@@ -60,7 +60,7 @@ LEAF_MEANS = dict(zip(LEAVES, [2e-5, 3e-5, 5e-5, 4e-5, 6e-5, 8e-4], strict=True)
 BACKENDS = ("reference", "sdpa", "sage-triton", "sage2-sm89", "sage2-sm90", "sage2-auto")
 SLICE_S = 0.001
 STREAM_CHUNK_S = 0.05  # sagetui.core.protocol.STREAM_CHUNK_S (this file imports nothing of it)
-PROTOCOL = 5  # sagetui.core.protocol.PROTOCOL_VERSION (a test checks they agree)
+PROTOCOL = 6  # sagetui.core.protocol.PROTOCOL_VERSION (a test checks they agree)
 HERE = os.path.abspath(__file__)
 
 

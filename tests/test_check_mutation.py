@@ -296,10 +296,11 @@ def _make_fresh(base: Path) -> None:
 
 
 def _console_stopped(base: Path) -> None:
-    """The capture replayed in the console (`sagetui --workload cap`), stopped by `r` once its
-    first call is measured, and exported by `e`: what the console writes. 300 rounds a call,
-    so that the second call is still running when the `r` lands (at 30 the replay once
-    finished first on this machine: a complete report where a stopped one was meant)."""
+    """The capture replayed in the console (`sagetui --workload cap`), stopped by `r` once
+    both calls have taken a turn (the calls are taken in turn, a round at a time), and
+    exported by `e`: what the console writes. 300 rounds a call, so that the replay is still
+    running when the `r` lands (at 30 a replay once finished first on this machine: a
+    complete report where a stopped one was meant)."""
     from sagetui.cli.console import console_app
     from sagetui.cli.main import build_parser
     from sagetui.tui.modals import PathPromptScreen
@@ -317,8 +318,8 @@ def _console_stopped(base: Path) -> None:
     async def replay_and_stop() -> None:
         async with app.run_test(size=(160, 48)) as pilot:
             await pilot.press("r")
-            await wait_for(pilot, lambda: app.sweeps.live_sweep is not None
-                           and len(app.sweeps.live_sweep.points) >= 1, what="the first call")
+            # the calls are taken in turn, a round at a time: stopped once both have rounds
+            await wait_for(pilot, lambda: _calls_reached(app) >= 2, what="both calls' turns")
             await pilot.press("r")
             await wait_for(pilot, lambda: not app.running
                            and app.run_control.final_report is not None, what="the stop")
@@ -330,6 +331,13 @@ def _console_stopped(base: Path) -> None:
             await wait_for(pilot, out.exists, what="the export")
 
     replay_and_stop()
+
+
+def _calls_reached(app) -> int:
+    """The calls of the console's replay with a round measured (its report now)."""
+    session = app.run_control.session
+    wl = session.report().workload if session is not None else None
+    return len(wl.points) if wl is not None else 0
 
 
 @pytest.fixture(scope="module")

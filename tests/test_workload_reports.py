@@ -94,27 +94,30 @@ def _stop(p, started: str, sig: signal.Signals) -> tuple[int, str]:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_replay_stopped_by_a_signal_keeps_the_calls_measured(cap, tmp_path, sig):
+    """The calls are taken in turn, a round at a time: stopped in its second round, the replay
+    keeps every call with the rounds it made (the one whose round was cut short one fewer)."""
     p = start_sagetui("run", "--workload", cap, *VARIANTS, "--rounds", "40", "--iterations",
                       "2", "--warmup", "1", "--json", "r.json", "--csv", "r.csv", "--markdown",
                       "r.md", "--recovery-dir", "rec", cwd=tmp_path)
-    rc, err = _stop(p, r"call 1 of 8 \(#0 blocks\.0\.attn\) done", sig)
+    rc, err = _stop(p, r"call 3 of 8 \(#2 blocks\.2\.attn, round 2\)", sig)
     assert rc == 1 and no_traceback(err), err
     assert f"{sig.name}: stopping; what was measured is kept" in err
-    # the call being measured when the signal came is not kept (unless it came between two)
-    m = re.search(r"replay partial: (\d) of 8 calls, 40 rounds each \((stopped by "
-                  rf"{sig.name} after (\d) of 8 calls(; the one in progress is not kept)?)\)",
+    m = re.search(r"replay partial: 8 calls, (\d+)(?:-(\d+))? of 40 rounds each \((stopped by "
+                  rf"{sig.name} in round (\d+): 8 of 8 calls kept, with the rounds each made)\)",
                   err)
-    assert m and m[1] == m[3] and 1 <= int(m[1]) < 8, err
+    assert m, err
+    low, high, rnd = int(m[1]), int(m[2] or m[1]), int(m[4])
+    assert 1 <= low <= high == rnd - (low == high and low == rnd - 1) <= 39, err
     (recovery,) = (tmp_path / "rec").glob("*.json")
     for path in (tmp_path / "r.json", recovery):
         report = load_report(path)
         wl = report.workload
-        assert report.status == "partial" and wl is not None
-        assert report.status_detail == [m[2]]
-        kept = int(m[1])
-        assert [p.index for p in wl.points] == list(range(kept))
-        assert all(len(v.samples["total"]) == 40 for p in wl.points for v in p.variants)
-        assert [t.missing for t in wl.totals] == [list(range(kept, 8))] * 2
+        assert report.status == "partial" and wl is not None and wl.order == "round by round"
+        assert report.status_detail == [m[3]]
+        assert [p.index for p in wl.points] == list(range(8))
+        made = {len(v.samples["total"]) for p in wl.points for v in p.variants}
+        assert made <= {low, high} and low in made, made
+        assert [t.missing for t in wl.totals] == [None] * 2
         assert check_report(report) == []
         if sig == signal.SIGINT:  # every leaf held; edits caught (once: one kind of report)
             held_whole(json.loads(path.read_text()))
@@ -125,9 +128,8 @@ def test_a_replay_stopped_by_a_signal_keeps_the_calls_measured(cap, tmp_path, si
         assert any(line.startswith(f"{path}: ok: ") for line in got.stdout.splitlines()), \
             got.stdout
     rows = list(csv.DictReader(io.StringIO((tmp_path / "r.csv").read_text())))
-    assert len(rows) == 8 * 2  # a row per call and variant, measured or not
-    assert {r["status"] for r in rows[2 * kept:]} == {"not measured"}
-    assert "not measured: the replay stopped before it" in (tmp_path / "r.md").read_text()
+    assert len(rows) == 8 * 2  # a row per call and variant
+    assert "not measured" not in {r["status"] for r in rows}
 
 
 def test_a_sweep_stopped_by_a_signal_keeps_its_points(tmp_path):
@@ -353,8 +355,13 @@ def test_progress_speaks_of_calls_and_marks_noisy_intervals(cap, tmp_path):
                        "p.json", "--recovery-dir", "rec", cwd=tmp_path)
     assert got.returncode == 0, got.stderr
     err, out = got.stderr, got.stdout
-    assert "call 1 of 2 (#0 blocks.0.attn): 1x16x4x8 bf16 HND causal" in err
-    assert "call 2 of 2 (#1 blocks.1.attn) done:" in err
+    # the calls take their rounds in turn: each turn says its round, each call is done after
+    # its last round
+    assert "call 1 of 2 (#0 blocks.0.attn, round 1): 1x16x4x8 bf16 HND causal" in err
+    turns = re.findall(r"call (\d) of 2 \(#\d blocks\.\d\.attn, round (\d)\): ", err)
+    assert turns == [(c, r) for r in "123" for c in "12"], err
+    assert err.index("call 2 of 2 (#1 blocks.1.attn, round 3)") \
+        < err.index("call 2 of 2 (#1 blocks.1.attn) done:")
     assert "replay complete: 2 calls, 3 rounds each" in err
     assert "sweep point" not in err and "run complete" not in err and "rounds kept" not in err
     from sagetui.core.sweep.plan import NOISY_MARK, noisy

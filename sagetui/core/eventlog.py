@@ -76,7 +76,12 @@ def replay_line(status: str, wl: Workload) -> str:
     """A workload replay's end: "replay complete: 8 calls, 3 rounds each"."""
     planned = sum(c.point is not None for c in wl.calls)
     calls = f"{len(wl.points)} of {planned}" if len(wl.points) != planned else str(planned)
-    return f"replay {status}: {calls} call{'s' * (planned != 1)}, {wl.rounds} " \
+    # the rounds each call made: fewer than asked where a replay taking its calls in turn was
+    # stopped between its rounds
+    made = sorted({max((v.round_count or 0 for v in p.variants), default=0) for p in wl.points})
+    rounds = str(wl.rounds) if made in ([], [wl.rounds]) else \
+        f"{made[0]}{f'-{made[-1]}' if len(made) > 1 else ''} of {wl.rounds}"
+    return f"replay {status}: {calls} call{'s' * (planned != 1)}, {rounds} " \
            f"round{'s' * (wl.rounds != 1)} each"
 
 
@@ -135,7 +140,8 @@ def log_line(e: ev.Event) -> LogLine | None:
             return _block_line(e)
         case ev.PointStarted():
             if e.call is not None:
-                return LogLine(f"call {e.index + 1} of {e.total} ({e.call}): {e.shape}")
+                turn = f", round {e.round + 1}" if e.round is not None else ""
+                return LogLine(f"call {e.index + 1} of {e.total} ({e.call}{turn}): {e.shape}")
             return LogLine(f"point {e.index + 1}/{e.total}: {e.shape}")
         case ev.PointDone():
             where = (f"call {e.index + 1} of {e.total} ({e.call}) done:" if e.call is not None

@@ -243,6 +243,10 @@ class Setup(Command):
     NAME: ClassVar[str] = "setup"
     config: dict[str, Any]  # RunConfig as JSON: build inputs, load every variant
     reference: bool = False  # the late figures will ask for accuracy: start the fp32 reference
+    # a workload's call taken in turn (session/workload.py): the runner keeps this set-up (its
+    # inputs, variants and first outputs) beside the others kept, and a later `setup` of the
+    # same inputs with `keep` resumes it where its last round left it
+    keep: bool = False
 
 
 @wire(frozen=True, kw_only=True, config=_STRICT)
@@ -404,6 +408,9 @@ class PointStarted:
     total: int
     shape: str  # Shape.describe()
     call: str | None = None  # a workload's replayed call (build.call_label); None: a sweep's
+    # the round this turn of a workload's call measures (its calls taken in turn, a round at a
+    # time: session/workload.py); None: the point is measured whole
+    round: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

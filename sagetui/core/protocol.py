@@ -34,8 +34,9 @@ from sagetui.core.events import Command, CommandT, RunnerEvent, RunnerEventT, to
 # of another version is refused at its hello: strict decoding would drop its changed events, and
 # the session would wait for them. 5: the late figures (accuracy, the inputs' sha256 and the
 # decomposition check) come after the last round, from `late` (late_facts, late_done);
-# `decompose` is gone and ready's input_sha256 may be null
-PROTOCOL_VERSION = 5
+# `decompose` is gone and ready's input_sha256 may be null. 6: setup's `keep` (a workload's
+# calls set up once each and taken in turn, round by round)
+PROTOCOL_VERSION = 6
 # a block's iterations are sent when this long has passed since the last send, and at its
 # end: live plots move as a block runs, and a fast kernel does not cost one line per call
 STREAM_CHUNK_S = 0.05

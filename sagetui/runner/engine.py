@@ -217,6 +217,20 @@ class Engine:
         self.gpu = self._gpu_info()  # the GPU's state now (other processes, clocks)
         self._ready(reused=True)
 
+    def resume(self, config: RunConfig, reference: bool = False) -> None:
+        """Take this kept set-up up again (a workload's call in its next turn: Setup.keep):
+        its inputs, variants, first outputs and gates as its last round left them; `config`
+        may name fewer variants (one failed since). With `reference`, its fp32 reference is
+        started now where it has none yet."""
+        self.config = config
+        affinity.pin_timing_thread(config.affinity)
+        if self.is_gpu:
+            torch.cuda.set_device(torch.device(self.device).index)
+        if reference and self.is_gpu and self._exact is None and self._exact_started is None:
+            assert self.inputs is not None
+            self._exact_started = start_reference(self.inputs)
+        self._ready(reused=True)
+
     def _ready(self, *, reused: bool) -> None:
         self._flush = None
         if self.config.cold and self.is_gpu and self.gpu and self.gpu.get("l2_cache_bytes"):

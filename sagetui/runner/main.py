@@ -13,7 +13,7 @@ import queue
 import sys
 import threading
 import traceback
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from sagetui.core import events as ev
 from sagetui.core import protocol, status_board
@@ -91,6 +91,8 @@ def main() -> int:
                   backends=availability(device)))
 
     engine: Engine | None = None
+    # a workload's calls, each set up once and taken in turn (Setup.keep), by their inputs
+    held: dict[tuple[Any, ...], Engine] = {}
     while True:
         msg = commands.get()
         if isinstance(msg, protocol.ProtocolError):
@@ -105,8 +107,13 @@ def main() -> int:
             os._exit(0)
         try:
             match msg:
+                case ev.Setup(config=config, reference=reference, keep=True):
+                    engine = None
+                    engine = set_up_held(held, RunConfig.model_validate(config), emit, board,
+                                         cancel, reference)
                 case ev.Setup(config=config, reference=reference):
                     cfg = RunConfig.model_validate(config)
+                    held.clear()  # a workload's set-ups go with it
                     if engine is not None and engine.same_inputs(cfg):
                         # the console's next run on the same inputs: keep them, and the
                         # variants whose code did not change (a failed set-up keeps nothing)
@@ -145,6 +152,52 @@ def new_engine(config: RunConfig, emit: Emit, board: StatusBoard,
     fresh = Engine(config, emit, board, cancel)
     fresh.setup(reference)
     return fresh
+
+
+def set_up_held(held: dict[tuple[Any, ...], Engine], config: RunConfig, emit: Emit,
+                board: StatusBoard, cancel: threading.Event, reference: bool) -> Engine:
+    """A workload's call in its turn (Setup.keep): its kept set-up resumed, or a new one kept
+    beside the others. Where the others leave too little memory for a new one, they are
+    dropped and it is made again; where they leave less than HELD_FREE of the GPU free for the
+    calls' own work, the oldest go: a dropped call is set up afresh at its next turn (its ready
+    says reused_inputs false), so the replay goes on at the cost of its set-ups, and no
+    variant runs out of memory for the inputs of calls not running."""
+    from sagetui.runner.engine import inputs_key
+
+    key = inputs_key(config)
+    resumed = held.get(key)
+    if resumed is not None and resumed.same_inputs(config):
+        resumed.resume(config, reference)
+        return resumed
+    free_memory()
+    try:
+        fresh = new_engine(config, emit, board, cancel, reference)
+    except Exception as exc:
+        if not held or "out of memory" not in str(exc).lower():
+            raise
+        held.clear()
+        free_memory()
+        fresh = new_engine(config, emit, board, cancel, reference)
+    held[key] = fresh
+    _make_room(held, key)
+    return fresh
+
+
+HELD_FREE = 0.25  # of the GPU's memory, left free beside a workload's kept set-ups
+
+
+def _make_room(held: dict[tuple[Any, ...], Engine], current: tuple[Any, ...]) -> None:
+    import torch
+
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        return
+    for key in [k for k in held if k != current]:  # oldest first (dicts keep their order)
+        free, total = torch.cuda.mem_get_info()
+        cached = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()  # free to torch
+        if free + cached >= HELD_FREE * total:
+            return
+        del held[key]
+        free_memory()
 
 
 def free_memory() -> None:

@@ -40,30 +40,95 @@ def measure_point(session: RunnerSession, config: RunConfig, *,
     """Set the session's runner up at `config` and run its rounds into a model of its own,
     then its late figures (each point's accuracy, its inputs' sha256) unless `late` is off."""
     with session.point_model(config) as point:
-        main = session._main or point
-        session.emit(ev.RunStarted(config=config, created_utc=main.created_utc or "",
-                                    host=dict(main.host)))
+        _started(session, point, config)
         t0 = time.monotonic()
         err: ev.RunnerError | None = None
         try:
-            if session.client is None:  # the last point's runner died
-                session._spawn()
+            _runner_up(session)
             session._setup(reference=late)
             session._run_rounds()
             if late and not session.cancelled and point.active():
                 late_figures(session, decompose=None)
         except SetupFailed as exc:
             err = exc.event
-        except RunnerFault as f:  # died outside a block (setup): this point is lost, the rest not
-            session._record(gone_fault(f.gone, None, None))
-            if session.client:
-                session.client.stop(timeout=0.5)
-            session.client = None
-            err = ev.RunnerError(kind=f.gone.kind, message=f.gone.message)
-        status, detail = final_status(point, error=err.message if err else None,
-                                      stopped_by="the user" if session.cancelled else None,
-                                      rounds_planned=config.rounds)
-        return PointRun(point, err, time.monotonic() - t0, (status, detail))
+        except RunnerFault as f:
+            err = _lost_runner(session, f)
+        return PointRun(point, err, time.monotonic() - t0, _ending(session, point, config, err))
+
+
+@dataclass
+class Turns:
+    """A workload's call measured in turn with the others, a round at a time
+    (session/workload.py): its model across its turns, the time they took, why its set-up
+    failed, and whether its last round and late figures are in."""
+
+    config: RunConfig
+    model: RunModel | None = None
+    elapsed_s: float = 0.0
+    setup_error: ev.RunnerError | None = None
+    done: bool = False
+
+    def run(self, session: RunnerSession) -> PointRun:
+        """What its turns measured, as a point measured whole is (its status by the same
+        rules: a replay stopped before its last turn leaves it partial)."""
+        assert self.model is not None
+        return PointRun(self.model, self.setup_error, self.elapsed_s,
+                        _ending(session, self.model, self.config, self.setup_error))
+
+
+def take_turn(session: RunnerSession, turns: Turns, r: int) -> None:
+    """Round `r` of the call: its set-up resumed in the runner (made, and kept there, at its
+    first turn), its variants warmed up again and the round run; then, where it makes no more
+    rounds, its late figures. A set-up that fails, or a runner that dies outside a block, ends
+    the call; the other calls go on."""
+    with session.point_model(turns.config, turns.model) as point:
+        if turns.model is None:
+            turns.model = point
+            _started(session, point, turns.config)
+        t0 = time.monotonic()
+        try:
+            _runner_up(session)
+            cfg = turns.config  # its reference starts with its last planned round's set-up
+            session._setup(reference=cfg.until_ci_percent is None and r + 1 >= cfg.rounds)
+            if not session._run_round(r) and not session.cancelled:
+                turns.done = True  # no variant left to measure
+            elif not session.cancelled and not session._more_rounds(r + 1):
+                if point.active():
+                    late_figures(session, decompose=None)
+                turns.done = not session.cancelled
+        except SetupFailed as exc:
+            turns.setup_error, turns.done = exc.event, True
+        except RunnerFault as f:
+            turns.setup_error, turns.done = _lost_runner(session, f), True
+        finally:
+            turns.elapsed_s += time.monotonic() - t0
+
+
+def _started(session: RunnerSession, point: RunModel, config: RunConfig) -> None:
+    main = session._main or point
+    session.emit(ev.RunStarted(config=config, created_utc=main.created_utc or "",
+                                host=dict(main.host)))
+
+
+def _runner_up(session: RunnerSession) -> None:
+    if session.client is None:  # the last point's runner died
+        session._spawn()
+
+
+def _lost_runner(session: RunnerSession, f: RunnerFault) -> ev.RunnerError:
+    """The runner died outside a block (set-up): this point is lost, the rest not."""
+    session._record(gone_fault(f.gone, None, None))
+    if session.client:
+        session.client.stop(timeout=0.5)
+    session.client = None
+    return ev.RunnerError(kind=f.gone.kind, message=f.gone.message)
+
+
+def _ending(session: RunnerSession, point: RunModel, config: RunConfig,
+            err: ev.RunnerError | None) -> tuple[str, list[str]]:
+    return final_status(point, error=err.message if err else None,
+                        stopped_by="the user" if session.cancelled else None,
+                        rounds_planned=config.rounds)
 
 
 def tail_study(session: RunnerSession, base: str) -> None:

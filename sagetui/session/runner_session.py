@@ -91,6 +91,7 @@ class RunnerSession:
         self._last_drift = 0.0
         self._resumed = False
         self._heap = HeapTrimmer()
+        self._keep = False  # set-ups the runner keeps to resume (a workload's calls in turn)
         self.created_utc = created_now()
         self._autosaver = self._new_autosaver()
 
@@ -313,7 +314,8 @@ class RunnerSession:
         variants = [v for v in self.config.variants if v.name not in (exclude or set())
                     and m.variants[v.name].status in ("pending", "ok")]
         cfg = self.config.model_copy(update={"variants": variants}) if variants else self.config
-        self.client.send(ev.Setup(config=cfg.model_dump(mode="json"), reference=reference))
+        self.client.send(ev.Setup(config=cfg.model_dump(mode="json"), reference=reference,
+                                  keep=self._keep))
         self._warm.clear()
         while True:
             # one of the kinds asked for (mypy joins them to RunnerEvent): the match is whole
@@ -484,12 +486,13 @@ class RunnerSession:
 
     # -- a sweep's point: its own model, the run's kept aside ---------------------------------
     @contextlib.contextmanager
-    def point_model(self, config: RunConfig) -> Iterator[RunModel]:
-        """Measure with a fresh model of `config` (a sweep's point, a tail-study shape): its
-        events fold into it alone, but faults and log lines reach the run's model and the
-        display too. The run's model and configuration come back after."""
+    def point_model(self, config: RunConfig, model: RunModel | None = None) -> Iterator[RunModel]:
+        """Measure with a fresh model of `config` (a sweep's point, a tail-study shape), or
+        with `model` again (a workload's call in its next turn): its events fold into it alone,
+        but faults and log lines reach the run's model and the display too. The run's model and
+        configuration come back after."""
         main_model, main_cfg, main_enabled = self.model, self.config, self.enabled()
-        point = new_model(config, runner=main_model.runner)
+        point = model if model is not None else new_model(config, runner=main_model.runner)
         with self._data:
             self.controls.swap(config)
             self._main, self.model = main_model, point

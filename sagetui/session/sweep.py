@@ -20,7 +20,7 @@ from sagetui.core.report.model import Fault, Report
 from sagetui.core.run.assemble import build_report
 from sagetui.core.sweep import collect
 from sagetui.core.sweep.plan import Axes, plan
-from sagetui.session.points import measure_point
+from sagetui.session.points import PointRun, measure_point
 from sagetui.session.session import Session
 
 
@@ -53,27 +53,36 @@ class SweepSession(Session):
             if self.cancelled:  # stopped inside the point: its rounds are cut short, its late
                 self._dropped = True  # figures not computed; the report keeps the points
                 break  # measured whole
-            err = run.setup_error
-            rep = None if err else build_report(run.model, run.ending)
-            ready, runner = run.model.ready, run.model.runner
-            pt = collect.point(i, shape, self.axes, rep,
-                                   error=err.message if err else None,
-                                   fault_kind=err.kind if err else None, elapsed_s=run.elapsed_s,
-                                   measured_on=measured_on(
-                                       self.slot_label,
-                                       ready.get("device") or runner.get("device"),
-                                       ready.get("gpu")), group=self._group(i))
-            if err:
-                pt = pt.model_copy(update={"faults": [Fault(
-                    kind=err.kind or "setup", message=err.message or "failed")]
-                    + list(run.model.faults)})
-            with self._data:
-                self.points.append(pt)
-                if rep is not None and rep.environment:
-                    self._environment = rep.environment
-            self.emit(ev.PointDone(index=i, total=len(self.shapes), point=pt,
-                                    call=self._call(i)))
+            self._keep_point(i, shape, run)
         self._done = not self.cancelled
+
+    def _keep_point(self, i: int, shape: Shape, run: PointRun) -> None:
+        """Point `i` into the sweep; `point` said."""
+        pt, rep = self._point_of(i, shape, run)
+        with self._data:
+            self.points.append(pt)
+            if rep is not None and rep.environment:
+                self._environment = rep.environment
+        self.emit(ev.PointDone(index=i, total=len(self.shapes), point=pt, call=self._call(i)))
+
+    def _point_of(self, i: int, shape: Shape, run: PointRun) -> tuple[SweepPoint, Report | None]:
+        """Point `i` as the sweep keeps it (its report, where it ran, its faults), and its
+        report (None: its set-up failed)."""
+        err = run.setup_error
+        rep = None if err else build_report(run.model, run.ending)
+        ready, runner = run.model.ready, run.model.runner
+        pt = collect.point(i, shape, self.axes, rep,
+                           error=err.message if err else None,
+                           fault_kind=err.kind if err else None, elapsed_s=run.elapsed_s,
+                           measured_on=measured_on(
+                               self.slot_label,
+                               ready.get("device") or runner.get("device"),
+                               ready.get("gpu")), group=self._group(i))
+        if err:
+            pt = pt.model_copy(update={"faults": [Fault(
+                kind=err.kind or "setup", message=err.message or "failed")]
+                + list(run.model.faults)})
+        return pt, rep
 
     def _point_config(self, index: int, shape: Shape) -> RunConfig:
         """The RunConfig point `index` is measured at."""
@@ -110,7 +119,7 @@ class SweepSession(Session):
 
     def report(self) -> Report:
         with self._data:
-            points = list(self.points)
+            points = list(self.points) + self._in_progress()
             env = self.ran_on()
             faults = [f for p in points for f in p.faults or []]
             if len(points) < len(self.shapes):  # the point in progress (or cut short)
@@ -119,6 +128,12 @@ class SweepSession(Session):
             status, detail = self._status()
         return self._points_report(base, points, environment=env, status=status,
                                    faults=faults, detail=detail)
+
+    def _in_progress(self) -> list[SweepPoint]:
+        """Points measured in part that are not kept yet (a workload's calls between their
+        turns), as a recovery file holds them: none for a sweep, whose point in progress is
+        measured whole or not kept."""
+        return []
 
     def _points_report(self, base: RunConfig, points: list[SweepPoint], *,
                        environment: dict[str, Any], status: str, faults: list[Fault],

@@ -90,8 +90,8 @@ class SweepTab:
             return NO_SWEEP
         if self.workload is not None:
             n = sum(c.shape is not None for c in self.workload.calls)
-            return ("no call replayed yet:", f"r replays the capture's {n} calls,",
-                    "each shown here as it finishes")
+            return ("no call replayed yet:", f"r replays the capture's {n} calls in turn,",
+                    "a round at a time: each shown here after its last round")
         assert self.axes is not None
         return ("no point measured yet:", f"r runs the sweep over {self.axes.x_axis},",
                 "each point shown here as it finishes")

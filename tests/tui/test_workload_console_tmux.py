@@ -31,7 +31,7 @@ def test_a_replay_in_the_console_counts_its_calls_and_its_panels_agree(
     try:
         tmux.wait_ready()
         tmux.keys("8")  # before the replay, the Sweep tab says what r does here
-        tmux.wait_for(f"r replays the capture's {REPLAYED_CALLS} calls,")
+        tmux.wait_for(f"r replays the capture's {REPLAYED_CALLS} calls in turn,")
         tmux.keys("1")
         tmux.wait_for("Verdicts")
         tmux.keys("r")

@@ -81,6 +81,10 @@ class Workload(Measured):
     calls_seen: Count  # the program's attention calls, saved or not
     selection: str | None = None  # --calls, as given
     cast_to: Literal["fp16", "bf16"] | None = None  # --dtype: what float32 calls ran as
+    # how the calls were measured: "round by round", in turn (round r of every call before
+    # round r + 1 of any: session/workload.py); None: each call whole, one after another
+    # (reports before sagetui took them in turn)
+    order: Literal["round by round"] | None = Field(default=None, json_schema_extra={"since": 8})
     calls: list[ReplayedCall]
     points: list[SweepPoint]
     totals: list[WorkloadTotal] = Field(default_factory=list)

@@ -56,6 +56,8 @@ def check_version_members(c: MismatchCollector, report: Report) -> None:
     for kind, block in (("sweep", report.sweep), ("workload", report.workload)):
         for i, p in enumerate(block.points if block is not None else []):
             held += [(f"$.{kind}.points[{i}].variants[{j}]", v) for j, v in enumerate(p.variants)]
+    if report.workload is not None:
+        held.append(("$.workload", report.workload))
     if report.swap is not None:
         held += [(f"$.swap.processes[{i}].result", p.result)
                  for i, p in enumerate(report.swap.processes) if p.result is not None]

@@ -92,6 +92,7 @@ RULES: list[Rule] = [
     _rule(_P + r"\.measured_on\.", "the runner that measured it"),
     _rule(r"\.profile_wall_s$", "a clock reading"),
     _rule(r"^\$\.sweep\.axes\.", "the sweep's axes, as asked"),
+    _rule(r"^\$\.workload\.order$", "the order the session measured the calls in"),
     _rule(r"^\$\.workload\.calls_seen$", "the program's attention calls, as the capture counted "
           "them (its manifest)"),
     _rule(r"^\$\.workload\.calls\[\d+\]\.scale$", "the program's own softmax scale, as captured"),

@@ -31,7 +31,8 @@ from sagetui.core.version import VERSION
 # 7: a variant's and a point's `host_share` (its host time over its GPU time:
 #    core/host_time.py), which `check` recomputes; a swap process records what it ran
 #    (ProcessResult.ran: each arm with its backend's spec)
-SCHEMA_VERSION = 7
+# 8: a workload's `order` (its calls taken in turn, round by round: session/workload.py)
+SCHEMA_VERSION = 8
 ONE_ENVELOPE_FROM = 6  # the first schema whose created_utc has the one format
 
 TOOL = "sagetui"

@@ -119,12 +119,17 @@ def _status(c: MismatchCollector, report: Report) -> None:
     """The status against the points (sweep/collect.points_status): `complete` only when every
     call to replay has its point and every variant measured it; a replay cut short (stopped,
     or its recovery file) is `partial` when a point was kept, else cancelled or failed; one
-    with a variant left out (`variants`: never ran) is never complete. Who stopped it and when
-    (status_detail) is taken as recorded."""
+    with a variant left out (`variants`: never ran) is never complete. A replay that took its
+    calls in turn and was stopped between rounds keeps every call it reached, cut short: a
+    point with fewer rounds than the replay's (at a fixed number of rounds) is one. Who
+    stopped it and when (status_detail) is taken as recorded."""
     wl = report.workload
     assert wl is not None
     planned = sum(call.point is not None for call in wl.calls)
-    cut = len(wl.points) < planned
+    fixed = (report.config or {}).get("until_ci_percent") is None
+    short = fixed and any(v.status == "ok" and (v.round_count or 0) < wl.rounds
+                          for p in wl.points for v in p.variants or [])
+    cut = len(wl.points) < planned or short
     want = points_status(wl.points, planned, stopped=cut)
     c.recomputed.add("$.status")
     if want == COMPLETE and any(v.status == "failed" for v in report.variants or []):

@@ -104,8 +104,10 @@ def pace_note(wl: Workload) -> str | None:
     """Where every variant's host time moved together between the calls (host_time.host_pace):
     the back-to-back totals of calls near host-bound follow the host's pace, and their
     intervals hold each call's own rounds, not the minutes between calls (None without
-    back-to-back totals)."""
-    if not _has_back_to_back(wl):
+    back-to-back totals). A replay that took its calls in turn, round by round, sampled the
+    host's pace alike in every call (its intervals hold it): there a difference between calls
+    is their own host paths, no note's matter."""
+    if not _has_back_to_back(wl) or wl.order is not None:
         return None
     points = {p.index: p for p in wl.points}
     calls = [c for c in wl.calls if c.point is not None and c.point in points]
@@ -205,7 +207,9 @@ def summary_line(report: Report) -> str:
     replayed = sum(wl.point_of(c) is not None for c in wl.calls)
     return (f"{replayed} of {len(wl.calls)} saved calls replayed ({wl.calls_seen} calls in the "
             f"program) from {wl.directory} on {device_name(report)}: {wl.rounds} rounds x "
-            f"{wl.iterations} iterations per call; status {report.status}")
+            f"{wl.iterations} iterations per call"
+            + ("" if wl.order is None else ", the calls taken in turn a round at a time")
+            + f"; status {report.status}")
 
 
 def to_markdown(report: Report) -> str:

@@ -176,14 +176,16 @@ def cast_to(calls: Sequence[ReplayedCall]) -> str | None:
 
 
 def workload_block(config: RunConfig, capture: LoadedCapture, calls: list[ReplayedCall],
-                   points: list[SweepPoint], selection: str | None = None) -> Workload:
+                   points: list[SweepPoint], selection: str | None = None,
+                   order: str | None = None) -> Workload:
     names = [v.name for v in config.variants]
     base = config.baseline_name
     points = sorted(points, key=lambda p: p.index)
     return Workload.model_validate(drop_none({
         "directory": str(capture.directory), "manifest_sha256": manifest_sha256(
             str(capture.directory)), "calls_seen": capture.manifest.calls_seen,
-        "selection": selection, "cast_to": cast_to(calls), **measured_with(config),
+        "selection": selection, "cast_to": cast_to(calls), "order": order,
+        **measured_with(config),
         "calls": calls,
         "points": points, "totals": totals(calls, points, names, base),
         "worst": worst(calls, points, names, base)}))
