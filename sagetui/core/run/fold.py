@@ -128,8 +128,10 @@ def apply(m: RunModel, e: ev.Event) -> None:
         case ev.FromRunner():
             apply(m, e.event)  # one runner's model: the event its session emitted
             return
+        case ev.PointStarted():
+            m.progress.point = (e.index, e.total, e.round, e.call is not None)
         case (ev.LogMessage() | ev.PhaseStarted() | ev.RunnerError() | ev.Bye()
-              | ev.LateDone() | ev.PointStarted() | ev.PointDone()):
+              | ev.LateDone() | ev.PointDone()):
             return  # nothing a run's model holds (a sweep's points are its own model's)
         case _:
             ev.unexpected(e)

@@ -187,6 +187,9 @@ class RunProgress:
     iteration_in_round: int = 0
     iterations_done: int = 0
     current_variant: str | None = None
+    # a sweep's point or a workload's call being measured (its round where the calls take
+    # their rounds in turn): the run's own model has no round of its own then
+    point: tuple[int, int, int | None, bool] | None = None  # index, total, round, a call
 
 
 @dataclass

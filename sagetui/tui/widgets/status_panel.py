@@ -49,6 +49,11 @@ def state_line(data: Source, ctx: ViewContext) -> Text:
             t.append(f" · iteration {p.iteration_in_round}/{per_round}")
             if p.current_variant:
                 t.append(f" ({p.current_variant})")
+        elif p.point is not None:  # a sweep's point, a workload's call in its turn
+            index, total, turn, call = p.point
+            t.append(f"  {'call' if call else 'point'} {index + 1}/{total}")
+            if turn is not None:
+                t.append(f" · round {turn + 1}/{planned}")
         if ctx.running and not m.measured:
             if p.stage != "measuring":
                 t.append(f" · {p.stage}")
