@@ -32,13 +32,20 @@ def replayed(tmp_path_factory):
                     iterations=2, variants=[VariantSpec.parse("a=reference"),
                                             VariantSpec.parse("b=reference[slowdown=1.2]")])
     events: list[ev.Event] = []
-    session = WorkloadSession(cfg, capture, capture.calls, on_event=events.append)
+    midway: list[Report] = []
+
+    def on_event(e: ev.Event) -> None:
+        events.append(e)
+        if isinstance(e, ev.PointStarted) and (e.index, e.round) == (0, 1):
+            midway.append(session.report())  # what a recovery file holds now
+
+    session = WorkloadSession(cfg, capture, capture.calls, on_event=on_event)
     report = session.run()
-    return session, events, report
+    return session, events, report, midway
 
 
 def test_each_round_of_every_call_before_the_next_round_of_any(replayed):
-    _, events, report = replayed
+    _, events, report, _ = replayed
     turns = [(e.index, e.round) for e in events if isinstance(e, ev.PointStarted)]
     assert turns == [(i, r) for r in range(ROUNDS) for i in range(3)]
     # each call is kept after its last round (and its late figures), in the last pass
@@ -57,7 +64,7 @@ def test_each_round_of_every_call_before_the_next_round_of_any(replayed):
 def test_the_runner_resumes_each_calls_set_up(replayed):
     """Every turn after a call's first resumed the set-up the runner kept for it (its ready
     says its inputs were reused); a call set up afresh each turn would say they were not."""
-    session, _, report = replayed
+    session, _, report, _ = replayed
     models = [turns.model for _, _, turns in session._calls]
     assert len(models) == 3 and all(m is not None for m in models)
     assert all(m.ready.get("reused_inputs") is True for m in models if m is not None)
@@ -67,9 +74,21 @@ def test_the_runner_resumes_each_calls_set_up(replayed):
 
 def test_a_schema_version_edited_below_the_order_is_caught(replayed):
     """`order` was first written in schema 8: a report that holds it and says 7 is refused."""
-    _, _, report = replayed
+    _, _, report, _ = replayed
     raw = report.model_dump(mode="json", by_alias=True, exclude_none=True)
     raw["schema_version"] = 7
     found = check_report(Report.model_validate(raw))
     assert [m.path for m in found] == ["$.schema_version"]
     assert found[0].why == "$.workload.order is there, first written in schema 8"
+
+
+def test_between_turns_the_recovery_file_holds_every_call_reached(replayed):
+    """Midway (every call has its first round, none its last) the report a recovery file
+    gets holds each call with its round, partial, and passes `check`."""
+    _, _, _, midway = replayed
+    (snapshot,) = midway
+    wl = snapshot.workload
+    assert snapshot.status == "partial" and wl is not None
+    assert [p.index for p in wl.points] == [0, 1, 2]
+    assert all(v.round_count == 1 for p in wl.points for v in p.variants)
+    assert check_report(snapshot) == []

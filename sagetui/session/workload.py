@@ -84,11 +84,14 @@ class WorkloadSession(SweepSession):
 
     def _status(self) -> tuple[str, list[str]]:
         """As a sweep's, but a replay stopped between its rounds keeps every call it reached,
-        each with the rounds it made: the detail says so."""
+        each with the rounds it made: the detail says so. Before its end (a recovery file)
+        it is partial once a call has a round."""
         if self._done:
             return collect.points_status(self.points, len(self.shapes)), []
         if not self.cancelled:
-            return super()._status()
+            reached = self.points or any(t.model and t.model.completed_rounds
+                                         for _, _, t in self._calls)
+            return ("partial" if reached else "failed"), []
         kept = len(self.points)
         why = (f"stopped by {self.stopped_by or 'the user'} in round {self._turn_round + 1}: "
                f"{kept} of {len(self.shapes)} calls kept, with the rounds each made")
