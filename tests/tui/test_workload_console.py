@@ -40,7 +40,7 @@ def test_the_header_names_the_call_and_the_round_in_turn(tmp_path: Path) -> None
                            and (p[2] or 0) >= 1, what="a second round")
             index, total, turn, _ = app.data.model.progress.point
             header = state_line(app.data, app.context()).plain
-            assert f"call {index + 1}/{total} · round {turn + 1}/300" in header, header
+            assert f"call {index + 1}/{total} · round {turn + 1}/300 · ETA" in header, header
             assert total == 3
             live = app.sweeps.live_sweep  # no call's row before its last round
             assert live is None or not live.points

@@ -130,6 +130,7 @@ def apply(m: RunModel, e: ev.Event) -> None:
             return
         case ev.PointStarted():
             m.progress.point = (e.index, e.total, e.round, e.call is not None)
+            m.progress.stage = "measuring"  # the point's own stages are its model's
         case (ev.LogMessage() | ev.PhaseStarted() | ev.RunnerError() | ev.Bye()
               | ev.LateDone() | ev.PointDone()):
             return  # nothing a run's model holds (a sweep's points are its own model's)
