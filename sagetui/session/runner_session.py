@@ -137,6 +137,11 @@ class RunnerSession:
     def rounds_completed(self) -> int:
         return len((self._main or self.model).completed_rounds)
 
+    def measured_so_far(self) -> str:
+        """What the run has measured so far, in words (the console's quit prompt)."""
+        n = self.rounds_completed
+        return f"{n} round{'s' if n != 1 else ''} measured so far"
+
     @property
     def recovery_error(self) -> str | None:
         """Why the last recovery write failed (None: the file holds the latest report)."""

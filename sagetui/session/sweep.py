@@ -98,6 +98,11 @@ class SweepSession(Session):
 
     UNIT = "points"  # what the points are, in the status detail ("calls": a workload's)
 
+    def measured_so_far(self) -> str:
+        with self._data:
+            n = len(self.points)
+        return f"{n} of {len(self.shapes)} {self.UNIT} measured so far"
+
     def _status(self) -> tuple[str, list[str]]:
         """The status from the points (sweep/collect.points_status), and why it is not
         complete where it was stopped."""

@@ -77,6 +77,11 @@ class WorkloadSession(SweepSession):
         # every call's last round in: a stop after it cut nothing short
         self._done = all(turns.done for _, _, turns in calls)
 
+    def measured_so_far(self) -> str:
+        reached = sum(1 for _, _, t in self._calls if t.model and t.model.completed_rounds)
+        return (f"{reached} of {len(self.shapes)} calls with rounds measured so far, in round "
+                f"{self._turn_round + 1}")
+
     def _in_progress(self) -> list[SweepPoint]:
         kept = {p.index for p in self.points}
         return [self._point_of(i, shape, turns.run(self))[0] for i, shape, turns in self._calls

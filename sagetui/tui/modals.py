@@ -152,9 +152,9 @@ class ChoiceScreen(ModalScreen[str]):
                 return
 
 
-def quit_run_screen(rounds_done: int, recovery: str | None) -> ChoiceScreen:
-    """q during a run: asked before anything stops, so that staying keeps it running."""
-    kept = f"{rounds_done} round{'s' if rounds_done != 1 else ''} measured so far"
+def quit_run_screen(kept: str, recovery: str | None) -> ChoiceScreen:
+    """q during a run: asked before anything stops, so that staying keeps it running; `kept`:
+    what it measured so far, in words (the session's `measured_so_far`)."""
     return ChoiceScreen(
         f"A run is in progress ({kept}). Quitting stops it: keep what was measured?",
         [Choice("save", "Stop, save report JSON", ("s",), "success"),

@@ -87,7 +87,7 @@ class UnsavedGuard:
             return
         if run.session is not None:
             recovery = str(run.run_recovery) if run.run_recovery else None
-            self._push(quit_run_screen(run.session.rounds_completed, recovery), self._mid_run)
+            self._push(quit_run_screen(run.session.measured_so_far(), recovery), self._mid_run)
             return
         report = self.unexported()
         if report is None:

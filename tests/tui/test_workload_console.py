@@ -1,13 +1,15 @@
 """A capture replayed in the console: its calls take their rounds in turn, so the header says
 which call and which round are being measured (the run's own model has no round of its own,
-and no call's row appears before its last round)."""
+and no call's row appears before its last round), and the quit prompt what a stop keeps."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from sagetui.tui.modals import ChoiceScreen
 from sagetui.tui.widgets.status_panel import state_line
 
 from ..test_capture import captured
@@ -44,6 +46,16 @@ def test_the_header_names_the_call_and_the_round_in_turn(tmp_path: Path) -> None
             assert total == 3
             live = app.sweeps.live_sweep  # no call's row before its last round
             assert live is None or not live.points
+            # q asks first, saying what a stop would keep: the calls reached, not "0 rounds"
+            await pilot.press("q")
+            await wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen),
+                           what="the quit prompt")
+            question = app.screen.question
+            assert re.search(r"A run is in progress \([123] of 3 calls with rounds measured so "
+                             r"far, in round \d+\)", question), question
+            await pilot.press("escape")  # keep running
+            await wait_for(pilot, lambda: not isinstance(app.screen, ChoiceScreen),
+                           what="the prompt gone")
             await pilot.press("r")
             await wait_for(pilot, lambda: not app.running, what="the stop")
 
