@@ -1,7 +1,8 @@
-"""A workload report is a report like a run's: a replay stopped by Ctrl-C or SIGTERM
-(and a sweep) keeps the calls measured whole as a partial report that `check` accepts; `check`
+"""A workload report is a report like a run's: a replay stopped by Ctrl-C or SIGTERM keeps
+every call it reached, with the rounds each made (a sweep: the points measured whole), as a
+partial report that `check` accepts; `check`
 of a replay whose variant failed; `compare` of two replays, call by call and in total, gated on
-the total, another capture refused; its Markdown and CSV; its progress lines; a capture out of
+the total, another capture refused, another order said; its Markdown and CSV; its progress lines; a capture out of
 bounds refused at load; a call whose output is not finite is the least accurate; float32 calls
 replayed cast with --dtype.
 
@@ -470,3 +471,16 @@ def test_dtype_without_a_float32_call_is_refused(cli_here, cap, tmp_path):
     assert got.returncode == 2 and got.stderr.strip().endswith(
         "--dtype fp16 casts float32 calls: " + str(cap) + " has none among the calls selected "
         "(the others replay as they were passed; drop --dtype)")
+
+
+def test_compare_says_when_the_calls_were_measured_in_another_order(replays, tmp_path):
+    """A replay of before schema 8 measured each call whole; compared with one that took its
+    calls in turn, the difference is said (not refused: the same capture and hardware)."""
+    from sagetui.core.compare.facts import differences, facts
+
+    new = replays["a"]
+    assert new.workload is not None and new.workload.order == "round by round"
+    old = new.model_copy(update={"workload": new.workload.model_copy(update={"order": None})})
+    refused, said = differences(facts(old), facts(new))
+    assert refused == [] and said == ["calls measured call by call vs round by round"]
+    assert differences(facts(new), facts(new)) == ([], [])

@@ -14,7 +14,9 @@ says what differs; the console's Compare tab shows the same line as a warning):
   and GPU is the same question. Refusing them would refuse the question; they are listed
   instead, so that a difference is never a surprise.
 - **Said, too: other inputs.** Another synthetic distribution (`--inputs synthetic:NAME`) or
-  another inputs file changes the accuracy figures, not what a kernel's time measures.
+  another inputs file changes the accuracy figures, not what a kernel's time measures. And a
+  workload's calls measured call by call against round by round (its block's `order`): a
+  replay measured call by call carried moments of the host's pace into its back-to-back totals.
 - **Only what both reports state.** A fact one report does not give (the reference reports
   name no GPU, dtype or layout) is no reason to refuse: it cannot be checked, not found to
   differ.
@@ -69,6 +71,7 @@ class Facts:
     uuid: str | None = None
     software: dict[str, str] = field(default_factory=dict)
     inputs: str | None = None  # synthetic:NAME, or the inputs file
+    order: str | None = None  # how a workload's calls were measured (its block's `order`)
 
 
 def config_shape(report: Report) -> Shape | None:
@@ -115,8 +118,11 @@ def facts(report: Report) -> Facts:
                 "ncu": ncu_version(report)}
     path = _text((report.config or {}).get("inputs_path"))
     inputs = path or (f"synthetic:{shape.distribution}" if shape else None)
+    wl = report.workload
+    order = None if wl is None else wl.order or "call by call"  # before schema 8: each whole
     return Facts(k, tensors, layout, shape.dtype if shape else None, causal, hardware,
-                 _text(gpu.get("uuid")), {n: v for n, v in software.items() if v}, inputs)
+                 _text(gpu.get("uuid")), {n: v for n, v in software.items() if v}, inputs,
+                 order)
 
 
 def ncu_version(report: Report) -> str | None:
@@ -161,6 +167,8 @@ def differences(a: Facts, b: Facts) -> tuple[list[str], list[str]]:
     said = []
     if a.inputs and b.inputs and a.inputs != b.inputs:
         said.append(f"inputs {a.inputs} vs {b.inputs}")
+    if a.order and b.order and a.order != b.order:  # back-to-back totals follow the host's pace
+        said.append(f"calls measured {a.order} vs {b.order}")
     if a.uuid and b.uuid and a.uuid != b.uuid and a.hardware == b.hardware:
         said.append(f"another GPU of the model (uuid {a.uuid[:13]} vs {b.uuid[:13]})")
     for name in dict.fromkeys([*a.software, *b.software]):
