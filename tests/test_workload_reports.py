@@ -1,10 +1,9 @@
 """A workload report is a report like a run's: a replay stopped by Ctrl-C or SIGTERM keeps
 every call it reached, with the rounds each made (a sweep: the points measured whole), as a
-partial report that `check` accepts; `check`
-of a replay whose variant failed; `compare` of two replays, call by call and in total, gated on
-the total, another capture refused, another order said; its Markdown and CSV; its progress lines; a capture out of
-bounds refused at load; a call whose output is not finite is the least accurate; float32 calls
-replayed cast with --dtype.
+partial report that `check` accepts; `check` of a replay whose variant failed; `compare` of two
+replays, call by call and in total, gated on the total, another capture refused, another order
+said; its Markdown and CSV; its progress lines; a capture out of bounds refused at load; a call
+whose output is not finite is the least accurate; float32 calls replayed cast with --dtype.
 
 Real parts throughout: captures of tests/capture_model.py's model, `sagetui` as a child process
 on the CPU reference backend, real signals sent to it, its stderr read as it comes; where only
