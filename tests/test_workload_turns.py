@@ -28,7 +28,7 @@ def replayed(tmp_path_factory):
     capture = load_workload(cap)
     first = capture.calls[0]
     assert first.shape is not None
-    cfg = RunConfig(shape=first.shape, inputs_path=str(first.file), warmup=1, rounds=ROUNDS,
+    cfg = RunConfig(shape=first.shape, inputs_path=str(first.file), warmup=2, rounds=ROUNDS,
                     iterations=2, variants=[VariantSpec.parse("a=reference"),
                                             VariantSpec.parse("b=reference[slowdown=1.2]")])
     events: list[ev.Event] = []
@@ -40,7 +40,17 @@ def replayed(tmp_path_factory):
             midway.append(session.report())  # what a recovery file holds now
 
     session = WorkloadSession(cfg, capture, capture.calls, on_event=on_event)
+    emit = session.emit
+
+    def every(e: ev.Event) -> None:  # the points' own events too (the display gets none)
+        if isinstance(e, ev.WarmupDone):
+            warmups.append((session.model.config.inputs_path, e.variant, e.calls))
+        emit(e)
+
+    warmups: list[tuple] = []
+    session.emit = every  # type: ignore[method-assign]
     report = session.run()
+    session.warmups = warmups  # type: ignore[attr-defined]
     return session, events, report, midway
 
 
@@ -70,6 +80,11 @@ def test_the_runner_resumes_each_calls_set_up(replayed):
     assert all(m.ready.get("reused_inputs") is True for m in models if m is not None)
     # the inputs each call's rounds ran on are its own: three files, three hashes
     assert len({p.input_sha256 for p in report.workload.points} - {None}) == 3
+    # a call's first turn warms each variant up whole (--warmup 2), a resumed one with a call
+    per_call: dict = {}
+    for path, variant, calls in session.warmups:
+        per_call.setdefault((path, variant), []).append(calls)
+    assert len(per_call) == 6 and all(c == [2] + [1] * (ROUNDS - 1) for c in per_call.values())
 
 
 def test_a_schema_version_edited_below_the_order_is_caught(replayed):

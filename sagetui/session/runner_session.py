@@ -92,6 +92,7 @@ class RunnerSession:
         self._resumed = False
         self._heap = HeapTrimmer()
         self._keep = False  # set-ups the runner keeps to resume (a workload's calls in turn)
+        self._resumed_setup = False  # the runner resumed a kept set-up: its variants are warm
         self.created_utc = created_now()
         self._autosaver = self._new_autosaver()
 
@@ -332,6 +333,7 @@ class RunnerSession:
                 case ev.Ready():
                     self.emit(e)
                     self._resolve_threshold(e)
+                    self._resumed_setup = self._keep and e.reused_inputs
                     return
                 case ev.RunnerError():
                     raise SetupFailed(e)
@@ -410,7 +412,10 @@ class RunnerSession:
 
     def _warmup(self, name: str) -> bool:
         assert self.client is not None
-        self.client.send(ev.Warmup(variant=name, calls=self.config.warmup))
+        # a resumed set-up's variants ran their warm-up at its first turn: one call each now,
+        # for the first-call costs of the switch (its gate measured again), not the whole
+        calls = min(1, self.config.warmup) if self._resumed_setup else self.config.warmup
+        self.client.send(ev.Warmup(variant=name, calls=calls))
         try:
             e = self._wait_for(name, ev.WarmupDone, self.config.watchdog_s
                                + self.config.warmup * self.config.watchdog_s)
