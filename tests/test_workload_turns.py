@@ -107,3 +107,24 @@ def test_between_turns_the_recovery_file_holds_every_call_reached(replayed):
     assert [p.index for p in wl.points] == [0, 1, 2]
     assert all(v.round_count == 1 for p in wl.points for v in p.variants)
     assert check_report(snapshot) == []
+
+
+def test_a_set_up_out_of_memory_beside_the_held_ones_drops_them_and_goes_on(tmp_path):
+    """Where the held set-ups leave too little memory for a call's new one (injected: a CPU
+    has no GPU memory to run out of), the runner drops them and makes it again: every call
+    is measured, each set up afresh at its next turn (its ready says its inputs were not
+    reused), and no variant fails."""
+    cap = tmp_path / "cap"
+    captured(cap, steps=1, calls="0-2")
+    capture = load_workload(cap)
+    first = capture.calls[0]
+    assert first.shape is not None
+    cfg = RunConfig(shape=first.shape, inputs_path=str(first.file), warmup=1, rounds=2,
+                    iterations=2, variants=[VariantSpec.parse("a=reference")])
+    session = WorkloadSession(cfg, capture, capture.calls,
+                              runner_env={"SAGETUI_INJECT_FAULT": "oom@held"})
+    report = session.run()
+    assert report.status == "complete", report.status_detail
+    assert not report.faults and check_report(report) == []
+    models = [t.model for _, _, t in session._calls]
+    assert all(m is not None and m.ready.get("reused_inputs") is False for m in models)

@@ -6,7 +6,8 @@ in the variant's warm-up, its first call (where an out-of-memory variant fails o
 `late` before its accuracy after the last round (engine.late). `stall` holds the runner there
 until it is cancelled (at most a minute): a long late figure, on a CPU.
 `oom@setup:N` makes every setup at q_len >= N run out of memory while building its inputs (a
-sweep's large points).
+sweep's large points). `oom@held` makes a workload's new set-up run out of memory while other
+calls' set-ups are held in the runner (runner/main.set_up_held).
 Signals and hangs need no injection: the tests send real SIGKILL / SIGSTOP to the runner.
 """
 
@@ -68,3 +69,14 @@ def maybe_inject_setup(q_len: int) -> None:
 
         raise torch.OutOfMemoryError(f"CUDA out of memory building inputs at q_len {q_len} "
                                      "(injected by SAGETUI_INJECT_FAULT)")
+
+
+def maybe_inject_held(held: int) -> None:
+    """`oom@held`: out of memory making a call's set-up beside `held` kept ones (none: none)."""
+    spec = _parse()
+    if spec is None or spec[:2] != ("oom", "held") or not held:
+        return
+    import torch
+
+    raise torch.OutOfMemoryError(f"CUDA out of memory building a call's inputs beside {held} "
+                                 "held set-ups (injected by SAGETUI_INJECT_FAULT)")

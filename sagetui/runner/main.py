@@ -163,6 +163,7 @@ def set_up_held(held: dict[tuple[Any, ...], Engine], config: RunConfig, emit: Em
     says reused_inputs false), so the replay goes on at the cost of its set-ups, and no
     variant runs out of memory for the inputs of calls not running."""
     from sagetui.runner.engine import inputs_key
+    from sagetui.runner.fault_injection import maybe_inject_held
 
     key = inputs_key(config)
     resumed = held.get(key)
@@ -170,12 +171,15 @@ def set_up_held(held: dict[tuple[Any, ...], Engine], config: RunConfig, emit: Em
         resumed.resume(config, reference)
         return resumed
     free_memory()
+    fresh: Engine | None = None
     try:
+        maybe_inject_held(len(held))
         fresh = new_engine(config, emit, board, cancel, reference)
     except Exception as exc:
         if not held or "out of memory" not in str(exc).lower():
             raise
-        held.clear()
+    if fresh is None:  # out of the except block: its traceback no longer holds the half-made
+        held.clear()   # engine's tensors, so the memory can go
         free_memory()
         fresh = new_engine(config, emit, board, cancel, reference)
     held[key] = fresh
