@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sagetui.tui.modals import ChoiceScreen
-from sagetui.tui.widgets.status_panel import state_line
+from sagetui.tui.widgets.status_panel import state_line, telemetry_line
 
 from ..test_capture import captured
 from .conftest import aio, wait_for
@@ -43,6 +43,9 @@ def test_the_header_names_the_call_and_the_round_in_turn(tmp_path: Path) -> None
             index, total, turn, _ = app.data.model.progress.point
             header = state_line(app.data, app.context()).plain
             assert f"call {index + 1}/{total} · round {turn + 1}/300 · ETA" in header, header
+            # no "after the first round": the rounds are the calls' own
+            assert telemetry_line(app.data, app.context()).plain == \
+                "telemetry: each point's own, in its report"
             assert total == 3
             live = app.sweeps.live_sweep  # no call's row before its last round
             assert live is None or not live.points

@@ -117,6 +117,9 @@ def latest_telemetry(data: Source) -> tuple[int, dict[str, Any]] | None:
 def telemetry_line(data: Source, ctx: ViewContext) -> Text:
     latest = latest_telemetry(data)
     if latest is None:
+        if data.live and data.model.progress.point is not None and data.points_done() is None:
+            # a sweep's or replay's rounds are its points': their telemetry is in each one's
+            return Text("telemetry: each point's own, in its report", style="dim")
         if data.live and not data.rounds_done and data.points_done() is None:
             return Text("telemetry: after the first round", style="dim")
         return Text("telemetry: not recorded in this report", style="dim")
