@@ -146,6 +146,15 @@ def test_check_rejects_back_to_back_below_the_host_time_or_the_call_unnamed() ->
                         host_share=host_share(typical(hosts), b.call_gpu_s),
                         back_to_back_times_s=b2b, back_to_back_s=typical(b2b))
         assert [m.path for m in check_report(moved)] == caught, hosts
+    # the GPU sets a's floor: its host's readings 75 % apart (a loaded host) admit no
+    # back-to-back time a third below its GPU time, whose readings agree
+    g, h = a.call_gpu_s, a.host_s
+    hosts, b2b = [h, 4 * h], [0.67 * g, 0.67 * g]
+    jittery = _edited(report, "a", host_times_s=hosts, host_s=typical(hosts),
+                      host_share=host_share(typical(hosts), g), back_to_back_times_s=b2b,
+                      back_to_back_s=typical(b2b))
+    assert typical(hosts) < g and [m.path for m in check_report(jittery)] == \
+        ["$.variants[0].back_to_back_s"]
     unnamed = _edited(report, "b", timed_call=None)
     assert [m.path for m in check_report(unnamed)] == ["$.variants[1].timed_call"]
     # an older runner's recording (an event stream replayed) has none of the call's fields:

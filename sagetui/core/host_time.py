@@ -17,8 +17,9 @@ of its own once a round (runner/call_times.py), apart from the phases' instrumen
 
 A call is host-bound when its host time exceeds its GPU time. Back to back a call costs at
 least the larger of the two: `check` rejects a report whose back-to-back time is below
-max(host, GPU) by more than the noise (b2b_noise: B2B_NOISE, or the spread of the host's and
-the GPU's own readings over the rounds where wider).
+max(host, GPU) by more than the noise (b2b_noise: B2B_NOISE, or the spread over the rounds of
+the readings of the larger of the two, where wider: the host's jitter never makes the GPU's
+work take less time).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def host_share(host_s: float | None, gpu_s: float | None) -> float | None:
 
 def b2b_noise(*per_block: Sequence[float | None] | None) -> float:
     """How far below max(host, GPU) a back-to-back time may read: B2B_NOISE, or where wider the
-    spread of the blocks' own host or GPU readings ((max - min) / max over the rounds). Each
+    spread of the rounds' readings of the larger of the two ((max - min) / max). Each
     figure is a median over rounds measured apart, and a host whose pace moves between rounds
     moves them apart as much: on an H100's virtual CPUs one call's host time read 0.14 ms in
     some rounds and 0.24 ms in others of one replay (docs/h200-results.md)."""
