@@ -78,7 +78,8 @@ class Turns:
 
 def take_turn(session: RunnerSession, turns: Turns, r: int) -> None:
     """Round `r` of the call: its set-up resumed in the runner (made, and kept there, at its
-    first turn), its variants warmed up again and the round run; then, where it makes no more
+    first turn), its variants warmed up (whole at its first turn, a call each once resumed)
+    and the round run; then, where it makes no more
     rounds, its late figures. A set-up that fails, or a runner that dies outside a block, ends
     the call; the other calls go on."""
     with session.point_model(turns.config, turns.model) as point:
