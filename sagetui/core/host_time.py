@@ -68,18 +68,20 @@ def host_share(host_s: float | None, gpu_s: float | None) -> float | None:
     return host_s / gpu_s
 
 
-def b2b_noise(*per_block: Sequence[float | None] | None) -> float:
+def b2b_noise(host_s: float | None, gpu_s: float | None,
+              host_times: Sequence[float | None] | None,
+              gpu_times: Sequence[float | None] | None) -> float:
     """How far below max(host, GPU) a back-to-back time may read: B2B_NOISE, or where wider the
-    spread of the rounds' readings of the larger of the two ((max - min) / max). Each
-    figure is a median over rounds measured apart, and a host whose pace moves between rounds
-    moves them apart as much: on an H100's virtual CPUs one call's host time read 0.14 ms in
-    some rounds and 0.24 ms in others of one replay (docs/h200-results.md)."""
-    spread = [B2B_NOISE]
-    for values in per_block:
-        seen = [x for x in values or () if x is not None and x > 0]
-        if len(seen) > 1:
-            spread.append((max(seen) - min(seen)) / max(seen))
-    return max(spread)
+    spread of the rounds' readings of the larger of the two ((max - min) / max): the host's
+    jitter never makes the GPU's work take less time, nor the GPU's the host's. Each figure is
+    a median over rounds measured apart, and a host whose pace moves between rounds moves them
+    apart as much: on an H100's virtual CPUs one call's host time read 0.14 ms in some rounds
+    and 0.24 ms in others of one replay (docs/h200-results.md)."""
+    by_host = gpu_s is None or (host_s is not None and host_s >= gpu_s)
+    seen = [x for x in (host_times if by_host else gpu_times) or () if x is not None and x > 0]
+    if len(seen) < 2:
+        return B2B_NOISE
+    return max(B2B_NOISE, (max(seen) - min(seen)) / max(seen))
 
 
 def back_to_back_floor(host_s: float | None, gpu_s: float | None,

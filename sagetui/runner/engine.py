@@ -177,11 +177,7 @@ class Engine:
         """Build the inputs and load the variants; with `reference` (the run's late figures
         will ask for accuracy) the fp32 reference is started first, on a GPU stream of its
         own, so that it runs while the host loads the variants (start_reference)."""
-        # this thread, which times, on --affinity's CPUs for the run; the threads it starts
-        # move off them (core/affinity.py)
-        affinity.pin_timing_thread(self.config.affinity)
-        if self.is_gpu:
-            torch.cuda.set_device(torch.device(self.device).index)
+        self._take_thread()
         self._first_call_s = {}  # new backends: their first calls are still to come
         maybe_inject_setup(self.config.shape.q_len)
         self.inputs = build_inputs(self.config, self.device)
@@ -192,6 +188,13 @@ class Engine:
         for spec in self.config.variants:
             self._load(spec)
         self._ready(reused=False)
+
+    def _take_thread(self) -> None:
+        """This thread, which times, on --affinity's CPUs for the run (the threads it starts
+        move off them: core/affinity.py), and on the engine's GPU."""
+        affinity.pin_timing_thread(self.config.affinity)
+        if self.is_gpu:
+            torch.cuda.set_device(torch.device(self.device).index)
 
     def same_inputs(self, config: RunConfig) -> bool:
         """Whether `config` runs on this engine's inputs (and device): a warm runner's next run
@@ -205,7 +208,7 @@ class Engine:
         kept; the others are loaded."""
         loaded = {self._key_of[name]: be for name, be in self.backends.items()}
         self.config = config
-        affinity.pin_timing_thread(config.affinity)
+        self._take_thread()
         self.backends, self._key_of = {}, {}
         for spec in config.variants:
             be = loaded.get(spec_key(spec))
@@ -223,9 +226,7 @@ class Engine:
         may name fewer variants (one failed since). With `reference`, its fp32 reference is
         started now where it has none yet."""
         self.config = config
-        affinity.pin_timing_thread(config.affinity)
-        if self.is_gpu:
-            torch.cuda.set_device(torch.device(self.device).index)
+        self._take_thread()
         if reference and self.is_gpu and self._exact is None and self._exact_started is None:
             assert self.inputs is not None
             self._exact_started = start_reference(self.inputs)

@@ -69,23 +69,26 @@ class WorkloadSession(SweepSession):
                         self._keep_point(i, shape, turns.run(self))
                 r += 1
             if self.cancelled:  # each call measured so far is kept, with the rounds it made
-                for i, shape, turns in calls:
-                    if not turns.done and turns.model and turns.model.completed_rounds:
+                for i, shape, turns in self._reached():
+                    if not turns.done:
                         self._keep_point(i, shape, turns.run(self))
         finally:
             self._keep = False
         # every call's last round in: a stop after it cut nothing short
         self._done = all(turns.done for _, _, turns in calls)
 
+    def _reached(self) -> list[tuple[int, Shape, Turns]]:
+        """The calls with a round measured so far."""
+        return [c for c in self._calls if c[2].model and c[2].model.completed_rounds]
+
     def measured_so_far(self) -> str:
-        reached = sum(1 for _, _, t in self._calls if t.model and t.model.completed_rounds)
-        return (f"{reached} of {len(self.shapes)} calls with rounds measured so far, in round "
-                f"{self._turn_round + 1}")
+        return (f"{len(self._reached())} of {len(self.shapes)} calls with rounds measured so "
+                f"far, in round {self._turn_round + 1}")
 
     def _in_progress(self) -> list[SweepPoint]:
         kept = {p.index for p in self.points}
-        return [self._point_of(i, shape, turns.run(self))[0] for i, shape, turns in self._calls
-                if i not in kept and turns.model is not None and turns.model.completed_rounds]
+        return [self._point_of(i, shape, turns.run(self))[0]
+                for i, shape, turns in self._reached() if i not in kept]
 
     def _status(self) -> tuple[str, list[str]]:
         """As a sweep's, but a replay stopped between its rounds keeps every call it reached,
@@ -94,9 +97,7 @@ class WorkloadSession(SweepSession):
         if self._done:
             return collect.points_status(self.points, len(self.shapes)), []
         if not self.cancelled:
-            reached = self.points or any(t.model and t.model.completed_rounds
-                                         for _, _, t in self._calls)
-            return ("partial" if reached else "failed"), []
+            return ("partial" if self.points or self._reached() else "failed"), []
         kept = len(self.points)
         why = (f"stopped by {self.stopped_by or 'the user'} in round {self._turn_round + 1}: "
                f"{kept} of {len(self.shapes)} calls kept, with the rounds each made")

@@ -72,10 +72,7 @@ def _check_fields(c: MismatchCollector, at: str, v: VariantResult, call_timed: b
     for name in ("timed_call", "call_gpu_s"):
         if getattr(v, name) is None:
             c.out.append(Mismatch(f"{at}.{name}", None, "recorded with host_s", WHY_CALL))
-    # the noise of the time that sets the floor: the host's jitter never makes the GPU's work
-    # take less time, nor the GPU's the host's
-    by_host = v.call_gpu_s is None or v.host_s >= v.call_gpu_s
-    noise = b2b_noise(v.host_times_s if by_host else v.call_gpu_times_s)
+    noise = b2b_noise(v.host_s, v.call_gpu_s, v.host_times_s, v.call_gpu_times_s)
     floor = back_to_back_floor(v.host_s, v.call_gpu_s, noise)
     if floor is not None and (v.back_to_back_s is None or v.back_to_back_s < floor):
         c.out.append(Mismatch(f"{at}.back_to_back_s", v.back_to_back_s,
