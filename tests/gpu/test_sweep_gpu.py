@@ -53,7 +53,9 @@ def test_a_second_setup_gives_the_first_points_memory_back():
     engine = None
     free_memory()
     # q, k, v and the outputs (3.25 GB here) are gone; what stays is torch's own cuBLAS
-    # workspace (32 MiB, measured on the H200), not the point's
-    assert torch.cuda.memory_allocated() <= 32 * 2**20 + 2**20, torch.cuda.memory_allocated()
+    # workspaces (32 MiB each; 32 MiB stayed on the H200, 64 on an H100 in the full GPU suite),
+    # not the point's: with them cleared, nothing is left
+    torch._C._cuda_clearCublasWorkspaces()
+    assert torch.cuda.memory_allocated() <= 2**20, torch.cuda.memory_allocated()
     engine = new_engine(cfg(1024), emit, StatusBoard(None), threading.Event())
     assert torch.cuda.memory_allocated() < big / 8
