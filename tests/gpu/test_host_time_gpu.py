@@ -64,3 +64,31 @@ def test_the_report_within_two_seconds_of_measured_at_a_large_shape():
     # equal bytes, one hash: the decomposition's output is the rounds' (their sha256 reused)
     assert d.decomposed_sha256 == d.public_sha256 == report.variants[0].output_sha256
     assert stamps["Finished"] - stamps["Measured"] < 2.0, stamps
+
+
+@pytest.mark.parametrize(("layout", "kv_heads"), [("HND", 8), ("NHD", 8), ("NHD", 2)])
+def test_sdpas_call_the_user_makes_gives_its_decompositions_bytes(layout, kv_heads):
+    """SDPA's call the user makes is the bare function, bound as a model calls it (NHD as
+    transposed views, GQA with enable_gqa), not run(): the same kernel on the same tensors, so
+    the same bytes as its one phase, in either layout and with fewer K/V heads."""
+    import torch
+
+    from sagetui.runner.backends.base import Inputs, NullClock
+    from sagetui.runner.backends.sdpa import SdpaBackend
+
+    def tensor(heads):
+        shape = (1, heads, 1024, 128) if layout == "HND" else (1, 1024, heads, 128)
+        return torch.randn(shape, dtype=torch.bfloat16, device="cuda")
+
+    inputs = Inputs(q=tensor(8), k=tensor(kv_heads), v=tensor(kv_heads), layout=layout,
+                    causal=True, sm_scale=0.1)
+    be = SdpaBackend()
+    call, name = be.user_call(inputs)
+    assert name == "torch.nn.functional.scaled_dot_product_attention"
+    dec = be.run(inputs, NullClock())
+    be.run = None  # the call the user makes does not go through run()
+    out = call()
+    assert out.shape == dec.shape == inputs.q.shape
+    assert torch.equal(out.contiguous().view(torch.uint8), dec.contiguous().view(torch.uint8))
+    pinned = SdpaBackend({"backend": "math"})  # its sdpa_kernel context is part of its call
+    assert pinned.user_call(inputs)[0]().shape == inputs.q.shape
