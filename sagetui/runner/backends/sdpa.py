@@ -121,14 +121,16 @@ class SdpaBackend(Backend):
         q, k, v = inputs.q, inputs.k, inputs.v
         causal, scale = inputs.causal, inputs.sm_scale
         heads = 1 if inputs.layout == "HND" else 2
-        gqa = q.shape[heads] != k.shape[heads]  # False: torch's default
+        # enable_gqa only where the heads differ, as _sdpa: torch before 2.5 has no such
+        # argument, and its other calls must not fail for it
+        gqa: dict[str, Any] = {"enable_gqa": True} if q.shape[heads] != k.shape[heads] else {}
         if inputs.layout == "NHD":
             def call() -> torch.Tensor:
                 return sdpa(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
-                            is_causal=causal, scale=scale, enable_gqa=gqa).transpose(1, 2)
+                            is_causal=causal, scale=scale, **gqa).transpose(1, 2)
         else:
             def call() -> torch.Tensor:
-                return sdpa(q, k, v, is_causal=causal, scale=scale, enable_gqa=gqa)
+                return sdpa(q, k, v, is_causal=causal, scale=scale, **gqa)
         return call, "torch.nn.functional.scaled_dot_product_attention"
 
     def _context(self) -> contextlib.AbstractContextManager[Any]:
