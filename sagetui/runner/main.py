@@ -176,7 +176,7 @@ def set_up_held(held: dict[tuple[Any, ...], Engine], config: RunConfig, emit: Em
         maybe_inject_held(len(held))
         fresh = new_engine(config, emit, board, cancel, reference)
     except Exception as exc:
-        if not held or "out of memory" not in str(exc).lower():
+        if not held or not out_of_memory(exc):
             raise
     if fresh is None:  # out of the except block: its traceback no longer holds the half-made
         held.clear()   # engine's tensors, so the memory can go
@@ -224,9 +224,14 @@ def _poisoned(exc: BaseException) -> bool:
     return "CUDA error" in text or "AcceleratorError" in text or "illegal" in text.lower()
 
 
+def out_of_memory(exc: BaseException) -> bool:
+    """torch's out-of-memory, by its message (a CUDA, cuDNN or host allocator's words alike)."""
+    return "out of memory" in str(exc).lower()
+
+
 def describe(exc: BaseException, board: StatusBoard, cmd: ev.CommandT) -> ev.RunnerError:
     text = f"{type(exc).__name__}: {exc}"
-    kind = "oom" if "out of memory" in text.lower() else (
+    kind = "oom" if out_of_memory(exc) else (
         "cuda" if _poisoned(exc) else "exception")
     line = text.strip().splitlines()[0]
     if kind == "oom":  # what was asked and what was free; torch's advice after it never varies
