@@ -5,6 +5,9 @@ five settings, per variant the host time per call (ms, median of the readings) a
 - `loop`: benchmarks/host_time_gpu.loop_times, the independent loop (its own blocks, 5 in a row);
 - `timer alone`: sagetui's CallTimer (runner/call_times.py) on the bound public call, 5 times
   in a row with nothing between;
+- `timer gate +5ms`, `timer lead 0`: CallTimer alone with its gate 5 ms longer (the GPU still
+  in the gate, not in the untimed call, while the host enqueues the block), and that without
+  the untimed call;
 - `timer in turn`: CallTimer, the variants taking turns, each measure after that variant's own
   hot loop of `--between` calls (the rounds' phase blocks stand for it);
 - `engine`: sagetui's Engine (runner/engine.py), its warm-up then its blocks in the order the
@@ -92,6 +95,15 @@ def main() -> int:
     for name, call in calls.items():
         got = [timer.measure(torch, name, call, 1e-3, 0.0).host_s for _ in range(args.rounds)]
         row(name, "timer alone", got)
+    for mode, lead, margin in (("timer gate +5ms", LEAD, MARGIN + 5e-3),
+                               ("timer lead 0", 0, MARGIN + 5e-3)):
+        call_times.LEAD_CALLS, call_times.GATE_MARGIN_S = lead, margin
+        timer = CallTimer(clock)
+        for name, call in calls.items():
+            got = [timer.measure(torch, name, call, 1e-3, 0.0).host_s
+                   for _ in range(args.rounds)]
+            row(name, mode, got)
+    call_times.LEAD_CALLS, call_times.GATE_MARGIN_S = LEAD, MARGIN
     turns: dict[str, list[float]] = {nm: [] for nm in calls}
     timer = CallTimer(clock)
     for _ in range(args.rounds):
