@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from sagetui.core.figures import is_figure
 from sagetui.core.options import option_value
 
 DASH = "-"
@@ -31,24 +32,20 @@ SHORT_PHASES = {
 }
 
 
-def _finite(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
-
-
 def ms(seconds: float | None, digits: int = 3) -> str:
     """A latency, in milliseconds."""
-    return f"{seconds * 1e3:.{digits}f}" if _finite(seconds) else DASH  # type: ignore[operator]
+    return f"{seconds * 1e3:.{digits}f}" if is_figure(seconds) else DASH  # type: ignore[operator]
 
 
 def ms_significant(seconds: float | None, digits: int = 4) -> str:
     """A latency in milliseconds to `digits` significant digits, for GPUs or clocks whose
     times differ by orders: 0.1234, 12.35."""
-    return f"{seconds * 1e3:.{digits}g}" if _finite(seconds) else DASH  # type: ignore[operator]
+    return f"{seconds * 1e3:.{digits}g}" if is_figure(seconds) else DASH  # type: ignore[operator]
 
 
 def pct(value: float | None, digits: int = 2, sign: bool = True) -> str:
     """A number that is already a percentage (a speedup, a drift slope): +1.23."""
-    if not _finite(value):
+    if not is_figure(value):
         return DASH
     return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
 
@@ -78,7 +75,7 @@ RATIO_FROM = 10.0  # a speedup of 10x or more, either way, reads better as a rat
 def speedup(value: float | None, digits: int = 2) -> str:
     """A speedup in percent, as pct; from 10x faster or slower on (a phase of 0.002 ms against
     one of 0.364 read "+23335.14 %") as how many times: "183x faster", "12x slower"."""
-    if not _finite(value):
+    if not is_figure(value):
         return DASH
     assert value is not None
     ratio = 1 + value / 100
@@ -92,40 +89,40 @@ def speedup(value: float | None, digits: int = 2) -> str:
 def fraction_pct(value: float | None, digits: int = 2) -> str:
     """A fraction shown as a percentage, without its sign: a share of peak, a relative L1
     error, a row efficiency (0.0391 -> 3.91)."""
-    return f"{100 * value:.{digits}f}" if _finite(value) else DASH  # type: ignore[operator]
+    return f"{100 * value:.{digits}f}" if is_figure(value) else DASH  # type: ignore[operator]
 
 
 def ci(low: float | None, high: float | None, digits: int = 2) -> str:
     """An interval in percent: [-0.12, +0.04]."""
-    if not (_finite(low) and _finite(high)):
+    if not (is_figure(low) and is_figure(high)):
         return DASH
     return f"[{low:+.{digits}f}, {high:+.{digits}f}]"
 
 
 def half_width(percent: float | None, digits: int = 1) -> str:
     """A ± half-width in percent: ± 0.4 %."""
-    return f"± {percent:.{digits}f} %" if _finite(percent) else DASH
+    return f"± {percent:.{digits}f} %" if is_figure(percent) else DASH
 
 
 def cosine(value: float | None) -> str:
-    return f"{value:.5f}" if _finite(value) else DASH
+    return f"{value:.5f}" if is_figure(value) else DASH
 
 
 def sci(value: float | None) -> str:
     """A small error (RMSE, max |error|): three significant digits."""
-    return f"{value:.3g}" if _finite(value) else DASH
+    return f"{value:.3g}" if is_figure(value) else DASH
 
 
 def tops(value: float | None) -> str:
     """Throughput: one decimal, three significant digits below 10 (a CPU's 0.0412)."""
-    if not _finite(value):
+    if not is_figure(value):
         return DASH
     return f"{value:.1f}" if abs(value) >= 10 else f"{value:.3g}"  # type: ignore[arg-type]
 
 
 def gbps(value: float | None) -> str:
     """A bandwidth in GB/s (10^9 bytes): whole above 100, three significant digits below."""
-    if not _finite(value):
+    if not is_figure(value):
         return DASH
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"  # type: ignore[arg-type]
 
@@ -146,7 +143,7 @@ def size(nbytes: int | None) -> str:
 
 def duration(seconds: float | None) -> str:
     """0:07, 12:34, 1:02:03."""
-    if not _finite(seconds) or seconds < 0:  # type: ignore[operator]
+    if not is_figure(seconds) or seconds < 0:  # type: ignore[operator]
         return DASH
     s = int(round(seconds))  # type: ignore[arg-type]
     h, rest = divmod(s, 3600)
@@ -203,7 +200,7 @@ def verdict(v: Mapping[str, Any] | None, computed: bool = False) -> str:
 
 def drift(d: Mapping[str, Any] | None) -> tuple[str, bool]:
     """A drift slope in % per round and whether it is flagged: ("+0.66 DRIFT", True)."""
-    if not d or not _finite(d.get("slope_percent_per_round")):
+    if not d or not is_figure(d.get("slope_percent_per_round")):
         return DASH, False
     flagged = bool(d.get("flagged"))
     return f"{d['slope_percent_per_round']:+.2f}" + (" DRIFT" if flagged else ""), flagged
@@ -225,7 +222,7 @@ def worst_heads(acc: Mapping[str, Any] | None) -> str:
     whose output is not finite reads "not finite"."""
     a = acc or {}
     l1 = {h.get("head"): h.get("relative_l1") for h in a.get("per_head") or []}
-    cells = [f"{h} ({fraction_pct(l1[h]) + ' %' if _finite(l1.get(h)) else 'not finite'})"
+    cells = [f"{h} ({fraction_pct(l1[h]) + ' %' if is_figure(l1.get(h)) else 'not finite'})"
              for h in a.get("worst_heads") or []]
     return ", ".join(cells) or DASH
 
@@ -255,7 +252,7 @@ def share_of_peak(fraction: float | None, peak_tops: float | None = None,
     text = share(fraction)
     if text == DASH:
         return DASH
-    if _finite(peak_tops):
+    if is_figure(peak_tops):
         text += f" of {peak_tops:,.0f}"
         if types:
             text += f" ({types[0]}/{types[1]})"

@@ -16,9 +16,10 @@ iterations) and a round summary (blocks merged) have the same shape, the report'
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from sagetui.core.figures import is_figure
 
 METRICS = ("sm_clock_mhz", "mem_clock_mhz", "temperature_c", "power_w")
 
@@ -59,17 +60,13 @@ def unavailable(reason: str) -> dict[str, Any]:
     }
 
 
-def _finite(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
-
-
 def summarize_samples(samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Samples of one block -> min/mean/max per metric and the union of clock-event reasons."""
     if not samples:
         return unavailable("no telemetry samples were taken")
     out: dict[str, Any] = {"available": True, "reason": None, "samples": len(samples)}
     for m in METRICS:
-        xs = [float(s[m]) for s in samples if _finite(s.get(m))]
+        xs = [float(s[m]) for s in samples if is_figure(s.get(m))]
         out[m] = {"min": min(xs), "mean": sum(xs) / len(xs), "max": max(xs)} if xs else None
     seen = {r for s in samples for r in s.get("throttle_reasons") or ()}
     out["throttle_reasons"] = sorted(seen - IGNORED_REASONS)

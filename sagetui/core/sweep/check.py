@@ -15,6 +15,7 @@ from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
 from sagetui.core.blocks.workload import Workload
 from sagetui.core.config import Shape, shape_of
 from sagetui.core.derived import kernel_and_e2e, shape_ops
+from sagetui.core.figures import is_figure
 from sagetui.core.report.mismatch import MISSING
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.intervals import half_percent
@@ -143,10 +144,6 @@ _WHY = {"kernel_tops": "ops / p50 of the kernel phase", "e2e_tops": "ops / p50 o
         "e2e_share_of_peak": "end-to-end TOPS / peak"}
 
 
-def _finite(x: float | None) -> bool:
-    return x is not None and bool(np.isfinite(x))
-
-
 def _against_fp32(v: SweepVariantPoint) -> bool:
     a = v.accuracy_brief
     return a is not None and any(getattr(a, f) is not None
@@ -192,7 +189,7 @@ def check_point_claims(c: MismatchCollector, path: str, p: SweepPoint, baseline:
         if acc.get("max_abs_diff") is None and acc.get("byte_exact") is None:
             # no comparison with the baseline's output: one not finite (plan.accuracy); the
             # runner compares every two finite outputs of the point's inputs
-            if _finite(v.checksum) and _finite(base.checksum):
+            if is_figure(v.checksum) and is_figure(base.checksum):
                 c.out.append(_mismatch(vp, MISSING, "present", "the comparison with the "
                                        "baseline's output, which two finite outputs have"))
             continue
