@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from sagetui.core.figures import is_figure
+from sagetui.core.finite import is_figure
 from sagetui.core.options import option_value
 
 DASH = "-"

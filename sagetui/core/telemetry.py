@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sagetui.core.figures import is_figure
+from sagetui.core.finite import is_figure
 
 METRICS = ("sm_clock_mhz", "mem_clock_mhz", "temperature_c", "power_w")
 

@@ -15,7 +15,7 @@ from sagetui.core.blocks.sweep import Sweep, SweepPoint, SweepVariantPoint
 from sagetui.core.blocks.workload import Workload
 from sagetui.core.config import Shape, shape_of
 from sagetui.core.derived import kernel_and_e2e, shape_ops
-from sagetui.core.figures import is_figure
+from sagetui.core.finite import is_figure
 from sagetui.core.report.mismatch import MISSING
 from sagetui.core.report.model import Report
 from sagetui.core.statistics.intervals import half_percent
