@@ -5,17 +5,17 @@ five settings, per variant the host time per call (ms, median of the readings) a
 - `loop`: benchmarks/host_time_gpu.loop_times, the independent loop (its own blocks, 5 in a row);
 - `timer alone`: sagetui's CallTimer (runner/call_times.py) on the bound public call, 5 times
   in a row with nothing between;
-- `timer gate +5ms`, `timer lead 0`: CallTimer alone with its gate 5 ms longer (the GPU still
-  in the gate, not in the untimed call, while the host enqueues the block), and that without
-  the untimed call;
+- `timer gate +5ms`, `timer lead 1`: CallTimer alone with its gate 5 ms longer (the GPU still
+  in the gate, not in the untimed calls, while the host enqueues the block), and that behind
+  one untimed call (runner/call_times.LEAD_CALLS);
 - `timer in turn`: CallTimer, the variants taking turns, each measure after that variant's own
   hot loop of `--between` calls (the rounds' phase blocks stand for it);
 - `engine`: sagetui's Engine (runner/engine.py), its warm-up then its blocks in the order the
   session sends them (session/schedule.round_order), `host_call_s` of each round;
-- `engine lead 2`, `engine 3 blocks`, `engine gate +2ms`: the same with two untimed calls
+- `engine lead 1`, `engine 3 blocks`, `engine gate +2ms`: the same with one untimed call
   before the timed block, with three blocks a round where a call is long (one today), or with
   the gate 2 ms longer (the loop's sleep holds the GPU past the whole enqueue: sagetui's gate
-  may end while the host enqueues, the GPU then running the untimed call);
+  may end while the host enqueues, the GPU then running the untimed calls);
 - `engine alone`: the Engine's blocks of one variant, its rounds in a row.
 
     python benchmarks/host_time_context.py [--cpu 8] [--rounds 5] [--variants sdpa ...]
@@ -96,7 +96,7 @@ def main() -> int:
         got = [timer.measure(torch, name, call, 1e-3, 0.0).host_s for _ in range(args.rounds)]
         row(name, "timer alone", got)
     for mode, lead, margin in (("timer gate +5ms", LEAD, MARGIN + 5e-3),
-                               ("timer lead 0", 0, MARGIN + 5e-3)):
+                               ("timer lead 1", 1, MARGIN + 5e-3)):
         call_times.LEAD_CALLS, call_times.GATE_MARGIN_S = lead, margin
         timer = CallTimer(clock)
         for name, call in calls.items():
@@ -133,7 +133,7 @@ def main() -> int:
         engine.warmup(name, config.warmup)
     r0 = 0
     for mode, lead, long_s, margin in (
-            ("engine", LEAD, LONG, MARGIN), ("engine lead 2", 2, LONG, MARGIN),
+            ("engine", LEAD, LONG, MARGIN), ("engine lead 1", 1, LONG, MARGIN),
             ("engine 3 blocks", LEAD, float("inf"), MARGIN),
             ("engine gate +2ms", LEAD, LONG, MARGIN + 2e-3)):
         call_times.LEAD_CALLS, call_times.LONG_CALL_S, call_times.GATE_MARGIN_S = \
