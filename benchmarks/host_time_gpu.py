@@ -225,6 +225,10 @@ def loop_all(variants: list[str], dims: tuple) -> dict[str, dict[str, float]]:
             out[name] = loop_times(name, dims)
         except Exception as exc:  # noqa: BLE001 - said, and the rest measured
             print(f"  loop {name}: {type(exc).__name__}: {exc}")
+            continue
+        print(f"  loop {name:11} " + "  ".join(f"{k} {v * 1e3:.4f} ms" for k, v in
+                                                out[name].items() if k.endswith("_s")),
+              flush=True)
     import torch
 
     torch.cuda.empty_cache()
@@ -301,7 +305,6 @@ def main() -> int:
         timed = [loops(SHAPE_DIMS[name])]
         m = run_once(sys.executable, str(ROOT), None, "ref", args.rounds, args.extra_path,
                      extra_args=[*VARIANTS, *words, *pin])
-        timed.append(loops(SHAPE_DIMS[name]))
         kept = out / f"run_{name.split()[0]}.json"
         made = Path(str(m["report_path"]))
         if not made.exists():  # the run's own words are in its marks (exit status, events)
@@ -314,7 +317,8 @@ def main() -> int:
               f"{late:.2f} s ({'met' if late <= 2.0 else 'MISSED'}: within 2 s); "
               f"{check(kept)}")
         print(f"  after measured: {m.get('after_measured')}")
-        per_call(report)
+        per_call(report)  # before the second loop: a run cut short still shows sagetui's figures
+        timed.append(loops(SHAPE_DIMS[name]))
         all_within &= ratios(report, timed)
     print(f"\nevery figure within 0.90-1.10 of the loop's: {'yes' if all_within else 'NO'}")
     if args.replays <= 0:
