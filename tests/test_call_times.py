@@ -14,16 +14,17 @@ FIRST_S = 2e-2  # the first call's after a synchronise
 GPU_S = 1e-3
 
 
-class PausedStream(SimStream):
-    """Remembers a synchronise: the next call pays FIRST_S of host time."""
+class CountingStream(SimStream):
+    """Counts the calls since its last synchronise (`since`): what a call's host time depends on
+    here, as on an H100 (benchmarks/host_noise_gpu.py)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.paused = True
+        self.since = 0
 
     def synchronize(self) -> None:
         super().synchronize()
-        self.paused = True
+        self.since = 0
 
 
 def spin(seconds: float) -> None:
@@ -33,11 +34,11 @@ def spin(seconds: float) -> None:
 
 
 def test_host_time_leaves_out_the_first_call_after_a_synchronise() -> None:
-    dev = PausedStream()
+    dev = CountingStream()
 
     def call() -> None:
-        spin(FIRST_S if dev.paused else HOST_S)
-        dev.paused = False
+        spin(FIRST_S if dev.since == 0 else HOST_S)  # the first call after a synchronise
+        dev.since += 1
         dev.work(GPU_S)
 
     got = CallTimer(clock_hz=1.5e9).measure(dev, "v", call, host_hint=HOST_S, gpu_hint=GPU_S)
@@ -49,30 +50,18 @@ def test_host_time_leaves_out_the_first_call_after_a_synchronise() -> None:
     assert got.gpu_s >= GPU_S * 0.9, got
 
 
-class SlowingStream(SimStream):
-    """Remembers a synchronise: the calls after it pay 10, 2 and 1.3 times HOST_LONG_S, then 1
-    (the shape measured on an H100 at 37,810 tokens: benchmarks/host_noise_gpu.py)."""
-
-    COST = (10.0, 2.0, 1.3)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.since = 0
-
-    def synchronize(self) -> None:
-        super().synchronize()
-        self.since = 0
-
-
+# the calls after a synchronise pay 10, 2 and 1.3 times HOST_LONG_S, then 1 (the shape measured
+# on an H100 at 37,810 tokens: benchmarks/host_noise_gpu.py)
+SLOWER_AFTER_SYNC = (10.0, 2.0, 1.3)
 HOST_LONG_S = 2e-3
 GPU_LONG_S = 2e-2  # a long call: a block of two, one block a figure
 
 
 def test_a_block_of_two_is_timed_past_the_slow_calls_after_a_synchronise() -> None:
-    dev = SlowingStream()
+    dev = CountingStream()
 
     def call() -> None:
-        cost = SlowingStream.COST
+        cost = SLOWER_AFTER_SYNC
         spin(HOST_LONG_S * (cost[dev.since] if dev.since < len(cost) else 1.0))
         dev.since += 1
         dev.work(GPU_LONG_S)
