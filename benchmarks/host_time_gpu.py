@@ -41,6 +41,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -161,7 +162,6 @@ def public_call(variant: str, layout: str, d: int):  # noqa: ANN201 - a callable
 def loop_times(variant: str, dims: tuple) -> dict[str, float]:
     """Per call, seconds: GPU, host and back-to-back time, each the median of REPEATS blocks."""
     import gc
-    import statistics
 
     import torch
 
@@ -252,8 +252,6 @@ def ratios(reports: list[dict], loops: list[dict[str, dict[str, float]]]) -> boo
     Beside it each run's ratio over the mean of the loop's runs on either side, and the loop's
     spread (its largest run over its smallest): where that passes the band, the host's pace
     moved in those minutes, and no single pair says much."""
-    import statistics
-
     ok = True
     print(f"  {'variant':11} {'figure':15} {'sagetui ms':>10} {'loop ms':>9} {'ratio':>6}  "
           "each run's ratio; the loop's spread; timed call")
@@ -267,15 +265,16 @@ def ratios(reports: list[dict], loops: list[dict[str, dict[str, float]]]) -> boo
             if not each or any(v.get(fig) is None for v in mine_runs):
                 continue
             mine = [float(v[fig]) for v in mine_runs]
-            pooled = ratio(statistics.median(mine), statistics.median(each))
+            mine_med, loop_med = statistics.median(mine), statistics.median(each)
+            pooled = ratio(mine_med, loop_med)
             within = 0.90 <= pooled <= 1.10
             ok &= within
             pairs = [ratio(m, (loops[i][name][fig] + loops[i + 1][name][fig]) / 2)
                      for i, m in enumerate(mine)
                      if name in loops[i] and name in loops[i + 1]]
             spread = max(each) / min(each) if min(each) > 0 else float("nan")
-            print(f"  {name:11} {fig:15} {ms(statistics.median(mine)):>10} "
-                  f"{ms(statistics.median(each)):>9} {pooled:6.3f}{'' if within else ' OUT'}  "
+            print(f"  {name:11} {fig:15} {ms(mine_med):>10} "
+                  f"{ms(loop_med):>9} {pooled:6.3f}{'' if within else ' OUT'}  "
                   + " ".join(f"{x:.2f}" for x in pairs)
                   + f"; {spread:.2f}" + (" (the loop moved)" if spread > 1.10 else "")
                   + (f"; {mine_runs[0].get('timed_call')}" if fig == "host_s" else ""))
