@@ -272,7 +272,7 @@ def ratios(reports: list[dict], loops: list[dict[str, dict[str, float]]]) -> boo
             pairs = [ratio(m, (loops[i][name][fig] + loops[i + 1][name][fig]) / 2)
                      for i, m in enumerate(mine)
                      if name in loops[i] and name in loops[i + 1]]
-            spread = max(each) / min(each) if min(each) > 0 else float("nan")
+            spread = ratio(max(each), min(each))
             print(f"  {name:11} {fig:15} {ms(mine_med):>10} "
                   f"{ms(loop_med):>9} {pooled:6.3f}{'' if within else ' OUT'}  "
                   + " ".join(f"{x:.2f}" for x in pairs)
