@@ -14,7 +14,7 @@ blocks: no event between phases, no board update, no check inside them.
   did before: behind one untimed call a block of two (a call of 10 ms or more) read 1.2-1.5
   times the independent loop's at 37,810 tokens on an H100 (sagetui's after the phases' block,
   the loop's after its own calls). Behind three the block is the fourth and fifth calls, past
-  the slow ones: 0.87-1.10 pooled over four runs on the same H100, single runs on both sides
+  the slow ones: 0.873-1.101 pooled over four runs on the same H100, single runs on both sides
   of 1 (docs/h200-results.md, 2026-12-07). Where the GPU reached the block before the host had
   enqueued it (the start event, after the gate, already passed), the GPU may have waited on
   the host: the block is measured again behind a gate twice as long, up to REDOS times, and
